@@ -1,0 +1,93 @@
+// Package sqlite opens the platform's store on SQLite (modernc.org/sqlite,
+// pure Go): WAL journal, a busy timeout, foreign keys on, one writer
+// connection for transactions and a pool of readers. It embeds the SQLite
+// migrations and applies them on open.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"fmt"
+	"net/url"
+	"runtime"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/sqlitedialect"
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+
+	"github.com/creatormusic/platform/store"
+)
+
+//go:embed migrations/*.sql
+var migrationFS embed.FS
+
+// Migrations returns the embedded SQLite migrations, in order.
+func Migrations() ([]store.Migration, error) { return store.LoadMigrations(migrationFS, "migrations") }
+
+// Config configures Open.
+type Config struct {
+	// Path is the database file. Required.
+	Path string
+	// BusyTimeoutMillis is how long a connection waits for a lock. Zero means 5000.
+	BusyTimeoutMillis int
+	// Readers is the size of the reader pool. Zero means the number of CPUs.
+	Readers int
+	// Clock supplies now for every unit of work. Nil means the wall clock.
+	Clock store.Clock
+}
+
+// Open opens (creating if needed) the database at cfg.Path and migrates it.
+func Open(ctx context.Context, cfg Config) (*store.DB, error) {
+	if cfg.Path == "" {
+		return nil, fmt.Errorf("sqlite: Path is required")
+	}
+	busy := cfg.BusyTimeoutMillis
+	if busy == 0 {
+		busy = 5000
+	}
+	readers := cfg.Readers
+	if readers == 0 {
+		readers = runtime.NumCPU()
+	}
+	q := url.Values{}
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busy))
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Set("_txlock", "immediate")
+	q.Set("_time_format", "sqlite")
+	dsn := "file:" + cfg.Path + "?" + q.Encode()
+
+	wsql, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open: %w", err)
+	}
+	wsql.SetMaxOpenConns(1)
+	wsql.SetMaxIdleConns(1)
+	wsql.SetConnMaxLifetime(0)
+	write := bun.NewDB(wsql, sqlitedialect.New())
+	if err := write.PingContext(ctx); err != nil {
+		write.Close()
+		return nil, fmt.Errorf("sqlite: ping %s: %w", cfg.Path, err)
+	}
+	ms, err := Migrations()
+	if err != nil {
+		write.Close()
+		return nil, err
+	}
+	db := store.New(store.SQLite, write, nil, store.Options{Clock: cfg.Clock})
+	if err := store.Migrate(ctx, write, ms, "", db.Now()); err != nil {
+		write.Close()
+		return nil, fmt.Errorf("sqlite: %w", err)
+	}
+	rsql, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		write.Close()
+		return nil, fmt.Errorf("sqlite: open readers: %w", err)
+	}
+	rsql.SetMaxOpenConns(readers)
+	rsql.SetMaxIdleConns(readers)
+	read := bun.NewDB(rsql, sqlitedialect.New())
+	return store.New(store.SQLite, write, read, store.Options{Clock: cfg.Clock}), nil
+}

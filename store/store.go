@@ -1,0 +1,174 @@
+// Package store implements every domain's Store port with bun, on SQLite and
+// PostgreSQL. SQL lives only here and in the dialect packages.
+//
+// The dialect packages (store/sqlite, store/postgres) open a database, apply
+// their embedded migrations and return a *DB; an embedder links only the
+// dialect it uses. Every mutation runs through InTx, the unit of work: one
+// transaction, one timestamp from the injected clock, and a *Tx whose methods
+// are the transaction-bound implementations of the domain ports and of the
+// idempotency, receipt and outbox writers. A domain write and its idempotency
+// record therefore commit together or not at all.
+//
+// Time is never read from the database: the clock's now is passed into SQL
+// as a parameter, so tests drive leases, expiries and periods with a fake
+// clock on both dialects.
+//
+// The methods of Tx are named noun-first (KeyInsert, OutboxList) and are not
+// a stable API for embedders: they are the seam between domains and SQL.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/creatormusic/platform/fault"
+	"github.com/creatormusic/platform/id"
+)
+
+// Dialect names the SQL dialect of a DB.
+type Dialect string
+
+const (
+	// SQLite is modernc.org/sqlite in WAL mode with one writer connection.
+	SQLite Dialect = "sqlite"
+	// Postgres is PostgreSQL through pgx's database/sql driver.
+	Postgres Dialect = "postgres"
+)
+
+// Clock tells the time. The store reads it once per unit of work.
+type Clock interface {
+	Now() time.Time
+}
+
+// systemClock is the wall clock, used when Config leaves Clock nil.
+type systemClock struct{}
+
+func (systemClock) Now() time.Time { return time.Now() }
+
+// DB is an opened, migrated database. It is safe for concurrent use.
+type DB struct {
+	dialect Dialect
+	// write runs transactions. On SQLite it has exactly one connection (one
+	// writer); on Postgres it is the same pool as read.
+	write *bun.DB
+	// read serves reads outside transactions.
+	read  *bun.DB
+	clock Clock
+}
+
+// Options are the dialect-independent settings of a DB.
+type Options struct {
+	// Clock supplies now for every unit of work. Nil means the wall clock.
+	Clock Clock
+}
+
+// New wraps opened bun handles. Dialect packages call it after migrating;
+// embedders use sqlite.Open or postgres.Open instead.
+func New(d Dialect, write, read *bun.DB, opts Options) *DB {
+	c := opts.Clock
+	if c == nil {
+		c = systemClock{}
+	}
+	if read == nil {
+		read = write
+	}
+	return &DB{dialect: d, write: write, read: read, clock: c}
+}
+
+// Dialect reports the database's dialect.
+func (db *DB) Dialect() Dialect { return db.dialect }
+
+// Now returns the clock's current time in UTC, truncated to microseconds
+// (the precision both dialects store).
+func (db *DB) Now() time.Time { return db.clock.Now().UTC().Truncate(time.Microsecond) }
+
+// Close closes the database handles.
+func (db *DB) Close() error {
+	err := db.write.Close()
+	if db.read != db.write {
+		err = errors.Join(err, db.read.Close())
+	}
+	return err
+}
+
+// Ping checks that the database answers.
+func (db *DB) Ping(ctx context.Context) error {
+	if err := db.read.PingContext(ctx); err != nil {
+		return fault.Wrap("store.Ping", err)
+	}
+	return nil
+}
+
+// Tx is a handle bound to one unit of work: a transaction (from InTx) or the
+// read pool (from Read). Its methods implement the domains' Store ports.
+type Tx struct {
+	db  *DB
+	idb bun.IDB
+	now time.Time
+	// onCommit runs after a successful commit, in order.
+	onCommit []func()
+	seq      id.Sequence
+}
+
+// NewID returns a new identifier with prefix; identifiers made by one unit
+// of work sort in the order they were made.
+func (tx *Tx) NewID(prefix string) string { return tx.seq.Next(prefix, tx.now) }
+
+// Now is the single timestamp of this unit of work.
+func (tx *Tx) Now() time.Time { return tx.now }
+
+// Dialect reports the dialect the transaction runs on.
+func (tx *Tx) Dialect() Dialect { return tx.db.dialect }
+
+// AfterCommit registers fn to run once the transaction has committed. It is
+// how a unit of work wakes workers without acting before the data is durable.
+func (tx *Tx) AfterCommit(fn func()) { tx.onCommit = append(tx.onCommit, fn) }
+
+// IDB exposes the bun handle for the store's own query helpers.
+func (tx *Tx) IDB() bun.IDB { return tx.idb }
+
+// InTx runs fn in one transaction. If fn returns an error or panics, nothing
+// it wrote is kept. Every write of a mutation (domain rows, idempotency
+// record, ledger entries, outbox events) goes through the one *Tx.
+func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) error {
+	now := db.Now()
+	tx := &Tx{db: db, now: now}
+	err := db.write.RunInTx(ctx, &sql.TxOptions{}, func(ctx context.Context, btx bun.Tx) error {
+		tx.idb = btx
+		return fn(tx)
+	})
+	if err != nil {
+		return err
+	}
+	for _, f := range tx.onCommit {
+		f()
+	}
+	return nil
+}
+
+// Read returns a handle outside any transaction, for reads. On SQLite it
+// reads from the reader pool and never waits for the writer.
+func (db *DB) Read() *Tx {
+	return &Tx{db: db, idb: db.read, now: db.Now()}
+}
+
+// notFound maps sql.ErrNoRows to NOT_FOUND and wraps other errors with op.
+func notFound(op string, err error) error {
+	if errors.Is(err, sql.ErrNoRows) {
+		return fault.E(op, fault.NotFound, "")
+	}
+	return fault.Wrap(op, err)
+}
+
+// errf wraps a database error with an operation name.
+func errf(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fault.Wrap(op, fmt.Errorf("database: %w", err))
+}

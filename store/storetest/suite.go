@@ -1,0 +1,24 @@
+package storetest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/creatormusic/platform/store"
+)
+
+// Epoch is where the fake clock starts in every suite case.
+var Epoch = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// Exercise runs the store contract suite against databases from open. Each
+// group lives in the file of the area it covers.
+func Exercise(t *testing.T, open Opener) {
+	t.Run("Tx", func(t *testing.T) { exerciseTx(t, open) })
+}
+
+// fresh opens a database on a new fake clock for one case.
+func fresh(t *testing.T, open Opener) (*store.DB, *Clock) {
+	t.Helper()
+	clock := NewClock(Epoch)
+	return open(t, clock), clock
+}

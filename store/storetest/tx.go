@@ -1,0 +1,171 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/creatormusic/platform/fault"
+	"github.com/creatormusic/platform/idempotency"
+	"github.com/creatormusic/platform/outbox"
+	"github.com/creatormusic/platform/store"
+)
+
+var errStop = errors.New("stop between writes")
+
+func exerciseTx(t *testing.T, open Opener) {
+	ctx := context.Background()
+	scope := idempotency.Scope{TenantID: "ten_1", WorkspaceID: "ws_1", Environment: "test"}
+	record := func(key, hash string, exp time.Time) idempotency.Record {
+		return idempotency.Record{Scope: scope, Endpoint: "createApiKey", Key: key, RequestHash: hash, ExpiresAt: exp}
+	}
+
+	t.Run("UnitOfWorkIsAtomic", func(t *testing.T) {
+		db, _ := fresh(t, open)
+		err := db.InTx(ctx, func(tx *store.Tx) error {
+			if _, err := tx.OutboxInsert(ctx, outbox.Event{Type: "test.written", AggregateID: "agg_1", AggregateVersion: 1}); err != nil {
+				return err
+			}
+			if _, err := tx.IdempotencyInsert(ctx, record("k1", "h1", tx.Now().Add(time.Hour))); err != nil {
+				return err
+			}
+			return errStop // the handler fails after both writes
+		})
+		if !errors.Is(err, errStop) {
+			t.Fatalf("InTx = %v, want errStop", err)
+		}
+		evs, err := db.Read().OutboxList(ctx, outbox.ListParams{Limit: 10})
+		if err != nil || len(evs) != 0 {
+			t.Fatalf("outbox after rollback = %d events, %v", len(evs), err)
+		}
+		ok, err := db.Read().IdempotencyInsert(ctx, record("k1", "h1", Epoch.Add(time.Hour)))
+		if err != nil || !ok {
+			t.Fatalf("idempotency key survived the rollback: inserted=%v err=%v", ok, err)
+		}
+	})
+
+	t.Run("IdempotencyRecordLifecycle", func(t *testing.T) {
+		db, clock := fresh(t, open)
+		var recID string
+		err := db.InTx(ctx, func(tx *store.Tx) error {
+			r := record("k2", "h2", tx.Now().Add(24*time.Hour))
+			r.ID = "idem_a"
+			ok, err := tx.IdempotencyInsert(ctx, r)
+			if err != nil || !ok {
+				t.Fatalf("first insert = %v, %v", ok, err)
+			}
+			if ok, _ := tx.IdempotencyInsert(ctx, r); ok {
+				t.Fatal("second insert of the same key succeeded")
+			}
+			if _, err := tx.IdempotencyGet(ctx, scope, "createApiKey", "k2"); fault.CodeOf(err) != fault.NotFound {
+				t.Fatalf("an executing record is visible: %v", err)
+			}
+			recID = r.ID
+			return tx.IdempotencyComplete(ctx, r.ID, 201, []byte(`{"id":"key_1"}`), true)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := db.Read().IdempotencyGet(ctx, scope, "createApiKey", "k2")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.ID != recID || got.Status != 201 || string(got.Body) != `{"id":"key_1"}` || !got.Sealed || got.RequestHash != "h2" {
+			t.Fatalf("record = %+v", got)
+		}
+		other := scope
+		other.Environment = "live"
+		if _, err := db.Read().IdempotencyGet(ctx, other, "createApiKey", "k2"); fault.CodeOf(err) != fault.NotFound {
+			t.Fatalf("record visible from the live environment: %v", err)
+		}
+		clock.Advance(25 * time.Hour)
+		var n int
+		if err := db.InTx(ctx, func(tx *store.Tx) error {
+			var err error
+			n, err = tx.IdempotencyPrune(ctx, tx.Now(), 100)
+			return err
+		}); err != nil || n != 1 {
+			t.Fatalf("prune = %d, %v", n, err)
+		}
+	})
+
+	t.Run("ConcurrentDuplicatesInsertOnce", func(t *testing.T) {
+		db, _ := fresh(t, open)
+		var inserted atomic.Int32
+		var wg sync.WaitGroup
+		for i := 0; i < 20; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				err := db.InTx(ctx, func(tx *store.Tx) error {
+					ok, err := tx.IdempotencyInsert(ctx, record("dup", "h", tx.Now().Add(time.Hour)))
+					if ok {
+						inserted.Add(1)
+					}
+					return err
+				})
+				if err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+		if inserted.Load() != 1 {
+			t.Fatalf("%d of 20 concurrent inserts succeeded, want 1", inserted.Load())
+		}
+	})
+
+	t.Run("OutboxAndInbox", func(t *testing.T) {
+		db, clock := fresh(t, open)
+		var ids []string
+		if err := db.InTx(ctx, func(tx *store.Tx) error {
+			for i := 0; i < 3; i++ {
+				e, err := tx.OutboxInsert(ctx, outbox.Event{TenantID: "ten_1", WorkspaceID: "ws_1", Environment: "test",
+					Type: "test.event", AggregateID: "agg", AggregateVersion: int64(i + 1), Payload: []byte(`{"n":1}`)})
+				if err != nil {
+					return err
+				}
+				ids = append(ids, e.ID)
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		clock.Advance(time.Minute)
+		var first outbox.Event
+		if err := db.InTx(ctx, func(tx *store.Tx) (err error) { first, err = tx.OutboxMarkPublished(ctx, ids[0]); return }); err != nil {
+			t.Fatal(err)
+		}
+		if first.PublishedAt == nil || !first.PublishedAt.Equal(Epoch.Add(time.Minute)) {
+			t.Fatalf("publishedAt = %v", first.PublishedAt)
+		}
+		clock.Advance(time.Minute)
+		var again outbox.Event
+		if err := db.InTx(ctx, func(tx *store.Tx) (err error) { again, err = tx.OutboxMarkPublished(ctx, ids[0]); return }); err != nil {
+			t.Fatal(err)
+		}
+		if !again.PublishedAt.Equal(*first.PublishedAt) {
+			t.Fatalf("second mark moved publishedAt to %v", again.PublishedAt)
+		}
+		un, err := db.Read().OutboxList(ctx, outbox.ListParams{Limit: 10, Unpublished: true})
+		if err != nil || len(un) != 2 || un[0].ID != ids[1] || string(un[0].Payload) != `{"n":1}` {
+			t.Fatalf("unpublished = %+v, %v", un, err)
+		}
+		page, err := db.Read().OutboxList(ctx, outbox.ListParams{After: ids[0], Limit: 1})
+		if err != nil || len(page) != 1 || page[0].ID != ids[1] {
+			t.Fatalf("page after first = %+v, %v", page, err)
+		}
+		if err := db.InTx(ctx, func(tx *store.Tx) error { _, err := tx.OutboxMarkPublished(ctx, "evt_missing"); return err }); fault.CodeOf(err) != fault.NotFound {
+			t.Fatalf("mark unknown = %v", err)
+		}
+		for i, want := range []bool{true, false} {
+			got, err := db.Read().InboxRecord(ctx, "consumer", ids[0])
+			if err != nil || got != want {
+				t.Fatalf("inbox delivery %d = %v, %v; want %v", i, got, err, want)
+			}
+		}
+	})
+}

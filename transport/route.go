@@ -1,0 +1,157 @@
+package transport
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/creatormusic/platform/access"
+	"github.com/creatormusic/platform/store"
+)
+
+// AuthMode says which credentials a route accepts.
+type AuthMode string
+
+const (
+	// AuthPublic routes take no credential.
+	AuthPublic AuthMode = "public"
+	// AuthSession routes need a signed-in user (session cookie or access token).
+	AuthSession AuthMode = "session"
+	// AuthKey routes need a developer API key.
+	AuthKey AuthMode = "key"
+	// AuthSessionOrKey routes take either.
+	AuthSessionOrKey AuthMode = "session_or_key"
+	// AuthInternal routes need an API key holding the internal scope, issued
+	// only by the host's operator.
+	AuthInternal AuthMode = "internal"
+)
+
+// Idempotency says whether a route takes an Idempotency-Key header.
+type Idempotency string
+
+const (
+	// IdempotencyNone routes ignore the header (reads, authentication routes).
+	IdempotencyNone Idempotency = "none"
+	// IdempotencyOptional routes honour the header when present.
+	IdempotencyOptional Idempotency = "optional"
+	// IdempotencyRequired routes answer 400 IDEMPOTENCY_KEY_REQUIRED without it.
+	IdempotencyRequired Idempotency = "required"
+)
+
+// Maturity is a route's release maturity, as the spec defines it.
+type Maturity string
+
+const (
+	// Preview is the default maturity of every route.
+	Preview Maturity = "Preview"
+	// Live routes are released for production use.
+	Live Maturity = "Live"
+	// Verified routes are released and verified end to end.
+	Verified Maturity = "Verified"
+)
+
+// Param documents a query parameter.
+type Param struct {
+	Name        string
+	Description string
+	Required    bool
+	// Example is a placeholder value of the right shape.
+	Example string
+}
+
+// Route is one entry of the route table. The same entry registers the
+// handler on the mux, runs the gateway, and writes the OpenAPI operation, the
+// docs page and the client collection, so runtime and contract cannot drift.
+type Route struct {
+	// Method and Pattern, in net/http.ServeMux syntax without the method:
+	// "/api/v1/api-keys/{keyId}". A trailing "{$}" is added for exact paths.
+	Method  string
+	Pattern string
+	// OperationID is unique across the document (camelCase).
+	OperationID string
+	// Tag is the spec's functional area; Summary and Description document it.
+	Tag         string
+	Summary     string
+	Description string
+	// Auth, Permission and Scope are the gateway's access rules. Permission is a
+	// resource.action identifier checked by the access evaluator for sessions;
+	// Scope is the API key scope that admits a key.
+	Auth       AuthMode
+	Permission access.Permission
+	Scope      string
+	// Roles, when set, requires one of these workspace roles (for example the
+	// developer portal needs DEVELOPER).
+	Roles []access.Role
+	// Idempotency says how the route treats Idempotency-Key.
+	Idempotency Idempotency
+	// SealResponse marks a response that carries a one-time secret: its
+	// idempotency record is sealed with AES-256-GCM.
+	SealResponse bool
+	// Maturity defaults to Preview.
+	Maturity Maturity
+	// Internal routes (provider and payment callbacks) are registered but left
+	// out of the public document; they verify raw bodies themselves.
+	Internal bool
+	// Private routes answer with Cache-Control: private, no-store.
+	Private bool
+	// Query documents query parameters.
+	Query []Param
+	// Request is a value of the request body type, filled with placeholder
+	// examples; nil for routes without a body.
+	Request any
+	// Response is a value of the success data type, filled with placeholder
+	// examples. It is wrapped in the success envelope.
+	Response any
+	// Status is the success status; zero means 200.
+	Status int
+	// Errors lists the codes the route documents beyond the gateway's own.
+	Errors []string
+	// BodyLimit bounds the request body in bytes; zero means the default.
+	BodyLimit int64
+	// Handle serves the route. Nil only for routes served by Raw.
+	Handle HandlerFunc
+	// Raw serves routes outside the JSON gateway (docs assets, internal
+	// receivers that verify the raw body).
+	Raw http.Handler
+}
+
+// HandlerFunc serves one call. It returns the data of the success envelope,
+// or an error whose fault.Code decides the status.
+type HandlerFunc func(ctx context.Context, c *Call) (any, error)
+
+// Call is one request as a handler sees it: the resolved principal, the path
+// values, the decoded body and the unit of work to run in.
+type Call struct {
+	// Principal is the authenticated caller; nil on public routes.
+	Principal *access.Principal
+	// RequestID is the request's id, echoed in X-Request-Id and meta.requestId.
+	RequestID string
+	// Tx is the unit of work: a transaction for mutations (committed with the
+	// idempotency record and the receipt when the handler succeeds), the read
+	// pool for reads.
+	Tx *store.Tx
+	// Request is the underlying HTTP request (headers, query).
+	Request *http.Request
+	// body is the raw request body, already bounded by the route's limit.
+	body []byte
+	// status, when set by the handler, overrides Route.Status.
+	status int
+	// header collects response headers set by the handler.
+	header http.Header
+}
+
+// PathValue returns the named path wildcard.
+func (c *Call) PathValue(name string) string { return c.Request.PathValue(name) }
+
+// Query returns the named query parameter.
+func (c *Call) Query(name string) string { return c.Request.URL.Query().Get(name) }
+
+// SetStatus overrides the route's success status for this call.
+func (c *Call) SetStatus(code int) { c.status = code }
+
+// Header returns the response headers the handler may set.
+func (c *Call) Header() http.Header {
+	if c.header == nil {
+		c.header = http.Header{}
+	}
+	return c.header
+}
