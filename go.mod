@@ -35,6 +35,7 @@ require (
 	github.com/uptrace/bun v1.3.0 // indirect
 	github.com/uptrace/bun/dialect/pgdialect v1.3.0 // indirect
 	github.com/uptrace/bun/dialect/sqlitedialect v1.3.0 // indirect
+	github.com/vearutop/statigz v1.4.0 // indirect
 	github.com/vmihailenco/msgpack/v5 v5.4.1 // indirect
 	github.com/vmihailenco/tagparser/v2 v2.0.0 // indirect
 	go.opentelemetry.io/otel v1.40.0 // indirect

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/creatormusic/platform/access"
+	"github.com/creatormusic/platform/apikey"
 	"github.com/creatormusic/platform/store"
 )
 
@@ -81,6 +82,11 @@ type Route struct {
 	// Roles, when set, requires one of these workspace roles (for example the
 	// developer portal needs DEVELOPER).
 	Roles []access.Role
+	// AnyMember admits every active member of the workspace (and every key
+	// of it); routes such as the auth context need no permission.
+	AnyMember bool
+	// SuperAdmin requires the super_admin platform role.
+	SuperAdmin bool
 	// Idempotency says how the route treats Idempotency-Key.
 	Idempotency Idempotency
 	// SealResponse marks a response that carries a one-time secret: its
@@ -112,6 +118,14 @@ type Route struct {
 	// Raw serves routes outside the JSON gateway (docs assets, internal
 	// receivers that verify the raw body).
 	Raw http.Handler
+	// Via, when set, is a broader pattern (same method) under which the mux
+	// registers this route, because net/http.ServeMux cannot hold Pattern
+	// itself beside a conflicting literal route (design.md, Router note: the
+	// sale views are served via "/api/v1/token-sales/{saleId}/{view}"). The
+	// route keeps its own Pattern for dispatch, path values, the OpenAPI
+	// document and the collection; a path under Via that no such route
+	// serves is answered 404 ROUTE_NOT_FOUND.
+	Via string
 }
 
 // HandlerFunc serves one call. It returns the data of the success envelope,
@@ -123,6 +137,9 @@ type HandlerFunc func(ctx context.Context, c *Call) (any, error)
 type Call struct {
 	// Principal is the authenticated caller; nil on public routes.
 	Principal *access.Principal
+	// Authority is the principal's authority snapshot (for a key, its
+	// creator's, loaded on this request); nil on public routes.
+	Authority *access.Authority
 	// RequestID is the request's id, echoed in X-Request-Id and meta.requestId.
 	RequestID string
 	// Tx is the unit of work: a transaction for mutations (committed with the
@@ -137,6 +154,8 @@ type Call struct {
 	status int
 	// header collects response headers set by the handler.
 	header http.Header
+	// key is the authenticated API key, for its limits.
+	key apikey.Key
 }
 
 // PathValue returns the named path wildcard.

@@ -14,6 +14,8 @@ var Epoch = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 // group lives in the file of the area it covers.
 func Exercise(t *testing.T, open Opener) {
 	t.Run("Tx", func(t *testing.T) { exerciseTx(t, open) })
+	t.Run("Access", func(t *testing.T) { exerciseAccess(t, open) })
+	t.Run("Jobs", func(t *testing.T) { exerciseJobs(t, open) })
 }
 
 // fresh opens a database on a new fake clock for one case.

@@ -33,6 +33,7 @@ CREATE TABLE memberships (
 	created_at TIMESTAMPTZ NOT NULL,
 	PRIMARY KEY (workspace_id, user_id)
 );
+CREATE INDEX memberships_user ON memberships (user_id);
 CREATE TABLE membership_roles (
 	workspace_id TEXT NOT NULL,
 	user_id TEXT NOT NULL,
@@ -97,7 +98,7 @@ CREATE TABLE wallet_links (
 	verified_at TIMESTAMPTZ NOT NULL,
 	UNIQUE (tenant_id, network, address)
 );
-CREATE INDEX wallet_links_user ON wallet_links (user_id);
+CREATE INDEX wallet_links_user ON wallet_links (tenant_id, user_id);
 
 -- Authority versions: bumped in the same transaction as any change of role,
 -- membership, entitlement, subscription or flag, so every host sees the
@@ -122,6 +123,7 @@ CREATE TABLE api_keys (
 	rate_per_minute INTEGER NOT NULL,
 	max_concurrent INTEGER NOT NULL,
 	monthly_budget BIGINT NOT NULL,
+	version BIGINT NOT NULL,
 	created_at TIMESTAMPTZ NOT NULL,
 	updated_at TIMESTAMPTZ NOT NULL,
 	last_used_at TIMESTAMPTZ,

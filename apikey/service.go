@@ -1,0 +1,502 @@
+package apikey
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base32"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/creatormusic/platform/access"
+	"github.com/creatormusic/platform/fault"
+	"github.com/creatormusic/platform/outbox"
+)
+
+// Digester computes keyed digests of credentials; secret.Keyring satisfies it.
+type Digester interface {
+	Digest(credential string) string
+}
+
+// Config configures the key service. Zero values take the documented defaults.
+type Config struct {
+	// RotationOverlap is how long a rotated-out secret keeps working when the
+	// request names no overlap. Zero means 24 hours.
+	RotationOverlap time.Duration
+	// MaxRotationOverlap bounds a requested overlap. Zero means 7 days.
+	MaxRotationOverlap time.Duration
+	// DefaultLimits apply to new keys that name none. Zero fields take
+	// 600 requests per minute, 16 concurrent requests, 1,000,000 per month.
+	DefaultLimits Limits
+	// MaxLimits bound what a key may be given. Zero fields take 6,000 per
+	// minute, 256 concurrent, 100,000,000 per month.
+	MaxLimits Limits
+}
+
+func (c Config) withDefaults() Config {
+	if c.RotationOverlap == 0 {
+		c.RotationOverlap = 24 * time.Hour
+	}
+	if c.MaxRotationOverlap == 0 {
+		c.MaxRotationOverlap = 7 * 24 * time.Hour
+	}
+	def := func(v *int, d int) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	def(&c.DefaultLimits.RequestsPerMinute, 600)
+	def(&c.DefaultLimits.MaxConcurrentRequests, 16)
+	if c.DefaultLimits.MonthlyRequestBudget == 0 {
+		c.DefaultLimits.MonthlyRequestBudget = 1_000_000
+	}
+	def(&c.MaxLimits.RequestsPerMinute, 6000)
+	def(&c.MaxLimits.MaxConcurrentRequests, 256)
+	if c.MaxLimits.MonthlyRequestBudget == 0 {
+		c.MaxLimits.MonthlyRequestBudget = 100_000_000
+	}
+	return c
+}
+
+// Service manages keys.
+type Service struct {
+	cfg    Config
+	digest Digester
+}
+
+// New returns a key service.
+func New(cfg Config, d Digester) *Service {
+	return &Service{cfg: cfg.withDefaults(), digest: d}
+}
+
+// DefaultLimits reports the limits given to keys that name none.
+func (s *Service) DefaultLimits() Limits { return s.cfg.DefaultLimits }
+
+// Transition returns the state ev moves from to, or INVALID_STATE_TRANSITION.
+func Transition(from Status, ev Event) (Status, error) {
+	for _, m := range Moves() {
+		if m.From == from && m.Event == ev {
+			return m.To, nil
+		}
+	}
+	return "", fault.E("apikey.Transition", fault.InvalidState, fmt.Sprintf("A %s key cannot be %sd.", from, ev)).
+		With("status", string(from))
+}
+
+// CreateInput is the body of POST /api/v1/api-keys.
+type CreateInput struct {
+	// Name labels the key (1 to 100 characters).
+	Name string `json:"name" example:"CI pipeline"`
+	// Environment is test or live; it defaults to the caller's environment.
+	Environment access.Environment `json:"environment,omitempty" example:"test"`
+	// Scopes the key holds; each must be within the caller's authority.
+	Scopes []string `json:"scopes" example:"keys:read"`
+	// Metadata is up to 20 string pairs for the caller's own use.
+	Metadata map[string]string `json:"metadata,omitempty"`
+	// Limits override the default limits.
+	Limits *Limits `json:"limits,omitempty"`
+}
+
+// UpdateInput is the body of PATCH /api/v1/api-keys/{keyId}; absent fields
+// are unchanged.
+type UpdateInput struct {
+	Name     *string           `json:"name,omitempty" example:"CI pipeline (renamed)"`
+	Scopes   []string          `json:"scopes,omitempty" example:"keys:read"`
+	Metadata map[string]string `json:"metadata,omitempty"`
+}
+
+// RotateInput is the body of POST /api/v1/api-keys/{keyId}/rotate.
+type RotateInput struct {
+	// ExpireCurrentAfterSeconds is how long the current secret keeps working
+	// (0 = at once). Absent means the configured overlap (24 hours by default).
+	ExpireCurrentAfterSeconds *int64 `json:"expireCurrentAfterSeconds,omitempty" example:"3600"`
+}
+
+// Caller is who acts: the principal, and the workspace scopes it may grant
+// (access.ScopesFor of its authority, narrowed by its own scopes for keys).
+type Caller struct {
+	Principal *access.Principal
+	Grantable []string
+}
+
+// Created is a key with its plaintext, returned once.
+type Created struct {
+	Key    Key
+	Secret string
+}
+
+const (
+	maxName         = 100
+	maxMetadata     = 20
+	maxMetadataKey  = 40
+	maxMetadataVal  = 500
+	secretBytes     = 25 // 40 base32 characters, 200 bits
+	displayRandLen  = 4
+	eventSchemaV1   = 1
+	eventKeyCreated = "api_key.created"
+)
+
+var b32 = base32.StdEncoding.WithPadding(base32.NoPadding)
+
+func newPlaintext(env access.Environment) string {
+	var b [secretBytes]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("apikey: crypto/rand failed: " + err.Error())
+	}
+	return PrefixFor(env) + strings.ToLower(b32.EncodeToString(b[:]))
+}
+
+func (s *Service) newSecret(st Store, keyID string, env access.Environment) (Secret, string) {
+	pt := newPlaintext(env)
+	rnd := strings.TrimPrefix(pt, PrefixFor(env))
+	return Secret{
+		Digest:    s.digest.Digest(pt),
+		KeyID:     keyID,
+		Prefix:    PrefixFor(env) + rnd[:displayRandLen],
+		Last4:     pt[len(pt)-4:],
+		CreatedAt: st.Now(),
+	}, pt
+}
+
+func validName(op, name string) error {
+	n := utf8.RuneCountInString(strings.TrimSpace(name))
+	if n == 0 || utf8.RuneCountInString(name) > maxName {
+		return fault.Invalid(op, "name", "name must be 1 to 100 characters.")
+	}
+	return nil
+}
+
+func validMetadata(op string, md map[string]string) error {
+	if len(md) > maxMetadata {
+		return fault.Invalid(op, "metadata", "metadata holds at most 20 entries.").With("limit", maxMetadata)
+	}
+	for k, v := range md {
+		if k == "" || len(k) > maxMetadataKey {
+			return fault.Invalid(op, "metadata", "metadata keys must be 1 to 40 bytes.")
+		}
+		if len(v) > maxMetadataVal {
+			return fault.Invalid(op, "metadata."+k, "metadata values must be at most 500 bytes.")
+		}
+	}
+	return nil
+}
+
+// ValidateLimits checks l against the service's maximums.
+func (s *Service) ValidateLimits(op string, l Limits) error {
+	m := s.cfg.MaxLimits
+	if l.RequestsPerMinute < 1 || l.RequestsPerMinute > m.RequestsPerMinute {
+		return fault.Invalid(op, "limits.requestsPerMinute", fmt.Sprintf("requestsPerMinute must be 1 to %d.", m.RequestsPerMinute)).With("max", m.RequestsPerMinute)
+	}
+	if l.MaxConcurrentRequests < 1 || l.MaxConcurrentRequests > m.MaxConcurrentRequests {
+		return fault.Invalid(op, "limits.maxConcurrentRequests", fmt.Sprintf("maxConcurrentRequests must be 1 to %d.", m.MaxConcurrentRequests)).With("max", m.MaxConcurrentRequests)
+	}
+	if l.MonthlyRequestBudget < 1 || l.MonthlyRequestBudget > m.MonthlyRequestBudget {
+		return fault.Invalid(op, "limits.monthlyRequestBudget", fmt.Sprintf("monthlyRequestBudget must be 1 to %d.", m.MonthlyRequestBudget)).With("max", m.MonthlyRequestBudget)
+	}
+	return nil
+}
+
+func normalizeScopes(in []string) []string {
+	seen := map[string]bool{}
+	out := make([]string, 0, len(in))
+	for _, s := range in {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Create makes a key in the caller's workspace and returns its plaintext once.
+func (s *Service) Create(ctx context.Context, st Store, c Caller, in CreateInput) (Created, error) {
+	const op = "apikey.Create"
+	p := c.Principal
+	env := in.Environment
+	if env == "" {
+		env = p.Environment
+	}
+	if !env.Valid() {
+		return Created{}, fault.Invalid(op, "environment", "environment must be test or live.")
+	}
+	if p.Kind == access.CredentialAPIKey && env != p.Environment {
+		return Created{}, fault.E(op, fault.AccessDenied, "A key can only create keys of its own environment.").With("field", "environment")
+	}
+	if err := validName(op, in.Name); err != nil {
+		return Created{}, err
+	}
+	if len(in.Scopes) == 0 {
+		return Created{}, fault.Invalid(op, "scopes", "scopes must name at least one scope.")
+	}
+	scopes := normalizeScopes(in.Scopes)
+	if err := access.ValidateScopes(scopes, c.Grantable); err != nil {
+		return Created{}, fault.Wrap(op, err)
+	}
+	if err := validMetadata(op, in.Metadata); err != nil {
+		return Created{}, err
+	}
+	limits := s.cfg.DefaultLimits
+	if in.Limits != nil {
+		limits = *in.Limits
+	}
+	if err := s.ValidateLimits(op, limits); err != nil {
+		return Created{}, err
+	}
+	now := st.Now()
+	k := Key{
+		ID: st.NewID("key_"), TenantID: p.TenantID, WorkspaceID: p.WorkspaceID, Environment: env,
+		Name: strings.TrimSpace(in.Name), Scopes: scopes, Metadata: in.Metadata, Status: Active, Limits: limits,
+		CreatedByUserID: p.UserID, CreatedByKeyID: p.KeyID, CreatedAt: now, UpdatedAt: now, Version: 1,
+	}
+	if k.Metadata == nil {
+		k.Metadata = map[string]string{}
+	}
+	sec, pt := s.newSecret(st, k.ID, env)
+	k.Prefix, k.Last4 = sec.Prefix, sec.Last4
+	if err := st.KeyInsert(ctx, k, sec); err != nil {
+		return Created{}, fault.Wrap(op, err)
+	}
+	if err := s.emit(ctx, st, k, eventKeyCreated); err != nil {
+		return Created{}, err
+	}
+	return Created{Key: k, Secret: pt}, nil
+}
+
+// IssueInternal makes a key holding the internal scope. Only the host's
+// operator calls it (the example host's -issue-internal-key flag); no route
+// can, since access.ValidateScopes never grants the internal scope.
+func (s *Service) IssueInternal(ctx context.Context, st Store, tenantID, workspaceID, userID string, env access.Environment, name string) (Created, error) {
+	const op = "apikey.IssueInternal"
+	if err := validName(op, name); err != nil {
+		return Created{}, err
+	}
+	now := st.Now()
+	k := Key{
+		ID: st.NewID("key_"), TenantID: tenantID, WorkspaceID: workspaceID, Environment: env, Name: name,
+		Scopes: []string{access.ScopeInternal}, Metadata: map[string]string{}, Status: Active,
+		Limits: s.cfg.DefaultLimits, Internal: true, CreatedByUserID: userID, CreatedAt: now, UpdatedAt: now, Version: 1,
+	}
+	sec, pt := s.newSecret(st, k.ID, env)
+	k.Prefix, k.Last4 = sec.Prefix, sec.Last4
+	if err := st.KeyInsert(ctx, k, sec); err != nil {
+		return Created{}, fault.Wrap(op, err)
+	}
+	if err := s.emit(ctx, st, k, eventKeyCreated); err != nil {
+		return Created{}, err
+	}
+	return Created{Key: k, Secret: pt}, nil
+}
+
+// Get returns a key the caller may see; another tenant's, workspace's or
+// environment's key is NOT_FOUND, never a 403 that leaks its existence.
+func (s *Service) Get(ctx context.Context, st Store, p *access.Principal, keyID string) (Key, error) {
+	k, err := st.KeyGet(ctx, ScopeOf(p), keyID)
+	if err != nil {
+		return Key{}, fault.Wrap("apikey.Get", err)
+	}
+	return k, nil
+}
+
+// List returns a page of keys, newest first, and whether more follow.
+func (s *Service) List(ctx context.Context, st Store, p *access.Principal, before string, limit int) ([]Key, bool, error) {
+	ks, err := st.KeyList(ctx, ScopeOf(p), before, limit+1)
+	if err != nil {
+		return nil, false, fault.Wrap("apikey.List", err)
+	}
+	more := len(ks) > limit
+	if more {
+		ks = ks[:limit]
+	}
+	return ks, more, nil
+}
+
+func (s *Service) move(ctx context.Context, st Store, p *access.Principal, keyID string, ev Event, edit func(*Key) error) (Key, error) {
+	op := "apikey." + string(ev)
+	k, err := st.KeyGet(ctx, ScopeOf(p), keyID)
+	if err != nil {
+		return Key{}, fault.Wrap(op, err)
+	}
+	if k.Internal {
+		// Internal keys are managed only by the host's operator.
+		return Key{}, fault.E(op, fault.NotFound, "")
+	}
+	to, err := Transition(k.Status, ev)
+	if err != nil {
+		return Key{}, err
+	}
+	from := k.Status
+	if edit != nil {
+		if err := edit(&k); err != nil {
+			return Key{}, err
+		}
+	}
+	k.Status = to
+	k.UpdatedAt = st.Now()
+	k.Version++
+	if err := st.KeyUpdate(ctx, k, from); err != nil {
+		return Key{}, fault.Wrap(op, err)
+	}
+	if err := s.emit(ctx, st, k, "api_key."+pastTense(ev)); err != nil {
+		return Key{}, err
+	}
+	return k, nil
+}
+
+func pastTense(ev Event) string {
+	switch ev {
+	case EventRotate:
+		return "rotated"
+	case EventRevoke:
+		return "revoked"
+	case EventDelete:
+		return "deleted"
+	}
+	return "updated"
+}
+
+// Update changes a key's name, scopes or metadata.
+func (s *Service) Update(ctx context.Context, st Store, c Caller, keyID string, in UpdateInput) (Key, error) {
+	const op = "apikey.Update"
+	return s.move(ctx, st, c.Principal, keyID, EventUpdate, func(k *Key) error {
+		if in.Name != nil {
+			if err := validName(op, *in.Name); err != nil {
+				return err
+			}
+			k.Name = strings.TrimSpace(*in.Name)
+		}
+		if in.Scopes != nil {
+			if len(in.Scopes) == 0 {
+				return fault.Invalid(op, "scopes", "scopes must name at least one scope.")
+			}
+			scopes := normalizeScopes(in.Scopes)
+			if err := access.ValidateScopes(scopes, c.Grantable); err != nil {
+				return fault.Wrap(op, err)
+			}
+			k.Scopes = scopes
+		}
+		if in.Metadata != nil {
+			if err := validMetadata(op, in.Metadata); err != nil {
+				return err
+			}
+			k.Metadata = in.Metadata
+		}
+		return nil
+	})
+}
+
+// Rotate issues a new secret under the same key id and keeps the current
+// secrets working for the overlap, then expires them.
+func (s *Service) Rotate(ctx context.Context, st Store, p *access.Principal, keyID string, in RotateInput) (Created, error) {
+	const op = "apikey.Rotate"
+	overlap := s.cfg.RotationOverlap
+	if in.ExpireCurrentAfterSeconds != nil {
+		sec := *in.ExpireCurrentAfterSeconds
+		if sec < 0 || time.Duration(sec)*time.Second > s.cfg.MaxRotationOverlap {
+			return Created{}, fault.Invalid(op, "expireCurrentAfterSeconds",
+				fmt.Sprintf("expireCurrentAfterSeconds must be 0 to %d.", int64(s.cfg.MaxRotationOverlap/time.Second)))
+		}
+		overlap = time.Duration(sec) * time.Second
+	}
+	var pt string
+	k, err := s.move(ctx, st, p, keyID, EventRotate, func(k *Key) error {
+		var sec Secret
+		sec, pt = s.newSecret(st, k.ID, k.Environment)
+		if err := st.KeySecretInsert(ctx, sec); err != nil {
+			return fault.Wrap(op, err)
+		}
+		if err := st.KeySecretsExpire(ctx, k.ID, sec.Digest, st.Now().Add(overlap)); err != nil {
+			return fault.Wrap(op, err)
+		}
+		k.Prefix, k.Last4 = sec.Prefix, sec.Last4
+		return nil
+	})
+	if err != nil {
+		return Created{}, err
+	}
+	return Created{Key: k, Secret: pt}, nil
+}
+
+// Revoke stops every secret of the key at once. Revoking a revoked key
+// returns it unchanged in state.
+func (s *Service) Revoke(ctx context.Context, st Store, p *access.Principal, keyID string) (Key, error) {
+	return s.move(ctx, st, p, keyID, EventRevoke, func(k *Key) error {
+		now := st.Now()
+		if k.RevokedAt == nil {
+			k.RevokedAt = &now
+		}
+		return st.KeySecretsExpire(ctx, k.ID, "", now)
+	})
+}
+
+// Delete removes the key from reads and stops it authenticating.
+func (s *Service) Delete(ctx context.Context, st Store, p *access.Principal, keyID string) (Key, error) {
+	return s.move(ctx, st, p, keyID, EventDelete, func(k *Key) error {
+		return st.KeySecretsExpire(ctx, k.ID, "", st.Now())
+	})
+}
+
+// SetLimits replaces a key's limits.
+func (s *Service) SetLimits(ctx context.Context, st Store, p *access.Principal, keyID string, l Limits) (Key, error) {
+	const op = "apikey.SetLimits"
+	if err := s.ValidateLimits(op, l); err != nil {
+		return Key{}, err
+	}
+	return s.move(ctx, st, p, keyID, EventUpdate, func(k *Key) error {
+		k.Limits = l
+		return nil
+	})
+}
+
+func (s *Service) emit(ctx context.Context, st Store, k Key, typ string) error {
+	payload, err := json.Marshal(struct {
+		KeyID       string `json:"keyId"`
+		Status      Status `json:"status"`
+		Environment string `json:"environment"`
+	}{k.ID, k.Status, string(k.Environment)})
+	if err != nil {
+		return fault.Wrap("apikey.emit", err)
+	}
+	_, err = st.OutboxInsert(ctx, outbox.Event{
+		TenantID: k.TenantID, WorkspaceID: k.WorkspaceID, Environment: string(k.Environment),
+		Type: typ, SchemaVersion: eventSchemaV1, AggregateID: k.ID, AggregateVersion: k.Version, Payload: payload,
+	})
+	return fault.Wrap("apikey.emit", err)
+}
+
+// Authenticate resolves a presented plaintext key into a principal. A
+// malformed, unknown, revoked or deleted key is UNAUTHENTICATED; a secret
+// that was rotated out and whose overlap ended is SESSION_EXPIRED.
+func (s *Service) Authenticate(ctx context.Context, st AuthStore, plaintext string) (*access.Principal, Key, error) {
+	const op = "apikey.Authenticate"
+	var env access.Environment
+	switch {
+	case strings.HasPrefix(plaintext, TestPrefix):
+		env = access.Test
+	case strings.HasPrefix(plaintext, LivePrefix):
+		env = access.Live
+	default:
+		return nil, Key{}, fault.E(op, fault.Unauthenticated, "The API key is malformed.")
+	}
+	if len(plaintext) > 128 {
+		return nil, Key{}, fault.E(op, fault.Unauthenticated, "The API key is malformed.")
+	}
+	k, sec, err := st.KeyByDigest(ctx, s.digest.Digest(plaintext))
+	if fault.Is(err, fault.NotFound) {
+		return nil, Key{}, fault.E(op, fault.Unauthenticated, "The API key is not valid.")
+	}
+	if err != nil {
+		return nil, Key{}, fault.Wrap(op, err)
+	}
+	if k.Status != Active || k.Environment != env {
+		return nil, Key{}, fault.E(op, fault.Unauthenticated, "The API key is not valid.")
+	}
+	if sec.ExpiresAt != nil && !st.Now().Before(*sec.ExpiresAt) {
+		return nil, Key{}, fault.E(op, fault.SessionExpired, "The API key was rotated and has expired.")
+	}
+	return &access.Principal{
+		Kind: access.CredentialAPIKey, TenantID: k.TenantID, WorkspaceID: k.WorkspaceID, Environment: k.Environment,
+		UserID: k.CreatedByUserID, KeyID: k.ID, Scopes: k.Scopes,
+	}, k, nil
+}

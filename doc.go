@@ -1,0 +1,33 @@
+// Package platform is the creator-music platform as an embeddable Go
+// library: New builds the whole system on an opened store, Handler serves
+// its HTTP API, and Close stops its workers.
+//
+// # Embedding
+//
+// Open a store with the dialect you run (store/sqlite or store/postgres; a
+// Postgres-only service links no SQLite), then:
+//
+//	db, err := sqlite.Open(ctx, sqlite.Config{Path: "platform.db"})
+//	p, err := platform.New(ctx, platform.Config{Store: db, SecretKey: key})
+//	defer p.Close()
+//	http.ListenAndServe("127.0.0.1:8080", p.Handler())
+//
+// The handler serves /api/v1 (the business routes), /api/docs/ (an
+// interactive, offline docs page over the OpenAPI 3.1 document at
+// /api/docs/openapi.json) and /api/client-collection/ (a generated client
+// collection). One route table in package transport registers every handler
+// and writes the document, so runtime and contract agree.
+//
+// # Scale-out
+//
+// Several hosts can run New against one PostgreSQL database: durable jobs
+// are claimed with FOR UPDATE SKIP LOCKED, idempotency records converge on a
+// unique index, authority changes are version-stamped in the database and
+// seen by every host on the next request, and monthly request budgets are
+// counted in the database. Per-minute rates and concurrency limits are
+// enforced per host (see transport.Limiter).
+//
+// Domains live in their own packages (access, apikey, idempotency, outbox,
+// jobs, ...), each declaring the ports it needs; package store implements
+// them with bun, and package fault holds the one error type.
+package platform

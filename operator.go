@@ -1,0 +1,131 @@
+package platform
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/creatormusic/platform/access"
+	"github.com/creatormusic/platform/apikey"
+	"github.com/creatormusic/platform/jobs"
+	"github.com/creatormusic/platform/store"
+)
+
+// pruneBatch bounds one prune statement.
+const pruneBatch = 1000
+
+// pruneEvery is the period of the idempotency prune job.
+const pruneEvery = time.Hour
+
+// schedulePrune enqueues the next idempotency prune, once per period across
+// every host (the unique key is the period's start).
+func (p *Platform) schedulePrune(ctx context.Context) error {
+	return p.db.InTx(ctx, func(tx *store.Tx) error {
+		next := tx.Now().Truncate(pruneEvery).Add(pruneEvery)
+		_, err := tx.JobInsert(ctx, jobs.InsertParams{Kind: jobIdempotencyPrune, RunAt: next,
+			UniqueKey: jobIdempotencyPrune + ":" + next.Format(time.RFC3339)})
+		return err
+	})
+}
+
+// pruneIdempotency deletes expired idempotency records in batches, then
+// schedules the next run.
+func (p *Platform) pruneIdempotency(ctx context.Context, _ jobs.Job) error {
+	for {
+		var n int
+		err := p.db.InTx(ctx, func(tx *store.Tx) (err error) {
+			n, err = tx.IdempotencyPrune(ctx, tx.Now(), pruneBatch)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("prune idempotency records: %w", err)
+		}
+		if n < pruneBatch {
+			break
+		}
+	}
+	return p.schedulePrune(ctx)
+}
+
+// BootstrapInput names what Bootstrap creates.
+type BootstrapInput struct {
+	TenantName    string
+	WorkspaceName string
+	OwnerEmail    string
+	OwnerName     string
+	// KeyName names the test API key; empty means "Bootstrap test key".
+	KeyName string
+}
+
+// Bootstrap is what Bootstrap created. TestKey is the plaintext of the test
+// API key, returned once.
+type Bootstrap struct {
+	TenantID    string
+	WorkspaceID string
+	OwnerID     string
+	KeyID       string
+	TestKey     string
+}
+
+// Bootstrap creates a tenant, a workspace, its owner (roles OWNER and
+// DEVELOPER) and a test API key holding every scope the owner may grant, in
+// one unit of work. It is for the host's operator (the example host's first
+// start, tests); no route calls it.
+func (p *Platform) Bootstrap(ctx context.Context, in BootstrapInput) (Bootstrap, error) {
+	if in.TenantName == "" || in.WorkspaceName == "" || in.OwnerEmail == "" || in.OwnerName == "" {
+		return Bootstrap{}, errors.New("platform: Bootstrap needs tenant, workspace, owner email and owner name")
+	}
+	if in.KeyName == "" {
+		in.KeyName = "Bootstrap test key"
+	}
+	var out Bootstrap
+	err := p.db.InTx(ctx, func(tx *store.Tx) error {
+		out.TenantID, out.WorkspaceID, out.OwnerID = tx.NewID("ten_"), tx.NewID("ws_"), tx.NewID("usr_")
+		if err := tx.TenantInsert(ctx, out.TenantID, in.TenantName); err != nil {
+			return err
+		}
+		if err := tx.WorkspaceInsert(ctx, out.WorkspaceID, out.TenantID, in.WorkspaceName); err != nil {
+			return err
+		}
+		if err := tx.UserInsert(ctx, out.OwnerID, out.TenantID, strings.ToLower(in.OwnerEmail), in.OwnerName); err != nil {
+			return err
+		}
+		if err := tx.MembershipInsert(ctx, out.WorkspaceID, out.OwnerID, []access.Role{access.RoleOwner, access.RoleDeveloper}); err != nil {
+			return err
+		}
+		a, err := tx.AuthorityLoad(ctx, out.TenantID, out.WorkspaceID, out.OwnerID)
+		if err != nil {
+			return err
+		}
+		owner := &access.Principal{Kind: access.CredentialSession, TenantID: out.TenantID, WorkspaceID: out.WorkspaceID,
+			Environment: access.Test, UserID: out.OwnerID}
+		cr, err := p.keys.Create(ctx, tx, apikey.Caller{Principal: owner, Grantable: access.ScopesFor(&a)},
+			apikey.CreateInput{Name: in.KeyName, Environment: access.Test, Scopes: access.ScopesFor(&a)})
+		if err != nil {
+			return err
+		}
+		out.KeyID, out.TestKey = cr.Key.ID, cr.Secret
+		return nil
+	})
+	if err != nil {
+		return Bootstrap{}, fmt.Errorf("platform: bootstrap: %w", err)
+	}
+	return out, nil
+}
+
+// IssueInternalKey makes an API key holding the internal scope (outbox
+// publication) in a workspace, for the host's operator. The plaintext is
+// returned once. No route can issue such a key.
+func (p *Platform) IssueInternalKey(ctx context.Context, tenantID, workspaceID, userID string, env access.Environment, name string) (keyID, plaintext string, err error) {
+	err = p.db.InTx(ctx, func(tx *store.Tx) error {
+		cr, err := p.keys.IssueInternal(ctx, tx, tenantID, workspaceID, userID, env, name)
+		keyID, plaintext = cr.Key.ID, cr.Secret
+		return err
+	})
+	if err != nil {
+		return "", "", fmt.Errorf("platform: issue internal key: %w", err)
+	}
+	return keyID, plaintext, nil
+}

@@ -1,0 +1,222 @@
+package platform
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/creatormusic/platform/access"
+	"github.com/creatormusic/platform/apikey"
+	"github.com/creatormusic/platform/idempotency"
+	"github.com/creatormusic/platform/jobs"
+	"github.com/creatormusic/platform/secret"
+	"github.com/creatormusic/platform/store"
+	"github.com/creatormusic/platform/transport"
+)
+
+// ContractVersion is the version of the public API contract.
+const ContractVersion = "1.0.0"
+
+// Config configures a Platform. Zero values take the documented defaults.
+type Config struct {
+	// Store is an opened, migrated store (store/sqlite.Open or
+	// store/postgres.Open). Required. Close does not close it.
+	Store *store.DB
+	// SecretKey is the master secret (at least 32 random bytes) from which
+	// the platform derives its sealing key and its digest pepper. Required.
+	// Changing it invalidates every API key and sealed record.
+	SecretKey []byte
+	// Logger receives request logs and failures; nil discards them. No log
+	// line carries a secret or a raw Authorization value.
+	Logger *slog.Logger
+	// IdempotencyRetention is how long idempotency records are kept. Zero
+	// means 24 hours; less than 24 hours is an error.
+	IdempotencyRetention time.Duration
+	// Keys configures API keys (rotation overlap, default and maximum limits).
+	Keys apikey.Config
+	// Jobs configures the durable job worker pool.
+	Jobs JobsConfig
+	// UsageFlushInterval is how often request counts are flushed to the
+	// database. Zero means 1 second.
+	UsageFlushInterval time.Duration
+	// AuthzCacheSize bounds the authority cache. Zero means 10,000 entries.
+	AuthzCacheSize int
+}
+
+// JobsConfig configures the job worker pool that New starts.
+type JobsConfig struct {
+	// Disabled leaves the pool stopped (a host that only serves requests).
+	Disabled bool
+	// Workers is how many jobs run at once. Zero means 4.
+	Workers int
+	// Lease is how long a claim holds. Zero means 30 seconds.
+	Lease time.Duration
+	// PollInterval is how often an idle pool looks for jobs. Zero means 200ms.
+	PollInterval time.Duration
+	// FaultHook is a test hook; see jobs.Config.FaultHook.
+	FaultHook func(ctx context.Context, job jobs.Job, point string) error
+}
+
+// Platform is the whole system: the HTTP API, its store and its workers.
+type Platform struct {
+	cfg     Config
+	db      *store.DB
+	keyring *secret.Keyring
+	keys    *apikey.Service
+	pool    *jobs.Pool
+	limiter *transport.Limiter
+	handler http.Handler
+	log     *slog.Logger
+
+	stop      context.CancelFunc
+	wg        sync.WaitGroup
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Job kinds the platform itself runs.
+const (
+	jobIdempotencyPrune = "idempotency.prune"
+)
+
+// New builds the platform on cfg.Store and starts its background work (the
+// job pool and the usage flusher). Call Close to stop them.
+func New(ctx context.Context, cfg Config) (*Platform, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("platform: Config.Store is required")
+	}
+	kr, err := secret.New(cfg.SecretKey)
+	if err != nil {
+		return nil, fmt.Errorf("platform: Config.SecretKey: %w", err)
+	}
+	if cfg.IdempotencyRetention == 0 {
+		cfg.IdempotencyRetention = idempotency.MinRetention
+	}
+	if cfg.IdempotencyRetention < idempotency.MinRetention {
+		return nil, fmt.Errorf("platform: IdempotencyRetention must be at least %s", idempotency.MinRetention)
+	}
+	if cfg.UsageFlushInterval == 0 {
+		cfg.UsageFlushInterval = time.Second
+	}
+	if cfg.AuthzCacheSize == 0 {
+		cfg.AuthzCacheSize = 10_000
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	p := &Platform{cfg: cfg, db: cfg.Store, keyring: kr, keys: apikey.New(cfg.Keys, kr), log: log}
+	p.limiter = transport.NewLimiter(p.db.Now)
+
+	pool, err := jobs.New(jobs.Config{
+		Store: p.db.Jobs(),
+		Handlers: map[string]jobs.Handler{
+			jobIdempotencyPrune: p.pruneIdempotency,
+		},
+		Workers: cfg.Jobs.Workers, Lease: cfg.Jobs.Lease, PollInterval: cfg.Jobs.PollInterval,
+		Logger: log, FaultHook: cfg.Jobs.FaultHook,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("platform: jobs: %w", err)
+	}
+	p.pool = pool
+
+	gw := &transport.Gateway{
+		DB: p.db, Keys: p.keys, Keyring: kr, Authz: access.NewCache(cfg.AuthzCacheSize),
+		Limiter: p.limiter, Log: log, IdempotencyTTL: cfg.IdempotencyRetention,
+	}
+	api := transport.APIRoutes(transport.Services{Keys: p.keys, Health: p.healthChecks()})
+	tooling, err := transport.ToolingRoutes(api, Info())
+	if err != nil {
+		return nil, fmt.Errorf("platform: tooling: %w", err)
+	}
+	h, err := transport.NewMux(append(api, tooling...), gw.Serve, log)
+	if err != nil {
+		return nil, fmt.Errorf("platform: routes: %w", err)
+	}
+	p.handler = h
+
+	bg, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	p.stop = cancel
+	if !cfg.Jobs.Disabled {
+		if err := p.schedulePrune(ctx); err != nil {
+			cancel()
+			return nil, err
+		}
+		if err := pool.Start(bg); err != nil {
+			cancel()
+			return nil, fmt.Errorf("platform: start jobs: %w", err)
+		}
+	}
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		p.limiter.Run(bg, cfg.UsageFlushInterval, p.usageTx, func() transport.UsageStore { return p.db.Read() }, log)
+	}()
+	return p, nil
+}
+
+// Info describes the OpenAPI document.
+func Info() transport.Info {
+	return transport.Info{
+		Title:   "Creator Music Platform API",
+		Version: ContractVersion,
+		Description: "The HTTP API of the creator-music platform. Authenticate with Authorization: Bearer <API key> " +
+			"(platform_test_... or platform_live_...). Test keys see only test objects and live keys only live ones.",
+	}
+}
+
+func (p *Platform) usageTx(ctx context.Context, fn func(transport.UsageStore) error) error {
+	return p.db.InTx(ctx, func(tx *store.Tx) error { return fn(tx) })
+}
+
+// Handler returns the platform's HTTP handler: the API under /api/v1 and
+// the tooling routes under /api/docs/ and /api/client-collection/.
+func (p *Platform) Handler() http.Handler { return p.handler }
+
+// Close stops the job pool (waiting up to 10 seconds for running jobs) and
+// flushes usage counts. It does not close the store.
+func (p *Platform) Close() error {
+	p.closeOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if !p.cfg.Jobs.Disabled {
+			p.closeErr = p.pool.Stop(ctx)
+		}
+		p.stop()
+		p.wg.Wait()
+	})
+	return p.closeErr
+}
+
+func (p *Platform) healthChecks() []transport.HealthCheck {
+	return []transport.HealthCheck{
+		{Name: "database", Check: func(ctx context.Context) transport.ServiceHealth {
+			ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			defer cancel()
+			h := transport.ServiceHealth{Status: transport.StatusUp, CheckedAt: p.db.Now()}
+			if err := p.db.Ping(ctx); err != nil {
+				h.Status, h.Detail = transport.StatusDown, "the database did not answer"
+			}
+			return h
+		}},
+		{Name: "jobs", Check: func(ctx context.Context) transport.ServiceHealth {
+			h := transport.ServiceHealth{Status: transport.StatusUp, CheckedAt: p.db.Now()}
+			ph := p.pool.Health()
+			switch {
+			case p.cfg.Jobs.Disabled:
+				h.Status, h.Detail = transport.StatusDown, "the job worker is disabled on this host"
+			case !ph.Running:
+				h.Status, h.Detail = transport.StatusDown, "the job worker is stopped"
+			case ph.LastPollError != "":
+				h.Status, h.Detail = transport.StatusDegraded, "the job worker's last claim failed"
+			}
+			return h
+		}},
+	}
+}

@@ -1,0 +1,280 @@
+// Package platformtest starts the whole platform for tests: a fresh SQLite
+// file (or a fresh PostgreSQL schema), a settable clock, the HTTP handler on
+// a loopback server, a bootstrapped workspace with a test API key, a
+// captured log, and a client that validates every response against the
+// OpenAPI document the platform serves.
+package platformtest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/pb33f/libopenapi"
+	validator "github.com/pb33f/libopenapi-validator"
+
+	"github.com/creatormusic/platform"
+	"github.com/creatormusic/platform/apikey"
+	"github.com/creatormusic/platform/store"
+	"github.com/creatormusic/platform/store/storetest"
+)
+
+// Options tune a System.
+type Options struct {
+	// Postgres runs on a fresh schema of PLATFORM_TEST_POSTGRES_URL (the
+	// test skips when it is unset) instead of SQLite.
+	Postgres bool
+	// Jobs configures the job pool.
+	Jobs platform.JobsConfig
+	// Keys configures API keys.
+	Keys apikey.Config
+}
+
+// System is a running platform under test.
+type System struct {
+	t      testing.TB
+	P      *platform.Platform
+	DB     *store.DB
+	Clock  *storetest.Clock
+	Server *httptest.Server
+	// Boot is the bootstrapped tenant, workspace, owner and test key.
+	Boot platform.Bootstrap
+	// Log captures every log line the platform wrote.
+	Log *SyncBuffer
+	doc validator.Validator
+}
+
+// SyncBuffer is a bytes.Buffer safe for concurrent writers.
+type SyncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+// Write appends p.
+func (s *SyncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+// String returns everything written.
+func (s *SyncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// SecretKey is the master secret every System uses.
+var SecretKey = []byte("platformtest-master-secret-0123456789abcdef")
+
+// New starts a System, stopped at t's cleanup.
+func New(t testing.TB, opts Options) *System {
+	t.Helper()
+	clock := storetest.NewClock(storetest.Epoch)
+	var db *store.DB
+	if opts.Postgres {
+		db = storetest.OpenPostgres(t, clock)
+	} else {
+		db = storetest.OpenSQLite(t, clock)
+	}
+	logs := &SyncBuffer{}
+	ctx := context.Background()
+	p, err := platform.New(ctx, platform.Config{
+		Store: db, SecretKey: SecretKey, Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Jobs: opts.Jobs, Keys: opts.Keys,
+	})
+	if err != nil {
+		t.Fatalf("platform.New: %v", err)
+	}
+	t.Cleanup(func() { p.Close() })
+	srv := httptest.NewServer(p.Handler())
+	t.Cleanup(srv.Close)
+	boot, err := p.Bootstrap(ctx, platform.BootstrapInput{TenantName: "Test Tenant", WorkspaceName: "Test Studio",
+		OwnerEmail: "owner@example.test", OwnerName: "Test Owner"})
+	if err != nil {
+		t.Fatalf("bootstrap: %v", err)
+	}
+	s := &System{t: t, P: p, DB: db, Clock: clock, Server: srv, Boot: boot, Log: logs}
+	s.doc = s.loadValidator()
+	return s
+}
+
+// Dialects runs fn as a subtest on SQLite and on PostgreSQL (which skips
+// when PLATFORM_TEST_POSTGRES_URL is unset).
+func Dialects(t *testing.T, opts Options, fn func(t *testing.T, s *System)) {
+	for _, pg := range []bool{false, true} {
+		name := "sqlite"
+		if pg {
+			name = "postgres"
+		}
+		t.Run(name, func(t *testing.T) {
+			o := opts
+			o.Postgres = pg
+			fn(t, New(t, o))
+		})
+	}
+}
+
+func (s *System) loadValidator() validator.Validator {
+	s.t.Helper()
+	resp, err := http.Get(s.Server.URL + "/api/docs/openapi.json")
+	if err != nil {
+		s.t.Fatalf("fetch OpenAPI document: %v", err)
+	}
+	defer resp.Body.Close()
+	spec, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != 200 {
+		s.t.Fatalf("fetch OpenAPI document: %d %v", resp.StatusCode, err)
+	}
+	doc, err := libopenapi.NewDocument(spec)
+	if err != nil {
+		s.t.Fatalf("parse OpenAPI document: %v", err)
+	}
+	v, errs := validator.NewValidator(doc)
+	if len(errs) > 0 {
+		s.t.Fatalf("build validator: %v", errs)
+	}
+	return v
+}
+
+// Response is a response read whole.
+type Response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// JSON decodes the body into a generic map.
+func (r *Response) JSON() map[string]any {
+	var m map[string]any
+	json.Unmarshal(r.Body, &m)
+	return m
+}
+
+// Data decodes the success envelope's data into v.
+func (r *Response) Data(t testing.TB, v any) {
+	t.Helper()
+	var env struct {
+		Data json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal(r.Body, &env); err != nil || env.Data == nil {
+		t.Fatalf("not a success envelope (%d): %s", r.Status, r.Body)
+	}
+	if err := json.Unmarshal(env.Data, v); err != nil {
+		t.Fatalf("decode data: %v: %s", err, env.Data)
+	}
+}
+
+// Code returns error.code of an error envelope, or "".
+func (r *Response) Code() string {
+	var env struct {
+		Error struct {
+			Code string `json:"code"`
+		} `json:"error"`
+	}
+	json.Unmarshal(r.Body, &env)
+	return env.Error.Code
+}
+
+// Request is one call of the client.
+type Request struct {
+	Method string
+	Path   string
+	// Key is sent as Authorization: Bearer; empty sends none.
+	Key string
+	// Body is marshalled to JSON unless it is a string or []byte, sent as is.
+	Body any
+	// Header adds headers; Content-Type defaults to application/json when a
+	// body is present.
+	Header map[string]string
+}
+
+// Do sends req and validates the response against the served OpenAPI
+// document; a response the document does not describe fails the test.
+func (s *System) Do(req Request) *Response {
+	s.t.Helper()
+	resp := s.do(req)
+	return resp
+}
+
+func (s *System) do(req Request) *Response {
+	var body io.Reader
+	var raw []byte
+	switch b := req.Body.(type) {
+	case nil:
+	case string:
+		raw = []byte(b)
+	case []byte:
+		raw = b
+	default:
+		var err error
+		if raw, err = json.Marshal(b); err != nil {
+			s.t.Fatalf("marshal body: %v", err)
+		}
+	}
+	if raw != nil {
+		body = bytes.NewReader(raw)
+	}
+	hr, err := http.NewRequest(req.Method, s.Server.URL+req.Path, body)
+	if err != nil {
+		s.t.Fatalf("request: %v", err)
+	}
+	if raw != nil {
+		hr.Header.Set("Content-Type", "application/json")
+	}
+	if req.Key != "" {
+		hr.Header.Set("Authorization", "Bearer "+req.Key)
+	}
+	for k, v := range req.Header {
+		hr.Header.Set(k, v)
+	}
+	hresp, err := http.DefaultClient.Do(hr)
+	if err != nil {
+		s.t.Fatalf("%s %s: %v", req.Method, req.Path, err)
+	}
+	defer hresp.Body.Close()
+	rb, err := io.ReadAll(hresp.Body)
+	if err != nil {
+		s.t.Fatalf("read body: %v", err)
+	}
+	out := &Response{Status: hresp.StatusCode, Header: hresp.Header, Body: rb}
+	s.validate(hr, raw, hresp, rb)
+	return out
+}
+
+// validate checks a response of a documented route against the document.
+// Answers of the fallback (unknown paths and methods) are checked for the
+// error envelope instead, since no operation describes them.
+func (s *System) validate(hr *http.Request, reqBody []byte, hresp *http.Response, body []byte) {
+	s.t.Helper()
+	if hresp.StatusCode == http.StatusNotFound || hresp.StatusCode == http.StatusMethodNotAllowed {
+		var env map[string]any
+		if json.Unmarshal(body, &env) != nil || env["error"] == nil || env["meta"] == nil {
+			s.t.Errorf("%s %s: %d without the error envelope: %s", hr.Method, hr.URL.Path, hresp.StatusCode, body)
+		}
+		if hresp.StatusCode == http.StatusNotFound && strings.Contains(string(body), "ROUTE_NOT_FOUND") || hresp.StatusCode == http.StatusMethodNotAllowed {
+			return
+		}
+	}
+	vreq, _ := http.NewRequest(hr.Method, hr.URL.String(), bytes.NewReader(reqBody))
+	vreq.Header = hr.Header.Clone()
+	vresp := &http.Response{StatusCode: hresp.StatusCode, Header: hresp.Header.Clone(), Body: io.NopCloser(bytes.NewReader(body)), Request: vreq}
+	if ok, errs := s.doc.ValidateHttpResponse(vreq, vresp); !ok {
+		var msgs []string
+		for _, e := range errs {
+			msgs = append(msgs, e.Error())
+			for _, sv := range e.SchemaValidationErrors {
+				msgs = append(msgs, "  "+sv.FieldPath+": "+sv.Reason)
+			}
+		}
+		s.t.Errorf("%s %s: response %d does not match the OpenAPI document:\n%s\nbody: %s",
+			hr.Method, hr.URL.Path, hresp.StatusCode, strings.Join(msgs, "\n"), body)
+	}
+}

@@ -1,0 +1,64 @@
+// Package transport is the HTTP layer of the platform: the route table, the
+// router, the gateway chain, the one table from error code to HTTP status,
+// the response envelopes, strict JSON decoding, and the artifacts generated
+// from the same table (the OpenAPI 3.1 document, the Swagger UI docs page and
+// the Postman client collection), so that runtime and contract cannot drift.
+//
+// # The route table
+//
+// Every endpoint is one Route: method, pattern, operation id, tag, summary,
+// request and response example values, auth mode, permission or scope,
+// idempotency, maturity, visibility and handler. NewMux registers the table;
+// OpenAPI, Collection and ToolingRoutes generate the contract from it.
+// Domains never choose HTTP statuses: they return a *fault.Error whose code
+// StatusOf maps to a status.
+//
+// # Gateway order
+//
+// A gateway route runs the spec's order (Authentication 4): request id
+// (X-Request-Id, echoed and returned as meta.requestId; see RequestID) ->
+// session cookie or Authorization: Bearer (API key or access token) ->
+// credential state and expiry -> workspace and project authority ->
+// permission or scope -> rate, budget and concurrency limits of the key ->
+// Idempotency-Key where required -> durable request receipt -> domain handler
+// -> usage completion. Raw routes (docs assets, receivers that verify raw
+// bodies) skip the gateway.
+//
+// # Envelopes
+//
+// Success is {"data": ..., "meta": {"requestId": "..."}} (WriteData); failure
+// is {"error": {"code", "message", "details"}, "meta": {"requestId"}}
+// (WriteError). Clients branch on error.code. An error without a code is
+// INTERNAL: the client sees a generic message and the cause is logged with
+// the request id. Both set Content-Type: application/json and X-Request-Id.
+//
+// # Router
+//
+// Routes are registered on net/http.ServeMux as "METHOD PATTERN"; a pattern
+// ending in "/" gets "{$}" so it matches only itself. NewMux wraps the mux in
+// a fallback built from the table: an unknown path is 404 ROUTE_NOT_FOUND and
+// a known path asked with another method is 405 METHOD_NOT_ALLOWED with an
+// Allow header, both in the error envelope; net/http's own plain-text 404 and
+// 405 never reach a client.
+//
+// ServeMux, not julienschmidt/httprouter v1.3.0: httprouter cannot register a
+// static segment beside a wildcard at the same position, which 14 of the
+// spec's 178 routes need: GET /api/v1/token-sales/current beside
+// /api/v1/token-sales/:saleId, the static children of /api/v1/api-keys beside
+// :keyId, /api/v1/swap/tokens beside /api/v1/swap/:intentId/..., and others.
+// ServeMux (Go 1.22+) accepts them and picks the most specific pattern. It
+// rejects only one pair of the spec, where neither pattern is more specific
+// than the other: GET /api/v1/token-sales/access-intents/{accessIntentId} is
+// registered literally, and the three sale views (disclosures, verification,
+// markets) are served via GET /api/v1/token-sales/{saleId}/{view} (their
+// Route.Via), which dispatches to each view's own route, so the literal wins
+// and "access-intents" is a reserved sale id (design.md, Router note). The
+// OpenAPI document still lists the three views as separate operations.
+//
+// # Tooling
+//
+// ToolingRoutes adds the spec's tooling routes: Swagger UI 5 at /api/docs/
+// (assets embedded, no CDN), the document at /api/docs/openapi.json, and the
+// collection's landing page, collection.json and environment.json under
+// /api/client-collection/. Examples in generated artifacts are placeholders.
+package transport

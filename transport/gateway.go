@@ -1,0 +1,349 @@
+package transport
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/creatormusic/platform/access"
+	"github.com/creatormusic/platform/apikey"
+	"github.com/creatormusic/platform/fault"
+	"github.com/creatormusic/platform/idempotency"
+	"github.com/creatormusic/platform/secret"
+	"github.com/creatormusic/platform/store"
+)
+
+// WorkspaceHeader names a workspace the caller means to act in. A key is
+// bound to one workspace; naming another is WORKSPACE_ACCESS_DENIED.
+const WorkspaceHeader = "X-Workspace-Id"
+
+// Gateway runs every JSON route's request through the spec's order
+// (Authentication 4): request id, credential, credential state and expiry,
+// workspace authority, permission or scope, the key's limits, idempotency,
+// the handler in its unit of work with the durable receipt, usage.
+type Gateway struct {
+	// DB is the store every call runs in.
+	DB *store.DB
+	// Keys authenticates API keys.
+	Keys *apikey.Service
+	// Keyring hashes idempotent requests and seals one-time secrets.
+	Keyring *secret.Keyring
+	// Authz caches authority snapshots, stamped by version.
+	Authz *access.Cache
+	// Limiter enforces keys' limits.
+	Limiter *Limiter
+	// Log receives one line per request and the causes of INTERNAL errors.
+	Log *slog.Logger
+	// IdempotencyTTL is how long idempotency records are kept.
+	IdempotencyTTL time.Duration
+}
+
+// errDuplicate aborts a unit of work whose idempotency key is already taken.
+var errDuplicate = errors.New("idempotency key already recorded")
+
+// isMutation reports whether method changes state.
+func isMutation(method string) bool { return method != http.MethodGet && method != http.MethodHead }
+
+// Serve returns the handler of one JSON route.
+func (g *Gateway) Serve(rt Route) http.Handler {
+	status := rt.Status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	limit := rt.BodyLimit
+	if limit == 0 {
+		limit = DefaultBodyLimit
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		reqID := RequestID(r)
+		w.Header().Set("X-Request-Id", reqID)
+		if rt.Private || rt.Auth != AuthPublic {
+			w.Header().Set("Cache-Control", "private, no-store")
+		}
+		c := &Call{RequestID: reqID, Request: r}
+		code, err := g.serve(w, r, rt, c, status, limit)
+		if err != nil {
+			WriteError(w, g.Log, reqID, err)
+			code = StatusOf(fault.CodeOf(err))
+		}
+		attrs := []any{"requestId", reqID, "method", r.Method, "operation", rt.OperationID,
+			"status", code, "durationMs", time.Since(start).Milliseconds()}
+		if p := c.Principal; p != nil {
+			attrs = append(attrs, "principal", p.StableID(), "environment", string(p.Environment))
+		}
+		g.Log.LogAttrs(r.Context(), slog.LevelInfo, "request", argsToAttrs(attrs)...)
+	})
+}
+
+func argsToAttrs(args []any) []slog.Attr {
+	out := make([]slog.Attr, 0, len(args)/2)
+	for i := 0; i+1 < len(args); i += 2 {
+		out = append(out, slog.Any(args[i].(string), args[i+1]))
+	}
+	return out
+}
+
+// serve runs the chain and writes a success response; an error it returns
+// is written by the caller.
+func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, rt Route, c *Call, status int, limit int64) (int, error) {
+	ctx := r.Context()
+	if r.Method != http.MethodGet && r.Method != http.MethodDelete || r.ContentLength > 0 {
+		body, err := readBody(r, limit)
+		if err != nil {
+			return 0, err
+		}
+		c.body = body
+	}
+
+	if rt.Auth != AuthPublic {
+		if err := g.authenticate(ctx, r, rt, c, w); err != nil {
+			return 0, err
+		}
+		release, err := g.limit(ctx, w, c)
+		if err != nil {
+			return 0, err
+		}
+		defer release()
+	}
+
+	if !isMutation(r.Method) {
+		c.Tx = g.DB.Read()
+		data, err := rt.Handle(ctx, c)
+		if err != nil {
+			return 0, err
+		}
+		return g.write(w, c, status, data)
+	}
+	return g.mutate(ctx, w, rt, c, status)
+}
+
+// authenticate resolves the credential, loads the authority and evaluates
+// the route's access policy.
+func (g *Gateway) authenticate(ctx context.Context, r *http.Request, rt Route, c *Call, w http.ResponseWriter) error {
+	const op = "transport.authenticate"
+	authz := r.Header.Get("Authorization")
+	scheme, token, ok := strings.Cut(authz, " ")
+	if authz == "" || !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="platform"`)
+		return fault.E(op, fault.Unauthenticated, "Send an API key as Authorization: Bearer <key>.")
+	}
+	if rt.Auth == AuthSession {
+		return fault.E(op, fault.AccessDenied, "This route needs a signed-in user; API keys are not accepted.")
+	}
+	p, key, err := g.Keys.Authenticate(ctx, g.DB.Read(), strings.TrimSpace(token))
+	if err != nil {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="platform", error="invalid_token"`)
+		return err
+	}
+	c.Principal = p
+	c.key = key
+	in := &access.Input{
+		Principal:            p,
+		RequestedWorkspaceID: r.Header.Get(WorkspaceHeader),
+		Permission:           rt.Permission,
+		RequiredRoles:        rt.Roles,
+		Scope:                rt.Scope,
+		RequireSuperAdmin:    rt.SuperAdmin,
+		AnyMember:            rt.AnyMember,
+	}
+	if rt.Auth == AuthInternal {
+		in.Permission, in.Scope = access.InternalEvents, access.ScopeInternal
+	}
+	if !(rt.Auth == AuthInternal && p.HasScope(access.ScopeInternal)) {
+		a, err := g.Authz.Get(ctx, g.DB.Read(), p.TenantID, p.WorkspaceID, p.UserID)
+		if err != nil && !fault.Is(err, fault.NotFound) {
+			return fault.Wrap(op, err)
+		}
+		if err == nil {
+			c.Authority = &a
+			in.Authority = &a
+		}
+	}
+	if d := access.Evaluate(in); !d.Allowed {
+		return d.Err
+	}
+	return nil
+}
+
+// limit applies the key's limits; it returns the release of the
+// concurrency slot.
+func (g *Gateway) limit(ctx context.Context, w http.ResponseWriter, c *Call) (func(), error) {
+	if c.Principal.Kind != access.CredentialAPIKey {
+		return func() {}, nil
+	}
+	release, h, err := g.Limiter.Acquire(ctx, g.DB.Read(), c.key)
+	h.set(w.Header())
+	if err != nil {
+		return nil, err
+	}
+	return release, nil
+}
+
+// mutate runs a mutation in one unit of work with its idempotency record
+// and receipt, or replays the recorded answer.
+func (g *Gateway) mutate(ctx context.Context, w http.ResponseWriter, rt Route, c *Call, status int) (int, error) {
+	const op = "transport.mutate"
+	var rec *idempotency.Record
+	if rt.Idempotency != IdempotencyNone && c.Principal != nil {
+		key := c.Request.Header.Get(idempotency.Header)
+		if key == "" && rt.Idempotency == IdempotencyRequired {
+			return 0, fault.E(op, fault.IdempotencyKeyRequired, "").With("field", idempotency.Header)
+		}
+		if key != "" {
+			if err := idempotency.ValidKey(key); err != nil {
+				return 0, err
+			}
+			canon, err := idempotency.Canonical(c.body)
+			if err != nil {
+				// The handler's strict decoder reports the precise error.
+				canon = c.body
+			}
+			rec = &idempotency.Record{
+				Scope:       g.scope(c.Principal),
+				Endpoint:    rt.OperationID,
+				Key:         key,
+				RequestHash: idempotency.RequestHash(g.Keyring, c.Principal.StableID(), rt.OperationID, pathParams(rt, c), canon),
+			}
+			// Fast path: a completed record replays without taking the writer.
+			if code, done, err := g.replay(w, c, rec); done || err != nil {
+				return code, err
+			}
+		}
+	}
+
+	var data []byte
+	var code int
+	err := g.DB.InTx(ctx, func(tx *store.Tx) error {
+		c.Tx = tx
+		if rec != nil {
+			rec.ID = tx.NewID("idem_")
+			rec.ExpiresAt = tx.Now().Add(g.IdempotencyTTL)
+			ok, err := tx.IdempotencyInsert(ctx, *rec)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return errDuplicate
+			}
+		}
+		out, err := rt.Handle(ctx, c)
+		if err != nil {
+			return err
+		}
+		code = status
+		if c.status != 0 {
+			code = c.status
+		}
+		if data, err = json.Marshal(out); err != nil {
+			return fault.Wrap(op, err)
+		}
+		if rec != nil {
+			stored, sealed := data, false
+			if rt.SealResponse {
+				stored, sealed = g.Keyring.Seal(data, []byte(rec.ID)), true
+			}
+			if err := tx.IdempotencyComplete(ctx, rec.ID, code, stored, sealed); err != nil {
+				return err
+			}
+		}
+		return tx.ReceiptInsert(ctx, g.receipt(rt, c, code))
+	})
+	if errors.Is(err, errDuplicate) {
+		code, done, err := g.replay(w, c, rec)
+		if err != nil || done {
+			return code, err
+		}
+		return 0, fault.E(op, fault.IdempotencyInProgress, "")
+	}
+	if err != nil {
+		g.failedReceipt(ctx, rt, c, err)
+		return 0, err
+	}
+	for k, vs := range c.header {
+		w.Header()[k] = vs
+	}
+	WriteData(w, code, c.RequestID, json.RawMessage(data))
+	return code, nil
+}
+
+// replay answers from a completed record: its stored response when the
+// request hash matches, 409 IDEMPOTENCY_CONFLICT when it does not. done is
+// false when no completed record exists.
+func (g *Gateway) replay(w http.ResponseWriter, c *Call, rec *idempotency.Record) (int, bool, error) {
+	const op = "transport.replay"
+	got, err := g.DB.Read().IdempotencyGet(c.Request.Context(), rec.Scope, rec.Endpoint, rec.Key)
+	if fault.Is(err, fault.NotFound) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	if got.RequestHash != rec.RequestHash {
+		return 0, true, fault.E(op, fault.IdempotencyConflict, "").With("field", idempotency.Header)
+	}
+	body := got.Body
+	if got.Sealed {
+		if body, err = g.Keyring.Open(got.Body, []byte(got.ID)); err != nil {
+			return 0, true, fault.Wrap(op, err)
+		}
+	}
+	w.Header().Set(idempotency.ReplayedHeader, "true")
+	WriteData(w, got.Status, c.RequestID, json.RawMessage(body))
+	return got.Status, true, nil
+}
+
+func (g *Gateway) scope(p *access.Principal) idempotency.Scope {
+	return idempotency.Scope{TenantID: p.TenantID, WorkspaceID: p.WorkspaceID, Environment: string(p.Environment)}
+}
+
+// pathParams lists the route's path values in pattern order.
+func pathParams(rt Route, c *Call) []string {
+	var out []string
+	for _, seg := range strings.Split(rt.Pattern, "/") {
+		if strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "}") {
+			name := strings.TrimSuffix(strings.TrimPrefix(seg, "{"), "}")
+			out = append(out, name+"="+c.Request.PathValue(name))
+		}
+	}
+	return out
+}
+
+func (g *Gateway) receipt(rt Route, c *Call, code int) store.Receipt {
+	r := store.Receipt{RequestID: c.RequestID, Method: c.Request.Method, OperationID: rt.OperationID, Status: code}
+	if p := c.Principal; p != nil {
+		r.TenantID, r.WorkspaceID, r.Environment, r.Principal = p.TenantID, p.WorkspaceID, string(p.Environment), p.StableID()
+	}
+	return r
+}
+
+// failedReceipt records a mutation that did not commit, in its own unit of
+// work, so the receipt trail shows refused and failed requests too.
+func (g *Gateway) failedReceipt(ctx context.Context, rt Route, c *Call, cause error) {
+	if c.Principal == nil {
+		return
+	}
+	code := StatusOf(fault.CodeOf(cause))
+	err := g.DB.InTx(context.WithoutCancel(ctx), func(tx *store.Tx) error {
+		return tx.ReceiptInsert(ctx, g.receipt(rt, c, code))
+	})
+	if err != nil {
+		g.Log.Error("receipt write failed", "requestId", c.RequestID, "err", err)
+	}
+}
+
+// write answers a read.
+func (g *Gateway) write(w http.ResponseWriter, c *Call, status int, data any) (int, error) {
+	if c.status != 0 {
+		status = c.status
+	}
+	for k, vs := range c.header {
+		w.Header()[k] = vs
+	}
+	WriteData(w, status, c.RequestID, data)
+	return status, nil
+}

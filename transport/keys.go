@@ -1,0 +1,289 @@
+package transport
+
+import (
+	"context"
+	"encoding/base64"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/creatormusic/platform/access"
+	"github.com/creatormusic/platform/apikey"
+	"github.com/creatormusic/platform/fault"
+	"github.com/creatormusic/platform/id"
+)
+
+// KeyView is an API key as the API shows it: never the plaintext.
+type KeyView struct {
+	ID          string            `json:"id" example:"key_01jd0000000000000000000000"`
+	Object      string            `json:"object" example:"api_key"`
+	Name        string            `json:"name" example:"CI pipeline"`
+	Environment string            `json:"environment" example:"test"`
+	Prefix      string            `json:"prefix" example:"platform_test_abcd"`
+	Last4       string            `json:"last4" example:"wxyz"`
+	Scopes      []string          `json:"scopes" example:"keys:read"`
+	Metadata    map[string]string `json:"metadata"`
+	Status      string            `json:"status" example:"active"`
+	Limits      apikey.Limits     `json:"limits"`
+	CreatedBy   KeyCreator        `json:"createdBy"`
+	CreatedAt   time.Time         `json:"createdAt"`
+	UpdatedAt   time.Time         `json:"updatedAt"`
+	LastUsedAt  *time.Time        `json:"lastUsedAt"`
+	RevokedAt   *time.Time        `json:"revokedAt"`
+}
+
+// KeyCreator names who made a key.
+type KeyCreator struct {
+	UserID string `json:"userId" example:"usr_01jd0000000000000000000000"`
+	// KeyID is the key that made it, when a key did ("" for a session).
+	KeyID string `json:"keyId" example:""`
+}
+
+// KeySecret is a key with its plaintext, answered once by create and rotate.
+type KeySecret struct {
+	Key KeyView `json:"key"`
+	// Secret is the plaintext key. It is shown only in this response (and
+	// its idempotent replay, to the same principal) and never again.
+	Secret string `json:"secret" example:"platform_test_REPLACE_WITH_YOUR_KEY"`
+}
+
+// KeyPage is one page of keys, newest first.
+type KeyPage struct {
+	Items   []KeyView `json:"items"`
+	HasMore bool      `json:"hasMore" example:"false"`
+	// NextCursor is passed as cursor to read the next page; null on the last.
+	NextCursor *string `json:"nextCursor" example:"Y3Vyc29yOmtleV8wMWpk"`
+}
+
+func keyView(k apikey.Key) KeyView {
+	md := k.Metadata
+	if md == nil {
+		md = map[string]string{}
+	}
+	return KeyView{
+		ID: k.ID, Object: "api_key", Name: k.Name, Environment: string(k.Environment), Prefix: k.Prefix, Last4: k.Last4,
+		Scopes: k.Scopes, Metadata: md, Status: string(k.Status), Limits: k.Limits,
+		CreatedBy: KeyCreator{UserID: k.CreatedByUserID, KeyID: k.CreatedByKeyID},
+		CreatedAt: k.CreatedAt, UpdatedAt: k.UpdatedAt, LastUsedAt: k.LastUsedAt, RevokedAt: k.RevokedAt,
+	}
+}
+
+func exampleKey() KeyView {
+	t := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	return KeyView{
+		ID: "key_01jd0000000000000000000000", Object: "api_key", Name: "CI pipeline", Environment: "test",
+		Prefix: "platform_test_abcd", Last4: "wxyz", Scopes: []string{access.ScopeKeysRead}, Metadata: map[string]string{"team": "audio"},
+		Status: "active", Limits: apikey.Limits{RequestsPerMinute: 600, MaxConcurrentRequests: 16, MonthlyRequestBudget: 1000000},
+		CreatedBy: KeyCreator{UserID: "usr_01jd0000000000000000000000"}, CreatedAt: t, UpdatedAt: t,
+	}
+}
+
+// Page bounds for list routes.
+const (
+	DefaultPageLimit = 20
+	MaxPageLimit     = 100
+)
+
+// pageLimit parses the limit query parameter.
+func pageLimit(c *Call) (int, error) {
+	s := c.Query("limit")
+	if s == "" {
+		return DefaultPageLimit, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 || n > MaxPageLimit {
+		return 0, fault.Invalid("transport.pageLimit", "limit", "limit must be an integer from 1 to 100.").With("max", MaxPageLimit)
+	}
+	return n, nil
+}
+
+const cursorPrefix = "cursor:"
+
+func encodeCursor(lastID string) *string {
+	s := base64.RawURLEncoding.EncodeToString([]byte(cursorPrefix + lastID))
+	return &s
+}
+
+// decodeCursor returns the id an opaque cursor stands for; a forged or
+// malformed cursor is INVALID_INPUT.
+func decodeCursor(c *Call, idPrefix string) (string, error) {
+	s := c.Query("cursor")
+	if s == "" {
+		return "", nil
+	}
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	rest, ok := strings.CutPrefix(string(b), cursorPrefix)
+	if err != nil || !ok || !id.Valid(idPrefix, rest) {
+		return "", fault.Invalid("transport.decodeCursor", "cursor", "cursor is not a cursor this API returned.")
+	}
+	return rest, nil
+}
+
+// caller returns the principal and the scopes it may grant: its creator's
+// authority now, narrowed by its own scopes when it is a key.
+func caller(c *Call) apikey.Caller {
+	grantable := access.ScopesFor(c.Authority)
+	if c.Principal.Kind == access.CredentialAPIKey {
+		var narrowed []string
+		for _, s := range grantable {
+			if c.Principal.HasScope(s) {
+				narrowed = append(narrowed, s)
+			}
+		}
+		grantable = narrowed
+	}
+	return apikey.Caller{Principal: c.Principal, Grantable: grantable}
+}
+
+// keyRoutes are the nine /api/v1/api-keys routes. Every one needs the
+// DEVELOPER role; reads need developer.api_key.read (scope keys:read),
+// mutations developer.api_key.manage (scope keys:write).
+func keyRoutes(keys *apikey.Service) []Route {
+	read := func(r Route) Route {
+		r.Tag, r.Auth, r.Roles, r.Private = TagDeveloper, AuthSessionOrKey, []access.Role{access.RoleDeveloper}, true
+		r.Permission, r.Scope, r.Idempotency = access.DeveloperAPIKeyRead, access.ScopeKeysRead, IdempotencyNone
+		return r
+	}
+	write := func(r Route) Route {
+		r = read(r)
+		r.Permission, r.Scope, r.Idempotency = access.DeveloperAPIKeyManage, access.ScopeKeysWrite, IdempotencyOptional
+		return r
+	}
+	secret := KeySecret{Key: exampleKey(), Secret: "platform_test_REPLACE_WITH_YOUR_KEY"}
+	limits := apikey.Limits{RequestsPerMinute: 600, MaxConcurrentRequests: 16, MonthlyRequestBudget: 1000000}
+	name := "CI pipeline (renamed)"
+	overlap := int64(3600)
+	return []Route{
+		read(Route{Method: http.MethodGet, Pattern: "/api/v1/api-keys", OperationID: "listApiKeys",
+			Summary: "List API keys", Description: "Keys of the caller's workspace and environment, newest first, with cursor pagination. Plaintext keys are never returned.",
+			Query: []Param{{Name: "limit", Description: "Page size, 1 to 100 (default 20).", Example: "20"},
+				{Name: "cursor", Description: "The nextCursor of the previous page.", Example: "Y3Vyc29yOmtleV8wMWpk"}},
+			Response: KeyPage{Items: []KeyView{exampleKey()}},
+			Handle: func(ctx context.Context, c *Call) (any, error) {
+				limit, err := pageLimit(c)
+				if err != nil {
+					return nil, err
+				}
+				before, err := decodeCursor(c, "key_")
+				if err != nil {
+					return nil, err
+				}
+				ks, more, err := keys.List(ctx, c.Tx, c.Principal, before, limit)
+				if err != nil {
+					return nil, err
+				}
+				page := KeyPage{Items: make([]KeyView, len(ks)), HasMore: more}
+				for i, k := range ks {
+					page.Items[i] = keyView(k)
+				}
+				if more {
+					page.NextCursor = encodeCursor(ks[len(ks)-1].ID)
+				}
+				return page, nil
+			}}),
+		write(Route{Method: http.MethodPost, Pattern: "/api/v1/api-keys", OperationID: "createApiKey", Status: http.StatusCreated,
+			Summary: "Create an API key", SealResponse: true,
+			Description: "Creates a test or live key (a key can only create keys of its own environment) whose scopes are within the caller's authority. The plaintext is in this response only; an idempotent replay returns it again to the same principal, sealed at rest.",
+			Request:     apikey.CreateInput{Name: "CI pipeline", Environment: access.Test, Scopes: []string{access.ScopeKeysRead}, Metadata: map[string]string{"team": "audio"}, Limits: &limits},
+			Response:    secret,
+			Handle: func(ctx context.Context, c *Call) (any, error) {
+				var in apikey.CreateInput
+				if err := c.Decode(&in); err != nil {
+					return nil, err
+				}
+				cr, err := keys.Create(ctx, c.Tx, caller(c), in)
+				if err != nil {
+					return nil, err
+				}
+				return KeySecret{Key: keyView(cr.Key), Secret: cr.Secret}, nil
+			}}),
+		read(Route{Method: http.MethodGet, Pattern: "/api/v1/api-keys/{keyId}", OperationID: "getApiKey",
+			Summary: "Get an API key", Description: "A key of the caller's workspace and environment; any other key is 404.",
+			Response: exampleKey(),
+			Handle: func(ctx context.Context, c *Call) (any, error) {
+				k, err := keys.Get(ctx, c.Tx, c.Principal, c.PathValue("keyId"))
+				if err != nil {
+					return nil, err
+				}
+				return keyView(k), nil
+			}}),
+		write(Route{Method: http.MethodPatch, Pattern: "/api/v1/api-keys/{keyId}", OperationID: "updateApiKey",
+			Summary: "Update an API key", Description: "Changes name, scopes (within the caller's authority) or metadata; absent fields are unchanged.",
+			Request:  apikey.UpdateInput{Name: &name, Scopes: []string{access.ScopeKeysRead}},
+			Response: exampleKey(),
+			Handle: func(ctx context.Context, c *Call) (any, error) {
+				var in apikey.UpdateInput
+				if err := c.Decode(&in); err != nil {
+					return nil, err
+				}
+				k, err := keys.Update(ctx, c.Tx, caller(c), c.PathValue("keyId"), in)
+				if err != nil {
+					return nil, err
+				}
+				return keyView(k), nil
+			}}),
+		write(Route{Method: http.MethodDelete, Pattern: "/api/v1/api-keys/{keyId}", OperationID: "deleteApiKey",
+			Summary: "Delete an API key", Description: "The key stops authenticating on the next request and disappears from reads.",
+			Response: exampleKey(),
+			Handle: func(ctx context.Context, c *Call) (any, error) {
+				k, err := keys.Delete(ctx, c.Tx, c.Principal, c.PathValue("keyId"))
+				if err != nil {
+					return nil, err
+				}
+				return keyView(k), nil
+			}}),
+		write(Route{Method: http.MethodPost, Pattern: "/api/v1/api-keys/{keyId}/rotate", OperationID: "rotateApiKey",
+			Summary: "Rotate an API key", SealResponse: true,
+			Description: "Issues a new plaintext under the same key id and keeps the current one working for expireCurrentAfterSeconds (default 24 hours, at most 7 days), then expires it.",
+			Request:     apikey.RotateInput{ExpireCurrentAfterSeconds: &overlap},
+			Response:    secret,
+			Handle: func(ctx context.Context, c *Call) (any, error) {
+				var in apikey.RotateInput
+				if len(c.body) > 0 {
+					if err := c.Decode(&in); err != nil {
+						return nil, err
+					}
+				}
+				cr, err := keys.Rotate(ctx, c.Tx, c.Principal, c.PathValue("keyId"), in)
+				if err != nil {
+					return nil, err
+				}
+				return KeySecret{Key: keyView(cr.Key), Secret: cr.Secret}, nil
+			}}),
+		write(Route{Method: http.MethodPost, Pattern: "/api/v1/api-keys/{keyId}/revoke", OperationID: "revokeApiKey",
+			Summary: "Revoke an API key", Description: "Every secret of the key stops authenticating on the next request. Revoking a revoked key is a no-op.",
+			Response: exampleKey(),
+			Handle: func(ctx context.Context, c *Call) (any, error) {
+				k, err := keys.Revoke(ctx, c.Tx, c.Principal, c.PathValue("keyId"))
+				if err != nil {
+					return nil, err
+				}
+				return keyView(k), nil
+			}}),
+		read(Route{Method: http.MethodGet, Pattern: "/api/v1/api-keys/{keyId}/limits", OperationID: "getApiKeyLimits",
+			Summary: "Get an API key's limits", Description: "Requests per minute and concurrent requests are enforced per host; the monthly budget is counted in the database across hosts.",
+			Response: limits,
+			Handle: func(ctx context.Context, c *Call) (any, error) {
+				k, err := keys.Get(ctx, c.Tx, c.Principal, c.PathValue("keyId"))
+				if err != nil {
+					return nil, err
+				}
+				return k.Limits, nil
+			}}),
+		write(Route{Method: http.MethodPut, Pattern: "/api/v1/api-keys/{keyId}/limits", OperationID: "setApiKeyLimits",
+			Summary: "Replace an API key's limits", Description: "Every field is required; each is bounded by the platform's maximums.",
+			Request: limits, Response: limits,
+			Handle: func(ctx context.Context, c *Call) (any, error) {
+				var in apikey.Limits
+				if err := c.Decode(&in); err != nil {
+					return nil, err
+				}
+				k, err := keys.SetLimits(ctx, c.Tx, c.Principal, c.PathValue("keyId"), in)
+				if err != nil {
+					return nil, err
+				}
+				return k.Limits, nil
+			}}),
+	}
+}

@@ -1,0 +1,942 @@
+package transport
+
+import (
+	"encoding"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/creatormusic/platform/fault"
+)
+
+// ContractVersion is the overall contract version (spec, Versioning).
+const ContractVersion = "1.0.0"
+
+// DefaultSessionCookie is the session cookie name documented when
+// Info.SessionCookie is empty.
+const DefaultSessionCookie = "platform_session"
+
+// Info describes the document as a whole.
+type Info struct {
+	// Title defaults to "platform API".
+	Title string
+	// Version is info.version; it defaults to ContractVersion.
+	Version string
+	// Description is Markdown shown above the operations.
+	Description string
+	// Servers are base URLs such as "http://127.0.0.1:8080".
+	Servers []string
+	// SessionCookie names the session cookie in the sessionCookie security
+	// scheme; empty means DefaultSessionCookie.
+	SessionCookie string
+}
+
+// OpenAPI returns the OpenAPI 3.1.0 document of the table as indented JSON.
+//
+// Every route that is not Internal is documented. A gateway route (Raw ==
+// nil) gets its path, query and Idempotency-Key parameters, a request body
+// reflected from Route.Request, a success response wrapping Route.Response in
+// the {data, meta} envelope, and one error response per status the gateway
+// and Route.Errors can produce, each listing its codes from the same status
+// table the runtime uses. A Raw route is documented as returning text/html,
+// or, when it sets Response, JSON of Response's type without an envelope.
+//
+// Schemas are reflected from Go types through their json tags: a field
+// without omitempty (or omitzero) is required; pointers, slices and maps that
+// may encode as null are nullable; time.Time is a date-time string and
+// []byte a base64 string. Struct tags doc:"..." and example:"..." set a
+// field's description and example; enum:"a,b" lists allowed strings. A
+// nil pointer as Route.Response documents nullable data. The filled values of
+// Route.Request and Route.Response become the media-type examples. Named
+// struct types become components named after the type, qualified by package
+// when two packages share a name. The output is deterministic.
+func OpenAPI(routes []Route, info Info) ([]byte, error) {
+	docs := documented(routes)
+	g := newSchemaGen(docTypes(docs))
+	paths := map[string]map[string]any{}
+	for _, r := range docs {
+		op, err := operation(g, r)
+		if err != nil {
+			return nil, fmt.Errorf("transport: openapi: route %s: %w", r.OperationID, err)
+		}
+		p := openAPIPath(r.Pattern)
+		if paths[p] == nil {
+			paths[p] = map[string]any{}
+		}
+		m := strings.ToLower(r.Method)
+		if _, dup := paths[p][m]; dup {
+			return nil, fmt.Errorf("transport: openapi: route %s: %s %s documented twice", r.OperationID, r.Method, p)
+		}
+		paths[p][m] = op
+	}
+	doc := map[string]any{
+		"openapi": "3.1.0",
+		"info":    infoObject(info),
+		"tags":    tagObjects(),
+		"paths":   paths,
+		"components": map[string]any{
+			"schemas":         g.components(),
+			"securitySchemes": securitySchemes(info),
+		},
+	}
+	if len(info.Servers) > 0 {
+		var servers []map[string]any
+		for _, s := range info.Servers {
+			servers = append(servers, map[string]any{"url": s})
+		}
+		doc["servers"] = servers
+	}
+	b, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("transport: openapi: encode: %w", err)
+	}
+	return append(b, '\n'), nil
+}
+
+// documented returns the routes the public document and collection show.
+func documented(routes []Route) []Route {
+	var out []Route
+	for _, r := range routes {
+		if !r.Internal {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// docTypes returns the Go types the document reflects.
+func docTypes(routes []Route) []reflect.Type {
+	out := []reflect.Type{reflect.TypeFor[ErrorEnvelope]()}
+	for _, r := range routes {
+		for _, v := range []any{r.Request, r.Response} {
+			if v != nil {
+				out = append(out, reflect.TypeOf(v))
+			}
+		}
+	}
+	return out
+}
+
+// infoObject returns the document's info object with the error-code table
+// appended to the description.
+func infoObject(info Info) map[string]any {
+	title := info.Title
+	if title == "" {
+		title = "platform API"
+	}
+	version := info.Version
+	if version == "" {
+		version = ContractVersion
+	}
+	desc := strings.TrimSpace(info.Description)
+	if desc != "" {
+		desc += "\n\n"
+	}
+	desc += "## Error codes\n\nFailures answer `{\"error\": {\"code\", \"message\", \"details\"}, \"meta\": {\"requestId\"}}`. " +
+		"Clients branch on `error.code`; each code has one HTTP status.\n"
+	byStatus := codeDescriptions()
+	statuses := make([]int, 0, len(byStatus))
+	for s := range byStatus {
+		statuses = append(statuses, s)
+	}
+	slices.Sort(statuses)
+	for _, s := range statuses {
+		desc += "\n### " + strconv.Itoa(s) + " " + http.StatusText(s) + "\n\n" + describeCodes(byStatus[s]) + "\n"
+	}
+	return map[string]any{"title": title, "version": version, "description": desc}
+}
+
+// tagObjects returns the document's tags with their contract versions.
+func tagObjects() []map[string]any {
+	var out []map[string]any
+	for _, t := range Tags() {
+		out = append(out, map[string]any{
+			"name":               t.Name,
+			"description":        t.Description + " Contract version " + t.ContractVersion + ".",
+			"x-contract-version": t.ContractVersion,
+		})
+	}
+	return out
+}
+
+// securitySchemes returns the two credential schemes.
+func securitySchemes(info Info) map[string]any {
+	cookie := info.SessionCookie
+	if cookie == "" {
+		cookie = DefaultSessionCookie
+	}
+	return map[string]any{
+		"bearerAuth": map[string]any{
+			"type":   "http",
+			"scheme": "bearer",
+			"description": "`Authorization: Bearer <credential>`: a developer API key (`platform_test_...` in the test " +
+				"environment, `platform_live_...` in live) or a short-lived session access token.",
+		},
+		"sessionCookie": map[string]any{
+			"type":        "apiKey",
+			"in":          "cookie",
+			"name":        cookie,
+			"description": "The signed, HTTP-only session cookie of the web and studio apps.",
+		},
+	}
+}
+
+// securityOf returns an operation's security requirements.
+func securityOf(a AuthMode) []map[string][]string {
+	bearer := map[string][]string{"bearerAuth": {}}
+	cookie := map[string][]string{"sessionCookie": {}}
+	switch a {
+	case AuthSession, AuthSessionOrKey:
+		return []map[string][]string{cookie, bearer}
+	case AuthKey, AuthInternal:
+		return []map[string][]string{bearer}
+	}
+	return []map[string][]string{}
+}
+
+var wildcard = regexp.MustCompile(`\{([^{}]*)\}`)
+
+// openAPIPath turns a mux pattern into an OpenAPI path: "{rest...}" becomes
+// "{rest}" and "{$}" is dropped.
+func openAPIPath(pattern string) string {
+	return wildcard.ReplaceAllStringFunc(pattern, func(m string) string {
+		name := strings.TrimSuffix(m[1:len(m)-1], "...")
+		if name == "$" {
+			return ""
+		}
+		return "{" + name + "}"
+	})
+}
+
+// patternParams returns the names of a pattern's wildcards, in order.
+func patternParams(pattern string) []string {
+	var out []string
+	for _, m := range wildcard.FindAllStringSubmatch(pattern, -1) {
+		if name := strings.TrimSuffix(m[1], "..."); name != "$" && name != "" {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// operation builds one operation object.
+func operation(g *schemaGen, r Route) (map[string]any, error) {
+	if !slices.ContainsFunc(Tags(), func(t TagInfo) bool { return t.Name == r.Tag }) {
+		return nil, fmt.Errorf("unknown tag %q", r.Tag)
+	}
+	op := map[string]any{
+		"operationId":   r.OperationID,
+		"tags":          []string{r.Tag},
+		"summary":       r.Summary,
+		"description":   operationDescription(r),
+		"security":      securityOf(r.Auth),
+		"x-maturity":    string(maturityOf(r)),
+		"x-auth":        string(r.Auth),
+		"x-idempotency": string(idempotencyOf(r)),
+	}
+	if r.Permission != "" {
+		op["x-permission"] = string(r.Permission)
+	}
+	if r.Scope != "" {
+		op["x-scope"] = r.Scope
+	}
+	if len(r.Roles) > 0 {
+		op["x-roles"] = r.Roles
+	}
+	if params := parameters(r); len(params) > 0 {
+		op["parameters"] = params
+	}
+	if r.Raw != nil {
+		op["responses"] = rawResponses(g, r)
+		return op, nil
+	}
+	if r.Request != nil {
+		body, err := mediaType(g, r.Request, false)
+		if err != nil {
+			return nil, fmt.Errorf("request: %w", err)
+		}
+		op["requestBody"] = map[string]any{"required": true, "content": map[string]any{"application/json": body}}
+	}
+	responses, err := gatewayResponses(g, r)
+	if err != nil {
+		return nil, err
+	}
+	op["responses"] = responses
+	return op, nil
+}
+
+// maturityOf returns the route's maturity, Preview by default.
+func maturityOf(r Route) Maturity {
+	if r.Maturity == "" {
+		return Preview
+	}
+	return r.Maturity
+}
+
+// idempotencyOf returns the route's idempotency, none by default.
+func idempotencyOf(r Route) Idempotency {
+	if r.Idempotency == "" {
+		return IdempotencyNone
+	}
+	return r.Idempotency
+}
+
+// operationDescription appends the route's access rules to its description.
+func operationDescription(r Route) string {
+	var rules []string
+	rules = append(rules, "**Auth:** "+string(r.Auth))
+	if r.Permission != "" {
+		rules = append(rules, "**Permission:** `"+string(r.Permission)+"`")
+	}
+	if r.Scope != "" {
+		rules = append(rules, "**API key scope:** `"+r.Scope+"`")
+	}
+	if len(r.Roles) > 0 {
+		var roles []string
+		for _, role := range r.Roles {
+			roles = append(roles, "`"+string(role)+"`")
+		}
+		rules = append(rules, "**Roles:** one of "+strings.Join(roles, ", "))
+	}
+	if r.Raw == nil {
+		rules = append(rules, "**Idempotency-Key:** "+string(idempotencyOf(r)))
+	}
+	rules = append(rules, "**Maturity:** "+string(maturityOf(r)))
+	desc := strings.TrimSpace(r.Description)
+	if desc != "" {
+		desc += "\n\n"
+	}
+	return desc + strings.Join(rules, " · ")
+}
+
+// parameters returns the path, query and header parameters of a route.
+func parameters(r Route) []map[string]any {
+	var out []map[string]any
+	for _, name := range patternParams(r.Pattern) {
+		out = append(out, map[string]any{
+			"name": name, "in": "path", "required": true,
+			"schema": map[string]any{"type": "string", "minLength": 1},
+		})
+	}
+	for _, q := range r.Query {
+		p := map[string]any{"name": q.Name, "in": "query", "required": q.Required, "schema": map[string]any{"type": "string"}}
+		if q.Description != "" {
+			p["description"] = q.Description
+		}
+		if q.Example != "" {
+			p["example"] = q.Example
+		}
+		out = append(out, p)
+	}
+	if r.Raw != nil {
+		return out
+	}
+	if idem := idempotencyOf(r); idem != IdempotencyNone {
+		out = append(out, map[string]any{
+			"name": "Idempotency-Key", "in": "header", "required": idem == IdempotencyRequired,
+			"description": "A client-chosen unique key; a retry with the same key and request replays the first response " +
+				"(header `Idempotent-Replayed: true`), the same key with another request is 409 IDEMPOTENCY_CONFLICT.",
+			"schema": map[string]any{"type": "string", "minLength": 1, "maxLength": 255},
+		})
+	}
+	out = append(out, map[string]any{
+		"name": "X-Request-Id", "in": "header", "required": false,
+		"description": "Echoed in the X-Request-Id header and meta.requestId when it is 1-128 characters of " +
+			"[A-Za-z0-9._-]; otherwise the platform assigns one.",
+		"schema": map[string]any{"type": "string"},
+	})
+	return out
+}
+
+// requestIDHeader documents the X-Request-Id response header.
+func requestIDHeader() map[string]any {
+	return map[string]any{
+		"description": "The request's id, as in meta.requestId.",
+		"required":    true,
+		"schema":      map[string]any{"type": "string"},
+	}
+}
+
+// rawResponses documents the response of a Raw route.
+func rawResponses(g *schemaGen, r Route) map[string]any {
+	content := map[string]any{"text/html": map[string]any{"schema": map[string]any{"type": "string"}}}
+	if r.Response != nil {
+		content = map[string]any{"application/json": map[string]any{"schema": g.topSchema(r.Response)}}
+	}
+	return map[string]any{strconv.Itoa(successStatus(r)): map[string]any{"description": successText(r), "content": content}}
+}
+
+// successStatus returns the route's success status, 200 by default.
+func successStatus(r Route) int {
+	if r.Status == 0 {
+		return http.StatusOK
+	}
+	return r.Status
+}
+
+// successText describes the success response.
+func successText(r Route) string {
+	return http.StatusText(successStatus(r))
+}
+
+// gatewayResponses documents the success envelope and the error responses.
+func gatewayResponses(g *schemaGen, r Route) (map[string]any, error) {
+	success, err := mediaType(g, r.Response, true)
+	if err != nil {
+		return nil, fmt.Errorf("response: %w", err)
+	}
+	out := map[string]any{
+		strconv.Itoa(successStatus(r)): map[string]any{
+			"description": successText(r),
+			"headers":     map[string]any{"X-Request-Id": requestIDHeader()},
+			"content":     map[string]any{"application/json": success},
+		},
+	}
+	codes, err := routeCodes(r)
+	if err != nil {
+		return nil, err
+	}
+	byStatus := map[int][]fault.Code{}
+	for _, c := range codes {
+		byStatus[StatusOf(c)] = append(byStatus[StatusOf(c)], c)
+	}
+	envelope := g.ref(reflect.TypeFor[ErrorEnvelope]())
+	for status, cs := range byStatus {
+		headers := map[string]any{"X-Request-Id": requestIDHeader()}
+		switch status {
+		case http.StatusTooManyRequests:
+			headers["Retry-After"] = map[string]any{"description": "Seconds to wait before retrying.", "schema": map[string]any{"type": "integer"}}
+		case http.StatusUnauthorized:
+			headers["WWW-Authenticate"] = map[string]any{"description": "The bearer challenge.", "schema": map[string]any{"type": "string"}}
+		}
+		out[strconv.Itoa(status)] = map[string]any{
+			"description":   describeCodes(cs),
+			"headers":       headers,
+			"content":       map[string]any{"application/json": map[string]any{"schema": envelope}},
+			"x-error-codes": cs,
+		}
+	}
+	return out, nil
+}
+
+// routeCodes returns the codes a gateway route can answer: the gateway's own
+// for the route's features, then Route.Errors, sorted and deduplicated.
+func routeCodes(r Route) ([]fault.Code, error) {
+	codes := []fault.Code{fault.Internal}
+	if r.Request != nil {
+		codes = append(codes, fault.InvalidInput, fault.PayloadTooLarge, fault.UnsupportedMediaType)
+	}
+	if len(patternParams(r.Pattern)) > 0 || len(r.Query) > 0 {
+		codes = append(codes, fault.InvalidInput)
+	}
+	if len(patternParams(r.Pattern)) > 0 {
+		codes = append(codes, fault.NotFound)
+	}
+	if r.Auth != AuthPublic {
+		codes = append(codes, fault.Unauthenticated, fault.SessionExpired, fault.AccessDenied, fault.WorkspaceAccessDenied)
+	}
+	switch r.Auth {
+	case AuthKey, AuthSessionOrKey, AuthInternal:
+		codes = append(codes, fault.RateLimited)
+	}
+	switch idempotencyOf(r) {
+	case IdempotencyRequired:
+		codes = append(codes, fault.IdempotencyKeyRequired, fault.IdempotencyConflict, fault.IdempotencyInProgress)
+	case IdempotencyOptional:
+		codes = append(codes, fault.IdempotencyConflict, fault.IdempotencyInProgress)
+	}
+	for _, e := range r.Errors {
+		c := fault.Code(e)
+		if _, ok := statusTable[c]; !ok {
+			return nil, fmt.Errorf("unknown error code %q", e)
+		}
+		codes = append(codes, c)
+	}
+	return sortedCodes(codes), nil
+}
+
+// mediaType returns a JSON media type object for value's type, with the
+// value as its example, wrapped in the success envelope when envelope is set.
+func mediaType(g *schemaGen, value any, envelope bool) (map[string]any, error) {
+	schema := g.topSchema(value)
+	example, err := exampleOf(value)
+	if err != nil {
+		return nil, err
+	}
+	if envelope {
+		schema = map[string]any{
+			"type":                 "object",
+			"required":             []string{"data", "meta"},
+			"additionalProperties": false,
+			"properties":           map[string]any{"data": schema, "meta": g.ref(reflect.TypeFor[Meta]())},
+		}
+		if example != nil {
+			example = map[string]any{"data": example, "meta": map[string]any{"requestId": "req_0123456789abcdef0123456789abcdef"}}
+		}
+	}
+	out := map[string]any{"schema": schema}
+	if example != nil {
+		out["example"] = example
+	}
+	return out, nil
+}
+
+// exampleOf returns value as generic JSON, or nil for a nil pointer.
+func exampleOf(value any) (any, error) {
+	if value == nil {
+		return nil, nil
+	}
+	if rv := reflect.ValueOf(value); rv.Kind() == reflect.Pointer && rv.IsNil() {
+		return nil, nil
+	}
+	b, err := json.Marshal(value)
+	if err != nil {
+		return nil, fmt.Errorf("encode example %T: %w", value, err)
+	}
+	var out any
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, fmt.Errorf("decode example %T: %w", value, err)
+	}
+	return out, nil
+}
+
+// jsonField is one field of a struct as encoding/json sees it.
+type jsonField struct {
+	name      string
+	typ       reflect.Type
+	omitEmpty bool // omitempty or omitzero
+	quoted    bool // the ",string" option
+	tag       reflect.StructTag
+}
+
+// jsonFields returns the fields encoding/json encodes for struct type t,
+// with embedded structs' fields promoted. Among fields of one name the
+// shallowest wins, a tagged one breaking a tie; a remaining tie drops the name.
+func jsonFields(t reflect.Type) []jsonField {
+	type cand struct {
+		jsonField
+		depth  int
+		tagged bool
+	}
+	var all []cand
+	var walk func(t reflect.Type, depth int, seen map[reflect.Type]bool)
+	walk = func(t reflect.Type, depth int, seen map[reflect.Type]bool) {
+		if seen[t] {
+			return
+		}
+		seen[t] = true
+		for i := range t.NumField() {
+			sf := t.Field(i)
+			tag := sf.Tag.Get("json")
+			if tag == "-" {
+				continue
+			}
+			name, opts, _ := strings.Cut(tag, ",")
+			ft := sf.Type
+			if sf.Anonymous {
+				if ft.Kind() == reflect.Pointer {
+					ft = ft.Elem()
+				}
+				if name == "" && ft.Kind() == reflect.Struct {
+					walk(ft, depth+1, seen)
+					continue
+				}
+			}
+			if !sf.IsExported() {
+				continue
+			}
+			f := cand{depth: depth, tagged: name != ""}
+			if name == "" {
+				name = sf.Name
+			}
+			f.jsonField = jsonField{name: name, typ: sf.Type, tag: sf.Tag}
+			for o := range strings.SplitSeq(opts, ",") {
+				switch o {
+				case "omitempty", "omitzero":
+					f.omitEmpty = true
+				case "string":
+					f.quoted = isScalar(sf.Type)
+				}
+			}
+			all = append(all, f)
+		}
+	}
+	walk(t, 0, map[reflect.Type]bool{})
+	var out []jsonField
+	for i, f := range all {
+		if slices.IndexFunc(all, func(c cand) bool { return c.name == f.name }) != i {
+			continue // decided at the name's first occurrence
+		}
+		var best []cand
+		for _, c := range all {
+			if c.name != f.name {
+				continue
+			}
+			switch {
+			case len(best) == 0 || c.depth < best[0].depth:
+				best = []cand{c}
+			case c.depth == best[0].depth:
+				best = append(best, c)
+			}
+		}
+		if tagged := slices.DeleteFunc(slices.Clone(best), func(c cand) bool { return !c.tagged }); len(best) > 1 && len(tagged) == 1 {
+			best = tagged
+		}
+		if len(best) == 1 {
+			out = append(out, best[0].jsonField)
+		}
+	}
+	return out
+}
+
+// fieldByJSONName finds the field a JSON key sets. Keys match exactly (case
+// sensitive), so the strict decoder agrees with the published schema.
+func fieldByJSONName(t reflect.Type, key string) (jsonField, bool) {
+	for _, f := range jsonFields(t) {
+		if f.name == key {
+			return f, true
+		}
+	}
+	return jsonField{}, false
+}
+
+// isScalar reports whether ",string" applies to t (strings, numbers, bools).
+func isScalar(t reflect.Type) bool {
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String, reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64:
+		return true
+	}
+	return false
+}
+
+var (
+	timeType          = reflect.TypeFor[time.Time]()
+	rawMessageType    = reflect.TypeFor[json.RawMessage]()
+	jsonMarshalerType = reflect.TypeFor[json.Marshaler]()
+	textMarshalerType = reflect.TypeFor[encoding.TextMarshaler]()
+)
+
+// schemaGen reflects Go types to JSON Schema (2020-12, as OpenAPI 3.1 uses),
+// collecting named struct types as components.
+type schemaGen struct {
+	names map[reflect.Type]string
+	defs  map[string]map[string]any
+}
+
+// newSchemaGen names the named struct types reachable from roots: a type's
+// own name, qualified by its package when two packages share the name.
+func newSchemaGen(roots []reflect.Type) *schemaGen {
+	g := &schemaGen{names: map[reflect.Type]string{}, defs: map[string]map[string]any{}}
+	seen := map[reflect.Type]bool{}
+	var found []reflect.Type
+	for _, t := range roots {
+		collectTypes(t, seen, &found)
+	}
+	count := map[string]int{}
+	for _, t := range found {
+		count[typeName(t)]++
+	}
+	used := map[string]bool{}
+	for _, t := range found {
+		name := typeName(t)
+		if count[name] > 1 {
+			name = packageName(t) + "." + name
+		}
+		for n := 2; used[name]; n++ {
+			name = fmt.Sprintf("%s.%s%d", packageName(t), typeName(t), n)
+		}
+		used[name] = true
+		g.names[t] = name
+	}
+	return g
+}
+
+// collectTypes appends the named struct types reachable from t to found.
+func collectTypes(t reflect.Type, seen map[reflect.Type]bool, found *[]reflect.Type) {
+	if seen[t] {
+		return
+	}
+	seen[t] = true
+	if special(t) != nil {
+		return
+	}
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map:
+		collectTypes(t.Elem(), seen, found)
+	case reflect.Struct:
+		if t.Name() != "" {
+			*found = append(*found, t)
+		}
+		for _, f := range jsonFields(t) {
+			collectTypes(f.typ, seen, found)
+		}
+	}
+}
+
+// typeName returns a component-safe name for a named type; generic
+// instantiations become "Page_Item".
+func typeName(t reflect.Type) string {
+	name := t.Name()
+	base, args, generic := strings.Cut(name, "[")
+	if generic {
+		var parts []string
+		for a := range strings.SplitSeq(strings.TrimSuffix(args, "]"), ",") {
+			if i := strings.LastIndexAny(a, "./*]"); i >= 0 {
+				a = a[i+1:]
+			}
+			parts = append(parts, a)
+		}
+		name = base + "_" + strings.Join(parts, "_")
+	}
+	return sanitize(name)
+}
+
+// packageName returns the last element of t's package path.
+func packageName(t reflect.Type) string {
+	p := t.PkgPath()
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		p = p[i+1:]
+	}
+	return sanitize(p)
+}
+
+// sanitize keeps the characters OpenAPI allows in component names.
+func sanitize(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.' {
+			return r
+		}
+		return '_'
+	}, s)
+}
+
+// components returns the collected component schemas.
+func (g *schemaGen) components() map[string]any {
+	out := make(map[string]any, len(g.defs))
+	for k, v := range g.defs {
+		out[k] = v
+	}
+	return out
+}
+
+// topSchema returns the schema of a route's Request or Response value: a nil
+// pointer documents nullable data, a non-nil pointer its element.
+func (g *schemaGen) topSchema(value any) map[string]any {
+	t := reflect.TypeOf(value)
+	if t == nil {
+		return map[string]any{}
+	}
+	if rv := reflect.ValueOf(value); t.Kind() == reflect.Pointer {
+		if rv.IsNil() {
+			return nullable(g.schema(t.Elem()))
+		}
+		t = t.Elem()
+	}
+	return g.schema(t)
+}
+
+// ref returns a reference to named struct type t's component, generating it
+// on first use.
+func (g *schemaGen) ref(t reflect.Type) map[string]any {
+	name, ok := g.names[t]
+	if !ok {
+		// A type outside the pre-pass (never expected): name it now.
+		name = typeName(t)
+		g.names[t] = name
+	}
+	if _, done := g.defs[name]; !done {
+		g.defs[name] = map[string]any{} // placeholder for recursive types
+		g.defs[name] = g.structSchema(t)
+		if t == reflect.TypeFor[ErrorBody]() {
+			g.defs[name]["properties"].(map[string]any)["code"] = map[string]any{
+				"type": "string", "enum": fault.Codes(),
+				"description": "The stable machine-readable error code; clients branch on it, never on the message.",
+			}
+		}
+	}
+	return map[string]any{"$ref": "#/components/schemas/" + name}
+}
+
+// special returns the schema of types with a fixed JSON form, or nil.
+func special(t reflect.Type) map[string]any {
+	switch {
+	case t == timeType:
+		return map[string]any{"type": "string", "format": "date-time"}
+	case t == rawMessageType:
+		return map[string]any{}
+	case t == numberType:
+		return map[string]any{"type": "number"}
+	case t.Kind() == reflect.Pointer:
+		return nil
+	case t.Implements(jsonMarshalerType) || reflect.PointerTo(t).Implements(jsonMarshalerType):
+		return map[string]any{} // encodes itself: any JSON
+	case t.Implements(textMarshalerType) || reflect.PointerTo(t).Implements(textMarshalerType):
+		return map[string]any{"type": "string"}
+	}
+	return nil
+}
+
+// schema returns the schema of t.
+func (g *schemaGen) schema(t reflect.Type) map[string]any {
+	if s := special(t); s != nil {
+		return s
+	}
+	switch t.Kind() {
+	case reflect.Pointer:
+		return nullable(g.schema(t.Elem()))
+	case reflect.Bool:
+		return map[string]any{"type": "boolean"}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32:
+		return map[string]any{"type": "integer", "format": "int32"}
+	case reflect.Int64:
+		return map[string]any{"type": "integer", "format": "int64"}
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return map[string]any{"type": "integer", "minimum": 0}
+	case reflect.Float32, reflect.Float64:
+		return map[string]any{"type": "number"}
+	case reflect.String:
+		return map[string]any{"type": "string"}
+	case reflect.Slice:
+		if t.Elem().Kind() == reflect.Uint8 {
+			return map[string]any{"type": "string", "contentEncoding": "base64"}
+		}
+		return map[string]any{"type": "array", "items": g.schema(t.Elem())}
+	case reflect.Array:
+		return map[string]any{"type": "array", "items": g.schema(t.Elem()), "minItems": t.Len(), "maxItems": t.Len()}
+	case reflect.Map:
+		return map[string]any{"type": "object", "additionalProperties": g.schema(t.Elem())}
+	case reflect.Struct:
+		if t.Name() == "" {
+			return g.structSchema(t)
+		}
+		return g.ref(t)
+	}
+	return map[string]any{} // interfaces and anything else: any JSON
+}
+
+// structSchema returns the object schema of struct type t.
+func (g *schemaGen) structSchema(t reflect.Type) map[string]any {
+	props := map[string]any{}
+	required := []string{}
+	for _, f := range jsonFields(t) {
+		props[f.name] = g.fieldSchema(f)
+		if !f.omitEmpty {
+			required = append(required, f.name)
+		}
+	}
+	out := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
+	if len(required) > 0 {
+		out["required"] = required
+	}
+	return out
+}
+
+// fieldSchema returns a field's schema: nullable when its value may encode as
+// null, annotated from its doc, example and enum tags.
+func (g *schemaGen) fieldSchema(f jsonField) map[string]any {
+	var s map[string]any
+	t := f.typ
+	switch {
+	case f.quoted:
+		s = map[string]any{"type": "string"}
+		if t.Kind() == reflect.Pointer && !f.omitEmpty {
+			s = nullable(s)
+		}
+	case t.Kind() == reflect.Pointer && f.omitEmpty && special(t) == nil:
+		s = g.schema(t.Elem()) // nil is omitted, never null
+	case (t.Kind() == reflect.Slice || t.Kind() == reflect.Map) && !f.omitEmpty && special(t) == nil:
+		s = nullable(g.schema(t))
+	default:
+		s = g.schema(t)
+	}
+	return annotate(s, f)
+}
+
+// annotate adds the doc, example and enum tags of f to s.
+func annotate(s map[string]any, f jsonField) map[string]any {
+	doc, example, enum := f.tag.Get("doc"), f.tag.Get("example"), f.tag.Get("enum")
+	if doc == "" && example == "" && enum == "" {
+		return s
+	}
+	if _, isRef := s["$ref"]; isRef {
+		s = map[string]any{"allOf": []any{s}}
+	}
+	if doc != "" {
+		s["description"] = doc
+	}
+	if example != "" {
+		s["examples"] = []any{tagExample(example, f.typ)}
+	}
+	if enum != "" {
+		values := strings.Split(enum, ",")
+		if t, ok := s["type"].([]string); ok && slices.Contains(t, "null") {
+			s["enum"] = append(toAny(values), nil)
+		} else {
+			s["enum"] = values
+		}
+	}
+	return s
+}
+
+// toAny converts strings to a []any.
+func toAny(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}
+
+// tagExample converts an example tag to the field's JSON kind: strings stay
+// strings, other kinds are parsed as JSON when they can be.
+func tagExample(example string, t reflect.Type) any {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() == reflect.String || special(t) != nil {
+		return example
+	}
+	var v any
+	if err := json.Unmarshal([]byte(example), &v); err == nil {
+		return v
+	}
+	return example
+}
+
+// nullable returns s widened to admit null.
+func nullable(s map[string]any) map[string]any {
+	if len(s) == 0 {
+		return s // any JSON already admits null
+	}
+	if typ, ok := s["type"].(string); ok {
+		c := make(map[string]any, len(s))
+		for k, v := range s {
+			c[k] = v
+		}
+		c["type"] = []string{typ, "null"}
+		return c
+	}
+	if typ, ok := s["type"].([]string); ok {
+		if slices.Contains(typ, "null") {
+			return s
+		}
+		c := make(map[string]any, len(s))
+		for k, v := range s {
+			c[k] = v
+		}
+		c["type"] = append(slices.Clone(typ), "null")
+		return c
+	}
+	return map[string]any{"anyOf": []any{s, map[string]any{"type": "null"}}}
+}

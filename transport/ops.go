@@ -1,0 +1,131 @@
+package transport
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/creatormusic/platform/access"
+	"github.com/creatormusic/platform/fault"
+	"github.com/creatormusic/platform/id"
+	"github.com/creatormusic/platform/outbox"
+)
+
+// ServiceHealth is the state of one service the platform depends on.
+type ServiceHealth struct {
+	Name string `json:"name" example:"database"`
+	// Status is up, degraded or down. A service that cannot be checked is
+	// reported down with a reason, never up.
+	Status string `json:"status" example:"up"`
+	// Detail explains a degraded or down state; it never holds a secret.
+	Detail string `json:"detail,omitempty" example:""`
+	// CheckedAt is when the state was observed.
+	CheckedAt time.Time `json:"checkedAt"`
+}
+
+// Health statuses.
+const (
+	StatusUp       = "up"
+	StatusDegraded = "degraded"
+	StatusDown     = "down"
+)
+
+// HealthCheck observes one service.
+type HealthCheck struct {
+	Name  string
+	Check func(ctx context.Context) ServiceHealth
+}
+
+// HealthReport answers GET /api/v1/health/services.
+type HealthReport struct {
+	// Status is down if any service is down, degraded if any is degraded,
+	// else up.
+	Status   string          `json:"status" example:"up"`
+	Services []ServiceHealth `json:"services"`
+}
+
+// OutboxPage is one page of outbox events in occurrence order.
+type OutboxPage struct {
+	Items      []outbox.Event `json:"items"`
+	HasMore    bool           `json:"hasMore" example:"false"`
+	NextCursor *string        `json:"nextCursor" example:"Y3Vyc29yOmV2dF8wMWpk"`
+}
+
+func exampleEvent() outbox.Event {
+	return outbox.Event{ID: "evt_01jd0000000000000000000000", WorkspaceID: "ws_01jd0000000000000000000000", Environment: "test",
+		Type: "api_key.created", SchemaVersion: 1, AggregateID: "key_01jd0000000000000000000000", AggregateVersion: 1,
+		OccurredAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Payload: []byte(`{"keyId":"key_01jd0000000000000000000000"}`)}
+}
+
+func opsRoutes(checks []HealthCheck) []Route {
+	return []Route{
+		{Method: http.MethodGet, Pattern: "/api/v1/health/services", OperationID: "getServiceHealth", Tag: TagArchitecture,
+			Auth: AuthSessionOrKey, AnyMember: true, Private: true, Idempotency: IdempotencyNone,
+			Summary:     "Report the health of the platform's services",
+			Description: "The database, the job worker and each configured adapter, each observed on this request (the worker from its last poll). Nothing is reported up that was not observed up.",
+			Response: HealthReport{Status: StatusUp, Services: []ServiceHealth{{Name: "database", Status: StatusUp, CheckedAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)},
+				{Name: "jobs", Status: StatusUp, CheckedAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}}},
+			Handle: func(ctx context.Context, c *Call) (any, error) {
+				rep := HealthReport{Status: StatusUp, Services: make([]ServiceHealth, 0, len(checks))}
+				for _, hc := range checks {
+					h := hc.Check(ctx)
+					h.Name = hc.Name
+					rep.Services = append(rep.Services, h)
+					switch {
+					case h.Status == StatusDown:
+						rep.Status = StatusDown
+					case h.Status == StatusDegraded && rep.Status == StatusUp:
+						rep.Status = StatusDegraded
+					}
+				}
+				return rep, nil
+			}},
+		{Method: http.MethodGet, Pattern: "/api/v1/internal/events/outbox", OperationID: "listOutboxEvents", Tag: TagArchitecture,
+			Auth: AuthInternal, Permission: access.InternalEvents, Scope: access.ScopeInternal, Private: true, Idempotency: IdempotencyNone,
+			Summary:     "List outbox events",
+			Description: "For publishers holding the internal scope (keys issued by the host's operator only). Events in occurrence order across every workspace; unpublished=true (the default) lists only events not yet marked published.",
+			Query: []Param{{Name: "unpublished", Description: "true (default) or false.", Example: "true"},
+				{Name: "limit", Description: "Page size, 1 to 100 (default 20).", Example: "20"},
+				{Name: "cursor", Description: "The nextCursor of the previous page.", Example: "Y3Vyc29yOmV2dF8wMWpk"}},
+			Response: OutboxPage{Items: []outbox.Event{exampleEvent()}},
+			Handle: func(ctx context.Context, c *Call) (any, error) {
+				limit, err := pageLimit(c)
+				if err != nil {
+					return nil, err
+				}
+				after, err := decodeCursor(c, "evt_")
+				if err != nil {
+					return nil, err
+				}
+				unpublished := true
+				if s := c.Query("unpublished"); s != "" {
+					if unpublished, err = strconv.ParseBool(s); err != nil {
+						return nil, fault.Invalid("transport.listOutbox", "unpublished", "unpublished must be true or false.")
+					}
+				}
+				evs, err := c.Tx.OutboxList(ctx, outbox.ListParams{After: after, Limit: limit + 1, Unpublished: unpublished})
+				if err != nil {
+					return nil, err
+				}
+				page := OutboxPage{Items: evs, HasMore: len(evs) > limit}
+				if page.HasMore {
+					page.Items = evs[:limit]
+					page.NextCursor = encodeCursor(page.Items[limit-1].ID)
+				}
+				return page, nil
+			}},
+		{Method: http.MethodPost, Pattern: "/api/v1/internal/events/outbox/{id}/published", OperationID: "markOutboxEventPublished", Tag: TagArchitecture,
+			Auth: AuthInternal, Permission: access.InternalEvents, Scope: access.ScopeInternal, Private: true, Idempotency: IdempotencyOptional,
+			Summary:     "Mark an outbox event published",
+			Description: "Idempotent: marking a published event again keeps its first publication time.",
+			Response:    exampleEvent(),
+			Handle: func(ctx context.Context, c *Call) (any, error) {
+				eid := c.PathValue("id")
+				if !id.Valid("evt_", eid) {
+					return nil, fault.E("transport.markPublished", fault.NotFound, "")
+				}
+				return c.Tx.OutboxMarkPublished(ctx, eid)
+			}},
+	}
+}
