@@ -57,6 +57,8 @@ type BootstrapInput struct {
 	OwnerName     string
 	// KeyName names the test API key; empty means "Bootstrap test key".
 	KeyName string
+	// LiveKey also creates a live API key with the same scopes.
+	LiveKey bool
 }
 
 // Bootstrap is what Bootstrap created. TestKey is the plaintext of the test
@@ -67,6 +69,9 @@ type Bootstrap struct {
 	OwnerID     string
 	KeyID       string
 	TestKey     string
+	// LiveKeyID and LiveKey are set when BootstrapInput.LiveKey asked for one.
+	LiveKeyID string
+	LiveKey   string
 }
 
 // Bootstrap creates a tenant, a workspace, its owner (roles OWNER and
@@ -107,6 +112,16 @@ func (p *Platform) Bootstrap(ctx context.Context, in BootstrapInput) (Bootstrap,
 			return err
 		}
 		out.KeyID, out.TestKey = cr.Key.ID, cr.Secret
+		if in.LiveKey {
+			live := *owner
+			live.Environment = access.Live
+			cr, err := p.keys.Create(ctx, tx, apikey.Caller{Principal: &live, Grantable: access.ScopesFor(&a)},
+				apikey.CreateInput{Name: in.KeyName + " (live)", Environment: access.Live, Scopes: access.ScopesFor(&a)})
+			if err != nil {
+				return err
+			}
+			out.LiveKeyID, out.LiveKey = cr.Key.ID, cr.Secret
+		}
 		return nil
 	})
 	if err != nil {

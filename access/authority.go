@@ -43,6 +43,24 @@ type Authority struct {
 	WalletCount int
 	// Version is the authority version the snapshot was loaded at.
 	Version int64
+
+	// prepared holds the grants and effective permissions computed once by
+	// prepare, so a cached snapshot answers without rebuilding role tables.
+	prepared *preparedGrants
+}
+
+type preparedGrants struct {
+	grants    []boundGrant
+	effective []Permission
+}
+
+// prepare computes the snapshot's grants and effective permissions once.
+// The cache calls it before sharing a snapshot between requests.
+func (a *Authority) prepare() {
+	a.prepared = nil
+	p := &preparedGrants{grants: a.grants()}
+	a.prepared = p
+	p.effective = a.Effective()
 }
 
 // boundGrant is a grant as the authority holds it: from a role or a
@@ -58,6 +76,9 @@ type boundGrant struct {
 func (a *Authority) grants() []boundGrant {
 	if a == nil || a.MembershipStatus != MembershipActive {
 		return nil
+	}
+	if a.prepared != nil {
+		return a.prepared.grants
 	}
 	var out []boundGrant
 	for _, r := range a.Roles {
@@ -89,6 +110,9 @@ func (a *Authority) Denied(p Permission) bool {
 // templates' grants, minus its denies, sorted. It is empty without an
 // active membership.
 func (a *Authority) Effective() []Permission {
+	if a != nil && a.prepared != nil && a.prepared.effective != nil {
+		return slices.Clone(a.prepared.effective)
+	}
 	var out []Permission
 	for _, gr := range a.grants() {
 		if !a.Denied(gr.Permission) && !slices.Contains(out, gr.Permission) {

@@ -72,15 +72,22 @@ func scopeTable() []ScopeSpec {
 // Scopes returns the scope table, as data.
 func Scopes() []ScopeSpec { return scopeTable() }
 
-// ScopePermissions returns the permissions scope stands for, and whether the
-// scope is known.
-func ScopePermissions(scope string) ([]Permission, bool) {
+// scopeIndex maps each scope to its permissions. It is built once from
+// scopeTable and never modified, so the per-request path does not rebuild
+// the table.
+var scopeIndex = func() map[string][]Permission {
+	m := map[string][]Permission{}
 	for _, s := range scopeTable() {
-		if s.Scope == scope {
-			return s.Permissions, true
-		}
+		m[s.Scope] = s.Permissions
 	}
-	return nil, false
+	return m
+}()
+
+// ScopePermissions returns the permissions scope stands for, and whether the
+// scope is known. Callers must not modify the returned slice.
+func ScopePermissions(scope string) ([]Permission, bool) {
+	ps, ok := scopeIndex[scope]
+	return ps, ok
 }
 
 // ScopesFor returns the scopes a principal with authority a may put on a new

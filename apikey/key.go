@@ -170,11 +170,22 @@ type Store interface {
 	KeySecretsExpire(ctx context.Context, keyID, except string, at time.Time) error
 }
 
+// AuthRecord is what one authentication lookup returns.
+type AuthRecord struct {
+	Key    Key
+	Secret Secret
+	// AuthzVersion is the authority version of the key's workspace, read in
+	// the same round trip so the gateway needs no second query to check its
+	// cached authority snapshot.
+	AuthzVersion int64
+}
+
 // AuthStore is the port authentication reads through.
 type AuthStore interface {
 	// Now is the current time.
 	Now() time.Time
-	// KeyByDigest returns the key owning the secret with digest, and the
-	// secret; NOT_FOUND when no secret has it.
-	KeyByDigest(ctx context.Context, digest string) (Key, Secret, error)
+	// KeyAuth returns the key owning the secret with digest, the secret and
+	// the workspace's authority version; NOT_FOUND when no secret has it.
+	// Only the fields authentication and limits need are filled.
+	KeyAuth(ctx context.Context, digest string) (AuthRecord, error)
 }

@@ -468,7 +468,7 @@ func (s *Service) emit(ctx context.Context, st Store, k Key, typ string) error {
 // Authenticate resolves a presented plaintext key into a principal. A
 // malformed, unknown, revoked or deleted key is UNAUTHENTICATED; a secret
 // that was rotated out and whose overlap ended is SESSION_EXPIRED.
-func (s *Service) Authenticate(ctx context.Context, st AuthStore, plaintext string) (*access.Principal, Key, error) {
+func (s *Service) Authenticate(ctx context.Context, st AuthStore, plaintext string) (*access.Principal, AuthRecord, error) {
 	const op = "apikey.Authenticate"
 	var env access.Environment
 	switch {
@@ -477,26 +477,27 @@ func (s *Service) Authenticate(ctx context.Context, st AuthStore, plaintext stri
 	case strings.HasPrefix(plaintext, LivePrefix):
 		env = access.Live
 	default:
-		return nil, Key{}, fault.E(op, fault.Unauthenticated, "The API key is malformed.")
+		return nil, AuthRecord{}, fault.E(op, fault.Unauthenticated, "The API key is malformed.")
 	}
 	if len(plaintext) > 128 {
-		return nil, Key{}, fault.E(op, fault.Unauthenticated, "The API key is malformed.")
+		return nil, AuthRecord{}, fault.E(op, fault.Unauthenticated, "The API key is malformed.")
 	}
-	k, sec, err := st.KeyByDigest(ctx, s.digest.Digest(plaintext))
+	rec, err := st.KeyAuth(ctx, s.digest.Digest(plaintext))
 	if fault.Is(err, fault.NotFound) {
-		return nil, Key{}, fault.E(op, fault.Unauthenticated, "The API key is not valid.")
+		return nil, AuthRecord{}, fault.E(op, fault.Unauthenticated, "The API key is not valid.")
 	}
 	if err != nil {
-		return nil, Key{}, fault.Wrap(op, err)
+		return nil, AuthRecord{}, fault.Wrap(op, err)
 	}
+	k, sec := rec.Key, rec.Secret
 	if k.Status != Active || k.Environment != env {
-		return nil, Key{}, fault.E(op, fault.Unauthenticated, "The API key is not valid.")
+		return nil, AuthRecord{}, fault.E(op, fault.Unauthenticated, "The API key is not valid.")
 	}
 	if sec.ExpiresAt != nil && !st.Now().Before(*sec.ExpiresAt) {
-		return nil, Key{}, fault.E(op, fault.SessionExpired, "The API key was rotated and has expired.")
+		return nil, AuthRecord{}, fault.E(op, fault.SessionExpired, "The API key was rotated and has expired.")
 	}
 	return &access.Principal{
 		Kind: access.CredentialAPIKey, TenantID: k.TenantID, WorkspaceID: k.WorkspaceID, Environment: k.Environment,
 		UserID: k.CreatedByUserID, KeyID: k.ID, Scopes: k.Scopes,
-	}, k, nil
+	}, rec, nil
 }

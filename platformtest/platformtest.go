@@ -97,13 +97,24 @@ func New(t testing.TB, opts Options) *System {
 	srv := httptest.NewServer(p.Handler())
 	t.Cleanup(srv.Close)
 	boot, err := p.Bootstrap(ctx, platform.BootstrapInput{TenantName: "Test Tenant", WorkspaceName: "Test Studio",
-		OwnerEmail: "owner@example.test", OwnerName: "Test Owner"})
+		OwnerEmail: "owner@example.test", OwnerName: "Test Owner", LiveKey: true})
 	if err != nil {
 		t.Fatalf("bootstrap: %v", err)
 	}
 	s := &System{t: t, P: p, DB: db, Clock: clock, Server: srv, Boot: boot, Log: logs}
 	s.doc = s.loadValidator()
 	return s
+}
+
+// Bootstrap creates another tenant with its own workspace, owner and keys.
+func (s *System) Bootstrap(name string) platform.Bootstrap {
+	s.t.Helper()
+	b, err := s.P.Bootstrap(context.Background(), platform.BootstrapInput{TenantName: name, WorkspaceName: name + " Studio",
+		OwnerEmail: strings.ToLower(name) + "@example.test", OwnerName: name + " Owner", LiveKey: true})
+	if err != nil {
+		s.t.Fatalf("bootstrap %s: %v", name, err)
+	}
+	return b
 }
 
 // Dialects runs fn as a subtest on SQLite and on PostgreSQL (which skips

@@ -185,28 +185,6 @@ func (tx *Tx) KeyUpdate(ctx context.Context, k apikey.Key, from apikey.Status) e
 	return nil
 }
 
-// KeyByDigest implements apikey.AuthStore.
-func (tx *Tx) KeyByDigest(ctx context.Context, digest string) (apikey.Key, apikey.Secret, error) {
-	var r keyRow
-	err := tx.idb.NewRaw(`SELECT k.id, k.tenant_id, k.workspace_id, k.environment, k.name, k.scopes, k.metadata,
-		k.created_by_user_id, k.created_by_key_id, k.internal, k.status, k.rate_per_minute, k.max_concurrent,
-		k.monthly_budget, k.version, k.created_at, k.updated_at, k.last_used_at, k.revoked_at, s.prefix, s.last4,
-		s.created_at AS secret_created_at, s.expires_at AS secret_expires_at
-		FROM api_key_secrets s JOIN api_keys k ON k.id = s.key_id WHERE s.digest = ?`, digest).Scan(ctx, &r)
-	if err != nil {
-		return apikey.Key{}, apikey.Secret{}, notFound("store.KeyByDigest", err)
-	}
-	k, err := r.key()
-	if err != nil {
-		return apikey.Key{}, apikey.Secret{}, errf("store.KeyByDigest", err)
-	}
-	s := apikey.Secret{Digest: digest, KeyID: k.ID, Prefix: r.Prefix, Last4: r.Last4, ExpiresAt: utcPtr(r.SecretExpiresAt)}
-	if r.SecretCreatedAt != nil {
-		s.CreatedAt = r.SecretCreatedAt.UTC()
-	}
-	return k, s, nil
-}
-
 // UsageAdd adds request counts per key to the period's totals and stamps
 // the keys' last use, in one unit of work.
 func (tx *Tx) UsageAdd(ctx context.Context, period string, counts map[string]int64, lastUsed time.Time) error {

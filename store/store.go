@@ -59,6 +59,7 @@ type DB struct {
 	// read serves reads outside transactions.
 	read  *bun.DB
 	clock Clock
+	hot   hotStatements
 }
 
 // Options are the dialect-independent settings of a DB.
@@ -89,7 +90,11 @@ func (db *DB) Now() time.Time { return db.clock.Now().UTC().Truncate(time.Micros
 
 // Close closes the database handles.
 func (db *DB) Close() error {
-	err := db.write.Close()
+	var err error
+	if db.hot.keyAuth != nil {
+		err = db.hot.keyAuth.Close()
+	}
+	err = errors.Join(err, db.write.Close())
 	if db.read != db.write {
 		err = errors.Join(err, db.read.Close())
 	}

@@ -71,21 +71,17 @@ func (g *Gateway) Serve(rt Route) http.Handler {
 			WriteError(w, g.Log, reqID, err)
 			code = StatusOf(fault.CodeOf(err))
 		}
-		attrs := []any{"requestId", reqID, "method", r.Method, "operation", rt.OperationID,
-			"status", code, "durationMs", time.Since(start).Milliseconds()}
-		if p := c.Principal; p != nil {
-			attrs = append(attrs, "principal", p.StableID(), "environment", string(p.Environment))
+		if !g.Log.Enabled(r.Context(), slog.LevelInfo) {
+			return
 		}
-		g.Log.LogAttrs(r.Context(), slog.LevelInfo, "request", argsToAttrs(attrs)...)
+		attrs := []slog.Attr{slog.String("requestId", reqID), slog.String("method", r.Method),
+			slog.String("operation", rt.OperationID), slog.Int("status", code),
+			slog.Int64("durationMs", time.Since(start).Milliseconds())}
+		if p := c.Principal; p != nil {
+			attrs = append(attrs, slog.String("principal", p.StableID()), slog.String("environment", string(p.Environment)))
+		}
+		g.Log.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
 	})
-}
-
-func argsToAttrs(args []any) []slog.Attr {
-	out := make([]slog.Attr, 0, len(args)/2)
-	for i := 0; i+1 < len(args); i += 2 {
-		out = append(out, slog.Any(args[i].(string), args[i+1]))
-	}
-	return out
 }
 
 // serve runs the chain and writes a success response; an error it returns
@@ -135,13 +131,13 @@ func (g *Gateway) authenticate(ctx context.Context, r *http.Request, rt Route, c
 	if rt.Auth == AuthSession {
 		return fault.E(op, fault.AccessDenied, "This route needs a signed-in user; API keys are not accepted.")
 	}
-	p, key, err := g.Keys.Authenticate(ctx, g.DB.Read(), strings.TrimSpace(token))
+	p, rec, err := g.Keys.Authenticate(ctx, g.DB.Read(), strings.TrimSpace(token))
 	if err != nil {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="platform", error="invalid_token"`)
 		return err
 	}
 	c.Principal = p
-	c.key = key
+	c.key = rec.Key
 	in := &access.Input{
 		Principal:            p,
 		RequestedWorkspaceID: r.Header.Get(WorkspaceHeader),
@@ -155,7 +151,7 @@ func (g *Gateway) authenticate(ctx context.Context, r *http.Request, rt Route, c
 		in.Permission, in.Scope = access.InternalEvents, access.ScopeInternal
 	}
 	if !(rt.Auth == AuthInternal && p.HasScope(access.ScopeInternal)) {
-		a, err := g.Authz.Get(ctx, g.DB.Read(), p.TenantID, p.WorkspaceID, p.UserID)
+		a, err := g.Authz.GetAt(ctx, g.DB.Read(), p.TenantID, p.WorkspaceID, p.UserID, rec.AuthzVersion)
 		if err != nil && !fault.Is(err, fault.NotFound) {
 			return fault.Wrap(op, err)
 		}

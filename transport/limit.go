@@ -104,8 +104,10 @@ func (l *Limiter) Acquire(ctx context.Context, st UsageStore, k apikey.Key) (rel
 	rpm := float64(k.Limits.RequestsPerMinute)
 	perSec := rpm / 60
 	if el := now.Sub(s.last).Seconds(); el > 0 {
-		s.tokens = math.Min(rpm, s.tokens+el*perSec)
+		s.tokens += el * perSec
 	}
+	// A lowered limit takes effect at once.
+	s.tokens = math.Min(rpm, s.tokens)
 	s.last = now
 	h.Limit = k.Limits.RequestsPerMinute
 	if used := s.known + l.pending[k.ID]; used >= k.Limits.MonthlyRequestBudget {

@@ -166,8 +166,10 @@ func register(m *http.ServeMux, pattern string, h http.Handler) (err error) {
 	return nil
 }
 
-// allowedMethods are the methods a route may declare.
-var allowedMethods = []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}
+// routeMethods returns the methods a route may declare.
+func routeMethods() []string {
+	return []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}
+}
 
 // validateRoutes checks the table and joins every problem found.
 func validateRoutes(routes []Route) error {
@@ -209,8 +211,8 @@ func validateRoutes(routes []Route) error {
 // validateRoute returns the problems of one route.
 func validateRoute(r Route) []string {
 	var out []string
-	if !slices.Contains(allowedMethods, r.Method) {
-		out = append(out, fmt.Sprintf("method %q is not one of %v", r.Method, allowedMethods))
+	if !slices.Contains(routeMethods(), r.Method) {
+		out = append(out, fmt.Sprintf("method %q is not one of %v", r.Method, routeMethods()))
 	}
 	out = append(out, validatePath("pattern", r.Pattern)...)
 	if r.OperationID == "" {

@@ -1,0 +1,166 @@
+// Command server is the example host: the whole platform on one machine.
+//
+//	go run ./examples/server                 # SQLite under ./data, 127.0.0.1:8080
+//	go run ./examples/server -postgres URL   # PostgreSQL instead of SQLite
+//
+// On first start it creates a demo tenant, workspace and owner (roles OWNER
+// and DEVELOPER) and a test API key, prints the key once and writes it to
+// DATA/demo-credentials.json (mode 0600) so a person can try the API. It
+// keeps its master secret in DATA/secret.key (mode 0600). SIGINT or SIGTERM
+// shuts it down gracefully.
+//
+// -issue-internal-key prints a new key holding the internal scope (outbox
+// publication) for the demo workspace and exits; no route can issue one.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/creatormusic/platform"
+	"github.com/creatormusic/platform/access"
+	"github.com/creatormusic/platform/store"
+	"github.com/creatormusic/platform/store/postgres"
+	"github.com/creatormusic/platform/store/sqlite"
+)
+
+// demo is what the host remembers about the demo workspace.
+type demo struct {
+	APIKey      string `json:"apiKey"`
+	TenantID    string `json:"tenantId"`
+	WorkspaceID string `json:"workspaceId"`
+	OwnerID     string `json:"ownerId"`
+}
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "server:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	addr := flag.String("addr", "127.0.0.1:8080", "listen address")
+	data := flag.String("data", "./data", "data folder (SQLite file, secret key, demo credentials)")
+	pgURL := flag.String("postgres", "", "PostgreSQL URL; empty means SQLite under -data")
+	internalKey := flag.Bool("issue-internal-key", false, "print a new internal-scope key for the demo workspace and exit")
+	flag.Parse()
+
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	if err := os.MkdirAll(*data, 0o700); err != nil {
+		return fmt.Errorf("data folder: %w", err)
+	}
+	key, err := masterKey(filepath.Join(*data, "secret.key"))
+	if err != nil {
+		return err
+	}
+	var db *store.DB
+	if *pgURL != "" {
+		db, err = postgres.Open(ctx, postgres.Config{URL: *pgURL})
+	} else {
+		db, err = sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(*data, "platform.db")})
+	}
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+
+	p, err := platform.New(ctx, platform.Config{Store: db, SecretKey: key, Logger: log})
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+
+	credPath := filepath.Join(*data, "demo-credentials.json")
+	d, err := ensureDemo(ctx, p, credPath)
+	if err != nil {
+		return err
+	}
+	if *internalKey {
+		_, pt, err := p.IssueInternalKey(ctx, d.TenantID, d.WorkspaceID, d.OwnerID, access.Test, "Operator internal key")
+		if err != nil {
+			return err
+		}
+		fmt.Println(pt)
+		return nil
+	}
+
+	srv := &http.Server{Addr: *addr, Handler: p.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.ListenAndServe() }()
+	log.Info("listening", "addr", "http://"+*addr, "docs", "http://"+*addr+"/api/docs/")
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// masterKey reads the master secret, creating 32 random bytes on first start.
+func masterKey(path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if err == nil {
+		return b, nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	b = make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		return nil, fmt.Errorf("write %s: %w", path, err)
+	}
+	return b, nil
+}
+
+// ensureDemo bootstraps the demo workspace on first start and prints its
+// test key once; later starts read the credentials file.
+func ensureDemo(ctx context.Context, p *platform.Platform, path string) (demo, error) {
+	var d demo
+	if b, err := os.ReadFile(path); err == nil {
+		if err := json.Unmarshal(b, &d); err != nil {
+			return d, fmt.Errorf("read %s: %w", path, err)
+		}
+		return d, nil
+	}
+	boot, err := p.Bootstrap(ctx, platform.BootstrapInput{
+		TenantName: "Demo Tenant", WorkspaceName: "Demo Studio",
+		OwnerEmail: "owner@demo.localhost", OwnerName: "Demo Owner", KeyName: "Demo test key",
+	})
+	if err != nil {
+		return d, err
+	}
+	d = demo{APIKey: boot.TestKey, TenantID: boot.TenantID, WorkspaceID: boot.WorkspaceID, OwnerID: boot.OwnerID}
+	b, err := json.MarshalIndent(d, "", "  ")
+	if err != nil {
+		return d, err
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		return d, fmt.Errorf("write %s: %w", path, err)
+	}
+	fmt.Printf("Demo workspace created. Test API key (shown once; also in %s):\n\n  %s\n\n", path, boot.TestKey)
+	return d, nil
+}

@@ -1,0 +1,86 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+
+	"github.com/uptrace/bun"
+
+	"github.com/creatormusic/platform/access"
+	"github.com/creatormusic/platform/apikey"
+	"github.com/creatormusic/platform/fault"
+)
+
+// keyAuthSQL reads, in one round trip, what authenticating a key needs:
+// the key, the presented secret's expiry and the workspace's authority
+// version (its own stamp plus the global one).
+const keyAuthSQL = `SELECT k.id, k.tenant_id, k.workspace_id, k.environment, k.scopes, k.created_by_user_id,
+	k.internal, k.status, k.rate_per_minute, k.max_concurrent, k.monthly_budget, s.expires_at,
+	CAST(COALESCE((SELECT SUM(v.version) FROM authz_versions v WHERE v.scope IN (k.workspace_id, 'global')), 0) AS BIGINT)
+	FROM api_key_secrets s JOIN api_keys k ON k.id = s.key_id WHERE s.digest = ?`
+
+// hotStatements are statements prepared once on the read pool for the
+// per-request path, so SQLite does not parse them on every request.
+type hotStatements struct {
+	once    sync.Once
+	keyAuth *sql.Stmt
+	err     error
+}
+
+func (db *DB) prepared(ctx context.Context) (*hotStatements, error) {
+	h := &db.hot
+	h.once.Do(func() {
+		q := keyAuthSQL
+		if db.dialect == Postgres {
+			q = strings.Replace(q, "?", "$1", 1)
+		}
+		h.keyAuth, h.err = db.read.DB.PrepareContext(ctx, q)
+	})
+	return h, h.err
+}
+
+// KeyAuth implements apikey.AuthStore. Outside a transaction it runs a
+// statement prepared once on the read pool.
+func (tx *Tx) KeyAuth(ctx context.Context, digest string) (apikey.AuthRecord, error) {
+	const op = "store.KeyAuth"
+	var row *sql.Row
+	if tx.idb == bun.IDB(tx.db.read) {
+		h, err := tx.db.prepared(context.WithoutCancel(ctx))
+		if err != nil {
+			return apikey.AuthRecord{}, errf(op, err)
+		}
+		row = h.keyAuth.QueryRowContext(ctx, digest)
+	} else {
+		row = tx.idb.QueryRowContext(ctx, keyAuthSQL, digest)
+	}
+	var (
+		r       apikey.AuthRecord
+		env     string
+		scopes  string
+		status  string
+		expires sql.NullTime
+	)
+	k := &r.Key
+	err := row.Scan(&k.ID, &k.TenantID, &k.WorkspaceID, &env, &scopes, &k.CreatedByUserID, &k.Internal, &status,
+		&k.Limits.RequestsPerMinute, &k.Limits.MaxConcurrentRequests, &k.Limits.MonthlyRequestBudget, &expires, &r.AuthzVersion)
+	if errors.Is(err, sql.ErrNoRows) {
+		return apikey.AuthRecord{}, fault.E(op, fault.NotFound, "")
+	}
+	if err != nil {
+		return apikey.AuthRecord{}, errf(op, err)
+	}
+	k.Environment, k.Status = access.Environment(env), apikey.Status(status)
+	if err := json.Unmarshal([]byte(scopes), &k.Scopes); err != nil {
+		return apikey.AuthRecord{}, errf(op, err)
+	}
+	r.Secret = apikey.Secret{Digest: digest, KeyID: k.ID}
+	if expires.Valid {
+		t := expires.Time.UTC()
+		r.Secret.ExpiresAt = &t
+	}
+	return r, nil
+}
