@@ -71,6 +71,7 @@ type Platform struct {
 	pool    *jobs.Pool
 	limiter *transport.Limiter
 	handler http.Handler
+	routes  []transport.Route
 	log     *slog.Logger
 
 	stop      context.CancelFunc
@@ -135,7 +136,8 @@ func New(ctx context.Context, cfg Config) (*Platform, error) {
 	if err != nil {
 		return nil, fmt.Errorf("platform: tooling: %w", err)
 	}
-	h, err := transport.NewMux(append(api, tooling...), gw.Serve, log)
+	p.routes = append(api, tooling...)
+	h, err := transport.NewMux(p.routes, gw.Serve, log)
 	if err != nil {
 		return nil, fmt.Errorf("platform: routes: %w", err)
 	}
@@ -178,6 +180,10 @@ func (p *Platform) usageTx(ctx context.Context, fn func(transport.UsageStore) er
 // Handler returns the platform's HTTP handler: the API under /api/v1 and
 // the tooling routes under /api/docs/ and /api/client-collection/.
 func (p *Platform) Handler() http.Handler { return p.handler }
+
+// Routes returns the route table the handler serves, internal receivers
+// included. The OpenAPI document lists exactly its public entries.
+func (p *Platform) Routes() []transport.Route { return append([]transport.Route(nil), p.routes...) }
 
 // Close stops the job pool (waiting up to 10 seconds for running jobs) and
 // flushes usage counts. It does not close the store.
