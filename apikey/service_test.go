@@ -55,8 +55,8 @@ func TestAuthenticate(t *testing.T) {
 	live := LivePrefix + strings.Repeat("a", 40)
 	test := TestPrefix + strings.Repeat("b", 40)
 	store := fakeAuth{now: now, recs: map[string]AuthRecord{
-		"d:" + test:                  {Key: key(Active, access.Test), Secret: Secret{ExpiresAt: &future}},
-		"d:" + live:                  {Key: key(Active, access.Test)}, // a live prefix on a test key
+		"d:" + test:                   {Key: key(Active, access.Test), Secret: Secret{ExpiresAt: &future}},
+		"d:" + live:                   {Key: key(Active, access.Test)}, // a live prefix on a test key
 		"d:" + TestPrefix + "revoked": {Key: key(Revoked, access.Test)},
 		"d:" + TestPrefix + "rotated": {Key: key(Active, access.Test), Secret: Secret{ExpiresAt: &past}},
 	}}
