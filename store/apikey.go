@@ -79,19 +79,20 @@ const keySelect = `SELECT k.id, k.tenant_id, k.workspace_id, k.environment, k.na
 	FROM api_keys k JOIN api_key_secrets s ON s.key_id = k.id
 	AND s.created_at = (SELECT MAX(s2.created_at) FROM api_key_secrets s2 WHERE s2.key_id = k.id)`
 
-func jsonText(v any) (string, error) {
-	b, err := json.Marshal(v)
-	return string(b), err
+// keyJSON encodes a key's scopes and metadata for their TEXT columns.
+func keyJSON(k apikey.Key) (scopes, metadata string, err error) {
+	s, err := json.Marshal(k.Scopes)
+	if err != nil {
+		return "", "", err
+	}
+	m, err := json.Marshal(k.Metadata)
+	return string(s), string(m), err
 }
 
 // KeyInsert implements apikey.Store.
 func (tx *Tx) KeyInsert(ctx context.Context, k apikey.Key, s apikey.Secret) error {
 	const op = "store.KeyInsert"
-	scopes, err := jsonText(k.Scopes)
-	if err != nil {
-		return fault.Wrap(op, err)
-	}
-	md, err := jsonText(k.Metadata)
+	scopes, md, err := keyJSON(k)
 	if err != nil {
 		return fault.Wrap(op, err)
 	}
@@ -161,11 +162,7 @@ func (tx *Tx) KeyList(ctx context.Context, sc apikey.Scope, before string, limit
 // KeyUpdate implements apikey.Store.
 func (tx *Tx) KeyUpdate(ctx context.Context, k apikey.Key, from apikey.Status) error {
 	const op = "store.KeyUpdate"
-	scopes, err := jsonText(k.Scopes)
-	if err != nil {
-		return fault.Wrap(op, err)
-	}
-	md, err := jsonText(k.Metadata)
+	scopes, md, err := keyJSON(k)
 	if err != nil {
 		return fault.Wrap(op, err)
 	}
