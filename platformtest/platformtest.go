@@ -211,11 +211,14 @@ type Request struct {
 // document; a response the document does not describe fails the test.
 func (s *System) Do(req Request) *Response {
 	s.t.Helper()
-	resp := s.do(req)
-	return resp
+	return s.DoAt(s.Server.URL, req)
 }
 
-func (s *System) do(req Request) *Response {
+// DoAt is Do against another host serving the same platform (a second
+// platform.New on the same database), validated against this System's
+// document.
+func (s *System) DoAt(baseURL string, req Request) *Response {
+	s.t.Helper()
 	var body io.Reader
 	var raw []byte
 	switch b := req.Body.(type) {
@@ -233,7 +236,7 @@ func (s *System) do(req Request) *Response {
 	if raw != nil {
 		body = bytes.NewReader(raw)
 	}
-	hr, err := http.NewRequest(req.Method, s.Server.URL+req.Path, body)
+	hr, err := http.NewRequest(req.Method, baseURL+req.Path, body)
 	if err != nil {
 		s.t.Fatalf("request: %v", err)
 	}
