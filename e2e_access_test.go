@@ -101,11 +101,11 @@ func TestAccessContextAndSaasMe(t *testing.T) {
 		if d := ask(s.Boot.TestKey, "/developer/keys"); !d.Allowed || d.Step != "allow" {
 			t.Fatalf("/developer/keys = %+v", d)
 		}
-		// The owner's key holds no treasury scope: a permission failure, not an upgrade prompt.
-		if d := ask(s.Boot.TestKey, "/treasury"); d.Allowed || d.Code == nil || *d.Code != "ACCESS_DENIED" || d.Step != "permission" {
+		_, ro := createKey(t, s, s.Boot.TestKey, map[string]any{"name": "ro", "scopes": []string{"read"}}, "")
+		// A key without the treasury scope (ledger:read): a permission failure, not an upgrade prompt.
+		if d := ask(ro.Secret, "/treasury"); d.Allowed || d.Code == nil || *d.Code != "ACCESS_DENIED" || d.Step != "permission" {
 			t.Fatalf("/treasury = %+v", d)
 		}
-		_, ro := createKey(t, s, s.Boot.TestKey, map[string]any{"name": "ro", "scopes": []string{"read"}}, "")
 		if d := ask(ro.Secret, "/developer/keys"); d.Allowed {
 			t.Fatalf("read-only key allowed into /developer/keys: %+v", d)
 		}

@@ -140,7 +140,7 @@ func TestMonthlyBudgetSurvivesRestart(t *testing.T) {
 		t.Fatalf("over budget: %d", st)
 	}
 	s.P.Close() // flushes the counts
-	p2, err := platform.New(context.Background(), platform.Config{Store: s.DB, SecretKey: platformtest.SecretKey})
+	p2, err := platform.New(context.Background(), platform.Config{Store: s.DB, SecretKey: platformtest.SecretKey, BlobDir: s.BlobDir})
 	if err != nil {
 		t.Fatal(err)
 	}

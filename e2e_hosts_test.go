@@ -20,7 +20,7 @@ import (
 func TestSecondHostSeesChangesOnNextRequest(t *testing.T) {
 	platformtest.Dialects(t, platformtest.Options{}, func(t *testing.T, s *platformtest.System) {
 		ctx := context.Background()
-		p2, err := platform.New(ctx, platform.Config{Store: s.DB, SecretKey: platformtest.SecretKey})
+		p2, err := platform.New(ctx, platform.Config{Store: s.DB, SecretKey: platformtest.SecretKey, BlobDir: s.BlobDir})
 		if err != nil {
 			t.Fatal(err)
 		}

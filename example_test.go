@@ -26,7 +26,8 @@ func Example() {
 		return
 	}
 	defer db.Close()
-	p, err := platform.New(ctx, platform.Config{Store: db, SecretKey: []byte("example-master-secret-of-32-bytes!!")})
+	p, err := platform.New(ctx, platform.Config{Store: db, SecretKey: []byte("example-master-secret-of-32-bytes!!"),
+		BlobDir: filepath.Join(dir, "blobs")})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -74,7 +74,8 @@ type Bootstrap struct {
 	LiveKey   string
 }
 
-// Bootstrap creates a tenant, a workspace, its owner (roles OWNER and
+// Bootstrap creates a tenant, a workspace on the free plan (its entitlements
+// and this period's credit grants enqueued), its owner (roles OWNER and
 // DEVELOPER) and a test API key holding every scope the owner may grant, in
 // one unit of work. It is for the host's operator (the example host's first
 // start, tests); no route calls it.
@@ -92,6 +93,9 @@ func (p *Platform) Bootstrap(ctx context.Context, in BootstrapInput) (Bootstrap,
 			return err
 		}
 		if err := tx.WorkspaceInsert(ctx, out.WorkspaceID, out.TenantID, in.WorkspaceName); err != nil {
+			return err
+		}
+		if err := p.plans.Start(ctx, tx, out.TenantID, out.WorkspaceID); err != nil {
 			return err
 		}
 		if err := tx.UserInsert(ctx, out.OwnerID, out.TenantID, strings.ToLower(in.OwnerEmail), in.OwnerName); err != nil {

@@ -6,14 +6,18 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"sync"
 	"time"
 
 	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/apikey"
+	"github.com/creatormusic/platform/asset"
 	"github.com/creatormusic/platform/idempotency"
 	"github.com/creatormusic/platform/jobs"
+	"github.com/creatormusic/platform/ledger"
+	"github.com/creatormusic/platform/plan"
 	"github.com/creatormusic/platform/secret"
 	"github.com/creatormusic/platform/store"
 	"github.com/creatormusic/platform/transport"
@@ -46,6 +50,17 @@ type Config struct {
 	UsageFlushInterval time.Duration
 	// AuthzCacheSize bounds the authority cache. Zero means 10,000 entries.
 	AuthzCacheSize int
+	// BlobDir is the directory where uploaded and generated media is stored,
+	// content-addressed (asset/fsblob). Required unless Blobs is set.
+	BlobDir string
+	// Blobs, when set, stores media instead of a directory at BlobDir.
+	Blobs asset.BlobStore
+	// MaxUploadBytes bounds one asset upload. Zero means
+	// asset.DefaultMaxUploadBytes (200 MiB).
+	MaxUploadBytes int64
+	// Plans is the plan catalog, seeded on every start; the zero value is
+	// plan.DefaultCatalog (free, pro, studio; 10,000 test credits a month).
+	Plans plan.Catalog
 }
 
 // JobsConfig configures the job worker pool that New starts.
@@ -68,6 +83,7 @@ type Platform struct {
 	db      *store.DB
 	keyring *secret.Keyring
 	keys    *apikey.Service
+	plans   *plan.Service
 	pool    *jobs.Pool
 	limiter *transport.Limiter
 	handler http.Handler
@@ -111,14 +127,22 @@ func New(ctx context.Context, cfg Config) (*Platform, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	assets, err := assetService(cfg)
+	if err != nil {
+		return nil, err
+	}
 	p := &Platform{cfg: cfg, db: cfg.Store, keyring: kr, keys: apikey.New(cfg.Keys, kr), log: log}
 	p.limiter = transport.NewLimiter(p.db.Now)
+	if err := p.startPlans(ctx, cfg.Plans); err != nil {
+		return nil, err
+	}
 
+	handlers := map[string]jobs.Handler{
+		jobIdempotencyPrune: p.pruneIdempotency,
+	}
+	maps.Copy(handlers, p.planHandlers())
 	pool, err := jobs.New(jobs.Config{
-		Store: p.db.Jobs(),
-		Handlers: map[string]jobs.Handler{
-			jobIdempotencyPrune: p.pruneIdempotency,
-		},
+		Store: p.db.Jobs(), Handlers: handlers,
 		Workers: cfg.Jobs.Workers, Lease: cfg.Jobs.Lease, PollInterval: cfg.Jobs.PollInterval,
 		Logger: log, FaultHook: cfg.Jobs.FaultHook,
 	})
@@ -131,7 +155,8 @@ func New(ctx context.Context, cfg Config) (*Platform, error) {
 		DB: p.db, Keys: p.keys, Keyring: kr, Authz: access.NewCache(cfg.AuthzCacheSize),
 		Limiter: p.limiter, Log: log, IdempotencyTTL: cfg.IdempotencyRetention,
 	}
-	api := transport.APIRoutes(transport.Services{Keys: p.keys, Health: p.healthChecks()})
+	api := transport.APIRoutes(transport.Services{Keys: p.keys, Assets: assets, Health: p.healthChecks(), Plans: p.plans,
+		Ledger: ledger.New()})
 	tooling, err := transport.ToolingRoutes(api, Info())
 	if err != nil {
 		return nil, fmt.Errorf("platform: tooling: %w", err)
@@ -147,6 +172,10 @@ func New(ctx context.Context, cfg Config) (*Platform, error) {
 	p.stop = cancel
 	if !cfg.Jobs.Disabled {
 		if err := p.schedulePrune(ctx); err != nil {
+			cancel()
+			return nil, err
+		}
+		if err := p.schedulePlanGrants(ctx); err != nil {
 			cancel()
 			return nil, err
 		}

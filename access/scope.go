@@ -37,6 +37,10 @@ const (
 	ScopeSoundWrite = "sound:write"
 	// ScopeProjectsWrite edits projects, tracks and submissions.
 	ScopeProjectsWrite = "projects:write"
+	// ScopeLedgerRead reads the financial and provider-cost ledgers.
+	ScopeLedgerRead = "ledger:read"
+	// ScopeRewardsRead reads the rewards ledger for reconciliation.
+	ScopeRewardsRead = "rewards:read"
 	// ScopeInternal calls the internal routes (outbox publication). It is
 	// issued only by the host's operator and is never grantable through the
 	// API: ScopesFor never returns it.
@@ -65,6 +69,8 @@ func scopeTable() []ScopeSpec {
 		{ScopeSoundRead, []Permission{ProjectRead}},
 		{ScopeSoundWrite, []Permission{TrackGenerate}},
 		{ScopeProjectsWrite, []Permission{ProjectUpdate}},
+		{ScopeLedgerRead, []Permission{TreasuryRead}},
+		{ScopeRewardsRead, []Permission{RewardReconcile}},
 		{ScopeInternal, []Permission{InternalEvents}},
 	}
 }

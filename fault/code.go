@@ -26,6 +26,8 @@ const (
 	InvalidState Code = "INVALID_STATE_TRANSITION"
 	// ServiceUnavailable is a dependency of the platform itself (database, worker) that is down.
 	ServiceUnavailable Code = "SERVICE_UNAVAILABLE"
+	// RangeNotSatisfiable is a Range header no byte of the content satisfies.
+	RangeNotSatisfiable Code = "RANGE_NOT_SATISFIABLE"
 )
 
 // Access codes (spec, Errors: Access).
@@ -118,7 +120,7 @@ const (
 // codes lists every code, in declaration order, for Codes.
 var codes = []Code{
 	Internal, InvalidInput, NotFound, RouteNotFound, MethodNotAllowed, PayloadTooLarge,
-	UnsupportedMediaType, Conflict, InvalidState, ServiceUnavailable,
+	UnsupportedMediaType, Conflict, InvalidState, ServiceUnavailable, RangeNotSatisfiable,
 	Unauthenticated, SessionExpired, AccessDenied, WorkspaceAccessDenied, SubscriptionRequired,
 	EntitlementRequired, FeatureDisabled, ReauthenticationRequired, RateLimited,
 	IdempotencyKeyRequired, IdempotencyConflict, IdempotencyInProgress,
@@ -171,6 +173,8 @@ func (c Code) DefaultMessage() string {
 		return "A request with this Idempotency-Key is still being processed."
 	case ServiceUnavailable:
 		return "A platform service is unavailable."
+	case RangeNotSatisfiable:
+		return "The requested range is not satisfiable."
 	}
 	return "The request failed."
 }

@@ -35,6 +35,8 @@ type Options struct {
 	Jobs platform.JobsConfig
 	// Keys configures API keys.
 	Keys apikey.Config
+	// MaxUploadBytes bounds asset uploads; zero means the platform default.
+	MaxUploadBytes int64
 }
 
 // System is a running platform under test.
@@ -48,7 +50,9 @@ type System struct {
 	Boot platform.Bootstrap
 	// Log captures every log line the platform wrote.
 	Log *SyncBuffer
-	doc validator.Validator
+	// BlobDir is the platform's blob directory (a temp dir of the test).
+	BlobDir string
+	doc     validator.Validator
 }
 
 // SyncBuffer is a bytes.Buffer safe for concurrent writers.
@@ -86,9 +90,10 @@ func New(t testing.TB, opts Options) *System {
 	}
 	logs := &SyncBuffer{}
 	ctx := context.Background()
+	blobDir := t.TempDir()
 	p, err := platform.New(ctx, platform.Config{
 		Store: db, SecretKey: SecretKey, Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		Jobs: opts.Jobs, Keys: opts.Keys,
+		Jobs: opts.Jobs, Keys: opts.Keys, BlobDir: blobDir, MaxUploadBytes: opts.MaxUploadBytes,
 	})
 	if err != nil {
 		t.Fatalf("platform.New: %v", err)
@@ -101,7 +106,7 @@ func New(t testing.TB, opts Options) *System {
 	if err != nil {
 		t.Fatalf("bootstrap: %v", err)
 	}
-	s := &System{t: t, P: p, DB: db, Clock: clock, Server: srv, Boot: boot, Log: logs}
+	s := &System{t: t, P: p, DB: db, Clock: clock, Server: srv, Boot: boot, Log: logs, BlobDir: blobDir}
 	s.doc = s.loadValidator()
 	return s
 }

@@ -77,9 +77,17 @@ type postmanURL struct {
 }
 
 type postmanBody struct {
-	Mode    string          `json:"mode"`
-	Raw     string          `json:"raw"`
-	Options json.RawMessage `json:"options,omitempty"`
+	Mode     string             `json:"mode"`
+	Raw      string             `json:"raw,omitempty"`
+	Formdata []postmanFormParam `json:"formdata,omitempty"`
+	Options  json.RawMessage    `json:"options,omitempty"`
+}
+
+// postmanFormParam is one multipart field; Type "file" picks a file to send.
+type postmanFormParam struct {
+	Key  string `json:"key"`
+	Type string `json:"type"`
+	Src  string `json:"src"`
 }
 
 // Collection returns a Postman collection v2.1.0 of the documented (not
@@ -165,6 +173,9 @@ func collectionItem(r Route) (postmanItem, error) {
 		}
 		req.Header = append(req.Header, postmanVariable{Key: "Content-Type", Value: "application/json"})
 		req.Body = &postmanBody{Mode: "raw", Raw: string(raw), Options: json.RawMessage(`{"raw":{"language":"json"}}`)}
+	}
+	if r.Raw == nil && len(r.RequestContentTypes) > 0 {
+		req.Body = streamBodyItem(r)
 	}
 	name := r.Summary
 	if name == "" {
@@ -254,4 +265,18 @@ func CollectionLanding() http.Handler {
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		_, _ = w.Write(page)
 	})
+}
+
+// streamBodyItem is the body of a streamed upload: a multipart form with the
+// file field when the route takes multipart/form-data, else a file sent raw
+// with the first media type.
+func streamBodyItem(r Route) *postmanBody {
+	if slices.Contains(r.RequestContentTypes, "multipart/form-data") {
+		field := r.FormFileField
+		if field == "" {
+			field = "file"
+		}
+		return &postmanBody{Mode: "formdata", Formdata: []postmanFormParam{{Key: field, Type: "file", Src: ""}}}
+	}
+	return &postmanBody{Mode: "file"}
 }

@@ -100,7 +100,8 @@ func logFailure(log *slog.Logger, requestID string, code fault.Code, err error) 
 }
 
 // setFailureHeaders adds the headers a failure status calls for: a bearer
-// challenge on 401 and Retry-After on 429 when details.retryAfter is set.
+// challenge on 401, Retry-After on 429 when details.retryAfter is set, and
+// Content-Range: bytes */size on 416 when details.size is set.
 func setFailureHeaders(h http.Header, status int, details map[string]any) {
 	switch status {
 	case http.StatusUnauthorized:
@@ -108,6 +109,10 @@ func setFailureHeaders(h http.Header, status int, details map[string]any) {
 	case http.StatusTooManyRequests:
 		if s, ok := retryAfterSeconds(details["retryAfter"]); ok {
 			h.Set("Retry-After", strconv.FormatInt(s, 10))
+		}
+	case http.StatusRequestedRangeNotSatisfiable:
+		if n, ok := retryAfterSeconds(details["size"]); ok { // a non-negative integer, as Retry-After's
+			h.Set("Content-Range", "bytes */"+strconv.FormatInt(n, 10))
 		}
 	}
 }

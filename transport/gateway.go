@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
+	"mime"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -88,7 +91,11 @@ func (g *Gateway) Serve(rt Route) http.Handler {
 // is written by the caller.
 func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, rt Route, c *Call, status int, limit int64) (int, error) {
 	ctx := r.Context()
-	if r.Method != http.MethodGet && r.Method != http.MethodDelete || r.ContentLength > 0 {
+	if rt.Stream {
+		if err := streamBody(w, r, limit); err != nil {
+			return 0, err
+		}
+	} else if r.Method != http.MethodGet && r.Method != http.MethodDelete || r.ContentLength > 0 {
 		body, err := readBody(r, limit)
 		if err != nil {
 			return 0, err
@@ -107,6 +114,14 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, rt Route, c *Cal
 		defer release()
 	}
 
+	if rt.Stream {
+		if err := checkStreamType(r, rt.RequestContentTypes); err != nil {
+			return 0, err
+		}
+		if isMutation(r.Method) {
+			return g.stream(ctx, w, rt, c, status)
+		}
+	}
 	if !isMutation(r.Method) {
 		c.Tx = g.DB.Read()
 		data, err := rt.Handle(ctx, c)
@@ -332,7 +347,8 @@ func (g *Gateway) failedReceipt(ctx context.Context, rt Route, c *Call, cause er
 	}
 }
 
-// write answers a read.
+// write answers a read (or a streamed mutation): the envelope around data,
+// or what data writes when it is a Writer.
 func (g *Gateway) write(w http.ResponseWriter, c *Call, status int, data any) (int, error) {
 	if c.status != 0 {
 		status = c.status
@@ -340,6 +356,90 @@ func (g *Gateway) write(w http.ResponseWriter, c *Call, status int, data any) (i
 	for k, vs := range c.header {
 		w.Header()[k] = vs
 	}
+	if wr, ok := data.(Writer); ok {
+		return wr.WriteResponse(w, c.Request), nil
+	}
 	WriteData(w, status, c.RequestID, data)
 	return status, nil
+}
+
+// streamBody bounds the body of a Stream route without reading it: a
+// declared length over limit is 413 at once, a longer stream fails the
+// handler's read with *http.MaxBytesError (see StreamReadError).
+func streamBody(w http.ResponseWriter, r *http.Request, limit int64) error {
+	if r.ContentLength > limit {
+		return tooLarge("transport.streamBody", limit)
+	}
+	if r.Body != nil && r.Body != http.NoBody {
+		r.Body = http.MaxBytesReader(w, r.Body, limit)
+	}
+	return nil
+}
+
+// tooLarge is the 413 of a body over limit.
+func tooLarge(op string, limit int64) error {
+	return fault.E(op, fault.PayloadTooLarge, fmt.Sprintf("The request body exceeds the limit of %d bytes.", limit)).With("limit", limit)
+}
+
+// StreamReadError maps a Stream handler's body read failure: over the
+// route's BodyLimit (*http.MaxBytesError) is PAYLOAD_TOO_LARGE with
+// details.limit; any other error is returned as is.
+func StreamReadError(err error) error {
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return tooLarge("transport.StreamReadError", mbe.Limit)
+	}
+	return err
+}
+
+// checkStreamType admits a Stream route's body only in one of its media
+// types; anything else is UNSUPPORTED_MEDIA_TYPE.
+func checkStreamType(r *http.Request, accepted []string) error {
+	if len(accepted) == 0 {
+		return nil
+	}
+	ct := r.Header.Get("Content-Type")
+	mt, _, err := mime.ParseMediaType(ct)
+	if err == nil && slices.Contains(accepted, mt) {
+		return nil
+	}
+	return fault.E("transport.checkStreamType", fault.UnsupportedMediaType, "The request body's content type is not one this route takes.").
+		With("contentType", ct).With("accepted", accepted)
+}
+
+// stream runs a Stream mutation: the handler reads the body outside any
+// transaction and calls c.Commit once for its unit of work, which writes the
+// receipt in the same transaction. No idempotency record is kept.
+func (g *Gateway) stream(ctx context.Context, w http.ResponseWriter, rt Route, c *Call, status int) (int, error) {
+	const op = "transport.stream"
+	c.Tx = g.DB.Read()
+	code := status
+	c.commit = func(ctx context.Context, fn func(tx *store.Tx) error) error {
+		err := g.DB.InTx(ctx, func(tx *store.Tx) error {
+			c.Tx = tx
+			if err := fn(tx); err != nil {
+				return err
+			}
+			if c.status != 0 {
+				code = c.status
+			}
+			return tx.ReceiptInsert(ctx, g.receipt(rt, c, code))
+		})
+		c.Tx = g.DB.Read()
+		if err == nil {
+			c.committed = true
+		}
+		return err
+	}
+	out, err := rt.Handle(ctx, c)
+	if err != nil {
+		if !c.committed {
+			g.failedReceipt(ctx, rt, c, err)
+		}
+		return 0, err
+	}
+	if !c.committed {
+		return 0, fault.Wrap(op, fmt.Errorf("route %s returned without committing its unit of work", rt.OperationID))
+	}
+	return g.write(w, c, code, out)
 }

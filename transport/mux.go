@@ -245,6 +245,12 @@ func validateRoute(r Route) []string {
 	if r.Raw == nil && r.Internal && r.Handle == nil {
 		out = append(out, "missing Handle")
 	}
+	if r.Stream && r.Idempotency != "" && r.Idempotency != IdempotencyNone {
+		out = append(out, "a Stream route takes no Idempotency-Key")
+	}
+	if r.Stream && r.Request != nil {
+		out = append(out, "a Stream route has no JSON Request")
+	}
 	return out
 }
 
@@ -260,7 +266,7 @@ func missingDocs(r Route) []string {
 	if r.Handle == nil {
 		out = append(out, "missing Handle")
 	}
-	if r.Response == nil {
+	if r.Response == nil && len(r.ResponseContentTypes) == 0 {
 		out = append(out, "missing Response")
 	}
 	if r.Auth == "" {

@@ -263,6 +263,9 @@ func operation(g *schemaGen, r Route) (map[string]any, error) {
 		}
 		op["requestBody"] = map[string]any{"required": true, "content": map[string]any{"application/json": body}}
 	}
+	if len(r.RequestContentTypes) > 0 {
+		op["requestBody"] = binaryRequestBody(r)
+	}
 	responses, err := gatewayResponses(g, r)
 	if err != nil {
 		return nil, err
@@ -385,18 +388,80 @@ func successText(r Route) string {
 	return http.StatusText(successStatus(r))
 }
 
+// binaryRequestBody documents a streamed request body: a binary body per
+// media type, multipart/form-data as an object with one binary field.
+func binaryRequestBody(r Route) map[string]any {
+	content := map[string]any{}
+	for _, ct := range r.RequestContentTypes {
+		if ct == "multipart/form-data" {
+			field := r.FormFileField
+			if field == "" {
+				field = "file"
+			}
+			content[ct] = map[string]any{
+				"schema": map[string]any{
+					"type": "object", "required": []string{field},
+					"properties": map[string]any{field: map[string]any{
+						"type": "string", "format": "binary", "contentMediaType": "application/octet-stream",
+						"description": "The file's bytes; its part's Content-Type and filename are the declared type.",
+					}},
+				},
+				"encoding": map[string]any{field: map[string]any{"contentType": strings.Join(append(slices.DeleteFunc(slices.Clone(r.RequestContentTypes),
+					func(t string) bool { return t == ct }), "application/octet-stream"), ", ")}},
+			}
+			continue
+		}
+		content[ct] = map[string]any{"schema": map[string]any{"type": "string", "format": "binary", "contentMediaType": ct}}
+	}
+	return map[string]any{"required": true, "content": content}
+}
+
+// binaryResponses documents a success answered with binary content (Route.
+// ResponseContentTypes) and, with Route.Ranges, its 206 and 304 answers.
+func binaryResponses(r Route) map[string]any {
+	content := map[string]any{}
+	for _, ct := range r.ResponseContentTypes {
+		content[ct] = map[string]any{"schema": map[string]any{"type": "string", "format": "binary", "contentMediaType": ct}}
+	}
+	str := map[string]any{"type": "string"}
+	headers := map[string]any{
+		"X-Request-Id":   requestIDHeader(),
+		"Content-Length": map[string]any{"description": "The length of the body in bytes.", "schema": map[string]any{"type": "integer"}},
+	}
+	out := map[string]any{}
+	if r.Ranges {
+		headers["ETag"] = map[string]any{"description": "The quoted SHA-256 hex digest of the content.", "schema": str}
+		headers["Accept-Ranges"] = map[string]any{"description": "Always bytes.", "schema": str}
+		partial := map[string]any{"Content-Range": map[string]any{"description": "bytes first-last/size", "schema": str}}
+		for k, v := range headers {
+			partial[k] = v
+		}
+		out["206"] = map[string]any{"description": "Partial Content: the single byte range the Range header asked for.",
+			"headers": partial, "content": content}
+		out["304"] = map[string]any{"description": "Not Modified: If-None-Match names the current ETag; no body.",
+			"headers": map[string]any{"X-Request-Id": requestIDHeader(), "ETag": headers["ETag"]}}
+	}
+	out[strconv.Itoa(successStatus(r))] = map[string]any{"description": successText(r), "headers": headers, "content": content}
+	return out
+}
+
 // gatewayResponses documents the success envelope and the error responses.
 func gatewayResponses(g *schemaGen, r Route) (map[string]any, error) {
-	success, err := mediaType(g, r.Response, true)
-	if err != nil {
-		return nil, fmt.Errorf("response: %w", err)
-	}
-	out := map[string]any{
-		strconv.Itoa(successStatus(r)): map[string]any{
-			"description": successText(r),
-			"headers":     map[string]any{"X-Request-Id": requestIDHeader()},
-			"content":     map[string]any{"application/json": success},
-		},
+	var out map[string]any
+	if len(r.ResponseContentTypes) > 0 {
+		out = binaryResponses(r)
+	} else {
+		success, err := mediaType(g, r.Response, true)
+		if err != nil {
+			return nil, fmt.Errorf("response: %w", err)
+		}
+		out = map[string]any{
+			strconv.Itoa(successStatus(r)): map[string]any{
+				"description": successText(r),
+				"headers":     map[string]any{"X-Request-Id": requestIDHeader()},
+				"content":     map[string]any{"application/json": success},
+			},
+		}
 	}
 	codes, err := routeCodes(r)
 	if err != nil {
@@ -414,6 +479,8 @@ func gatewayResponses(g *schemaGen, r Route) (map[string]any, error) {
 			headers["Retry-After"] = map[string]any{"description": "Seconds to wait before retrying.", "schema": map[string]any{"type": "integer"}}
 		case http.StatusUnauthorized:
 			headers["WWW-Authenticate"] = map[string]any{"description": "The bearer challenge.", "schema": map[string]any{"type": "string"}}
+		case http.StatusRequestedRangeNotSatisfiable:
+			headers["Content-Range"] = map[string]any{"description": "bytes */size: the content's length.", "schema": map[string]any{"type": "string"}}
 		}
 		out[strconv.Itoa(status)] = map[string]any{
 			"description":   describeCodes(cs),
@@ -429,8 +496,11 @@ func gatewayResponses(g *schemaGen, r Route) (map[string]any, error) {
 // for the route's features, then Route.Errors, sorted and deduplicated.
 func routeCodes(r Route) ([]fault.Code, error) {
 	codes := []fault.Code{fault.Internal}
-	if r.Request != nil {
+	if r.Request != nil || len(r.RequestContentTypes) > 0 {
 		codes = append(codes, fault.InvalidInput, fault.PayloadTooLarge, fault.UnsupportedMediaType)
+	}
+	if r.Ranges {
+		codes = append(codes, fault.RangeNotSatisfiable)
 	}
 	if len(patternParams(r.Pattern)) > 0 || len(r.Query) > 0 {
 		codes = append(codes, fault.InvalidInput)

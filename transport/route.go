@@ -2,6 +2,7 @@ package transport
 
 import (
 	"context"
+	"errors"
 	"net/http"
 
 	"github.com/creatormusic/platform/access"
@@ -113,6 +114,30 @@ type Route struct {
 	Errors []string
 	// BodyLimit bounds the request body in bytes; zero means the default.
 	BodyLimit int64
+	// Stream routes read c.Request.Body themselves: the gateway does not
+	// pre-read it, wraps it in http.MaxBytesReader at BodyLimit (a larger
+	// Content-Length is 413 before any read), checks its Content-Type against
+	// RequestContentTypes (415 otherwise) and, for a mutation, runs the handler
+	// outside a transaction with c.Tx on the read pool: the handler calls
+	// c.Commit once for its unit of work, which writes the durable receipt with
+	// it. A stream route takes no Idempotency-Key (hashing the body would mean
+	// buffering it); its Idempotency must be IdempotencyNone.
+	Stream bool
+	// RequestContentTypes documents (and, for Stream routes, admits) a non-JSON
+	// request body: each media type is a binary body, except
+	// multipart/form-data, documented as an object with one binary field named
+	// FormFileField.
+	RequestContentTypes []string
+	// FormFileField names the binary field of a multipart/form-data body.
+	FormFileField string
+	// ResponseContentTypes, when set, documents the success response as binary
+	// content of these media types, written by a Writer the handler returns,
+	// instead of the JSON envelope.
+	ResponseContentTypes []string
+	// Ranges documents a binary response that honours Range (206 Partial
+	// Content; 416 RANGE_NOT_SATISFIABLE past the end) and If-None-Match
+	// (304 Not Modified) with an ETag.
+	Ranges bool
 	// Handle serves the route. Nil only for routes served by Raw.
 	Handle HandlerFunc
 	// Raw serves routes outside the JSON gateway (docs assets, internal
@@ -129,8 +154,18 @@ type Route struct {
 }
 
 // HandlerFunc serves one call. It returns the data of the success envelope,
-// or an error whose fault.Code decides the status.
+// or an error whose fault.Code decides the status. Data that implements
+// Writer writes the response itself.
 type HandlerFunc func(ctx context.Context, c *Call) (any, error)
+
+// Writer is a handler's result that writes a non-JSON response (binary
+// content, 304 Not Modified). The gateway has set X-Request-Id and the
+// handler's headers (Call.Header) before it calls WriteResponse; failures
+// found before that point are errors of the handler and use the error
+// envelope. WriteResponse returns the status it wrote, for the request log.
+type Writer interface {
+	WriteResponse(w http.ResponseWriter, r *http.Request) int
+}
 
 // Call is one request as a handler sees it: the resolved principal, the path
 // values, the decoded body and the unit of work to run in.
@@ -156,6 +191,25 @@ type Call struct {
 	header http.Header
 	// key is the authenticated API key, for its limits.
 	key apikey.Key
+	// commit runs the unit of work of a Stream mutation; committed records
+	// that it succeeded.
+	commit    func(ctx context.Context, fn func(tx *store.Tx) error) error
+	committed bool
+}
+
+// Commit runs fn as the unit of work of a Stream mutation: one transaction,
+// with the durable request receipt, committed when fn succeeds; c.Tx is the
+// transaction inside fn and the read pool outside. A Stream mutation calls it
+// exactly once; other calls already run in their unit of work and get an
+// error.
+func (c *Call) Commit(ctx context.Context, fn func(tx *store.Tx) error) error {
+	if c.commit == nil {
+		return errors.New("transport: Call.Commit is only for Stream mutations")
+	}
+	if c.committed {
+		return errors.New("transport: Call.Commit called twice")
+	}
+	return c.commit(ctx, fn)
 }
 
 // PathValue returns the named path wildcard.

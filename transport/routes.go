@@ -1,6 +1,11 @@
 package transport
 
-import "github.com/creatormusic/platform/apikey"
+import (
+	"github.com/creatormusic/platform/apikey"
+	"github.com/creatormusic/platform/asset"
+	"github.com/creatormusic/platform/ledger"
+	"github.com/creatormusic/platform/plan"
+)
 
 // Services are the domain services the route table serves.
 type Services struct {
@@ -8,6 +13,12 @@ type Services struct {
 	Keys *apikey.Service
 	// Health observes the platform's services for /api/v1/health/services.
 	Health []HealthCheck
+	// Assets stores and serves media assets.
+	Assets *asset.Service
+	// Plans serves the plan catalog.
+	Plans *plan.Service
+	// Ledger reads the credits, financial and rewards ledgers.
+	Ledger *ledger.Service
 }
 
 // APIRoutes is the route table of the /api/v1 surface built so far. Routes
@@ -18,5 +29,8 @@ func APIRoutes(s Services) []Route {
 	rs = append(rs, identityRoutes()...)
 	rs = append(rs, keyRoutes(s.Keys)...)
 	rs = append(rs, opsRoutes(s.Health)...)
+	rs = append(rs, assetRoutes(s.Assets)...)
+	rs = append(rs, planRoutes(s.Plans)...)
+	rs = append(rs, ledgerRoutes(s.Ledger)...)
 	return rs
 }

@@ -68,7 +68,8 @@ func statusRows() []codeRow {
 		{fault.QuoteExpired, http.StatusGone, "the quote's lifetime has passed"},
 
 		{fault.PayloadTooLarge, http.StatusRequestEntityTooLarge, "the request body exceeds the route's limit; details.limit gives it"},
-		{fault.UnsupportedMediaType, http.StatusUnsupportedMediaType, "the request body must be application/json"},
+		{fault.UnsupportedMediaType, http.StatusUnsupportedMediaType, "the request body's content type is not one the route takes (application/json unless documented otherwise)"},
+		{fault.RangeNotSatisfiable, http.StatusRequestedRangeNotSatisfiable, "the Range header lies past the end of the content; see Content-Range"},
 
 		{fault.CapabilityUnsupported, http.StatusUnprocessableEntity, "the capability snapshot cannot serve the request"},
 		{fault.ProviderCredentialInvalid, http.StatusUnprocessableEntity, "the provider rejected the configured credential"},

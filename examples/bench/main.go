@@ -270,7 +270,8 @@ type system struct {
 // start builds the platform on db, serves it on 127.0.0.1, bootstraps a
 // workspace and raises the bootstrap key's limits to benchLimits.
 func start(ctx context.Context, db *store.DB, client *http.Client) (*system, error) {
-	p, err := platform.New(ctx, platform.Config{Store: db, SecretKey: secretKey, Keys: apikey.Config{MaxLimits: benchLimits}})
+	p, err := platform.New(ctx, platform.Config{Store: db, SecretKey: secretKey, Keys: apikey.Config{MaxLimits: benchLimits},
+		BlobDir: filepath.Join(os.TempDir(), "platform-bench-blobs")}) // this bench uploads nothing
 	if err != nil {
 		return nil, err
 	}

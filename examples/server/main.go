@@ -79,7 +79,7 @@ func run() error {
 	}
 	defer db.Close()
 
-	p, err := platform.New(ctx, platform.Config{Store: db, SecretKey: key, Logger: log})
+	p, err := platform.New(ctx, platform.Config{Store: db, SecretKey: key, Logger: log, BlobDir: filepath.Join(*data, "blobs")})
 	if err != nil {
 		return err
 	}

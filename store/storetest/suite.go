@@ -16,6 +16,10 @@ func Exercise(t *testing.T, open Opener) {
 	t.Run("Tx", func(t *testing.T) { exerciseTx(t, open) })
 	t.Run("Access", func(t *testing.T) { exerciseAccess(t, open) })
 	t.Run("Jobs", func(t *testing.T) { exerciseJobs(t, open) })
+	t.Run("Ledger", func(t *testing.T) { exerciseLedger(t, open) })
+	t.Run("Policy", func(t *testing.T) { exercisePolicy(t, open) })
+	t.Run("Plans", func(t *testing.T) { exercisePlans(t, open) })
+	t.Run("Assets", func(t *testing.T) { exerciseAssets(t, open) })
 }
 
 // fresh opens a database on a new fake clock for one case.

@@ -1,0 +1,263 @@
+// Package ledger owns the platform's double-entry ledgers: accounts with
+// integer atomic balances and explicit decimals, and movements, each a set of
+// balanced postings keyed by a unique business reference.
+//
+// It enforces the design's ledger rules and the spec's money invariants:
+//
+//   - Amounts are money.Atomic integers with explicit decimals; balances and
+//     sums are money.Sum, computed in Go. Floats never touch them (spec,
+//     Invariant 3).
+//   - Customer platform credits (Credits) and provider cost (ProviderCost)
+//     are separate ledgers; a movement posts within one ledger only, so
+//     provider consumption is never subtracted from a customer's credits
+//     (spec, Music generation).
+//   - Every movement is balanced: its debits equal its credits.
+//   - A movement happens once: its reference ("reserve:op_123") is unique in
+//     its tenant, workspace and environment. Posting the same reference again
+//     with the same content returns the first movement (created=false);
+//     posting it with other content is CONFLICT. So reserve, settle, release
+//     and grant happen exactly once under any retry or race (spec, States:
+//     "settles reserved credits exactly once").
+//   - A debit that would take an account that may not go negative below zero
+//     fails with INSUFFICIENT_CREDITS (or the code the movement names). Only
+//     system accounts (names starting "system:") may go negative; they are the
+//     sources and sinks of value.
+//   - Every movement is written through the caller's unit of work together
+//     with its outbox event (EventMovementPosted), so both commit or neither.
+//   - Every account and movement is scoped by tenant, workspace and
+//     environment; reads never cross them.
+//
+// Balances live on the account rows. Post locks the accounts it touches
+// (in name order, so concurrent movements never deadlock), checks the
+// reference, computes new balances in Go and writes them with the movement,
+// its postings and its event. The Store port is declared here with only the
+// methods Post and the reads call; package store implements it.
+package ledger
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/creatormusic/platform/access"
+	"github.com/creatormusic/platform/fault"
+	"github.com/creatormusic/platform/money"
+	"github.com/creatormusic/platform/outbox"
+)
+
+// Kind names a ledger. Accounts and movements belong to exactly one.
+type Kind string
+
+// The ledgers.
+const (
+	// Credits holds customer platform credits: grants, reservations for
+	// operations, settlement and release.
+	Credits Kind = "credits"
+	// ProviderCost holds what music providers report consuming; it is a
+	// cost-reconciliation signal, never a customer balance.
+	ProviderCost Kind = "provider_cost"
+	// Financial holds commercial settlement: marketplace, checkout, fees.
+	Financial Kind = "financial"
+	// Rewards holds challenge reward funding, allocation and claims.
+	Rewards Kind = "rewards"
+)
+
+// Kinds returns every ledger kind.
+func Kinds() []Kind { return []Kind{Credits, ProviderCost, Financial, Rewards} }
+
+// Valid reports whether k is one of Kinds.
+func (k Kind) Valid() bool { return slices.Contains(Kinds(), k) }
+
+// Type classifies a movement for readers.
+type Type string
+
+// The movement types.
+const (
+	// TypeGrant adds value from a system source (credits granted by a plan).
+	TypeGrant Type = "grant"
+	// TypeReserve holds value for an operation that has not finished.
+	TypeReserve Type = "reserve"
+	// TypeSettle consumes held value when the operation completes.
+	TypeSettle Type = "settle"
+	// TypeRelease returns held value when the operation fails or is cancelled.
+	TypeRelease Type = "release"
+	// TypeTransfer is any other balanced movement.
+	TypeTransfer Type = "transfer"
+)
+
+// Types returns every movement type.
+func Types() []Type { return []Type{TypeGrant, TypeReserve, TypeSettle, TypeRelease, TypeTransfer} }
+
+// Valid reports whether t is one of Types.
+func (t Type) Valid() bool { return slices.Contains(Types(), t) }
+
+// Direction says which side of an account a posting is on.
+type Direction string
+
+// The two sides. A debit takes value out of an account (its balance falls); a
+// credit puts value in (its balance rises). A balanced movement's debits and
+// credits are equal.
+const (
+	Debit  Direction = "debit"
+	Credit Direction = "credit"
+)
+
+// Valid reports whether d is Debit or Credit.
+func (d Direction) Valid() bool { return d == Debit || d == Credit }
+
+// Account names used by the credit helpers.
+const (
+	// AccountWorkspaceCredits is a workspace's spendable credit balance.
+	AccountWorkspaceCredits = "workspace:credits"
+	// AccountSystemGrants is the source of granted credits (goes negative).
+	AccountSystemGrants = "system:grants"
+	// AccountSystemConsumed is the sink of settled credits.
+	AccountSystemConsumed = "system:consumed"
+	// ReservedPrefix prefixes the account holding one operation's reservation.
+	ReservedPrefix = "reserved:"
+)
+
+// SystemPrefix marks accounts that may go negative: sources and sinks.
+const SystemPrefix = "system:"
+
+// AllowsNegative reports whether the account named name may hold a negative
+// balance: system accounts may, every other account (customer balances,
+// reservations) may not.
+func AllowsNegative(name string) bool { return strings.HasPrefix(name, SystemPrefix) }
+
+// CreditsDecimals is the decimals of platform credits: whole credits (the
+// spec's creditsReserved is a string of an integer).
+const CreditsDecimals = 0
+
+// EventMovementPosted is the outbox event type written with every movement.
+const EventMovementPosted = "ledger.movement.posted"
+
+// Scope is the tenant, workspace and environment every account and movement
+// belongs to.
+type Scope struct {
+	TenantID    string
+	WorkspaceID string
+	Environment access.Environment
+}
+
+// ScopeOf returns the scope of a principal.
+func ScopeOf(p *access.Principal) Scope {
+	return Scope{TenantID: p.TenantID, WorkspaceID: p.WorkspaceID, Environment: p.Environment}
+}
+
+// Actor is who caused a movement: the user, and the API key when a key
+// acted. Both are empty for the platform's own work.
+type Actor struct {
+	UserID string `json:"userId"`
+	KeyID  string `json:"keyId"`
+}
+
+// ActorOf returns the actor of a principal.
+func ActorOf(p *access.Principal) Actor { return Actor{UserID: p.UserID, KeyID: p.KeyID} }
+
+// Posting is one line of a movement: an amount on one side of one account.
+type Posting struct {
+	Account   string       `json:"account"`
+	Direction Direction    `json:"direction"`
+	Amount    money.Atomic `json:"amountAtomic"`
+}
+
+// Movement is a balanced set of postings within one ledger, identified by
+// its business reference.
+type Movement struct {
+	Scope     Scope
+	Ledger    Kind
+	Type      Type
+	Reference string
+	// Decimals is the decimals of every account the movement touches; an
+	// account keeps the decimals it was opened with.
+	Decimals int
+	Postings []Posting
+	Actor    Actor
+	// InsufficientCode is the code returned when a posting would take a
+	// non-negative account below zero. Empty means INSUFFICIENT_CREDITS.
+	InsufficientCode fault.Code
+}
+
+// Posted is a movement as written.
+type Posted struct {
+	ID        string
+	Scope     Scope
+	Ledger    Kind
+	Type      Type
+	Reference string
+	Decimals  int
+	Postings  []Posting
+	Actor     Actor
+	CreatedAt time.Time
+}
+
+// Account is a ledger account and its balance.
+type Account struct {
+	Scope         Scope
+	Ledger        Kind
+	Name          string
+	Decimals      int
+	AllowNegative bool
+	Balance       money.Sum
+	// Version counts the movements that changed the balance.
+	Version   int64
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// AccountSpec opens an account: Post opens every account it touches that
+// does not exist yet.
+type AccountSpec struct {
+	Name          string
+	Decimals      int
+	AllowNegative bool
+}
+
+// ListParams selects a page of movements, newest first.
+type ListParams struct {
+	Scope Scope
+	// Ledgers keeps movements of these ledgers; empty means every ledger.
+	Ledgers []Kind
+	// ActorUserID, when set, keeps movements whose actor is that user.
+	ActorUserID string
+	// Before is the id of the last movement of the previous page ("" = newest).
+	Before string
+	// Limit bounds the page.
+	Limit int
+}
+
+// Store is the port the ledger writes and reads through; its methods run in
+// the caller's unit of work. Package store implements it; it is not a
+// stable API for embedders.
+type Store interface {
+	outbox.Writer
+	// Now is the unit of work's single timestamp.
+	Now() time.Time
+	// NewID returns a new identifier with prefix.
+	NewID(prefix string) string
+	// LedgerAccountsLock opens the accounts of specs that do not exist
+	// (balance zero) and returns all of them, in the order of specs, locked
+	// against concurrent movements until the unit of work ends. Callers pass
+	// specs sorted by name.
+	LedgerAccountsLock(ctx context.Context, s Scope, k Kind, specs []AccountSpec) ([]Account, error)
+	// LedgerAccountsUpdate writes the balances and versions of accounts
+	// locked by LedgerAccountsLock, at the unit of work's time.
+	LedgerAccountsUpdate(ctx context.Context, accounts []Account) error
+	// LedgerAccountGet returns one account; a missing one is NOT_FOUND.
+	LedgerAccountGet(ctx context.Context, s Scope, k Kind, name string) (Account, error)
+	// LedgerMovementGet returns the movement with reference; NOT_FOUND when
+	// there is none.
+	LedgerMovementGet(ctx context.Context, s Scope, reference string) (Posted, error)
+	// LedgerMovementInsert writes a movement and its postings. A reference
+	// already taken is CONFLICT.
+	LedgerMovementInsert(ctx context.Context, m Posted) error
+	// LedgerMovementList returns up to p.Limit movements, newest (highest
+	// id) first, with their postings.
+	LedgerMovementList(ctx context.Context, p ListParams) ([]Posted, error)
+	// LedgerPostingSums returns, for every account of the ledger in the
+	// scope, credits minus debits over all its postings, summed in Go. It
+	// is how balances are audited against postings.
+	LedgerPostingSums(ctx context.Context, s Scope, k Kind) (map[string]money.Sum, error)
+}

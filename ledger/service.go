@@ -1,0 +1,305 @@
+package ledger
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/creatormusic/platform/fault"
+	"github.com/creatormusic/platform/money"
+	"github.com/creatormusic/platform/outbox"
+)
+
+// Service posts movements and reads ledgers. It holds no state; one value
+// serves every request.
+type Service struct{}
+
+// New returns a Service.
+func New() *Service { return &Service{} }
+
+// MaxPostings bounds the postings of one movement.
+const MaxPostings = 32
+
+// maxReference bounds a reference's length.
+const maxReference = 200
+
+// validate checks a movement's shape: ledger, type, reference, decimals,
+// postings (known directions, positive amounts, distinct accounts, at least
+// one debit and one credit) and balance.
+func validate(op string, m Movement) error {
+	switch {
+	case m.Scope.TenantID == "" || m.Scope.WorkspaceID == "" || !m.Scope.Environment.Valid():
+		return fault.Invalid(op, "scope", "The movement needs a tenant, workspace and environment.")
+	case !m.Ledger.Valid():
+		return fault.Invalid(op, "ledger", "Unknown ledger.")
+	case !m.Type.Valid():
+		return fault.Invalid(op, "type", "Unknown movement type.")
+	case m.Reference == "" || len(m.Reference) > maxReference || strings.TrimSpace(m.Reference) != m.Reference:
+		return fault.Invalid(op, "reference", "The reference must be 1 to 200 characters without surrounding spaces.")
+	case m.Decimals < 0 || m.Decimals > money.MaxDecimals:
+		return fault.Invalid(op, "decimals", "decimals must be from 0 to 19.")
+	case len(m.Postings) < 2 || len(m.Postings) > MaxPostings:
+		return fault.Invalid(op, "postings", "A movement has 2 to 32 postings.")
+	case m.InsufficientCode != "" && !slices.Contains(fault.Codes(), m.InsufficientCode):
+		return fault.Invalid(op, "insufficientCode", "Unknown error code.")
+	}
+	var debits, credits money.Sum
+	seen := map[string]bool{}
+	for i, p := range m.Postings {
+		field := "postings[" + strconv.Itoa(i) + "]"
+		switch {
+		case p.Account == "" || len(p.Account) > maxReference:
+			return fault.Invalid(op, field+".account", "The account name must be 1 to 200 characters.")
+		case seen[p.Account]:
+			return fault.Invalid(op, field+".account", "An account appears once per movement.")
+		case !p.Direction.Valid():
+			return fault.Invalid(op, field+".direction", "direction must be debit or credit.")
+		case p.Amount == 0:
+			return fault.E(op, fault.InvalidAmount, "A posting's amount must be positive.").With("field", field+".amountAtomic")
+		}
+		seen[p.Account] = true
+		var err error
+		if p.Direction == Debit {
+			debits, err = debits.AddAtomic(p.Amount)
+		} else {
+			credits, err = credits.AddAtomic(p.Amount)
+		}
+		if err != nil {
+			return money.WithField(fault.Wrap(op, err), field+".amountAtomic")
+		}
+	}
+	if debits.IsZero() || credits.IsZero() {
+		return fault.Invalid(op, "postings", "A movement needs at least one debit and one credit.")
+	}
+	if debits.Cmp(credits) != 0 {
+		return fault.E(op, fault.InvalidAmount, "The movement is not balanced: debits and credits differ.").
+			With("field", "postings").With("debits", debits.String()).With("credits", credits.String())
+	}
+	return nil
+}
+
+// sorted returns postings ordered by account name.
+func sorted(ps []Posting) []Posting {
+	out := slices.Clone(ps)
+	slices.SortFunc(out, func(a, b Posting) int { return strings.Compare(a.Account, b.Account) })
+	return out
+}
+
+// sameContent reports whether an existing movement is a replay of m: same
+// ledger, type, decimals and postings (in any order). The actor may differ: a
+// retry by another worker is still the same movement.
+func sameContent(p Posted, m Movement) bool {
+	return p.Ledger == m.Ledger && p.Type == m.Type && p.Decimals == m.Decimals &&
+		slices.Equal(sorted(p.Postings), sorted(m.Postings))
+}
+
+// movementPayload is the outbox payload of EventMovementPosted.
+type movementPayload struct {
+	MovementID string    `json:"movementId"`
+	Ledger     Kind      `json:"ledger"`
+	Type       Type      `json:"type"`
+	Reference  string    `json:"reference"`
+	Decimals   int       `json:"decimals"`
+	Postings   []Posting `json:"postings"`
+	Actor      Actor     `json:"actor"`
+}
+
+// Post writes movement m once. It returns the posted movement and whether
+// this call created it: a movement with m's reference already in the scope
+// is returned with created=false when its content (ledger, type, decimals,
+// postings) equals m's, and is CONFLICT otherwise.
+//
+// Errors: INVALID_INPUT or INVALID_AMOUNT for a malformed or unbalanced
+// movement (details.field names the part); CONFLICT for a reference taken by
+// other content, or an account opened with other decimals;
+// INSUFFICIENT_CREDITS (or m.InsufficientCode) when a debit would take an
+// account that may not go negative below zero (details.account).
+func (s *Service) Post(ctx context.Context, st Store, m Movement) (Posted, bool, error) {
+	const op = "ledger.Post"
+	if err := validate(op, m); err != nil {
+		return Posted{}, false, err
+	}
+	ps := sorted(m.Postings)
+	specs := make([]AccountSpec, len(ps))
+	for i, p := range ps {
+		specs[i] = AccountSpec{Name: p.Account, Decimals: m.Decimals, AllowNegative: AllowsNegative(p.Account)}
+	}
+	// Lock first, then look for the reference: two posts of one movement
+	// touch the same accounts, so the second waits here until the first
+	// commits and then finds it.
+	accounts, err := st.LedgerAccountsLock(ctx, m.Scope, m.Ledger, specs)
+	if err != nil {
+		return Posted{}, false, fault.Wrap(op, err)
+	}
+	prev, err := st.LedgerMovementGet(ctx, m.Scope, m.Reference)
+	switch {
+	case err == nil:
+		if !sameContent(prev, m) {
+			return Posted{}, false, fault.E(op, fault.Conflict, "The reference was already posted with other content.").
+				With("reference", m.Reference)
+		}
+		return prev, false, nil
+	case !fault.Is(err, fault.NotFound):
+		return Posted{}, false, fault.Wrap(op, err)
+	}
+	code := m.InsufficientCode
+	if code == "" {
+		code = fault.InsufficientCredits
+	}
+	for i, p := range ps {
+		a := &accounts[i]
+		if a.Decimals != m.Decimals {
+			return Posted{}, false, fault.E(op, fault.Conflict, "The account holds amounts of other decimals.").
+				With("account", a.Name).With("decimals", a.Decimals)
+		}
+		var err error
+		if p.Direction == Debit {
+			a.Balance, err = a.Balance.SubAtomic(p.Amount)
+		} else {
+			a.Balance, err = a.Balance.AddAtomic(p.Amount)
+		}
+		if err != nil {
+			return Posted{}, false, fault.Wrap(op, err)
+		}
+		if a.Balance.Negative() && !a.AllowNegative {
+			return Posted{}, false, fault.E(op, code, "The balance does not cover the amount.").With("account", a.Name)
+		}
+		a.Version++
+	}
+	out := Posted{ID: st.NewID("mov_"), Scope: m.Scope, Ledger: m.Ledger, Type: m.Type, Reference: m.Reference,
+		Decimals: m.Decimals, Postings: slices.Clone(m.Postings), Actor: m.Actor, CreatedAt: st.Now()}
+	if err := st.LedgerMovementInsert(ctx, out); err != nil {
+		return Posted{}, false, fault.Wrap(op, err)
+	}
+	if err := st.LedgerAccountsUpdate(ctx, accounts); err != nil {
+		return Posted{}, false, fault.Wrap(op, err)
+	}
+	payload, err := json.Marshal(movementPayload{MovementID: out.ID, Ledger: out.Ledger, Type: out.Type,
+		Reference: out.Reference, Decimals: out.Decimals, Postings: out.Postings, Actor: out.Actor})
+	if err != nil {
+		return Posted{}, false, fault.Wrap(op, err)
+	}
+	if _, err := st.OutboxInsert(ctx, outbox.Event{TenantID: m.Scope.TenantID, WorkspaceID: m.Scope.WorkspaceID,
+		Environment: string(m.Scope.Environment), Type: EventMovementPosted, AggregateID: out.ID, AggregateVersion: 1,
+		Payload: payload}); err != nil {
+		return Posted{}, false, fault.Wrap(op, err)
+	}
+	return out, true, nil
+}
+
+// Balance returns an account and its balance. An account that was never
+// posted to is NOT_FOUND: the caller decides whether that means zero.
+func (s *Service) Balance(ctx context.Context, st Store, sc Scope, k Kind, name string) (Account, error) {
+	a, err := st.LedgerAccountGet(ctx, sc, k, name)
+	if err != nil {
+		return Account{}, fault.Wrap("ledger.Balance", err)
+	}
+	return a, nil
+}
+
+// List returns a page of movements, newest first, and whether more follow.
+// p.Limit must be positive.
+func (s *Service) List(ctx context.Context, st Store, p ListParams) ([]Posted, bool, error) {
+	const op = "ledger.List"
+	if p.Limit < 1 {
+		return nil, false, fault.Invalid(op, "limit", "limit must be positive.")
+	}
+	want := p.Limit
+	p.Limit++
+	ms, err := st.LedgerMovementList(ctx, p)
+	if err != nil {
+		return nil, false, fault.Wrap(op, err)
+	}
+	if len(ms) > want {
+		return ms[:want], true, nil
+	}
+	return ms, false, nil
+}
+
+// Drift is an account whose stored balance differs from the sum of its
+// postings.
+type Drift struct {
+	Account  string
+	Balance  money.Sum
+	Postings money.Sum
+}
+
+// Audit compares every account's stored balance in a ledger with the sum of
+// its postings, computed in Go, and returns the accounts that differ (none
+// when the ledger is sound). Differences are reported, never corrected
+// (spec, Errors 5).
+func (s *Service) Audit(ctx context.Context, st Store, sc Scope, k Kind, accounts []string) ([]Drift, error) {
+	const op = "ledger.Audit"
+	sums, err := st.LedgerPostingSums(ctx, sc, k)
+	if err != nil {
+		return nil, fault.Wrap(op, err)
+	}
+	var out []Drift
+	for _, name := range accounts {
+		a, err := st.LedgerAccountGet(ctx, sc, k, name)
+		if err != nil {
+			return nil, fault.Wrap(op, err)
+		}
+		if sum := sums[name]; sum.Cmp(a.Balance) != 0 {
+			out = append(out, Drift{Account: name, Balance: a.Balance, Postings: sum})
+		}
+	}
+	return out, nil
+}
+
+// CreditsInput is one credit movement of a workspace.
+type CreditsInput struct {
+	Scope Scope
+	// Ref makes the reference: the grant's business key for Grant
+	// ("ws_x:2026-01" gives "grant:ws_x:2026-01"), the operation id for
+	// Reserve, Settle and Release ("op_123" gives "reserve:op_123").
+	Ref    string
+	Amount money.Atomic
+	Actor  Actor
+}
+
+// credits posts a two-legged credits movement from one account to another.
+func (s *Service) credits(ctx context.Context, st Store, op string, t Type, in CreditsInput, from, to string) (Posted, bool, error) {
+	if in.Ref == "" {
+		return Posted{}, false, fault.Invalid(op, "ref", "The reference key is required.")
+	}
+	p, created, err := s.Post(ctx, st, Movement{Scope: in.Scope, Ledger: Credits, Type: t, Reference: string(t) + ":" + in.Ref,
+		Decimals: CreditsDecimals, Actor: in.Actor, Postings: []Posting{
+			{Account: from, Direction: Debit, Amount: in.Amount},
+			{Account: to, Direction: Credit, Amount: in.Amount},
+		}})
+	if err != nil {
+		return Posted{}, false, fault.Wrap(op, err)
+	}
+	return p, created, nil
+}
+
+// Grant adds in.Amount credits to the workspace balance from system:grants,
+// once per in.Ref (reference "grant:<ref>").
+func (s *Service) Grant(ctx context.Context, st Store, in CreditsInput) (Posted, bool, error) {
+	return s.credits(ctx, st, "ledger.Grant", TypeGrant, in, AccountSystemGrants, AccountWorkspaceCredits)
+}
+
+// Reserve moves in.Amount credits from the workspace balance to the
+// operation's reserved account, once per operation (reference
+// "reserve:<op>"). INSUFFICIENT_CREDITS when the balance does not cover it.
+func (s *Service) Reserve(ctx context.Context, st Store, in CreditsInput) (Posted, bool, error) {
+	return s.credits(ctx, st, "ledger.Reserve", TypeReserve, in, AccountWorkspaceCredits, ReservedPrefix+in.Ref)
+}
+
+// Settle consumes in.Amount of the operation's reservation (to
+// system:consumed), once per operation (reference "settle:<op>").
+// INSUFFICIENT_CREDITS when the reservation does not cover it.
+func (s *Service) Settle(ctx context.Context, st Store, in CreditsInput) (Posted, bool, error) {
+	return s.credits(ctx, st, "ledger.Settle", TypeSettle, in, ReservedPrefix+in.Ref, AccountSystemConsumed)
+}
+
+// Release returns in.Amount of the operation's reservation to the workspace
+// balance, once per operation (reference "release:<op>"). After a partial
+// Settle, Release returns the remainder. INSUFFICIENT_CREDITS when the
+// reservation does not cover it.
+func (s *Service) Release(ctx context.Context, st Store, in CreditsInput) (Posted, bool, error) {
+	return s.credits(ctx, st, "ledger.Release", TypeRelease, in, ReservedPrefix+in.Ref, AccountWorkspaceCredits)
+}

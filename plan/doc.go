@@ -1,0 +1,46 @@
+// Package plan owns the plan catalog, its immutable price versions, each
+// workspace's plan and the monthly credit grants plans carry (spec, Identity
+// and access: "plans: active plan catalog with published price versions;
+// annual pricing is reported unavailable until an annual price version
+// exists"; Checkout and subscriptions: checkout will capture one of these
+// immutable price versions).
+//
+// # Catalog
+//
+// The catalog is configuration (Catalog, DefaultCatalog: free, pro and
+// studio, monthly USD prices only). Service.Seed persists it on every
+// platform start and is idempotent: seeding the same catalog again writes
+// nothing; a changed amount appends a new price version for that (plan,
+// currency, interval) and deactivates the old one, which is kept forever
+// (a checkout that captured it still names it). Plans dropped from the
+// configuration are deactivated, never deleted. A plan reports annual
+// pricing unavailable (Annual, reason ReasonNoAnnualPrice) until it has an
+// active price version with interval Year.
+//
+// # Workspace plans
+//
+// A workspace has one plan, shared by its test and live environments: the
+// entitlements plans grant are workspace-wide in package access, as they are
+// here. Every workspace starts on the free plan (Service.Start, called in
+// the unit of work that creates the workspace): the plan's entitlements are
+// written with source "plan:<id>" (which bumps the workspace's authority
+// version, so every host sees them on its next request) and the current
+// period's grants are enqueued. Paid plans arrive through checkout and
+// subscriptions (not built yet); a test-mode subscription must not change
+// the workspace's plan.
+//
+// # Monthly credit grants
+//
+// A period is a calendar month in UTC, taken from the unit of work's
+// injected clock (Store.Now). For each workspace and period two grants are
+// made, each by one durable job of kind JobMonthlyGrant whose unique key is
+// the grant's Reference, "plan-grant:<workspace>:<environment>:<YYYY-MM>":
+// the live environment receives its plan's MonthlyCredits and the test
+// environment receives Catalog.TestCredits of test credits. The job unique
+// key makes each grant enqueued once per period; the same Reference handed
+// to the CreditGranter (the credit ledger) makes it booked once even if a
+// job runs twice. Grants are enqueued when a workspace starts and, for every
+// workspace, by the periodic job JobScheduleGrants, which runs at each
+// period start (its own unique key is "plan.schedule_grants:<YYYY-MM>") and
+// schedules the next one.
+package plan

@@ -1,0 +1,70 @@
+package platform
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/creatormusic/platform/jobs"
+	"github.com/creatormusic/platform/ledger"
+	"github.com/creatormusic/platform/money"
+	"github.com/creatormusic/platform/plan"
+	"github.com/creatormusic/platform/store"
+)
+
+// ledgerGranter books the plans' monthly grants on the credit ledger, one
+// unit of work per grant. The ledger books a reference once, so a grant job
+// that runs twice grants once.
+type ledgerGranter struct {
+	db     *store.DB
+	ledger *ledger.Service
+}
+
+var _ plan.CreditGranter = ledgerGranter{}
+
+// GrantCredits implements plan.CreditGranter. The ledger reference is
+// "grant:" + g.Reference.
+func (l ledgerGranter) GrantCredits(ctx context.Context, g plan.Grant) error {
+	return l.db.InTx(ctx, func(tx *store.Tx) error {
+		_, _, err := l.ledger.Grant(ctx, tx, ledger.CreditsInput{
+			Scope: ledger.Scope{TenantID: g.TenantID, WorkspaceID: g.WorkspaceID, Environment: g.Environment},
+			Ref:   g.Reference, Amount: money.Atomic(g.Credits),
+		})
+		return err
+	})
+}
+
+// planRun is plan's unit of work on the platform's store.
+func (p *Platform) planRun(ctx context.Context, fn func(st plan.Store) error) error {
+	return p.db.InTx(ctx, func(tx *store.Tx) error { return fn(tx) })
+}
+
+// planHandlers are the job handlers of package plan.
+func (p *Platform) planHandlers() map[string]jobs.Handler {
+	return map[string]jobs.Handler{
+		plan.JobScheduleGrants: p.plans.ScheduleHandler(p.planRun),
+		plan.JobMonthlyGrant:   p.plans.GrantHandler(p.planRun, ledgerGranter{db: p.db, ledger: ledger.New()}),
+	}
+}
+
+// startPlans validates the catalog and seeds it (idempotent; every host
+// does it on start).
+func (p *Platform) startPlans(ctx context.Context, c plan.Catalog) error {
+	svc, err := plan.New(c)
+	if err != nil {
+		return fmt.Errorf("platform: Config.Plans: %w", err)
+	}
+	p.plans = svc
+	if err := p.db.InTx(ctx, func(tx *store.Tx) error { _, err := svc.Seed(ctx, tx); return err }); err != nil {
+		return fmt.Errorf("platform: seed plans: %w", err)
+	}
+	return nil
+}
+
+// schedulePlanGrants enqueues the grant scheduler of this period and the
+// next (once per period across every host).
+func (p *Platform) schedulePlanGrants(ctx context.Context) error {
+	if err := p.db.InTx(ctx, func(tx *store.Tx) error { return p.plans.EnsureSchedule(ctx, tx) }); err != nil {
+		return fmt.Errorf("platform: schedule plan grants: %w", err)
+	}
+	return nil
+}

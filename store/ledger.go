@@ -1,0 +1,319 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/creatormusic/platform/access"
+	"github.com/creatormusic/platform/fault"
+	"github.com/creatormusic/platform/ledger"
+	"github.com/creatormusic/platform/money"
+)
+
+var _ ledger.Store = (*Tx)(nil)
+
+// corrupt reports a stored amount that does not parse: an internal error,
+// never the client's INVALID_AMOUNT.
+func corrupt(op string, err error) error {
+	return fault.Wrap(op, fmt.Errorf("stored amount: %v", err))
+}
+
+// Amounts cross SQL as canonical decimal strings: TEXT on SQLite, and on
+// Postgres NUMERIC(39,0) read back through CAST(... AS TEXT). They are parsed
+// with package money and never summed in SQL.
+
+type ledgerAccountRow struct {
+	TenantID      string    `bun:"tenant_id"`
+	WorkspaceID   string    `bun:"workspace_id"`
+	Environment   string    `bun:"environment"`
+	Ledger        string    `bun:"ledger"`
+	Name          string    `bun:"name"`
+	Decimals      int       `bun:"decimals"`
+	AllowNegative bool      `bun:"allow_negative"`
+	Balance       string    `bun:"balance"`
+	Version       int64     `bun:"version"`
+	CreatedAt     time.Time `bun:"created_at"`
+	UpdatedAt     time.Time `bun:"updated_at"`
+}
+
+func (r ledgerAccountRow) account() (ledger.Account, error) {
+	b, err := money.ParseSum(r.Balance)
+	if err != nil {
+		return ledger.Account{}, err
+	}
+	return ledger.Account{
+		Scope:  ledger.Scope{TenantID: r.TenantID, WorkspaceID: r.WorkspaceID, Environment: access.Environment(r.Environment)},
+		Ledger: ledger.Kind(r.Ledger), Name: r.Name, Decimals: r.Decimals, AllowNegative: r.AllowNegative,
+		Balance: b, Version: r.Version, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
+	}, nil
+}
+
+const ledgerAccountColumns = `tenant_id, workspace_id, environment, ledger, name, decimals, allow_negative,
+	CAST(balance AS TEXT) AS balance, version, created_at, updated_at`
+
+// LedgerAccountsLock implements ledger.Store. Missing accounts are inserted
+// in one statement; the rows are then read with FOR UPDATE on Postgres, one
+// account at a time in the order given (callers sort by name), so two
+// movements never wait on each other in a cycle. SQLite has one writer: the
+// transaction itself serializes movements.
+func (tx *Tx) LedgerAccountsLock(ctx context.Context, s ledger.Scope, k ledger.Kind, specs []ledger.AccountSpec) ([]ledger.Account, error) {
+	const op = "store.LedgerAccountsLock"
+	if len(specs) == 0 {
+		return nil, nil
+	}
+	var q strings.Builder
+	args := make([]any, 0, len(specs)*10)
+	q.WriteString(`INSERT INTO ledger_accounts (tenant_id, workspace_id, environment, ledger, name, decimals,
+		allow_negative, balance, version, created_at, updated_at) VALUES `)
+	for i, sp := range specs {
+		if i > 0 {
+			q.WriteString(", ")
+		}
+		q.WriteString("(?, ?, ?, ?, ?, ?, ?, '0', 0, ?, ?)")
+		args = append(args, s.TenantID, s.WorkspaceID, string(s.Environment), string(k), sp.Name, sp.Decimals,
+			sp.AllowNegative, tx.now, tx.now)
+	}
+	q.WriteString(` ON CONFLICT (tenant_id, workspace_id, environment, ledger, name) DO NOTHING`)
+	if _, err := tx.idb.ExecContext(ctx, q.String(), args...); err != nil {
+		return nil, errf(op, err)
+	}
+	lock := ""
+	if tx.db.dialect == Postgres {
+		lock = " FOR UPDATE"
+	}
+	out := make([]ledger.Account, len(specs))
+	for i, sp := range specs {
+		var row ledgerAccountRow
+		if err := tx.idb.NewRaw(`SELECT `+ledgerAccountColumns+` FROM ledger_accounts
+			WHERE tenant_id = ? AND workspace_id = ? AND environment = ? AND ledger = ? AND name = ?`+lock,
+			s.TenantID, s.WorkspaceID, string(s.Environment), string(k), sp.Name).Scan(ctx, &row); err != nil {
+			return nil, notFound(op, err)
+		}
+		a, err := row.account()
+		if err != nil {
+			return nil, corrupt(op, err)
+		}
+		out[i] = a
+	}
+	return out, nil
+}
+
+// LedgerAccountsUpdate implements ledger.Store. Each update compares and
+// sets the version the lock read, so a write that skipped the lock fails
+// loudly instead of losing a movement.
+func (tx *Tx) LedgerAccountsUpdate(ctx context.Context, accounts []ledger.Account) error {
+	const op = "store.LedgerAccountsUpdate"
+	for _, a := range accounts {
+		res, err := tx.idb.ExecContext(ctx, `UPDATE ledger_accounts SET balance = ?, version = ?, updated_at = ?
+			WHERE tenant_id = ? AND workspace_id = ? AND environment = ? AND ledger = ? AND name = ? AND version = ?`,
+			a.Balance.String(), a.Version, tx.now, a.Scope.TenantID, a.Scope.WorkspaceID, string(a.Scope.Environment),
+			string(a.Ledger), a.Name, a.Version-1)
+		if err != nil {
+			return errf(op, err)
+		}
+		if n, err := res.RowsAffected(); err != nil || n != 1 {
+			return fault.E(op, fault.Conflict, "The account changed during the movement; retry.").With("account", a.Name)
+		}
+	}
+	return nil
+}
+
+// LedgerAccountGet implements ledger.Store.
+func (tx *Tx) LedgerAccountGet(ctx context.Context, s ledger.Scope, k ledger.Kind, name string) (ledger.Account, error) {
+	const op = "store.LedgerAccountGet"
+	var row ledgerAccountRow
+	if err := tx.idb.NewRaw(`SELECT `+ledgerAccountColumns+` FROM ledger_accounts
+		WHERE tenant_id = ? AND workspace_id = ? AND environment = ? AND ledger = ? AND name = ?`,
+		s.TenantID, s.WorkspaceID, string(s.Environment), string(k), name).Scan(ctx, &row); err != nil {
+		return ledger.Account{}, notFound(op, err)
+	}
+	a, err := row.account()
+	if err != nil {
+		return ledger.Account{}, corrupt(op, err)
+	}
+	return a, nil
+}
+
+type ledgerMovementRow struct {
+	ID          string    `bun:"id"`
+	TenantID    string    `bun:"tenant_id"`
+	WorkspaceID string    `bun:"workspace_id"`
+	Environment string    `bun:"environment"`
+	Ledger      string    `bun:"ledger"`
+	Type        string    `bun:"type"`
+	Reference   string    `bun:"reference"`
+	Decimals    int       `bun:"decimals"`
+	ActorUserID string    `bun:"actor_user_id"`
+	ActorKeyID  string    `bun:"actor_key_id"`
+	CreatedAt   time.Time `bun:"created_at"`
+}
+
+func (r ledgerMovementRow) posted() ledger.Posted {
+	return ledger.Posted{
+		ID:     r.ID,
+		Scope:  ledger.Scope{TenantID: r.TenantID, WorkspaceID: r.WorkspaceID, Environment: access.Environment(r.Environment)},
+		Ledger: ledger.Kind(r.Ledger), Type: ledger.Type(r.Type), Reference: r.Reference, Decimals: r.Decimals,
+		Actor: ledger.Actor{UserID: r.ActorUserID, KeyID: r.ActorKeyID}, CreatedAt: r.CreatedAt.UTC(),
+	}
+}
+
+type ledgerPostingRow struct {
+	MovementID string `bun:"movement_id"`
+	Account    string `bun:"account"`
+	Direction  string `bun:"direction"`
+	Amount     string `bun:"amount"`
+}
+
+const ledgerMovementColumns = `id, tenant_id, workspace_id, environment, ledger, type, reference, decimals,
+	actor_user_id, actor_key_id, created_at`
+
+// LedgerMovementInsert implements ledger.Store.
+func (tx *Tx) LedgerMovementInsert(ctx context.Context, m ledger.Posted) error {
+	const op = "store.LedgerMovementInsert"
+	res, err := tx.idb.ExecContext(ctx, `INSERT INTO ledger_movements (`+ledgerMovementColumns+`)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (tenant_id, workspace_id, environment, reference) DO NOTHING`,
+		m.ID, m.Scope.TenantID, m.Scope.WorkspaceID, string(m.Scope.Environment), string(m.Ledger), string(m.Type),
+		m.Reference, m.Decimals, m.Actor.UserID, m.Actor.KeyID, m.CreatedAt)
+	if err != nil {
+		return errf(op, err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		return fault.E(op, fault.Conflict, "The reference was already posted.").With("reference", m.Reference)
+	}
+	var q strings.Builder
+	args := make([]any, 0, len(m.Postings)*9)
+	q.WriteString(`INSERT INTO ledger_postings (movement_id, seq, tenant_id, workspace_id, environment, ledger,
+		account, direction, amount) VALUES `)
+	for i, p := range m.Postings {
+		if i > 0 {
+			q.WriteString(", ")
+		}
+		q.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?)")
+		args = append(args, m.ID, i, m.Scope.TenantID, m.Scope.WorkspaceID, string(m.Scope.Environment), string(m.Ledger),
+			p.Account, string(p.Direction), p.Amount.String())
+	}
+	_, err = tx.idb.ExecContext(ctx, q.String(), args...)
+	return errf(op, err)
+}
+
+// LedgerMovementGet implements ledger.Store.
+func (tx *Tx) LedgerMovementGet(ctx context.Context, s ledger.Scope, reference string) (ledger.Posted, error) {
+	const op = "store.LedgerMovementGet"
+	var row ledgerMovementRow
+	if err := tx.idb.NewRaw(`SELECT `+ledgerMovementColumns+` FROM ledger_movements
+		WHERE tenant_id = ? AND workspace_id = ? AND environment = ? AND reference = ?`,
+		s.TenantID, s.WorkspaceID, string(s.Environment), reference).Scan(ctx, &row); err != nil {
+		return ledger.Posted{}, notFound(op, err)
+	}
+	ms, err := tx.ledgerWithPostings(ctx, []ledgerMovementRow{row})
+	if err != nil {
+		return ledger.Posted{}, fault.Wrap(op, err)
+	}
+	return ms[0], nil
+}
+
+// LedgerMovementList implements ledger.Store.
+func (tx *Tx) LedgerMovementList(ctx context.Context, p ledger.ListParams) ([]ledger.Posted, error) {
+	const op = "store.LedgerMovementList"
+	q := `SELECT ` + ledgerMovementColumns + ` FROM ledger_movements
+		WHERE tenant_id = ? AND workspace_id = ? AND environment = ?`
+	args := []any{p.Scope.TenantID, p.Scope.WorkspaceID, string(p.Scope.Environment)}
+	if len(p.Ledgers) > 0 {
+		ls := make([]string, len(p.Ledgers))
+		for i, l := range p.Ledgers {
+			ls[i] = string(l)
+		}
+		q += ` AND ledger IN (?)`
+		args = append(args, bun.In(ls))
+	}
+	if p.ActorUserID != "" {
+		q += ` AND actor_user_id = ?`
+		args = append(args, p.ActorUserID)
+	}
+	if p.Before != "" {
+		q += ` AND id < ?`
+		args = append(args, p.Before)
+	}
+	q += ` ORDER BY id DESC LIMIT ?`
+	args = append(args, p.Limit)
+	var rows []ledgerMovementRow
+	if err := tx.idb.NewRaw(q, args...).Scan(ctx, &rows); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, errf(op, err)
+	}
+	ms, err := tx.ledgerWithPostings(ctx, rows)
+	if err != nil {
+		return nil, fault.Wrap(op, err)
+	}
+	return ms, nil
+}
+
+// ledgerWithPostings converts movement rows and reads their postings in one
+// query.
+func (tx *Tx) ledgerWithPostings(ctx context.Context, rows []ledgerMovementRow) ([]ledger.Posted, error) {
+	out := make([]ledger.Posted, len(rows))
+	if len(rows) == 0 {
+		return out, nil
+	}
+	ids := make([]string, len(rows))
+	at := make(map[string]int, len(rows))
+	for i, r := range rows {
+		out[i] = r.posted()
+		ids[i] = r.ID
+		at[r.ID] = i
+	}
+	var ps []ledgerPostingRow
+	if err := tx.idb.NewRaw(`SELECT movement_id, account, direction, CAST(amount AS TEXT) AS amount
+		FROM ledger_postings WHERE movement_id IN (?) ORDER BY movement_id, seq`, bun.In(ids)).Scan(ctx, &ps); err != nil &&
+		!errors.Is(err, sql.ErrNoRows) {
+		return nil, errf("store.ledgerWithPostings", err)
+	}
+	for _, p := range ps {
+		amt, err := money.ParseAtomic(p.Amount)
+		if err != nil {
+			return nil, corrupt("store.ledgerWithPostings", err)
+		}
+		i := at[p.MovementID]
+		out[i].Postings = append(out[i].Postings, ledger.Posting{Account: p.Account, Direction: ledger.Direction(p.Direction), Amount: amt})
+	}
+	return out, nil
+}
+
+// LedgerPostingSums implements ledger.Store: it reads every posting of the
+// ledger in the scope and sums credits minus debits per account in Go.
+func (tx *Tx) LedgerPostingSums(ctx context.Context, s ledger.Scope, k ledger.Kind) (map[string]money.Sum, error) {
+	const op = "store.LedgerPostingSums"
+	rows, err := tx.idb.QueryContext(ctx, `SELECT account, direction, CAST(amount AS TEXT) FROM ledger_postings
+		WHERE tenant_id = ? AND workspace_id = ? AND environment = ? AND ledger = ?`,
+		s.TenantID, s.WorkspaceID, string(s.Environment), string(k))
+	if err != nil {
+		return nil, errf(op, err)
+	}
+	defer rows.Close()
+	sums := map[string]money.Sum{}
+	for rows.Next() {
+		var account, dir, amount string
+		if err := rows.Scan(&account, &dir, &amount); err != nil {
+			return nil, errf(op, err)
+		}
+		a, err := money.ParseAtomic(amount)
+		if err != nil {
+			return nil, corrupt(op, err)
+		}
+		if ledger.Direction(dir) == ledger.Debit {
+			sums[account], err = sums[account].SubAtomic(a)
+		} else {
+			sums[account], err = sums[account].AddAtomic(a)
+		}
+		if err != nil {
+			return nil, corrupt(op, err)
+		}
+	}
+	return sums, errf(op, rows.Err())
+}

@@ -1,0 +1,139 @@
+package storetest
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/creatormusic/platform/asset"
+	"github.com/creatormusic/platform/fault"
+	"github.com/creatormusic/platform/store"
+)
+
+// exerciseAssets covers asset.Store: insert and scoped get, isolation by
+// workspace, environment and tenant, and the by-hash reference check.
+func exerciseAssets(t *testing.T, open Opener) {
+	ctx := context.Background()
+	seed := func(t *testing.T, db *store.DB) {
+		t.Helper()
+		err := db.InTx(ctx, func(tx *store.Tx) error {
+			for _, f := range []func() error{
+				func() error { return tx.TenantInsert(ctx, "ten_1", "Tenant One") },
+				func() error { return tx.WorkspaceInsert(ctx, "ws_1", "ten_1", "One") },
+				func() error { return tx.WorkspaceInsert(ctx, "ws_2", "ten_1", "Two") },
+			} {
+				if err := f(); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("seed: %v", err)
+		}
+	}
+	scope := asset.Scope{TenantID: "ten_1", WorkspaceID: "ws_1", Environment: "test"}
+	sha := "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+	rate, ch, bits, dur := 48000, 2, 24, int64(1500)
+
+	t.Run("InsertGetScoped", func(t *testing.T) {
+		db, _ := fresh(t, open)
+		seed(t, db)
+		var in asset.Asset
+		err := db.InTx(ctx, func(tx *store.Tx) error {
+			var err error
+			in, err = tx.AssetInsert(ctx, asset.Asset{Scope: scope, MediaType: "audio/wav", Size: 1234, SHA256: sha,
+				DurationMs: &dur, SampleRate: &rate, Channels: &ch, BitDepth: &bits, Origin: asset.Uploaded,
+				Filename: "take 1.wav", CreatedBy: asset.Creator{UserID: "usr_1", KeyID: "key_1"}})
+			return err
+		})
+		if err != nil {
+			t.Fatalf("insert: %v", err)
+		}
+		if len(in.ID) < 5 || in.ID[:4] != "ast_" || !in.CreatedAt.Equal(Epoch) {
+			t.Fatalf("inserted = %+v", in)
+		}
+		got, err := db.Read().AssetGet(ctx, scope, in.ID)
+		if err != nil {
+			t.Fatalf("get: %v", err)
+		}
+		if d := cmp.Diff(in, got); d != "" {
+			t.Fatalf("get (-inserted +got):\n%s", d)
+		}
+		// Unknown values stay unknown (NULL), not zero.
+		var mp3 asset.Asset
+		err = db.InTx(ctx, func(tx *store.Tx) error {
+			var err error
+			mp3, err = tx.AssetInsert(ctx, asset.Asset{Scope: scope, MediaType: "audio/mpeg", Size: 10, SHA256: sha,
+				SampleRate: &rate, Channels: &ch, DurationMs: &dur, DurationEstimated: true, Origin: asset.Generated})
+			return err
+		})
+		if err != nil {
+			t.Fatalf("insert mp3: %v", err)
+		}
+		got, err = db.Read().AssetGet(ctx, scope, mp3.ID)
+		if err != nil || got.BitDepth != nil || !got.DurationEstimated || got.Origin != asset.Generated {
+			t.Fatalf("mp3 = %+v, %v", got, err)
+		}
+		if n, err := db.Read().AssetCount(ctx, "ws_1"); err != nil || n != 2 {
+			t.Fatalf("count = %d, %v", n, err)
+		}
+	})
+
+	t.Run("OtherScopeNotFound", func(t *testing.T) {
+		db, _ := fresh(t, open)
+		seed(t, db)
+		var a asset.Asset
+		err := db.InTx(ctx, func(tx *store.Tx) error {
+			var err error
+			a, err = tx.AssetInsert(ctx, asset.Asset{Scope: scope, MediaType: "audio/flac", Size: 1, SHA256: sha, Origin: asset.Uploaded})
+			return err
+		})
+		if err != nil {
+			t.Fatalf("insert: %v", err)
+		}
+		for name, s := range map[string]asset.Scope{
+			"workspace":   {TenantID: "ten_1", WorkspaceID: "ws_2", Environment: "test"},
+			"environment": {TenantID: "ten_1", WorkspaceID: "ws_1", Environment: "live"},
+			"tenant":      {TenantID: "ten_2", WorkspaceID: "ws_1", Environment: "test"},
+		} {
+			if _, err := db.Read().AssetGet(ctx, s, a.ID); !fault.Is(err, fault.NotFound) {
+				t.Errorf("%s: get = %v, want NOT_FOUND", name, err)
+			}
+		}
+		if _, err := db.Read().AssetGet(ctx, scope, "ast_missing"); !fault.Is(err, fault.NotFound) {
+			t.Errorf("missing id: %v, want NOT_FOUND", err)
+		}
+	})
+
+	t.Run("ReferencedByHash", func(t *testing.T) {
+		db, _ := fresh(t, open)
+		seed(t, db)
+		if ref, err := db.Read().AssetReferenced(ctx, sha); err != nil || ref {
+			t.Fatalf("before insert: %v, %v", ref, err)
+		}
+		// A rolled-back insert references nothing.
+		_ = db.InTx(ctx, func(tx *store.Tx) error {
+			if _, err := tx.AssetInsert(ctx, asset.Asset{Scope: scope, MediaType: "audio/wav", Size: 1, SHA256: sha, Origin: asset.Uploaded}); err != nil {
+				return err
+			}
+			return errStop
+		})
+		if ref, err := db.Read().AssetReferenced(ctx, sha); err != nil || ref {
+			t.Fatalf("after rollback: %v, %v", ref, err)
+		}
+		// Any scope's row counts: blobs are shared across tenants.
+		other := asset.Scope{TenantID: "ten_1", WorkspaceID: "ws_2", Environment: "live"}
+		err := db.InTx(ctx, func(tx *store.Tx) error {
+			_, err := tx.AssetInsert(ctx, asset.Asset{Scope: other, MediaType: "audio/wav", Size: 1, SHA256: sha, Origin: asset.Uploaded})
+			return err
+		})
+		if err != nil {
+			t.Fatalf("insert: %v", err)
+		}
+		if ref, err := db.Read().AssetReferenced(ctx, sha); err != nil || !ref {
+			t.Fatalf("after insert: %v, %v", ref, err)
+		}
+	})
+}

@@ -1,0 +1,536 @@
+package storetest
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/creatormusic/platform/access"
+	"github.com/creatormusic/platform/fault"
+	"github.com/creatormusic/platform/ledger"
+	"github.com/creatormusic/platform/money"
+	"github.com/creatormusic/platform/outbox"
+	"github.com/creatormusic/platform/store"
+)
+
+// exerciseLedger runs the contract cases of the ledger adapter: exactly-once
+// movements by reference, non-negative balances under concurrency, balances
+// that equal their postings summed in Go, 128-bit balances, scoping and
+// pagination.
+func exerciseLedger(t *testing.T, open Opener) {
+	t.Run("ReplayIsOneMovement", func(t *testing.T) { ledgerReplay(t, open) })
+	t.Run("ConflictingReplay", func(t *testing.T) { ledgerConflict(t, open) })
+	t.Run("NonNegative", func(t *testing.T) { ledgerNonNegative(t, open) })
+	t.Run("ReserveSettleRelease", func(t *testing.T) { ledgerLifecycle(t, open) })
+	t.Run("ConcurrentDebits", func(t *testing.T) { ledgerConcurrentDebits(t, open) })
+	t.Run("ConcurrentReplays", func(t *testing.T) { ledgerConcurrentReplays(t, open) })
+	t.Run("WideBalances", func(t *testing.T) { ledgerWide(t, open) })
+	t.Run("Scoping", func(t *testing.T) { ledgerScoping(t, open) })
+	t.Run("Pagination", func(t *testing.T) { ledgerPagination(t, open) })
+}
+
+var ledgerScope = ledger.Scope{TenantID: "ten_1", WorkspaceID: "ws_1", Environment: access.Test}
+
+// ledgerDo runs fn in one unit of work.
+func ledgerDo(db *store.DB, fn func(ctx context.Context, tx *store.Tx) error) error {
+	ctx := context.Background()
+	return db.InTx(ctx, func(tx *store.Tx) error { return fn(ctx, tx) })
+}
+
+// ledgerGrant grants amount credits under ref and fails t on error.
+func ledgerGrant(t *testing.T, db *store.DB, sc ledger.Scope, ref string, amount money.Atomic) {
+	t.Helper()
+	svc := ledger.New()
+	if err := ledgerDo(db, func(ctx context.Context, tx *store.Tx) error {
+		_, _, err := svc.Grant(ctx, tx, ledger.CreditsInput{Scope: sc, Ref: ref, Amount: amount, Actor: ledger.Actor{UserID: "usr_1"}})
+		return err
+	}); err != nil {
+		t.Fatalf("grant %s: %v", ref, err)
+	}
+}
+
+// ledgerBalance returns an account's balance as a string ("" when missing).
+func ledgerBalance(t *testing.T, db *store.DB, sc ledger.Scope, name string) string {
+	t.Helper()
+	a, err := ledger.New().Balance(context.Background(), db.Read(), sc, ledger.Credits, name)
+	if fault.Is(err, fault.NotFound) {
+		return ""
+	}
+	if err != nil {
+		t.Fatalf("balance %s: %v", name, err)
+	}
+	return a.Balance.String()
+}
+
+// ledgerAudit checks that every given account's balance equals its postings
+// summed in Go, and that the ledger's balances sum to zero (double entry).
+func ledgerAudit(t *testing.T, db *store.DB, sc ledger.Scope, accounts ...string) {
+	t.Helper()
+	ctx := context.Background()
+	drift, err := ledger.New().Audit(ctx, db.Read(), sc, ledger.Credits, accounts)
+	if err != nil {
+		t.Fatalf("audit: %v", err)
+	}
+	if len(drift) != 0 {
+		t.Errorf("drift: %+v", drift)
+	}
+	sums, err := db.Read().LedgerPostingSums(ctx, sc, ledger.Credits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var total money.Sum
+	for _, s := range sums {
+		if total, err = total.Add(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !total.IsZero() {
+		t.Errorf("postings sum to %s, want 0", total)
+	}
+}
+
+func ledgerEvents(t *testing.T, db *store.DB) int {
+	t.Helper()
+	evs, err := db.Read().OutboxList(context.Background(), outbox.ListParams{Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range evs {
+		if e.Type == ledger.EventMovementPosted {
+			n++
+		}
+	}
+	return n
+}
+
+func ledgerReplay(t *testing.T, open Opener) {
+	db, _ := fresh(t, open)
+	svc := ledger.New()
+	in := ledger.CreditsInput{Scope: ledgerScope, Ref: "ws_1:2026-01", Amount: 500, Actor: ledger.Actor{UserID: "usr_1", KeyID: "key_1"}}
+	var first ledger.Posted
+	for i := range 3 {
+		if err := ledgerDo(db, func(ctx context.Context, tx *store.Tx) error {
+			p, created, err := svc.Grant(ctx, tx, in)
+			if err != nil {
+				return err
+			}
+			if created != (i == 0) {
+				t.Errorf("attempt %d: created = %v", i, created)
+			}
+			if i == 0 {
+				first = p
+			} else if p.ID != first.ID || p.Reference != "grant:ws_1:2026-01" || p.Actor != in.Actor {
+				t.Errorf("replay = %+v, want %+v", p, first)
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := ledgerBalance(t, db, ledgerScope, ledger.AccountWorkspaceCredits); got != "500" {
+		t.Errorf("balance = %s, want 500", got)
+	}
+	if got := ledgerBalance(t, db, ledgerScope, ledger.AccountSystemGrants); got != "-500" {
+		t.Errorf("grants = %s, want -500", got)
+	}
+	if n := ledgerEvents(t, db); n != 1 {
+		t.Errorf("%d movement events, want 1", n)
+	}
+	got, err := db.Read().LedgerMovementGet(context.Background(), ledgerScope, "grant:ws_1:2026-01")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []ledger.Posting{{Account: ledger.AccountSystemGrants, Direction: ledger.Debit, Amount: 500},
+		{Account: ledger.AccountWorkspaceCredits, Direction: ledger.Credit, Amount: 500}}
+	if got.ID != first.ID || !slices.Equal(got.Postings, want) || got.Decimals != 0 || got.Type != ledger.TypeGrant ||
+		got.Ledger != ledger.Credits || !got.CreatedAt.Equal(Epoch) {
+		t.Errorf("stored = %+v", got)
+	}
+	ledgerAudit(t, db, ledgerScope, ledger.AccountWorkspaceCredits, ledger.AccountSystemGrants)
+}
+
+func ledgerConflict(t *testing.T, open Opener) {
+	db, _ := fresh(t, open)
+	svc := ledger.New()
+	ledgerGrant(t, db, ledgerScope, "g1", 100)
+	cases := []struct {
+		name string
+		m    ledger.Movement
+	}{
+		{"other amount", ledger.Movement{Scope: ledgerScope, Ledger: ledger.Credits, Type: ledger.TypeGrant, Reference: "grant:g1",
+			Postings: []ledger.Posting{{Account: ledger.AccountSystemGrants, Direction: ledger.Debit, Amount: 101},
+				{Account: ledger.AccountWorkspaceCredits, Direction: ledger.Credit, Amount: 101}}}},
+		{"other type", ledger.Movement{Scope: ledgerScope, Ledger: ledger.Credits, Type: ledger.TypeTransfer, Reference: "grant:g1",
+			Postings: []ledger.Posting{{Account: ledger.AccountSystemGrants, Direction: ledger.Debit, Amount: 100},
+				{Account: ledger.AccountWorkspaceCredits, Direction: ledger.Credit, Amount: 100}}}},
+		{"other accounts", ledger.Movement{Scope: ledgerScope, Ledger: ledger.Credits, Type: ledger.TypeGrant, Reference: "grant:g1",
+			Postings: []ledger.Posting{{Account: "system:promo", Direction: ledger.Debit, Amount: 100},
+				{Account: ledger.AccountWorkspaceCredits, Direction: ledger.Credit, Amount: 100}}}},
+		{"other ledger", ledger.Movement{Scope: ledgerScope, Ledger: ledger.Rewards, Type: ledger.TypeGrant, Reference: "grant:g1",
+			Postings: []ledger.Posting{{Account: ledger.AccountSystemGrants, Direction: ledger.Debit, Amount: 100},
+				{Account: ledger.AccountWorkspaceCredits, Direction: ledger.Credit, Amount: 100}}}},
+	}
+	for _, c := range cases {
+		err := ledgerDo(db, func(ctx context.Context, tx *store.Tx) error { _, _, err := svc.Post(ctx, tx, c.m); return err })
+		if !fault.Is(err, fault.Conflict) {
+			t.Errorf("%s: err = %v, want CONFLICT", c.name, err)
+		}
+	}
+	// Postings in another order are the same movement.
+	err := ledgerDo(db, func(ctx context.Context, tx *store.Tx) error {
+		_, created, err := svc.Post(ctx, tx, ledger.Movement{Scope: ledgerScope, Ledger: ledger.Credits, Type: ledger.TypeGrant,
+			Reference: "grant:g1", Postings: []ledger.Posting{{Account: ledger.AccountWorkspaceCredits, Direction: ledger.Credit, Amount: 100},
+				{Account: ledger.AccountSystemGrants, Direction: ledger.Debit, Amount: 100}}})
+		if err == nil && created {
+			t.Error("reordered replay created a movement")
+		}
+		return err
+	})
+	if err != nil {
+		t.Errorf("reordered replay: %v", err)
+	}
+	// Malformed movements never reach the tables.
+	bad := []ledger.Movement{
+		{Scope: ledgerScope, Ledger: ledger.Credits, Type: ledger.TypeTransfer, Reference: "x",
+			Postings: []ledger.Posting{{Account: "a", Direction: ledger.Debit, Amount: 1}, {Account: "b", Direction: ledger.Credit, Amount: 2}}},
+		{Scope: ledgerScope, Ledger: "points", Type: ledger.TypeTransfer, Reference: "x",
+			Postings: []ledger.Posting{{Account: "a", Direction: ledger.Debit, Amount: 1}, {Account: "b", Direction: ledger.Credit, Amount: 1}}},
+		{Scope: ledgerScope, Ledger: ledger.Credits, Type: ledger.TypeTransfer, Reference: "x",
+			Postings: []ledger.Posting{{Account: "a", Direction: ledger.Debit, Amount: 0}, {Account: "b", Direction: ledger.Credit, Amount: 0}}},
+		{Scope: ledgerScope, Ledger: ledger.Credits, Type: ledger.TypeTransfer, Reference: "",
+			Postings: []ledger.Posting{{Account: "a", Direction: ledger.Debit, Amount: 1}, {Account: "b", Direction: ledger.Credit, Amount: 1}}},
+		{Scope: ledgerScope, Ledger: ledger.Credits, Type: ledger.TypeTransfer, Reference: "x",
+			Postings: []ledger.Posting{{Account: "a", Direction: ledger.Debit, Amount: 1}, {Account: "a", Direction: ledger.Credit, Amount: 1}}},
+		{Scope: ledgerScope, Ledger: ledger.Credits, Type: ledger.TypeTransfer, Reference: "x",
+			Postings: []ledger.Posting{{Account: "a", Direction: ledger.Debit, Amount: money.MaxAtomic}, {Account: "b", Direction: ledger.Debit, Amount: 1},
+				{Account: "c", Direction: ledger.Credit, Amount: money.MaxAtomic}}},
+	}
+	for i, m := range bad {
+		err := ledgerDo(db, func(ctx context.Context, tx *store.Tx) error { _, _, err := svc.Post(ctx, tx, m); return err })
+		if c := fault.CodeOf(err); c != fault.InvalidInput && c != fault.InvalidAmount {
+			t.Errorf("bad movement %d: err = %v", i, err)
+		}
+	}
+	if n := ledgerEvents(t, db); n != 1 {
+		t.Errorf("%d movement events, want 1", n)
+	}
+}
+
+func ledgerNonNegative(t *testing.T, open Opener) {
+	db, _ := fresh(t, open)
+	svc := ledger.New()
+	ledgerGrant(t, db, ledgerScope, "g1", 100)
+	err := ledgerDo(db, func(ctx context.Context, tx *store.Tx) error {
+		_, _, err := svc.Reserve(ctx, tx, ledger.CreditsInput{Scope: ledgerScope, Ref: "op_1", Amount: 101})
+		return err
+	})
+	if !fault.Is(err, fault.InsufficientCredits) {
+		t.Fatalf("overdraw err = %v, want INSUFFICIENT_CREDITS", err)
+	}
+	if _, _, d := fault.Public(err); d["account"] != ledger.AccountWorkspaceCredits {
+		t.Errorf("details = %v", d)
+	}
+	// The caller's own code.
+	err = ledgerDo(db, func(ctx context.Context, tx *store.Tx) error {
+		_, _, err := svc.Post(ctx, tx, ledger.Movement{Scope: ledgerScope, Ledger: ledger.Credits, Type: ledger.TypeTransfer,
+			Reference: "t1", InsufficientCode: fault.InsufficientBalance, Postings: []ledger.Posting{
+				{Account: ledger.AccountWorkspaceCredits, Direction: ledger.Debit, Amount: 1000},
+				{Account: "workspace:other", Direction: ledger.Credit, Amount: 1000}}})
+		return err
+	})
+	if !fault.Is(err, fault.InsufficientBalance) {
+		t.Fatalf("custom code err = %v", err)
+	}
+	if got := ledgerBalance(t, db, ledgerScope, ledger.AccountWorkspaceCredits); got != "100" {
+		t.Errorf("balance = %s, want 100", got)
+	}
+	// The exact balance can be spent; then nothing more.
+	if err := ledgerDo(db, func(ctx context.Context, tx *store.Tx) error {
+		_, _, err := svc.Reserve(ctx, tx, ledger.CreditsInput{Scope: ledgerScope, Ref: "op_2", Amount: 100})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got := ledgerBalance(t, db, ledgerScope, ledger.AccountWorkspaceCredits); got != "0" {
+		t.Errorf("balance = %s, want 0", got)
+	}
+	if n := ledgerEvents(t, db); n != 2 {
+		t.Errorf("%d movement events, want 2", n)
+	}
+	ledgerAudit(t, db, ledgerScope, ledger.AccountWorkspaceCredits, ledger.AccountSystemGrants, "reserved:op_2")
+}
+
+func ledgerLifecycle(t *testing.T, open Opener) {
+	db, _ := fresh(t, open)
+	svc := ledger.New()
+	ledgerGrant(t, db, ledgerScope, "g1", 1000)
+	steps := []struct {
+		name string
+		fn   func(ctx context.Context, tx *store.Tx) (ledger.Posted, bool, error)
+	}{
+		{"reserve", func(ctx context.Context, tx *store.Tx) (ledger.Posted, bool, error) {
+			return svc.Reserve(ctx, tx, ledger.CreditsInput{Scope: ledgerScope, Ref: "op_1", Amount: 300})
+		}},
+		{"settle", func(ctx context.Context, tx *store.Tx) (ledger.Posted, bool, error) {
+			return svc.Settle(ctx, tx, ledger.CreditsInput{Scope: ledgerScope, Ref: "op_1", Amount: 180})
+		}},
+		{"release", func(ctx context.Context, tx *store.Tx) (ledger.Posted, bool, error) {
+			return svc.Release(ctx, tx, ledger.CreditsInput{Scope: ledgerScope, Ref: "op_1", Amount: 120})
+		}},
+	}
+	for _, s := range steps {
+		for attempt := range 2 { // each step retried: it happens once
+			if err := ledgerDo(db, func(ctx context.Context, tx *store.Tx) error {
+				_, created, err := s.fn(ctx, tx)
+				if err == nil && created != (attempt == 0) {
+					t.Errorf("%s attempt %d: created = %v", s.name, attempt, created)
+				}
+				return err
+			}); err != nil {
+				t.Fatalf("%s: %v", s.name, err)
+			}
+		}
+	}
+	for name, want := range map[string]string{
+		ledger.AccountWorkspaceCredits: "820", "reserved:op_1": "0", ledger.AccountSystemConsumed: "180", ledger.AccountSystemGrants: "-1000",
+	} {
+		if got := ledgerBalance(t, db, ledgerScope, name); got != want {
+			t.Errorf("%s = %s, want %s", name, got, want)
+		}
+	}
+	// Settling past the reservation is refused.
+	err := ledgerDo(db, func(ctx context.Context, tx *store.Tx) error {
+		_, _, err := svc.Settle(ctx, tx, ledger.CreditsInput{Scope: ledgerScope, Ref: "op_2", Amount: 1})
+		return err
+	})
+	if !fault.Is(err, fault.InsufficientCredits) {
+		t.Errorf("settle without reservation: %v", err)
+	}
+	ledgerAudit(t, db, ledgerScope, ledger.AccountWorkspaceCredits, "reserved:op_1", ledger.AccountSystemConsumed, ledger.AccountSystemGrants)
+}
+
+// ledgerConcurrentDebits races 50 reservations against a balance that covers
+// only some: the balance never goes negative, and the successes account for
+// exactly what left it.
+func ledgerConcurrentDebits(t *testing.T, open Opener) {
+	db, _ := fresh(t, open)
+	svc := ledger.New()
+	const n, amount, start = 50, 30, 1000 // covers 33
+	ledgerGrant(t, db, ledgerScope, "g1", start)
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = ledgerDo(db, func(ctx context.Context, tx *store.Tx) error {
+				_, _, err := svc.Reserve(ctx, tx, ledger.CreditsInput{Scope: ledgerScope, Ref: fmt.Sprintf("op_%02d", i), Amount: amount})
+				return err
+			})
+		}()
+	}
+	wg.Wait()
+	ok := 0
+	var reserved []string
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			ok++
+			reserved = append(reserved, fmt.Sprintf("reserved:op_%02d", i))
+		case !fault.Is(err, fault.InsufficientCredits):
+			t.Errorf("reserve %d: %v", i, err)
+		}
+	}
+	end, err := money.ParseSum(ledgerBalance(t, db, ledgerScope, ledger.AccountWorkspaceCredits))
+	if err != nil {
+		t.Fatal(err)
+	}
+	spent, _ := money.SumOf(start).Sub(end)
+	if end.Negative() || spent.Cmp(money.SumOf(money.Atomic(ok*amount))) != 0 {
+		t.Errorf("%d successes of %d, end balance %s", ok, amount, end)
+	}
+	if ok != start/amount {
+		t.Errorf("%d successes, want %d (every failure saw a balance below the amount)", ok, start/amount)
+	}
+	ledgerAudit(t, db, ledgerScope, append(reserved, ledger.AccountWorkspaceCredits, ledger.AccountSystemGrants)...)
+}
+
+// ledgerConcurrentReplays posts one reference from 20 goroutines: one
+// movement, one event, every answer the same movement.
+func ledgerConcurrentReplays(t *testing.T, open Opener) {
+	db, _ := fresh(t, open)
+	svc := ledger.New()
+	ledgerGrant(t, db, ledgerScope, "g1", 1000)
+	const n = 20
+	var wg sync.WaitGroup
+	ids := make([]string, n)
+	created := make([]bool, n)
+	errs := make([]error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = ledgerDo(db, func(ctx context.Context, tx *store.Tx) error {
+				p, c, err := svc.Reserve(ctx, tx, ledger.CreditsInput{Scope: ledgerScope, Ref: "op_same", Amount: 70})
+				ids[i], created[i] = p.ID, c
+				return err
+			})
+		}()
+	}
+	wg.Wait()
+	nc := 0
+	for i := range n {
+		if errs[i] != nil {
+			t.Fatalf("replay %d: %v", i, errs[i])
+		}
+		if created[i] {
+			nc++
+		}
+		if ids[i] != ids[0] {
+			t.Errorf("replay %d got movement %s, want %s", i, ids[i], ids[0])
+		}
+	}
+	if nc != 1 {
+		t.Errorf("%d posts created the movement, want 1", nc)
+	}
+	if got := ledgerBalance(t, db, ledgerScope, ledger.AccountWorkspaceCredits); got != "930" {
+		t.Errorf("balance = %s, want 930", got)
+	}
+	if n := ledgerEvents(t, db); n != 2 {
+		t.Errorf("%d movement events, want 2", n)
+	}
+}
+
+// ledgerWide stores balances past 64 bits: two grants of the largest atomic
+// amount.
+func ledgerWide(t *testing.T, open Opener) {
+	db, _ := fresh(t, open)
+	ledgerGrant(t, db, ledgerScope, "g1", money.MaxAtomic)
+	ledgerGrant(t, db, ledgerScope, "g2", money.MaxAtomic)
+	if got := ledgerBalance(t, db, ledgerScope, ledger.AccountWorkspaceCredits); got != "36893488147419103230" {
+		t.Errorf("balance = %s", got)
+	}
+	if got := ledgerBalance(t, db, ledgerScope, ledger.AccountSystemGrants); got != "-36893488147419103230" {
+		t.Errorf("grants = %s", got)
+	}
+	ledgerAudit(t, db, ledgerScope, ledger.AccountWorkspaceCredits, ledger.AccountSystemGrants)
+}
+
+func ledgerScoping(t *testing.T, open Opener) {
+	db, _ := fresh(t, open)
+	svc := ledger.New()
+	live := ledgerScope
+	live.Environment = access.Live
+	other := ledgerScope
+	other.WorkspaceID = "ws_2"
+	ledgerGrant(t, db, ledgerScope, "g1", 100)
+	ledgerGrant(t, db, live, "g1", 7) // the same reference in another environment is its own movement
+	for _, c := range []struct {
+		sc   ledger.Scope
+		want string
+		n    int
+	}{{ledgerScope, "100", 1}, {live, "7", 1}, {other, "", 0}} {
+		if got := ledgerBalance(t, db, c.sc, ledger.AccountWorkspaceCredits); got != c.want {
+			t.Errorf("%+v: balance %q, want %q", c.sc, got, c.want)
+		}
+		ms, _, err := svc.List(context.Background(), db.Read(), ledger.ListParams{Scope: c.sc, Limit: 10})
+		if err != nil || len(ms) != c.n {
+			t.Errorf("%+v: %d movements, %v; want %d", c.sc, len(ms), err, c.n)
+		}
+		for _, m := range ms {
+			if m.Scope != c.sc {
+				t.Errorf("movement of %+v listed in %+v", m.Scope, c.sc)
+			}
+		}
+	}
+	// A live debit cannot spend test credits.
+	err := ledgerDo(db, func(ctx context.Context, tx *store.Tx) error {
+		_, _, err := svc.Reserve(ctx, tx, ledger.CreditsInput{Scope: live, Ref: "op_1", Amount: 8})
+		return err
+	})
+	if !fault.Is(err, fault.InsufficientCredits) {
+		t.Errorf("live overdraw: %v", err)
+	}
+}
+
+func ledgerPagination(t *testing.T, open Opener) {
+	db, clock := fresh(t, open)
+	svc := ledger.New()
+	ledgerGrant(t, db, ledgerScope, "g0", 1000)
+	for i := range 7 {
+		clock.Advance(time.Millisecond) // identifiers sort by time across units of work
+		actor := ledger.Actor{UserID: "usr_1"}
+		if i%2 == 1 {
+			actor = ledger.Actor{UserID: "usr_2", KeyID: "key_2"}
+		}
+		if err := ledgerDo(db, func(ctx context.Context, tx *store.Tx) error {
+			_, _, err := svc.Reserve(ctx, tx, ledger.CreditsInput{Scope: ledgerScope, Ref: fmt.Sprintf("op_%d", i), Amount: 10, Actor: actor})
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A movement of another ledger is filtered out by Ledgers.
+	clock.Advance(time.Millisecond)
+	if err := ledgerDo(db, func(ctx context.Context, tx *store.Tx) error {
+		_, _, err := svc.Post(ctx, tx, ledger.Movement{Scope: ledgerScope, Ledger: ledger.Rewards, Type: ledger.TypeTransfer,
+			Reference: "fund:1", Decimals: 9, Actor: ledger.Actor{UserID: "usr_1"}, Postings: []ledger.Posting{
+				{Account: "system:treasury", Direction: ledger.Debit, Amount: 5_000_000_000},
+				{Account: "pool:challenge_1", Direction: ledger.Credit, Amount: 5_000_000_000}}})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	collect := func(p ledger.ListParams) []ledger.Posted {
+		var all []ledger.Posted
+		for pages := 0; ; pages++ {
+			if pages > 10 {
+				t.Fatal("pagination does not end")
+			}
+			ms, more, err := svc.List(context.Background(), db.Read(), p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ms) > p.Limit || (more && len(ms) != p.Limit) {
+				t.Fatalf("page of %d (limit %d, more %v)", len(ms), p.Limit, more)
+			}
+			all = append(all, ms...)
+			if !more {
+				return all
+			}
+			p.Before = ms[len(ms)-1].ID
+		}
+	}
+	all := collect(ledger.ListParams{Scope: ledgerScope, Ledgers: []ledger.Kind{ledger.Credits}, Limit: 3})
+	if len(all) != 8 {
+		t.Fatalf("%d movements, want 8", len(all))
+	}
+	for i := 1; i < len(all); i++ {
+		if all[i].ID >= all[i-1].ID {
+			t.Errorf("order: %s after %s", all[i].ID, all[i-1].ID)
+		}
+	}
+	for _, m := range all {
+		if m.Ledger != ledger.Credits || len(m.Postings) != 2 {
+			t.Errorf("movement %+v", m)
+		}
+	}
+	mine := collect(ledger.ListParams{Scope: ledgerScope, ActorUserID: "usr_2", Limit: 2})
+	if len(mine) != 3 {
+		t.Errorf("%d movements of usr_2, want 3", len(mine))
+	}
+	for _, m := range mine {
+		if m.Actor != (ledger.Actor{UserID: "usr_2", KeyID: "key_2"}) {
+			t.Errorf("actor = %+v", m.Actor)
+		}
+	}
+	everything := collect(ledger.ListParams{Scope: ledgerScope, Limit: 100})
+	if len(everything) != 9 || everything[0].Ledger != ledger.Rewards || everything[0].Decimals != 9 ||
+		everything[0].Postings[0].Amount != 5_000_000_000 {
+		t.Errorf("all ledgers: %d movements, newest %+v", len(everything), everything[0])
+	}
+}
