@@ -15,6 +15,7 @@ import (
 	"github.com/creatormusic/platform"
 	"github.com/creatormusic/platform/platformtest"
 	"github.com/creatormusic/platform/store/storetest"
+	"github.com/creatormusic/platform/transport"
 )
 
 // TestDocumentListsExactlyThePublicRoutes compares the served OpenAPI
@@ -217,6 +218,30 @@ func TestIdempotencyRecordsArePruned(t *testing.T) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatal("the idempotency record was not pruned after its retention")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestWorkspaceActivityShowsPlanGrants checks that a key holding audit:read
+// (the bootstrap key: its owner holds audit.read) sees the platform's monthly
+// test-credit grant in the workspace's activity, written by the job pool.
+func TestWorkspaceActivityShowsPlanGrants(t *testing.T) {
+	s := platformtest.New(t, platformtest.Options{Jobs: platform.JobsConfig{PollInterval: 20 * time.Millisecond}})
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		r := s.Do(platformtest.Request{Method: "GET", Path: "/api/v1/ledgers/activity?limit=10", Key: s.Boot.TestKey})
+		var page transport.LedgerPage
+		r.Data(t, &page)
+		if len(page.Items) > 0 {
+			m := page.Items[0]
+			if m.Type != "grant" || m.Ledger != "credits" || !strings.Contains(m.Reference, s.Boot.WorkspaceID) {
+				t.Fatalf("activity = %+v", m)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the free plan's test-credit grant never appeared in the workspace's activity")
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

@@ -41,6 +41,9 @@ const (
 	ScopeLedgerRead = "ledger:read"
 	// ScopeRewardsRead reads the rewards ledger for reconciliation.
 	ScopeRewardsRead = "rewards:read"
+	// ScopeAuditRead reads the whole workspace's activity and audit trail,
+	// not only the caller's own.
+	ScopeAuditRead = "audit:read"
 	// ScopeInternal calls the internal routes (outbox publication). It is
 	// issued only by the host's operator and is never grantable through the
 	// API: ScopesFor never returns it.
@@ -71,6 +74,7 @@ func scopeTable() []ScopeSpec {
 		{ScopeProjectsWrite, []Permission{ProjectUpdate}},
 		{ScopeLedgerRead, []Permission{TreasuryRead}},
 		{ScopeRewardsRead, []Permission{RewardReconcile}},
+		{ScopeAuditRead, []Permission{AuditRead}},
 		{ScopeInternal, []Permission{InternalEvents}},
 	}
 }

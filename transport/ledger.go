@@ -93,8 +93,8 @@ func holds(c *Call, p access.Permission) bool {
 // tenant, workspace and environment, newest first, with cursor pagination.
 //
 //   - activity: the credits ledger. A caller sees the movements it caused
-//     (actor = its user) unless it holds audit.read, then the workspace's.
-//     No key scope stands for audit.read, so a key sees its creator's.
+//     (actor = its user) unless it holds audit.read (scope audit:read for a
+//     key), then the workspace's, grants by the platform included.
 //   - financial: the financial and provider-cost ledgers; treasury.read
 //     (scope ledger:read), which DEVELOPER never holds.
 //   - rewards: the rewards ledger; treasury.read or reward.reconcile
