@@ -69,11 +69,14 @@ func TestLedgerReads(t *testing.T) {
 		ledgerSeed(t, s)
 		key := s.Boot.TestKey
 
-		// Activity: the owner's credit grants, newest first, paged by cursor.
+		// Activity: a key without audit:read sees the movements its creator
+		// caused (the owner's six grants, not the platform's plan grants),
+		// newest first, paged by cursor.
+		_, own := createKey(t, s, key, map[string]any{"name": "own activity", "scopes": []string{"read"}}, "")
 		var all []transport.LedgerMovement
 		path := "/api/v1/ledgers/activity?limit=4"
 		for pages := 0; ; pages++ {
-			r, p := ledgerPage(t, s, key, path)
+			r, p := ledgerPage(t, s, own.Secret, path)
 			if r.Status != 200 || pages > 3 {
 				t.Fatalf("activity: %d %s", r.Status, r.Body)
 			}

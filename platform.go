@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/creatormusic/platform/access"
+	"github.com/creatormusic/platform/account"
 	"github.com/creatormusic/platform/apikey"
 	"github.com/creatormusic/platform/asset"
 	"github.com/creatormusic/platform/idempotency"
@@ -152,7 +153,7 @@ func New(ctx context.Context, cfg Config) (*Platform, error) {
 	p.pool = pool
 
 	gw := &transport.Gateway{
-		DB: p.db, Keys: p.keys, Keyring: kr, Authz: access.NewCache(cfg.AuthzCacheSize),
+		DB: p.db, Keys: p.keys, Sessions: &account.Authenticator{Keys: kr}, Keyring: kr, Authz: access.NewCache(cfg.AuthzCacheSize),
 		Limiter: p.limiter, Log: log, IdempotencyTTL: cfg.IdempotencyRetention,
 	}
 	api := transport.APIRoutes(transport.Services{Keys: p.keys, Assets: assets, Health: p.healthChecks(), Plans: p.plans,

@@ -156,6 +156,9 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 	return nil
 }
 
+// readIDB is the read pool as the handle Read gives out.
+func (db *DB) readIDB() bun.IDB { return db.read }
+
 // Read returns a handle outside any transaction, for reads. On SQLite it
 // reads from the reader pool and never waits for the writer.
 func (db *DB) Read() *Tx {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/creatormusic/platform/access"
+	"github.com/creatormusic/platform/account"
 	"github.com/creatormusic/platform/apikey"
 	"github.com/creatormusic/platform/fault"
 	"github.com/creatormusic/platform/idempotency"
@@ -31,6 +32,8 @@ const WorkspaceHeader = "X-Workspace-Id"
 type Gateway struct {
 	// DB is the store every call runs in.
 	DB *store.DB
+	// Sessions authenticates session cookies and access tokens.
+	Sessions *account.Authenticator
 	// Keys authenticates API keys.
 	Keys *apikey.Service
 	// Keyring hashes idempotent requests and seals one-time secrets.
@@ -137,22 +140,55 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, rt Route, c *Cal
 // the route's access policy.
 func (g *Gateway) authenticate(ctx context.Context, r *http.Request, rt Route, c *Call, w http.ResponseWriter) error {
 	const op = "transport.authenticate"
-	authz := r.Header.Get("Authorization")
-	scheme, token, ok := strings.Cut(authz, " ")
-	if authz == "" || !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="platform"`)
-		return fault.E(op, fault.Unauthenticated, "Send an API key as Authorization: Bearer <key>.")
-	}
-	if rt.Auth == AuthSession {
-		return fault.E(op, fault.AccessDenied, "This route needs a signed-in user; API keys are not accepted.")
-	}
-	p, rec, err := g.Keys.Authenticate(ctx, g.DB.Read(), strings.TrimSpace(token))
+	env, err := requestedEnvironment(r)
 	if err != nil {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="platform", error="invalid_token"`)
 		return err
 	}
+	var (
+		p       *access.Principal
+		version int64
+	)
+	token := bearer(r)
+	switch {
+	case strings.HasPrefix(token, apikey.TestPrefix) || strings.HasPrefix(token, apikey.LivePrefix):
+		if rt.Auth == AuthSession {
+			return fault.E(op, fault.AccessDenied, "This route needs a signed-in user; API keys are not accepted.").With("credential", "api_key")
+		}
+		rec := apikey.AuthRecord{}
+		p, rec, err = g.Keys.Authenticate(ctx, g.DB.Read(), token)
+		if err != nil {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="platform", error="invalid_token"`)
+			return err
+		}
+		if env != "" && env != p.Environment {
+			return fault.Invalid(op, EnvironmentHeader, "An API key acts only in its own environment.")
+		}
+		c.key, version = rec.Key, rec.AuthzVersion
+	case token != "" || g.sessionCookie(r) != "":
+		if rt.Auth == AuthKey || rt.Auth == AuthInternal {
+			return fault.E(op, fault.AccessDenied, "This route needs an API key.").With("credential", "session")
+		}
+		cred := account.Credential{Token: token, Environment: env}
+		if token == "" {
+			cred.Cookie = g.sessionCookie(r)
+			if isMutation(r.Method) && r.Header.Get("Sec-Fetch-Site") == "cross-site" {
+				return fault.E(op, fault.AccessDenied, "Cross-site requests cannot use the session cookie.")
+			}
+		}
+		sa := account.SessionAuth{}
+		p, sa, err = g.Sessions.Authenticate(ctx, g.DB.Read(), cred)
+		if err != nil {
+			return err
+		}
+		version = sa.AuthzVersion
+	default:
+		w.Header().Set("WWW-Authenticate", `Bearer realm="platform"`)
+		return fault.E(op, fault.Unauthenticated, "Send an API key or access token as Authorization: Bearer <credential>, or sign in.")
+	}
 	c.Principal = p
-	c.key = rec.Key
+	if rt.SignedIn {
+		return nil // any signed-in user; the handler needs no workspace authority
+	}
 	in := &access.Input{
 		Principal:            p,
 		RequestedWorkspaceID: r.Header.Get(WorkspaceHeader),
@@ -165,8 +201,8 @@ func (g *Gateway) authenticate(ctx context.Context, r *http.Request, rt Route, c
 	if rt.Auth == AuthInternal {
 		in.Permission, in.Scope = access.InternalEvents, access.ScopeInternal
 	}
-	if !(rt.Auth == AuthInternal && p.HasScope(access.ScopeInternal)) {
-		a, err := g.Authz.GetAt(ctx, g.DB.Read(), p.TenantID, p.WorkspaceID, p.UserID, rec.AuthzVersion)
+	if !(rt.Auth == AuthInternal && p.HasScope(access.ScopeInternal)) && p.WorkspaceID != "" {
+		a, err := g.Authz.GetAt(ctx, g.DB.Read(), p.TenantID, p.WorkspaceID, p.UserID, version)
 		if err != nil && !fault.Is(err, fault.NotFound) {
 			return fault.Wrap(op, err)
 		}
@@ -179,6 +215,42 @@ func (g *Gateway) authenticate(ctx context.Context, r *http.Request, rt Route, c
 		return d.Err
 	}
 	return nil
+}
+
+// EnvironmentHeader asks for test or live mode. Sessions act in live mode
+// unless a request sends "Platform-Environment: test", as a dashboard's
+// test-mode toggle does; an API key acts only in its own environment, and a
+// header naming the other one is INVALID_INPUT.
+const EnvironmentHeader = "Platform-Environment"
+
+func requestedEnvironment(r *http.Request) (access.Environment, error) {
+	v := r.Header.Get(EnvironmentHeader)
+	if v == "" {
+		return "", nil
+	}
+	env := access.Environment(strings.ToLower(strings.TrimSpace(v)))
+	if !env.Valid() {
+		return "", fault.Invalid("transport.environment", EnvironmentHeader, "Platform-Environment must be test or live.")
+	}
+	return env, nil
+}
+
+// bearer returns the Authorization header's bearer credential, or "".
+func bearer(r *http.Request) string {
+	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return ""
+	}
+	return strings.TrimSpace(token)
+}
+
+// sessionCookie returns the session cookie's value, or "".
+func (g *Gateway) sessionCookie(r *http.Request) string {
+	ck, err := r.Cookie(account.CookieName)
+	if err != nil {
+		return ""
+	}
+	return ck.Value
 }
 
 // limit applies the key's limits; it returns the release of the

@@ -88,6 +88,10 @@ type Route struct {
 	AnyMember bool
 	// SuperAdmin requires the super_admin platform role.
 	SuperAdmin bool
+	// SignedIn admits any authenticated user without evaluating workspace
+	// authority (account routes such as the session and onboarding, which a
+	// user reaches before having a workspace).
+	SignedIn bool
 	// Idempotency says how the route treats Idempotency-Key.
 	Idempotency Idempotency
 	// SealResponse marks a response that carries a one-time secret: its

@@ -1,0 +1,91 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"github.com/creatormusic/platform/account"
+	"github.com/creatormusic/platform/fault"
+)
+
+var _ account.SessionStore = (*Tx)(nil)
+
+// SessionInsert implements account.SessionStore.
+func (tx *Tx) SessionInsert(ctx context.Context, s account.Session) error {
+	var token any
+	if s.TokenDigest != "" {
+		token = s.TokenDigest
+	}
+	_, err := tx.idb.ExecContext(ctx, `INSERT INTO sessions (id, user_id, tenant_id, workspace_id, kind, cookie_digest,
+		token_digest, token_expires_at, user_agent, client_ip, created_at, last_seen_at, authenticated_at, expires_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		s.ID, s.UserID, s.TenantID, s.WorkspaceID, s.Kind, s.CookieDigest, token, s.TokenExpiresAt, s.UserAgent,
+		s.ClientIP, s.CreatedAt, s.LastSeenAt, s.AuthenticatedAt, s.ExpiresAt)
+	return errf("store.SessionInsert", err)
+}
+
+// sessionSelect reads a session with its workspace's authority version.
+const sessionSelect = `SELECT s.id, s.user_id, s.tenant_id, s.workspace_id, s.kind, s.cookie_digest,
+	COALESCE(s.token_digest, ''), s.token_expires_at, s.user_agent, s.client_ip, s.created_at, s.last_seen_at,
+	s.authenticated_at, s.expires_at, s.revoked_at,
+	CAST(COALESCE((SELECT SUM(v.version) FROM authz_versions v WHERE v.scope IN (s.workspace_id, 'global')), 0) AS BIGINT)
+	FROM sessions s`
+
+func scanSession(row interface{ Scan(...any) error }) (account.SessionAuth, error) {
+	var (
+		sa                  account.SessionAuth
+		tokExp, revoked     sql.NullTime
+		created, seen, auth time.Time
+		expires             time.Time
+	)
+	s := &sa.Session
+	err := row.Scan(&s.ID, &s.UserID, &s.TenantID, &s.WorkspaceID, &s.Kind, &s.CookieDigest, &s.TokenDigest, &tokExp,
+		&s.UserAgent, &s.ClientIP, &created, &seen, &auth, &expires, &revoked, &sa.AuthzVersion)
+	if err != nil {
+		return sa, err
+	}
+	s.CreatedAt, s.LastSeenAt, s.AuthenticatedAt, s.ExpiresAt = created.UTC(), seen.UTC(), auth.UTC(), expires.UTC()
+	if tokExp.Valid {
+		t := tokExp.Time.UTC()
+		s.TokenExpiresAt = &t
+	}
+	if revoked.Valid {
+		t := revoked.Time.UTC()
+		s.RevokedAt = &t
+	}
+	return sa, nil
+}
+
+func (tx *Tx) sessionBy(ctx context.Context, op, column, digest string) (account.SessionAuth, error) {
+	sa, err := scanSession(tx.idb.QueryRowContext(ctx, sessionSelect+` WHERE s.`+column+` = ?`, digest))
+	if errors.Is(err, sql.ErrNoRows) {
+		return sa, fault.E(op, fault.NotFound, "")
+	}
+	return sa, errf(op, err)
+}
+
+// SessionByCookie implements account.SessionStore.
+func (tx *Tx) SessionByCookie(ctx context.Context, digest string) (account.SessionAuth, error) {
+	return tx.sessionBy(ctx, "store.SessionByCookie", "cookie_digest", digest)
+}
+
+// SessionByToken implements account.SessionStore.
+func (tx *Tx) SessionByToken(ctx context.Context, digest string) (account.SessionAuth, error) {
+	return tx.sessionBy(ctx, "store.SessionByToken", "token_digest", digest)
+}
+
+// SessionTouch implements account.SessionStore. On the read handle it runs
+// in its own short unit of work.
+func (tx *Tx) SessionTouch(ctx context.Context, id string, at time.Time) error {
+	q := `UPDATE sessions SET last_seen_at = ? WHERE id = ? AND last_seen_at < ?`
+	if tx.idb == tx.db.readIDB() {
+		return tx.db.InTx(ctx, func(w *Tx) error {
+			_, err := w.idb.ExecContext(ctx, q, at, id, at)
+			return errf("store.SessionTouch", err)
+		})
+	}
+	_, err := tx.idb.ExecContext(ctx, q, at, id, at)
+	return errf("store.SessionTouch", err)
+}
