@@ -8,7 +8,7 @@
 // Postgres-only service links no SQLite), then:
 //
 //	db, err := sqlite.Open(ctx, sqlite.Config{Path: "platform.db"})
-//	p, err := platform.New(ctx, platform.Config{Store: db, SecretKey: key, BlobDir: "blobs"})
+//	p, err := platform.New(ctx, platform.Config{Store: db, SecretKey: key, BlobDir: "blobs", Mailer: mailer})
 //	defer p.Close()
 //	http.ListenAndServe("127.0.0.1:8080", p.Handler())
 //

@@ -141,7 +141,8 @@ func TestMonthlyBudgetSurvivesRestart(t *testing.T) {
 		t.Fatalf("over budget: %d", st)
 	}
 	s.P.Close() // flushes the counts
-	p2, err := platform.New(context.Background(), platform.Config{Store: s.DB, SecretKey: platformtest.SecretKey, BlobDir: s.BlobDir})
+	p2, err := platform.New(context.Background(), platform.Config{Store: s.DB, SecretKey: platformtest.SecretKey, BlobDir: s.BlobDir,
+		Mailer: s.Mail, Passwords: platformtest.CheapPasswords()})
 	if err != nil {
 		t.Fatal(err)
 	}

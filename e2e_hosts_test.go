@@ -20,7 +20,8 @@ import (
 func TestSecondHostSeesChangesOnNextRequest(t *testing.T) {
 	platformtest.Dialects(t, platformtest.Options{}, func(t *testing.T, s *platformtest.System) {
 		ctx := context.Background()
-		p2, err := platform.New(ctx, platform.Config{Store: s.DB, SecretKey: platformtest.SecretKey, BlobDir: s.BlobDir})
+		p2, err := platform.New(ctx, platform.Config{Store: s.DB, SecretKey: platformtest.SecretKey, BlobDir: s.BlobDir,
+			Mailer: s.Mail, Passwords: platformtest.CheapPasswords()})
 		if err != nil {
 			t.Fatal(err)
 		}

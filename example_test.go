@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/creatormusic/platform"
+	"github.com/creatormusic/platform/account/filemail"
 	"github.com/creatormusic/platform/store/sqlite"
 )
 
@@ -26,8 +27,13 @@ func Example() {
 		return
 	}
 	defer db.Close()
+	mailer, err := filemail.New(filepath.Join(dir, "mail"), "no-reply@acme.example", nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	p, err := platform.New(ctx, platform.Config{Store: db, SecretKey: []byte("example-master-secret-of-32-bytes!!"),
-		BlobDir: filepath.Join(dir, "blobs")})
+		BlobDir: filepath.Join(dir, "blobs"), Mailer: mailer})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/creatormusic/platform/access"
+	"github.com/creatormusic/platform/account"
 	"github.com/creatormusic/platform/apikey"
 	"github.com/creatormusic/platform/jobs"
 	"github.com/creatormusic/platform/store"
@@ -59,6 +60,13 @@ type BootstrapInput struct {
 	KeyName string
 	// LiveKey also creates a live API key with the same scopes.
 	LiveKey bool
+	// Password, when set, gives the owner a password credential (hashed
+	// with argon2id) with a verified email, so the owner can sign in. It
+	// must satisfy account.ValidatePassword.
+	Password string
+	// SuperAdmin also grants the owner the super_admin platform role, in
+	// the same unit of work (the example host's demo owner).
+	SuperAdmin bool
 }
 
 // Bootstrap is what Bootstrap created. TestKey is the plaintext of the test
@@ -86,6 +94,17 @@ func (p *Platform) Bootstrap(ctx context.Context, in BootstrapInput) (Bootstrap,
 	if in.KeyName == "" {
 		in.KeyName = "Bootstrap test key"
 	}
+	var hash string
+	if in.Password != "" {
+		if err := account.ValidatePassword("platform.Bootstrap", "password", in.Password); err != nil {
+			return Bootstrap{}, fmt.Errorf("platform: bootstrap: %w", err)
+		}
+		h, err := p.account.Passwords().Hash(in.Password) // before the transaction: hashing is slow
+		if err != nil {
+			return Bootstrap{}, fmt.Errorf("platform: bootstrap: %w", err)
+		}
+		hash = h
+	}
 	var out Bootstrap
 	err := p.db.InTx(ctx, func(tx *store.Tx) error {
 		out.TenantID, out.WorkspaceID, out.OwnerID = tx.NewID("ten_"), tx.NewID("ws_"), tx.NewID("usr_")
@@ -103,6 +122,18 @@ func (p *Platform) Bootstrap(ctx context.Context, in BootstrapInput) (Bootstrap,
 		}
 		if err := tx.MembershipInsert(ctx, out.WorkspaceID, out.OwnerID, []access.Role{access.RoleOwner, access.RoleDeveloper}); err != nil {
 			return err
+		}
+		if in.SuperAdmin {
+			if err := p.grantSuperAdmin(ctx, tx, out.OwnerID, out.TenantID); err != nil {
+				return err
+			}
+		}
+		if hash != "" {
+			now := tx.Now()
+			if err := tx.CredentialInsert(ctx, account.PasswordCredential{UserID: out.OwnerID, PasswordHash: hash,
+				EmailVerifiedAt: &now, PasswordChangedAt: now}); err != nil {
+				return err
+			}
 		}
 		a, err := tx.AuthorityLoad(ctx, out.TenantID, out.WorkspaceID, out.OwnerID)
 		if err != nil {
@@ -132,6 +163,38 @@ func (p *Platform) Bootstrap(ctx context.Context, in BootstrapInput) (Bootstrap,
 		return Bootstrap{}, fmt.Errorf("platform: bootstrap: %w", err)
 	}
 	return out, nil
+}
+
+// GrantSuperAdmin grants the super_admin platform role to the user with
+// email, for the host's operator (the example host's -grant-super-admin
+// flag); no route can grant it. The grant bumps the platform-wide
+// authority version, so it applies from the user's next request, and is
+// recorded in the audit log with an empty actor (the operator) under the
+// user's tenant. Granting it again is a no-op. NOT_FOUND when no user has
+// the email.
+func (p *Platform) GrantSuperAdmin(ctx context.Context, email string) error {
+	err := p.db.InTx(ctx, func(tx *store.Tx) error {
+		u, err := tx.UserGetByEmail(ctx, account.NormalizeEmail(email))
+		if err != nil {
+			return err
+		}
+		return p.grantSuperAdmin(ctx, tx, u.ID, u.TenantID)
+	})
+	if err != nil {
+		return fmt.Errorf("platform: grant super_admin to %s: %w", email, err)
+	}
+	return nil
+}
+
+// grantSuperAdmin grants super_admin to userID and audits it, in tx.
+func (p *Platform) grantSuperAdmin(ctx context.Context, tx *store.Tx, userID, tenantID string) error {
+	if err := tx.PlatformRoleGrant(ctx, userID, access.SuperAdmin); err != nil {
+		return err
+	}
+	return account.Audit(ctx, tx, nil, account.AuditEntry{TenantID: tenantID, Action: account.ActionPlatformRoleGranted,
+		TargetType: account.TargetUser, TargetID: userID, After: struct {
+			Role string `json:"role"`
+		}{access.SuperAdmin}})
 }
 
 // IssueInternalKey makes an API key holding the internal scope (outbox

@@ -62,6 +62,22 @@ type Config struct {
 	// Plans is the plan catalog, seeded on every start; the zero value is
 	// plan.DefaultCatalog (free, pro, studio; 10,000 test credits a month).
 	Plans plan.Catalog
+	// Mailer sends account mail (email verification, password reset,
+	// notices). Required: account/smtpmail for production, account/filemail
+	// for a host on one machine.
+	Mailer account.Mailer
+	// Passwords are the argon2id parameters of new password hashes; the zero
+	// value means account.DefaultPasswordParams.
+	Passwords account.PasswordParams
+	// BaseURL is the web app's address that mailed links point to; empty
+	// means account.DefaultBaseURL (http://127.0.0.1:8080).
+	BaseURL string
+	// InsecureCookies drops the Secure attribute of session cookies, for a
+	// host served over plain HTTP on localhost only.
+	InsecureCookies bool
+	// TrustProxy takes the client address (for login throttling) from the
+	// first X-Forwarded-For entry; set it only behind a proxy that sets it.
+	TrustProxy bool
 }
 
 // JobsConfig configures the job worker pool that New starts.
@@ -84,6 +100,7 @@ type Platform struct {
 	db      *store.DB
 	keyring *secret.Keyring
 	keys    *apikey.Service
+	account *account.Service
 	plans   *plan.Service
 	pool    *jobs.Pool
 	limiter *transport.Limiter
@@ -132,7 +149,12 @@ func New(ctx context.Context, cfg Config) (*Platform, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Platform{cfg: cfg, db: cfg.Store, keyring: kr, keys: apikey.New(cfg.Keys, kr), log: log}
+	accounts, err := account.New(account.Config{Keys: kr, Mailer: cfg.Mailer, Passwords: cfg.Passwords, BaseURL: cfg.BaseURL,
+		InsecureCookies: cfg.InsecureCookies, TrustProxy: cfg.TrustProxy})
+	if err != nil {
+		return nil, fmt.Errorf("platform: accounts: %w", err)
+	}
+	p := &Platform{cfg: cfg, db: cfg.Store, keyring: kr, keys: apikey.New(cfg.Keys, kr), account: accounts, log: log}
 	p.limiter = transport.NewLimiter(p.db.Now)
 	if err := p.startPlans(ctx, cfg.Plans); err != nil {
 		return nil, err
@@ -157,7 +179,7 @@ func New(ctx context.Context, cfg Config) (*Platform, error) {
 		Limiter: p.limiter, Log: log, IdempotencyTTL: cfg.IdempotencyRetention,
 	}
 	api := transport.APIRoutes(transport.Services{Keys: p.keys, Assets: assets, Health: p.healthChecks(), Plans: p.plans,
-		Ledger: ledger.New()})
+		Ledger: ledger.New(), Accounts: p.account})
 	tooling, err := transport.ToolingRoutes(api, Info())
 	if err != nil {
 		return nil, fmt.Errorf("platform: tooling: %w", err)

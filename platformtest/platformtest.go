@@ -21,6 +21,7 @@ import (
 	validator "github.com/pb33f/libopenapi-validator"
 
 	"github.com/creatormusic/platform"
+	"github.com/creatormusic/platform/account"
 	"github.com/creatormusic/platform/apikey"
 	"github.com/creatormusic/platform/store"
 	"github.com/creatormusic/platform/store/storetest"
@@ -37,6 +38,12 @@ type Options struct {
 	Keys apikey.Config
 	// MaxUploadBytes bounds asset uploads; zero means the platform default.
 	MaxUploadBytes int64
+	// Passwords are the argon2id parameters; the zero value means cheap ones
+	// (1 pass, 64 KiB, 1 lane), so tests do not spend time hashing.
+	Passwords account.PasswordParams
+	// TrustProxy makes the platform read client addresses from
+	// X-Forwarded-For, so tests can act from several addresses.
+	TrustProxy bool
 }
 
 // System is a running platform under test.
@@ -52,7 +59,9 @@ type System struct {
 	Log *SyncBuffer
 	// BlobDir is the platform's blob directory (a temp dir of the test).
 	BlobDir string
-	doc     validator.Validator
+	// Mail captures every message the platform sent.
+	Mail *Mailer
+	doc  validator.Validator
 }
 
 // SyncBuffer is a bytes.Buffer safe for concurrent writers.
@@ -91,9 +100,15 @@ func New(t testing.TB, opts Options) *System {
 	logs := &SyncBuffer{}
 	ctx := context.Background()
 	blobDir := t.TempDir()
+	mailer := &Mailer{}
+	pw := opts.Passwords
+	if pw == (account.PasswordParams{}) {
+		pw = CheapPasswords()
+	}
 	p, err := platform.New(ctx, platform.Config{
 		Store: db, SecretKey: SecretKey, Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Jobs: opts.Jobs, Keys: opts.Keys, BlobDir: blobDir, MaxUploadBytes: opts.MaxUploadBytes,
+		Mailer: mailer, Passwords: pw, BaseURL: "http://platform.test", InsecureCookies: true, TrustProxy: opts.TrustProxy,
 	})
 	if err != nil {
 		t.Fatalf("platform.New: %v", err)
@@ -106,7 +121,7 @@ func New(t testing.TB, opts Options) *System {
 	if err != nil {
 		t.Fatalf("bootstrap: %v", err)
 	}
-	s := &System{t: t, P: p, DB: db, Clock: clock, Server: srv, Boot: boot, Log: logs, BlobDir: blobDir}
+	s := &System{t: t, P: p, DB: db, Clock: clock, Server: srv, Boot: boot, Log: logs, BlobDir: blobDir, Mail: mailer}
 	s.doc = s.loadValidator()
 	return s
 }
@@ -205,6 +220,8 @@ type Request struct {
 	Path   string
 	// Key is sent as Authorization: Bearer; empty sends none.
 	Key string
+	// Cookie is sent as the session cookie's value; empty sends none.
+	Cookie string
 	// Body is marshalled to JSON unless it is a string or []byte, sent as is.
 	Body any
 	// Header adds headers; Content-Type defaults to application/json when a
@@ -250,6 +267,9 @@ func (s *System) DoAt(baseURL string, req Request) *Response {
 	}
 	if req.Key != "" {
 		hr.Header.Set("Authorization", "Bearer "+req.Key)
+	}
+	if req.Cookie != "" {
+		hr.AddCookie(&http.Cookie{Name: account.CookieName, Value: req.Cookie})
 	}
 	for k, v := range req.Header {
 		hr.Header.Set(k, v)

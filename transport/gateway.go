@@ -125,6 +125,9 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, rt Route, c *Cal
 			return g.stream(ctx, w, rt, c, status)
 		}
 	}
+	if rt.OwnUnitOfWork && isMutation(r.Method) {
+		return g.stream(ctx, w, rt, c, status)
+	}
 	if !isMutation(r.Method) {
 		c.Tx = g.DB.Read()
 		data, err := rt.Handle(ctx, c)
@@ -479,8 +482,8 @@ func checkStreamType(r *http.Request, accepted []string) error {
 		With("contentType", ct).With("accepted", accepted)
 }
 
-// stream runs a Stream mutation: the handler reads the body outside any
-// transaction and calls c.Commit once for its unit of work, which writes the
+// stream runs a Stream or OwnUnitOfWork mutation: the handler runs outside
+// any transaction and calls c.Commit once for its unit of work, which writes the
 // receipt in the same transaction. No idempotency record is kept.
 func (g *Gateway) stream(ctx context.Context, w http.ResponseWriter, rt Route, c *Call, status int) (int, error) {
 	const op = "transport.stream"

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/creatormusic/platform/access"
+	"github.com/creatormusic/platform/account"
 	"github.com/creatormusic/platform/apikey"
 	"github.com/creatormusic/platform/fault"
 	"github.com/creatormusic/platform/id"
@@ -136,10 +137,28 @@ func caller(c *Call) apikey.Caller {
 	return apikey.Caller{Principal: c.Principal, Grantable: grantable}
 }
 
+// requireFreshLive applies fresh authentication (account.RequireFresh
+// within window) to creating, rotating or revoking a live key from a
+// signed-in user's session or access token: without a sign-in within the
+// window the call is 401 REAUTHENTICATION_REQUIRED. env is the key's
+// environment ("" means the caller's). API-key principals are not subject
+// to it: a key cannot sign in again, and its scopes already bound it.
+func requireFreshLive(c *Call, env access.Environment, window time.Duration) error {
+	if env == "" {
+		env = c.Principal.Environment
+	}
+	if env != access.Live || c.Principal.Kind == access.CredentialAPIKey {
+		return nil
+	}
+	return account.RequireFresh(c.Principal, c.Tx.Now(), window)
+}
+
 // keyRoutes are the nine /api/v1/api-keys routes. Every one needs the
 // DEVELOPER role; reads need developer.api_key.read (scope keys:read),
-// mutations developer.api_key.manage (scope keys:write).
-func keyRoutes(keys *apikey.Service) []Route {
+// mutations developer.api_key.manage (scope keys:write). Creating,
+// rotating and revoking a live key from a session need a sign-in within
+// fresh (requireFreshLive).
+func keyRoutes(keys *apikey.Service, fresh time.Duration) []Route {
 	read := func(r Route) Route {
 		r.Tag, r.Auth, r.Roles, r.Private = TagDeveloper, AuthSessionOrKey, []access.Role{access.RoleDeveloper}, true
 		r.Permission, r.Scope, r.Idempotency = access.DeveloperAPIKeyRead, access.ScopeKeysRead, IdempotencyNone
@@ -182,14 +201,17 @@ func keyRoutes(keys *apikey.Service) []Route {
 				}
 				return page, nil
 			}}),
-		write(Route{Method: http.MethodPost, Pattern: "/api/v1/api-keys", OperationID: "createApiKey", Status: http.StatusCreated,
+		write(Route{Method: http.MethodPost, Pattern: "/api/v1/api-keys", OperationID: "createApiKey", Status: http.StatusCreated, Errors: []string{string(fault.ReauthenticationRequired)},
 			Summary: "Create an API key", SealResponse: true,
-			Description: "Creates a test or live key (a key can only create keys of its own environment) whose scopes are within the caller's authority. The plaintext is in this response only; an idempotent replay returns it again to the same principal, sealed at rest.",
+			Description: "Creates a test or live key (a key can only create keys of its own environment) whose scopes are within the caller's authority. The plaintext is in this response only; an idempotent replay returns it again to the same principal, sealed at rest. From a signed-in session, a live key needs a sign-in within the fresh-authentication window (10 minutes unless configured), else 401 REAUTHENTICATION_REQUIRED; API keys are not subject to it.",
 			Request:     apikey.CreateInput{Name: "CI pipeline", Environment: access.Test, Scopes: []string{access.ScopeKeysRead}, Metadata: map[string]string{"team": "audio"}, Limits: &limits},
 			Response:    secret,
 			Handle: func(ctx context.Context, c *Call) (any, error) {
 				var in apikey.CreateInput
 				if err := c.Decode(&in); err != nil {
+					return nil, err
+				}
+				if err := requireFreshLive(c, in.Environment, fresh); err != nil {
 					return nil, err
 				}
 				cr, err := keys.Create(ctx, c.Tx, caller(c), in)
@@ -233,12 +255,15 @@ func keyRoutes(keys *apikey.Service) []Route {
 				}
 				return keyView(k), nil
 			}}),
-		write(Route{Method: http.MethodPost, Pattern: "/api/v1/api-keys/{keyId}/rotate", OperationID: "rotateApiKey",
+		write(Route{Method: http.MethodPost, Pattern: "/api/v1/api-keys/{keyId}/rotate", OperationID: "rotateApiKey", Errors: []string{string(fault.ReauthenticationRequired)},
 			Summary: "Rotate an API key", SealResponse: true,
-			Description: "Issues a new plaintext under the same key id and keeps the current one working for expireCurrentAfterSeconds (default 24 hours, at most 7 days), then expires it.",
+			Description: "Issues a new plaintext under the same key id and keeps the current one working for expireCurrentAfterSeconds (default 24 hours, at most 7 days), then expires it. From a signed-in session, a live key needs a sign-in within the fresh-authentication window (10 minutes unless configured), else 401 REAUTHENTICATION_REQUIRED; API keys are not subject to it.",
 			Request:     apikey.RotateInput{ExpireCurrentAfterSeconds: &overlap},
 			Response:    secret,
 			Handle: func(ctx context.Context, c *Call) (any, error) {
+				if err := requireFreshLive(c, "", fresh); err != nil {
+					return nil, err
+				}
 				var in apikey.RotateInput
 				if len(c.body) > 0 {
 					if err := c.Decode(&in); err != nil {
@@ -251,10 +276,13 @@ func keyRoutes(keys *apikey.Service) []Route {
 				}
 				return KeySecret{Key: keyView(cr.Key), Secret: cr.Secret}, nil
 			}}),
-		write(Route{Method: http.MethodPost, Pattern: "/api/v1/api-keys/{keyId}/revoke", OperationID: "revokeApiKey",
-			Summary: "Revoke an API key", Description: "Every secret of the key stops authenticating on the next request. Revoking a revoked key is a no-op.",
+		write(Route{Method: http.MethodPost, Pattern: "/api/v1/api-keys/{keyId}/revoke", OperationID: "revokeApiKey", Errors: []string{string(fault.ReauthenticationRequired)},
+			Summary: "Revoke an API key", Description: "Every secret of the key stops authenticating on the next request. Revoking a revoked key is a no-op. From a signed-in session, a live key needs a sign-in within the fresh-authentication window (10 minutes unless configured), else 401 REAUTHENTICATION_REQUIRED; API keys are not subject to it.",
 			Response: exampleKey(),
 			Handle: func(ctx context.Context, c *Call) (any, error) {
+				if err := requireFreshLive(c, "", fresh); err != nil {
+					return nil, err
+				}
 				k, err := keys.Revoke(ctx, c.Tx, c.Principal, c.PathValue("keyId"))
 				if err != nil {
 					return nil, err

@@ -176,7 +176,11 @@ func securitySchemes(info Info) map[string]any {
 			"type":   "http",
 			"scheme": "bearer",
 			"description": "`Authorization: Bearer <credential>`: a developer API key (`platform_test_...` in the test " +
-				"environment, `platform_live_...` in live) or a short-lived session access token.",
+				"environment, `platform_live_...` in live) or a session access token (`platform_at_...`). The access " +
+				"token is this API's reading of the spec's \"access token\": a session-bound user credential, not an " +
+				"application credential. POST /api/v1/auth/login returns it with the session cookie for clients without " +
+				"cookies; it lasts one hour, acts with the signed-in user's authority, and is revoked with its session " +
+				"(logout, revoke-others, password reset).",
 		},
 		"sessionCookie": map[string]any{
 			"type":        "apiKey",
@@ -455,10 +459,14 @@ func gatewayResponses(g *schemaGen, r Route) (map[string]any, error) {
 		if err != nil {
 			return nil, fmt.Errorf("response: %w", err)
 		}
+		headers := map[string]any{"X-Request-Id": requestIDHeader()}
+		for name, desc := range r.ResponseHeaders {
+			headers[name] = map[string]any{"description": desc, "schema": map[string]any{"type": "string"}}
+		}
 		out = map[string]any{
 			strconv.Itoa(successStatus(r)): map[string]any{
 				"description": successText(r),
-				"headers":     map[string]any{"X-Request-Id": requestIDHeader()},
+				"headers":     headers,
 				"content":     map[string]any{"application/json": success},
 			},
 		}

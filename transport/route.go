@@ -127,6 +127,14 @@ type Route struct {
 	// it. A stream route takes no Idempotency-Key (hashing the body would mean
 	// buffering it); its Idempotency must be IdempotencyNone.
 	Stream bool
+	// OwnUnitOfWork mutations get their JSON body decoded as usual but run
+	// outside a transaction, with c.Tx on the read pool: the handler calls
+	// c.Commit once for its unit of work (the receipt is written with it),
+	// and may return an error after committing. Authentication routes use it
+	// so that password hashing never holds a transaction and a failed
+	// login's throttle count is kept although the call fails. Its
+	// Idempotency must be IdempotencyNone.
+	OwnUnitOfWork bool
 	// RequestContentTypes documents (and, for Stream routes, admits) a non-JSON
 	// request body: each media type is a binary body, except
 	// multipart/form-data, documented as an object with one binary field named
@@ -138,6 +146,10 @@ type Route struct {
 	// content of these media types, written by a Writer the handler returns,
 	// instead of the JSON envelope.
 	ResponseContentTypes []string
+	// ResponseHeaders documents headers of the success response beyond
+	// X-Request-Id, by name (for example Set-Cookie), with their
+	// descriptions. Handlers set them through Call.Header.
+	ResponseHeaders map[string]string
 	// Ranges documents a binary response that honours Range (206 Partial
 	// Content; 416 RANGE_NOT_SATISFIABLE past the end) and If-None-Match
 	// (304 Not Modified) with an ETag.
@@ -201,14 +213,15 @@ type Call struct {
 	committed bool
 }
 
-// Commit runs fn as the unit of work of a Stream mutation: one transaction,
+// Commit runs fn as the unit of work of a Stream or OwnUnitOfWork mutation:
+// one transaction,
 // with the durable request receipt, committed when fn succeeds; c.Tx is the
-// transaction inside fn and the read pool outside. A Stream mutation calls it
+// transaction inside fn and the read pool outside. Such a mutation calls it
 // exactly once; other calls already run in their unit of work and get an
 // error.
 func (c *Call) Commit(ctx context.Context, fn func(tx *store.Tx) error) error {
 	if c.commit == nil {
-		return errors.New("transport: Call.Commit is only for Stream mutations")
+		return errors.New("transport: Call.Commit is only for Stream and OwnUnitOfWork mutations")
 	}
 	if c.committed {
 		return errors.New("transport: Call.Commit called twice")

@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"github.com/creatormusic/platform/account"
 	"github.com/creatormusic/platform/apikey"
 	"github.com/creatormusic/platform/asset"
 	"github.com/creatormusic/platform/ledger"
@@ -19,6 +20,8 @@ type Services struct {
 	Plans *plan.Service
 	// Ledger reads the credits, financial and rewards ledgers.
 	Ledger *ledger.Service
+	// Accounts runs signup, login, sessions, onboarding and administration.
+	Accounts *account.Service
 }
 
 // APIRoutes is the route table of the /api/v1 surface built so far. Routes
@@ -27,10 +30,13 @@ type Services struct {
 func APIRoutes(s Services) []Route {
 	var rs []Route
 	rs = append(rs, identityRoutes()...)
-	rs = append(rs, keyRoutes(s.Keys)...)
+	rs = append(rs, keyRoutes(s.Keys, s.Accounts.Config().FreshWindow)...)
 	rs = append(rs, opsRoutes(s.Health)...)
 	rs = append(rs, assetRoutes(s.Assets)...)
 	rs = append(rs, planRoutes(s.Plans)...)
 	rs = append(rs, ledgerRoutes(s.Ledger)...)
+	rs = append(rs, authRoutes(s.Accounts)...)
+	rs = append(rs, onboardingRoutes(s.Accounts, s.Plans)...)
+	rs = append(rs, adminRoutes(s.Accounts)...)
 	return rs
 }

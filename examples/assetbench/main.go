@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/creatormusic/platform"
+	"github.com/creatormusic/platform/account/filemail"
 	"github.com/creatormusic/platform/asset/assettest"
 	"github.com/creatormusic/platform/store/sqlite"
 )
@@ -54,8 +55,12 @@ func run(sizeList string) error {
 		return err
 	}
 	defer db.Close()
+	mailer, err := filemail.New(filepath.Join(dir, "mail"), "no-reply@platform.localhost", nil)
+	if err != nil {
+		return err
+	}
 	p, err := platform.New(ctx, platform.Config{Store: db, SecretKey: []byte("assetbench-master-secret-0123456789abcdef"),
-		BlobDir: filepath.Join(dir, "blobs"), MaxUploadBytes: 2 << 30, Jobs: platform.JobsConfig{Disabled: true}})
+		BlobDir: filepath.Join(dir, "blobs"), MaxUploadBytes: 2 << 30, Jobs: platform.JobsConfig{Disabled: true}, Mailer: mailer})
 	if err != nil {
 		return err
 	}

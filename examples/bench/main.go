@@ -66,6 +66,7 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver for schema set-up
 
 	"github.com/creatormusic/platform"
+	"github.com/creatormusic/platform/account/filemail"
 	"github.com/creatormusic/platform/apikey"
 	"github.com/creatormusic/platform/store"
 	"github.com/creatormusic/platform/store/postgres"
@@ -270,8 +271,12 @@ type system struct {
 // start builds the platform on db, serves it on 127.0.0.1, bootstraps a
 // workspace and raises the bootstrap key's limits to benchLimits.
 func start(ctx context.Context, db *store.DB, client *http.Client) (*system, error) {
+	mailer, err := filemail.New(filepath.Join(os.TempDir(), "platform-bench-mail"), "no-reply@platform.localhost", nil)
+	if err != nil {
+		return nil, err
+	}
 	p, err := platform.New(ctx, platform.Config{Store: db, SecretKey: secretKey, Keys: apikey.Config{MaxLimits: benchLimits},
-		BlobDir: filepath.Join(os.TempDir(), "platform-bench-blobs")}) // this bench uploads nothing
+		BlobDir: filepath.Join(os.TempDir(), "platform-bench-blobs"), Mailer: mailer}) // this bench uploads nothing
 	if err != nil {
 		return nil, err
 	}

@@ -11,11 +11,18 @@
 //
 // -issue-internal-key prints a new key holding the internal scope (outbox
 // publication) for the demo workspace and exits; no route can issue one.
+//
+// -grant-super-admin EMAIL grants the super_admin platform role to the
+// user with that email and exits; no route can grant it. On first start the
+// demo owner is made super_admin, and its email and a generated password
+// are written to demo-credentials.json with the test key, so a person can
+// sign in.
 package main
 
 import (
 	"context"
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -30,6 +37,7 @@ import (
 
 	"github.com/creatormusic/platform"
 	"github.com/creatormusic/platform/access"
+	"github.com/creatormusic/platform/account/filemail"
 	"github.com/creatormusic/platform/store"
 	"github.com/creatormusic/platform/store/postgres"
 	"github.com/creatormusic/platform/store/sqlite"
@@ -41,6 +49,9 @@ type demo struct {
 	TenantID    string `json:"tenantId"`
 	WorkspaceID string `json:"workspaceId"`
 	OwnerID     string `json:"ownerId"`
+	// OwnerEmail and OwnerPassword sign the demo owner (super_admin) in.
+	OwnerEmail    string `json:"ownerEmail,omitempty"`
+	OwnerPassword string `json:"ownerPassword,omitempty"`
 }
 
 func main() {
@@ -55,6 +66,7 @@ func run() error {
 	data := flag.String("data", "./data", "data folder (SQLite file, secret key, demo credentials)")
 	pgURL := flag.String("postgres", "", "PostgreSQL URL; empty means SQLite under -data")
 	internalKey := flag.Bool("issue-internal-key", false, "print a new internal-scope key for the demo workspace and exit")
+	superAdmin := flag.String("grant-super-admin", "", "grant the super_admin platform role to the user with this `email` and exit")
 	flag.Parse()
 
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -79,7 +91,15 @@ func run() error {
 	}
 	defer db.Close()
 
-	p, err := platform.New(ctx, platform.Config{Store: db, SecretKey: key, Logger: log, BlobDir: filepath.Join(*data, "blobs")})
+	// Mail is written under DATA/mail, one .eml file per message, so a
+	// person can follow the signup link; the host serves plain HTTP on
+	// localhost, hence cookies without Secure.
+	mailer, err := filemail.New(filepath.Join(*data, "mail"), "Platform <no-reply@platform.localhost>", nil)
+	if err != nil {
+		return err
+	}
+	p, err := platform.New(ctx, platform.Config{Store: db, SecretKey: key, Logger: log, BlobDir: filepath.Join(*data, "blobs"),
+		Mailer: mailer, BaseURL: "http://" + *addr, InsecureCookies: true})
 	if err != nil {
 		return err
 	}
@@ -89,6 +109,13 @@ func run() error {
 	d, err := ensureDemo(ctx, p, credPath)
 	if err != nil {
 		return err
+	}
+	if *superAdmin != "" {
+		if err := p.GrantSuperAdmin(ctx, *superAdmin); err != nil {
+			return err
+		}
+		fmt.Printf("Granted super_admin to %s.\n", *superAdmin)
+		return nil
 	}
 	if *internalKey {
 		_, pt, err := p.IssueInternalKey(ctx, d.TenantID, d.WorkspaceID, d.OwnerID, access.Test, "Operator internal key")
@@ -146,14 +173,21 @@ func ensureDemo(ctx context.Context, p *platform.Platform, path string) (demo, e
 		}
 		return d, nil
 	}
+	pw := make([]byte, 18)
+	if _, err := rand.Read(pw); err != nil {
+		return d, err
+	}
+	const ownerEmail = "owner@demo.localhost"
+	password := base64.RawURLEncoding.EncodeToString(pw)
 	boot, err := p.Bootstrap(ctx, platform.BootstrapInput{
 		TenantName: "Demo Tenant", WorkspaceName: "Demo Studio",
-		OwnerEmail: "owner@demo.localhost", OwnerName: "Demo Owner", KeyName: "Demo test key",
+		OwnerEmail: ownerEmail, OwnerName: "Demo Owner", KeyName: "Demo test key", Password: password, SuperAdmin: true,
 	})
 	if err != nil {
 		return d, err
 	}
-	d = demo{APIKey: boot.TestKey, TenantID: boot.TenantID, WorkspaceID: boot.WorkspaceID, OwnerID: boot.OwnerID}
+	d = demo{APIKey: boot.TestKey, TenantID: boot.TenantID, WorkspaceID: boot.WorkspaceID, OwnerID: boot.OwnerID,
+		OwnerEmail: ownerEmail, OwnerPassword: password}
 	b, err := json.MarshalIndent(d, "", "  ")
 	if err != nil {
 		return d, err
@@ -161,6 +195,6 @@ func ensureDemo(ctx context.Context, p *platform.Platform, path string) (demo, e
 	if err := os.WriteFile(path, b, 0o600); err != nil {
 		return d, fmt.Errorf("write %s: %w", path, err)
 	}
-	fmt.Printf("Demo workspace created. Test API key (shown once; also in %s):\n\n  %s\n\n", path, boot.TestKey)
+	fmt.Printf("Demo workspace created. Test API key (shown once; also in %s, with the owner's password):\n\n  %s\n\n", path, boot.TestKey)
 	return d, nil
 }

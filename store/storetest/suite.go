@@ -20,6 +20,8 @@ func Exercise(t *testing.T, open Opener) {
 	t.Run("Policy", func(t *testing.T) { exercisePolicy(t, open) })
 	t.Run("Plans", func(t *testing.T) { exercisePlans(t, open) })
 	t.Run("Assets", func(t *testing.T) { exerciseAssets(t, open) })
+	t.Run("Admin", func(t *testing.T) { exerciseAdmin(t, open) })
+	t.Run("Accounts", func(t *testing.T) { exerciseAccounts(t, open) })
 }
 
 // fresh opens a database on a new fake clock for one case.

@@ -1,0 +1,219 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"github.com/creatormusic/platform/access"
+	"github.com/creatormusic/platform/account"
+	"github.com/creatormusic/platform/fault"
+)
+
+var _ account.Store = (*Tx)(nil)
+
+// UserDefaultWorkspace implements account.Store: the user's oldest active
+// membership, "" when none.
+func (tx *Tx) UserDefaultWorkspace(ctx context.Context, userID string) (string, error) {
+	var ws []string
+	err := tx.idb.NewRaw(`SELECT m.workspace_id FROM memberships m JOIN workspaces w ON w.id = m.workspace_id
+		WHERE m.user_id = ? AND m.status = ? ORDER BY m.created_at, m.workspace_id LIMIT 1`,
+		userID, access.MembershipActive).Scan(ctx, &ws)
+	if err != nil {
+		return "", errf("store.UserDefaultWorkspace", err)
+	}
+	if len(ws) == 0 {
+		return "", nil
+	}
+	return ws[0], nil
+}
+
+// CredentialInsert implements account.Store.
+func (tx *Tx) CredentialInsert(ctx context.Context, c account.PasswordCredential) error {
+	const op = "store.CredentialInsert"
+	res, err := tx.idb.NewRaw(`INSERT INTO user_credentials (user_id, password_hash, email_verified_at, password_changed_at)
+		VALUES (?, ?, ?, ?) ON CONFLICT (user_id) DO NOTHING`, c.UserID, c.PasswordHash, c.EmailVerifiedAt, c.PasswordChangedAt).Exec(ctx)
+	if err != nil {
+		return errf(op, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fault.E(op, fault.Conflict, "The user already has a password.")
+	}
+	return nil
+}
+
+// CredentialGet implements account.Store.
+func (tx *Tx) CredentialGet(ctx context.Context, userID string) (account.PasswordCredential, error) {
+	var r struct {
+		UserID            string     `bun:"user_id"`
+		PasswordHash      string     `bun:"password_hash"`
+		EmailVerifiedAt   *time.Time `bun:"email_verified_at"`
+		PasswordChangedAt time.Time  `bun:"password_changed_at"`
+	}
+	err := tx.idb.NewRaw(`SELECT user_id, password_hash, email_verified_at, password_changed_at FROM user_credentials
+		WHERE user_id = ?`, userID).Scan(ctx, &r)
+	if err != nil {
+		return account.PasswordCredential{}, notFound("store.CredentialGet", err)
+	}
+	return account.PasswordCredential{UserID: r.UserID, PasswordHash: r.PasswordHash, EmailVerifiedAt: utcPtr(r.EmailVerifiedAt),
+		PasswordChangedAt: r.PasswordChangedAt.UTC()}, nil
+}
+
+// CredentialEmailVerified implements account.Store.
+func (tx *Tx) CredentialEmailVerified(ctx context.Context, userID string, at time.Time) error {
+	res, err := tx.idb.NewRaw(`UPDATE user_credentials SET email_verified_at = COALESCE(email_verified_at, ?) WHERE user_id = ?`,
+		at, userID).Exec(ctx)
+	return affected("store.CredentialEmailVerified", res, err)
+}
+
+// CredentialPasswordSet implements account.Store.
+func (tx *Tx) CredentialPasswordSet(ctx context.Context, userID, hash string, at time.Time) error {
+	res, err := tx.idb.NewRaw(`UPDATE user_credentials SET password_hash = ?, password_changed_at = ? WHERE user_id = ?`,
+		hash, at, userID).Exec(ctx)
+	return affected("store.CredentialPasswordSet", res, err)
+}
+
+// CodeInsert implements account.Store.
+func (tx *Tx) CodeInsert(ctx context.Context, c account.Code) error {
+	payload := c.Payload
+	if payload == "" {
+		payload = "{}"
+	}
+	_, err := tx.idb.NewRaw(`INSERT INTO account_codes (digest, purpose, user_id, email, tenant_id, workspace_id, session_id,
+		payload, created_by, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		c.Digest, string(c.Purpose), c.UserID, c.Email, c.TenantID, c.WorkspaceID, c.SessionID, payload, c.CreatedBy,
+		c.CreatedAt, c.ExpiresAt).Exec(ctx)
+	return errf("store.CodeInsert", err)
+}
+
+// CodeConsume implements account.Store with one compare-and-set UPDATE:
+// of concurrent consumers exactly one sees a row affected.
+func (tx *Tx) CodeConsume(ctx context.Context, purpose account.Purpose, digest string, at time.Time) (account.Code, bool, error) {
+	const op = "store.CodeConsume"
+	res, err := tx.idb.NewRaw(`UPDATE account_codes SET used_at = ? WHERE digest = ? AND purpose = ? AND used_at IS NULL AND expires_at > ?`,
+		at, digest, string(purpose), at).Exec(ctx)
+	if err != nil {
+		return account.Code{}, false, errf(op, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return account.Code{}, false, errf(op, err)
+	}
+	var r struct {
+		Digest      string     `bun:"digest"`
+		Purpose     string     `bun:"purpose"`
+		UserID      string     `bun:"user_id"`
+		Email       string     `bun:"email"`
+		TenantID    string     `bun:"tenant_id"`
+		WorkspaceID string     `bun:"workspace_id"`
+		SessionID   string     `bun:"session_id"`
+		Payload     string     `bun:"payload"`
+		CreatedBy   string     `bun:"created_by"`
+		CreatedAt   time.Time  `bun:"created_at"`
+		ExpiresAt   time.Time  `bun:"expires_at"`
+		UsedAt      *time.Time `bun:"used_at"`
+	}
+	err = tx.idb.NewRaw(`SELECT digest, purpose, user_id, email, tenant_id, workspace_id, session_id, payload, created_by,
+		created_at, expires_at, used_at FROM account_codes WHERE digest = ? AND purpose = ?`, digest, string(purpose)).Scan(ctx, &r)
+	if err != nil {
+		return account.Code{}, false, notFound(op, err)
+	}
+	return account.Code{Digest: r.Digest, Purpose: account.Purpose(r.Purpose), UserID: r.UserID, Email: r.Email,
+		TenantID: r.TenantID, WorkspaceID: r.WorkspaceID, SessionID: r.SessionID, Payload: r.Payload, CreatedBy: r.CreatedBy,
+		CreatedAt: r.CreatedAt.UTC(), ExpiresAt: r.ExpiresAt.UTC(), UsedAt: utcPtr(r.UsedAt)}, n == 1, nil
+}
+
+// SessionGet implements account.Store.
+func (tx *Tx) SessionGet(ctx context.Context, id string) (account.Session, error) {
+	sa, err := tx.sessionBy(ctx, "store.SessionGet", "id", id)
+	return sa.Session, err
+}
+
+// SessionListActive implements account.Store.
+func (tx *Tx) SessionListActive(ctx context.Context, userID string, now time.Time) ([]account.Session, error) {
+	const op = "store.SessionListActive"
+	rows, err := tx.idb.QueryContext(ctx, sessionSelect+` WHERE s.user_id = ? AND s.revoked_at IS NULL AND s.expires_at > ?
+		ORDER BY s.created_at DESC, s.id DESC`, userID, now)
+	if err != nil {
+		return nil, errf(op, err)
+	}
+	defer rows.Close()
+	var out []account.Session
+	for rows.Next() {
+		sa, err := scanSession(rows)
+		if err != nil {
+			return nil, errf(op, err)
+		}
+		out = append(out, sa.Session)
+	}
+	return out, errf(op, rows.Err())
+}
+
+// SessionRevoke implements account.Store.
+func (tx *Tx) SessionRevoke(ctx context.Context, id string, at time.Time) error {
+	res, err := tx.idb.NewRaw(`UPDATE sessions SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?`, at, id).Exec(ctx)
+	return affected("store.SessionRevoke", res, err)
+}
+
+// SessionRevokeOthers implements account.Store.
+func (tx *Tx) SessionRevokeOthers(ctx context.Context, userID, keepID string, at time.Time) (int, error) {
+	const op = "store.SessionRevokeOthers"
+	res, err := tx.idb.NewRaw(`UPDATE sessions SET revoked_at = ? WHERE user_id = ? AND id <> ? AND revoked_at IS NULL AND expires_at > ?`,
+		at, userID, keepID, at).Exec(ctx)
+	if err != nil {
+		return 0, errf(op, err)
+	}
+	n, err := res.RowsAffected()
+	return int(n), errf(op, err)
+}
+
+// SessionWorkspaceSet implements account.Store.
+func (tx *Tx) SessionWorkspaceSet(ctx context.Context, id, workspaceID string) error {
+	res, err := tx.idb.NewRaw(`UPDATE sessions SET workspace_id = ? WHERE id = ?`, workspaceID, id).Exec(ctx)
+	return affected("store.SessionWorkspaceSet", res, err)
+}
+
+// ThrottleGet implements account.Store.
+func (tx *Tx) ThrottleGet(ctx context.Context, subject string) (account.Throttle, error) {
+	var r struct {
+		Failures        int        `bun:"failures"`
+		WindowStartedAt time.Time  `bun:"window_started_at"`
+		LockedUntil     *time.Time `bun:"locked_until"`
+	}
+	err := tx.idb.NewRaw(`SELECT failures, window_started_at, locked_until FROM login_throttle WHERE subject = ?`, subject).Scan(ctx, &r)
+	if errors.Is(err, sql.ErrNoRows) {
+		return account.Throttle{Subject: subject}, nil
+	}
+	if err != nil {
+		return account.Throttle{}, errf("store.ThrottleGet", err)
+	}
+	return account.Throttle{Subject: subject, Failures: r.Failures, WindowStartedAt: r.WindowStartedAt.UTC(),
+		LockedUntil: utcPtr(r.LockedUntil)}, nil
+}
+
+// ThrottleFail implements account.Store with one upsert, so failures
+// counted by several hosts at once all count.
+func (tx *Tx) ThrottleFail(ctx context.Context, subject string, at, windowStart time.Time) (int, error) {
+	var n int
+	err := tx.idb.NewRaw(`INSERT INTO login_throttle (subject, failures, window_started_at) VALUES (?, 1, ?)
+		ON CONFLICT (subject) DO UPDATE SET
+			failures = CASE WHEN login_throttle.window_started_at < ? THEN 1 ELSE login_throttle.failures + 1 END,
+			window_started_at = CASE WHEN login_throttle.window_started_at < ? THEN excluded.window_started_at
+				ELSE login_throttle.window_started_at END
+		RETURNING failures`, subject, at, windowStart, windowStart).Scan(ctx, &n)
+	return n, errf("store.ThrottleFail", err)
+}
+
+// ThrottleLock implements account.Store.
+func (tx *Tx) ThrottleLock(ctx context.Context, subject string, until time.Time) error {
+	_, err := tx.idb.NewRaw(`UPDATE login_throttle SET locked_until = ?, failures = 0, window_started_at = ? WHERE subject = ?`,
+		until, tx.now, subject).Exec(ctx)
+	return errf("store.ThrottleLock", err)
+}
+
+// ThrottleClear implements account.Store.
+func (tx *Tx) ThrottleClear(ctx context.Context, subject string) error {
+	_, err := tx.idb.NewRaw(`DELETE FROM login_throttle WHERE subject = ?`, subject).Exec(ctx)
+	return errf("store.ThrottleClear", err)
+}

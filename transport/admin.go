@@ -1,0 +1,304 @@
+package transport
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/creatormusic/platform/access"
+	"github.com/creatormusic/platform/account"
+	"github.com/creatormusic/platform/fault"
+)
+
+// MemberView is a workspace member as administration shows it.
+type MemberView struct {
+	UserID      string `json:"userId" example:"usr_01jd0000000000000000000000"`
+	Email       string `json:"email" example:"ada@example.com"`
+	DisplayName string `json:"displayName" example:"Ada"`
+	// Roles are the member's workspace roles.
+	Roles []string `json:"roles" example:"CREATOR"`
+	// Status is active or suspended.
+	Status   string    `json:"status" example:"active" enum:"active,suspended"`
+	JoinedAt time.Time `json:"joinedAt"`
+}
+
+// MemberPage is one page of members, by user id.
+type MemberPage struct {
+	Items   []MemberView `json:"items"`
+	HasMore bool         `json:"hasMore" example:"false"`
+	// NextCursor is passed as cursor to read the next page; null on the last.
+	NextCursor *string `json:"nextCursor" example:"Y3Vyc29yOnVzcl8wMWpk"`
+}
+
+// GrantView is one permission held at a grant scope.
+type GrantView struct {
+	Permission string `json:"permission" example:"project.read"`
+	Scope      string `json:"scope" example:"workspace" enum:"own,assigned,project,workspace,any"`
+}
+
+// RoleView is a workspace role and its grants.
+type RoleView struct {
+	Role   string      `json:"role" example:"CREATOR"`
+	Grants []GrantView `json:"grants"`
+}
+
+// TemplateView is a role template of the access policy.
+type TemplateView struct {
+	Name  string `json:"name" example:"project_lead"`
+	Title string `json:"title" example:"Project Lead"`
+	// DefaultScope is where the template is usually assigned.
+	DefaultScope string `json:"defaultScope" example:"project" enum:"workspace,project"`
+	// ProjectAssignable says whether it may be assigned to one project.
+	ProjectAssignable bool        `json:"projectAssignable" example:"true"`
+	Grants            []GrantView `json:"grants"`
+}
+
+// RoleCatalog is the access policy's roles and templates, as data.
+type RoleCatalog struct {
+	// Roles are the eight workspace roles.
+	Roles []RoleView `json:"roles"`
+	// Templates are the nine role templates.
+	Templates []TemplateView `json:"templates"`
+	// PlatformRoles are the platform roles, granted only by the host's
+	// operator, never through the API.
+	PlatformRoles []string `json:"platformRoles" example:"super_admin"`
+}
+
+// AuditActor is who did something: a user, through an API key when KeyID
+// is set; an empty user is the host's operator.
+type AuditActor struct {
+	UserID string `json:"userId" example:"usr_01jd0000000000000000000000"`
+	KeyID  string `json:"keyId" example:""`
+}
+
+// AuditTarget is what an audit event acted on.
+type AuditTarget struct {
+	Type string `json:"type" example:"user" enum:"user,workspace,invitation"`
+	ID   string `json:"id" example:"usr_01jd0000000000000000000001"`
+}
+
+// AuditEventView is one event of the append-only audit log. It never
+// carries a secret.
+type AuditEventView struct {
+	ID     string      `json:"id" example:"aud_01jd0000000000000000000000"`
+	Action string      `json:"action" example:"member.roles_changed"`
+	Actor  AuditActor  `json:"actor"`
+	Target AuditTarget `json:"target"`
+	// RequestID is the request that made the change.
+	RequestID string `json:"requestId" example:"req_01jd0000000000000000000000"`
+	// Before and After are the authority before and after the change
+	// (null when not applicable).
+	Before    json.RawMessage `json:"before"`
+	After     json.RawMessage `json:"after"`
+	CreatedAt time.Time       `json:"createdAt"`
+}
+
+// AuditPage is one page of the audit log, newest first.
+type AuditPage struct {
+	Items   []AuditEventView `json:"items"`
+	HasMore bool             `json:"hasMore" example:"false"`
+	// NextCursor is passed as cursor to read the next page; null on the last.
+	NextCursor *string `json:"nextCursor" example:"Y3Vyc29yOmF1ZF8wMWpk"`
+}
+
+// InviteRequest invites an email address with workspace roles.
+type InviteRequest struct {
+	Email string `json:"email" example:"ada@example.com"`
+	// Roles are workspace roles within the inviter's authority; super_admin
+	// is not a workspace role and is refused.
+	Roles []access.Role `json:"roles" example:"CREATOR"`
+}
+
+// InvitationView is a sent invitation. Its code is mailed to the invited
+// address only.
+type InvitationView struct {
+	WorkspaceID string    `json:"workspaceId" example:"ws_01jd0000000000000000000000"`
+	Email       string    `json:"email" example:"ada@example.com"`
+	Roles       []string  `json:"roles" example:"CREATOR"`
+	InvitedBy   string    `json:"invitedBy" example:"usr_01jd0000000000000000000000"`
+	ExpiresAt   time.Time `json:"expiresAt"`
+}
+
+// RolesRequest replaces a member's roles.
+type RolesRequest struct {
+	Roles []access.Role `json:"roles" example:"MODERATOR"`
+}
+
+func memberView(m account.Member) MemberView {
+	return MemberView{UserID: m.UserID, Email: m.Email, DisplayName: m.DisplayName, Roles: roleNames(m.Roles),
+		Status: m.Status, JoinedAt: m.JoinedAt}
+}
+
+func roleNames(rs []access.Role) []string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = string(r)
+	}
+	return out
+}
+
+func grantViews(gs []access.Grant) []GrantView {
+	out := make([]GrantView, len(gs))
+	for i, g := range gs {
+		out[i] = GrantView{Permission: string(g.Permission), Scope: string(g.Scope)}
+	}
+	return out
+}
+
+func auditView(e account.AuditEvent) AuditEventView {
+	return AuditEventView{ID: e.ID, Action: e.Action, Actor: AuditActor{UserID: e.ActorUserID, KeyID: e.ActorKeyID},
+		Target: AuditTarget{Type: e.TargetType, ID: e.TargetID}, RequestID: e.RequestID, Before: e.Before, After: e.After,
+		CreatedAt: e.CreatedAt}
+}
+
+// roleCatalog is the roles route's answer, from the access policy's tables.
+func roleCatalog() RoleCatalog {
+	out := RoleCatalog{PlatformRoles: []string{access.SuperAdmin}}
+	for _, r := range access.RoleTable() {
+		out.Roles = append(out.Roles, RoleView{Role: string(r.Role), Grants: grantViews(r.Grants)})
+	}
+	for _, t := range access.Templates() {
+		out.Templates = append(out.Templates, TemplateView{Name: string(t.Name), Title: t.Title, DefaultScope: string(t.DefaultScope),
+			ProjectAssignable: t.ProjectAssignable, Grants: grantViews(t.Grants)})
+	}
+	return out
+}
+
+// pageQuery documents limit and cursor.
+func pageQuery(example string) []Param {
+	return []Param{{Name: "limit", Description: "Page size, 1 to 100 (default 20).", Example: "20"},
+		{Name: "cursor", Description: "The nextCursor of the previous page.", Example: example}}
+}
+
+// adminRoutes are the membership half of the spec's Administration: members,
+// invitations, roles, the audit log and role changes. Every route acts in
+// the caller's workspace only: another workspace's account ids are 404, and
+// naming another workspace (X-Workspace-Id) is WORKSPACE_ACCESS_DENIED.
+// They need a signed-in user, except the audit log, which an API key with
+// the audit:read scope may also read.
+func adminRoutes(accounts *account.Service) []Route {
+	admin := func(r Route) Route {
+		r.Tag, r.Private = TagAccount, true
+		if r.Auth == "" {
+			r.Auth = AuthSession
+		}
+		if r.Idempotency == "" {
+			r.Idempotency = IdempotencyNone
+		}
+		return r
+	}
+	t := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	member := MemberView{UserID: "usr_01jd0000000000000000000001", Email: "ada@example.com", DisplayName: "Ada",
+		Roles: []string{"CREATOR"}, Status: "active", JoinedAt: t}
+	return []Route{
+		admin(Route{Method: http.MethodGet, Pattern: "/api/v1/admin/members", OperationID: "listMembers", Permission: access.MemberRead,
+			Summary: "List the workspace's members", Description: "Members of the caller's workspace with their roles and status, by user id, with cursor pagination. Needs member.read.",
+			Query: pageQuery("Y3Vyc29yOnVzcl8wMWpk"), Response: MemberPage{Items: []MemberView{member}},
+			Handle: func(ctx context.Context, c *Call) (any, error) {
+				limit, err := pageLimit(c)
+				if err != nil {
+					return nil, err
+				}
+				after, err := decodeCursor(c, "usr_")
+				if err != nil {
+					return nil, err
+				}
+				ms, err := accounts.MemberList(ctx, c.Tx, c.Principal, after, limit+1)
+				if err != nil {
+					return nil, err
+				}
+				page := MemberPage{Items: []MemberView{}}
+				if len(ms) > limit {
+					ms, page.HasMore = ms[:limit], true
+					page.NextCursor = encodeCursor(ms[limit-1].UserID)
+				}
+				for _, m := range ms {
+					page.Items = append(page.Items, memberView(m))
+				}
+				return page, nil
+			}}),
+		admin(Route{Method: http.MethodPost, Pattern: "/api/v1/admin/members/invite", OperationID: "inviteMember", Status: http.StatusCreated,
+			Permission: access.MemberInvite, Idempotency: IdempotencyOptional,
+			Summary: "Invite a member",
+			Description: "Mails a single-use invitation link (valid 7 days) to an email address, for workspace roles within the inviter's own authority " +
+				"(an ADMIN cannot invite an OWNER: ACCESS_DENIED). super_admin is a platform role, never granted through the API: asking for it, " +
+				"or for any unknown role, is INVALID_INPUT with details.field roles[i]. The invitation is audited. Needs member.invite.",
+			Request:  InviteRequest{Email: "ada@example.com", Roles: []access.Role{access.RoleCreator}},
+			Response: InvitationView{WorkspaceID: "ws_01jd0000000000000000000000", Email: "ada@example.com", Roles: []string{"CREATOR"}, InvitedBy: "usr_01jd0000000000000000000000", ExpiresAt: t},
+			Errors:   []string{string(fault.Conflict), string(fault.ServiceUnavailable)},
+			Handle: func(ctx context.Context, c *Call) (any, error) {
+				var in InviteRequest
+				if err := c.Decode(&in); err != nil {
+					return nil, err
+				}
+				inv, err := accounts.Invite(ctx, c.Tx, c.Principal, c.Authority, account.InviteInput{Email: in.Email, Roles: in.Roles, RequestID: c.RequestID})
+				if err != nil {
+					return nil, err
+				}
+				return InvitationView{WorkspaceID: inv.WorkspaceID, Email: inv.Email, Roles: roleNames(inv.Roles), InvitedBy: inv.InvitedBy,
+					ExpiresAt: inv.ExpiresAt}, nil
+			}}),
+		admin(Route{Method: http.MethodGet, Pattern: "/api/v1/admin/roles", OperationID: "listRoles", Permission: access.MemberRead,
+			Summary: "List roles and role templates", Description: "The eight workspace roles and the nine role templates of the access policy with their grants (permission and scope), as data. Needs member.read.",
+			Response: RoleCatalog{Roles: []RoleView{{Role: "VIEWER", Grants: []GrantView{{Permission: "project.read", Scope: "workspace"}}}},
+				Templates:     []TemplateView{{Name: "viewer", Title: "Viewer", DefaultScope: "workspace", ProjectAssignable: true, Grants: []GrantView{{Permission: "project.read", Scope: "workspace"}}}},
+				PlatformRoles: []string{access.SuperAdmin}},
+			Handle: func(ctx context.Context, c *Call) (any, error) { return roleCatalog(), nil }}),
+		admin(Route{Method: http.MethodGet, Pattern: "/api/v1/admin/audit", OperationID: "listAuditEvents", Permission: access.AuditRead,
+			Auth: AuthSessionOrKey, Scope: access.ScopeAuditRead,
+			Summary: "Read the audit log",
+			Description: "The caller's workspace's append-only audit log, newest first, with cursor pagination: who (user, and API key when one acted), " +
+				"what (action and target), when, the request id, and the before and after of authority changes. It never holds a secret. " +
+				"Needs audit.read (API keys: scope audit:read).",
+			Query: pageQuery("Y3Vyc29yOmF1ZF8wMWpk"),
+			Response: AuditPage{Items: []AuditEventView{{ID: "aud_01jd0000000000000000000000", Action: account.ActionMemberRolesChanged,
+				Actor: AuditActor{UserID: "usr_01jd0000000000000000000000"}, Target: AuditTarget{Type: account.TargetUser, ID: "usr_01jd0000000000000000000001"},
+				RequestID: "req_01jd0000000000000000000000", Before: json.RawMessage(`{"roles":["CREATOR"]}`), After: json.RawMessage(`{"roles":["MODERATOR"]}`), CreatedAt: t}}},
+			Handle: func(ctx context.Context, c *Call) (any, error) {
+				limit, err := pageLimit(c)
+				if err != nil {
+					return nil, err
+				}
+				before, err := decodeCursor(c, "aud_")
+				if err != nil {
+					return nil, err
+				}
+				es, err := accounts.AuditList(ctx, c.Tx, c.Principal, before, limit+1)
+				if err != nil {
+					return nil, err
+				}
+				page := AuditPage{Items: []AuditEventView{}}
+				if len(es) > limit {
+					es, page.HasMore = es[:limit], true
+					page.NextCursor = encodeCursor(es[limit-1].ID)
+				}
+				for _, e := range es {
+					page.Items = append(page.Items, auditView(e))
+				}
+				return page, nil
+			}}),
+		admin(Route{Method: http.MethodPatch, Pattern: "/api/v1/admin/accounts/{id}/role", OperationID: "setMemberRoles",
+			Permission: access.MemberManage, Idempotency: IdempotencyOptional,
+			Summary: "Change a member's roles",
+			Description: "Replaces the roles of a member of the caller's workspace (id is the user id; a user of another workspace is 404). " +
+				"Privileged: the new roles and the member's current ones must be within the caller's authority (ACCESS_DENIED), " +
+				"nobody changes their own roles (ACCESS_DENIED, details.reason self_role_change), super_admin is refused (INVALID_INPUT), " +
+				"and the last active OWNER stays (CONFLICT, details.reason last_owner). The change and its audit event (before and after) " +
+				"commit together and invalidate the member's authority: it applies from the member's very next request. Needs member.manage.",
+			Request: RolesRequest{Roles: []access.Role{access.RoleModerator}}, Response: member,
+			Errors: []string{string(fault.NotFound), string(fault.Conflict)},
+			Handle: func(ctx context.Context, c *Call) (any, error) {
+				var in RolesRequest
+				if err := c.Decode(&in); err != nil {
+					return nil, err
+				}
+				m, err := accounts.ChangeRoles(ctx, c.Tx, c.Principal, c.Authority, account.RoleChange{UserID: c.PathValue("id"),
+					Roles: in.Roles, RequestID: c.RequestID})
+				if err != nil {
+					return nil, err
+				}
+				return memberView(m), nil
+			}}),
+	}
+}
