@@ -52,6 +52,19 @@ type Principal struct {
 	AuthenticatedAt time.Time
 }
 
+// Scope is the tenant, workspace and environment a record belongs to and a
+// read is confined to. Every domain scopes its rows by it.
+type Scope struct {
+	TenantID    string
+	WorkspaceID string
+	Environment Environment
+}
+
+// Scope returns the scope the principal acts in.
+func (p *Principal) Scope() Scope {
+	return Scope{TenantID: p.TenantID, WorkspaceID: p.WorkspaceID, Environment: p.Environment}
+}
+
 // StableID is the principal's identity for idempotency: the API key id (which
 // rotation keeps) for keys, the user id for sessions.
 func (p *Principal) StableID() string {

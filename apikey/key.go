@@ -134,16 +134,10 @@ type Secret struct {
 
 // Scope selects the keys a principal may see: its tenant, workspace and
 // environment.
-type Scope struct {
-	TenantID    string
-	WorkspaceID string
-	Environment access.Environment
-}
+type Scope = access.Scope
 
 // ScopeOf returns the scope of p.
-func ScopeOf(p *access.Principal) Scope {
-	return Scope{TenantID: p.TenantID, WorkspaceID: p.WorkspaceID, Environment: p.Environment}
-}
+func ScopeOf(p *access.Principal) Scope { return p.Scope() }
 
 // Store is the port the key service writes through, bound to one unit of
 // work.

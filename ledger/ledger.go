@@ -135,16 +135,10 @@ const EventMovementPosted = "ledger.movement.posted"
 
 // Scope is the tenant, workspace and environment every account and movement
 // belongs to.
-type Scope struct {
-	TenantID    string
-	WorkspaceID string
-	Environment access.Environment
-}
+type Scope = access.Scope
 
 // ScopeOf returns the scope of a principal.
-func ScopeOf(p *access.Principal) Scope {
-	return Scope{TenantID: p.TenantID, WorkspaceID: p.WorkspaceID, Environment: p.Environment}
-}
+func ScopeOf(p *access.Principal) Scope { return p.Scope() }
 
 // Actor is who caused a movement: the user, and the API key when a key
 // acted. Both are empty for the platform's own work.
