@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/creatormusic/platform/access"
+	"github.com/creatormusic/platform/billing"
+	"github.com/creatormusic/platform/fault"
 	"github.com/creatormusic/platform/jobs"
 	"github.com/creatormusic/platform/ledger"
 	"github.com/creatormusic/platform/money"
@@ -22,9 +25,20 @@ type ledgerGranter struct {
 var _ plan.CreditGranter = ledgerGranter{}
 
 // GrantCredits implements plan.CreditGranter. The ledger reference is
-// "grant:" + g.Reference.
+// "grant:" + g.Reference. A live grant is skipped while the workspace has a
+// live paid subscription: its credits come once per subscription period
+// (package billing), not also per calendar month.
 func (l ledgerGranter) GrantCredits(ctx context.Context, g plan.Grant) error {
 	return l.db.InTx(ctx, func(tx *store.Tx) error {
+		if g.Environment == access.Live {
+			_, err := tx.SubscriptionCurrent(ctx, billing.Scope{TenantID: g.TenantID, WorkspaceID: g.WorkspaceID, Environment: g.Environment})
+			if err == nil {
+				return nil
+			}
+			if !fault.Is(err, fault.NotFound) {
+				return err
+			}
+		}
 		_, _, err := l.ledger.Grant(ctx, tx, ledger.CreditsInput{
 			Scope: ledger.Scope{TenantID: g.TenantID, WorkspaceID: g.WorkspaceID, Environment: g.Environment},
 			Ref:   g.Reference, Amount: money.Atomic(g.Credits),

@@ -15,6 +15,7 @@ import (
 	"github.com/creatormusic/platform/account"
 	"github.com/creatormusic/platform/apikey"
 	"github.com/creatormusic/platform/asset"
+	"github.com/creatormusic/platform/billing"
 	"github.com/creatormusic/platform/idempotency"
 	"github.com/creatormusic/platform/jobs"
 	"github.com/creatormusic/platform/ledger"
@@ -75,6 +76,12 @@ type Config struct {
 	// InsecureCookies drops the Secure attribute of session cookies, for a
 	// host served over plain HTTP on localhost only.
 	InsecureCookies bool
+	// Payments are the payment provider accounts per environment
+	// (billing/stripepay clients; webhook secrets live inside them). An
+	// environment without one answers its checkouts 503
+	// PROVIDER_UNAVAILABLE. Checkout success and cancel pages are under
+	// BaseURL (/billing/checkout/{id}).
+	Payments billing.Providers
 	// TrustProxy takes the client address (for login throttling) from the
 	// first X-Forwarded-For entry; set it only behind a proxy that sets it.
 	TrustProxy bool
@@ -102,6 +109,7 @@ type Platform struct {
 	keys    *apikey.Service
 	account *account.Service
 	plans   *plan.Service
+	billing *billing.Service
 	pool    *jobs.Pool
 	limiter *transport.Limiter
 	handler http.Handler
@@ -164,6 +172,10 @@ func New(ctx context.Context, cfg Config) (*Platform, error) {
 		jobIdempotencyPrune: p.pruneIdempotency,
 	}
 	maps.Copy(handlers, p.planHandlers())
+	if err := p.startBilling(cfg); err != nil {
+		return nil, err
+	}
+	maps.Copy(handlers, p.billingHandlers())
 	pool, err := jobs.New(jobs.Config{
 		Store: p.db.Jobs(), Handlers: handlers,
 		Workers: cfg.Jobs.Workers, Lease: cfg.Jobs.Lease, PollInterval: cfg.Jobs.PollInterval,
@@ -179,7 +191,7 @@ func New(ctx context.Context, cfg Config) (*Platform, error) {
 		Limiter: p.limiter, Log: log, IdempotencyTTL: cfg.IdempotencyRetention,
 	}
 	api := transport.APIRoutes(transport.Services{Keys: p.keys, Assets: assets, Health: p.healthChecks(), Plans: p.plans,
-		Ledger: ledger.New(), Accounts: p.account})
+		Ledger: ledger.New(), Accounts: p.account, Billing: p.billing, DB: p.db, Log: log})
 	tooling, err := transport.ToolingRoutes(api, Info())
 	if err != nil {
 		return nil, fmt.Errorf("platform: tooling: %w", err)

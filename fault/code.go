@@ -22,6 +22,9 @@ const (
 	UnsupportedMediaType Code = "UNSUPPORTED_MEDIA_TYPE"
 	// Conflict is a write that conflicts with the current state of a resource.
 	Conflict Code = "CONFLICT"
+	// DirectActivationDisabled is a direct activation of a paid plan: only a
+	// checkout the payment provider confirmed activates one.
+	DirectActivationDisabled Code = "DIRECT_ACTIVATION_DISABLED"
 	// InvalidState is a transition the resource's state machine does not allow.
 	InvalidState Code = "INVALID_STATE_TRANSITION"
 	// ServiceUnavailable is a dependency of the platform itself (database, worker) that is down.
@@ -120,7 +123,7 @@ const (
 // codes lists every code, in declaration order, for Codes.
 var codes = []Code{
 	Internal, InvalidInput, NotFound, RouteNotFound, MethodNotAllowed, PayloadTooLarge,
-	UnsupportedMediaType, Conflict, InvalidState, ServiceUnavailable, RangeNotSatisfiable,
+	UnsupportedMediaType, Conflict, DirectActivationDisabled, InvalidState, ServiceUnavailable, RangeNotSatisfiable,
 	Unauthenticated, SessionExpired, AccessDenied, WorkspaceAccessDenied, SubscriptionRequired,
 	EntitlementRequired, FeatureDisabled, ReauthenticationRequired, RateLimited,
 	IdempotencyKeyRequired, IdempotencyConflict, IdempotencyInProgress,

@@ -23,6 +23,9 @@ import (
 	"github.com/creatormusic/platform"
 	"github.com/creatormusic/platform/account"
 	"github.com/creatormusic/platform/apikey"
+	"github.com/creatormusic/platform/billing"
+	"github.com/creatormusic/platform/billing/stripepay"
+	"github.com/creatormusic/platform/billing/stripetest"
 	"github.com/creatormusic/platform/store"
 	"github.com/creatormusic/platform/store/storetest"
 )
@@ -44,6 +47,10 @@ type Options struct {
 	// TrustProxy makes the platform read client addresses from
 	// X-Forwarded-For, so tests can act from several addresses.
 	TrustProxy bool
+	// NoPayments leaves the payment provider unconfigured; by default a
+	// stripetest simulator on loopback (on the fake clock) is the test
+	// account, reached through the stripepay adapter.
+	NoPayments bool
 }
 
 // System is a running platform under test.
@@ -61,7 +68,10 @@ type System struct {
 	BlobDir string
 	// Mail captures every message the platform sent.
 	Mail *Mailer
-	doc  validator.Validator
+	// Stripe is the payment provider simulator serving the test
+	// environment (nil with Options.NoPayments).
+	Stripe *stripetest.Server
+	doc    validator.Validator
 }
 
 // SyncBuffer is a bytes.Buffer safe for concurrent writers.
@@ -105,7 +115,22 @@ func New(t testing.TB, opts Options) *System {
 	if pw == (account.PasswordParams{}) {
 		pw = CheapPasswords()
 	}
-	p, err := platform.New(ctx, platform.Config{
+	var payments billing.Providers
+	var sim *stripetest.Server
+	if !opts.NoPayments {
+		var err error
+		if sim, err = stripetest.New(stripetest.Config{Clock: clock}); err != nil {
+			t.Fatalf("stripetest.New: %v", err)
+		}
+		t.Cleanup(func() { sim.Close() })
+		client, err := stripepay.New(stripepay.Config{SecretKey: sim.SecretKey(), WebhookSecret: sim.WebhookSecret(),
+			BaseURL: sim.URL(), Clock: clock})
+		if err != nil {
+			t.Fatalf("stripepay.New: %v", err)
+		}
+		payments.Test = client
+	}
+	p, err := platform.New(ctx, platform.Config{Payments: payments,
 		Store: db, SecretKey: SecretKey, Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Jobs: opts.Jobs, Keys: opts.Keys, BlobDir: blobDir, MaxUploadBytes: opts.MaxUploadBytes,
 		Mailer: mailer, Passwords: pw, BaseURL: "http://platform.test", InsecureCookies: true, TrustProxy: opts.TrustProxy,
@@ -121,7 +146,12 @@ func New(t testing.TB, opts Options) *System {
 	if err != nil {
 		t.Fatalf("bootstrap: %v", err)
 	}
-	s := &System{t: t, P: p, DB: db, Clock: clock, Server: srv, Boot: boot, Log: logs, BlobDir: blobDir, Mail: mailer}
+	if sim != nil {
+		if err := sim.SetWebhookURL(srv.URL + "/internal/payments/test/webhook"); err != nil {
+			t.Fatalf("stripetest webhook URL: %v", err)
+		}
+	}
+	s := &System{t: t, P: p, DB: db, Clock: clock, Server: srv, Boot: boot, Log: logs, BlobDir: blobDir, Mail: mailer, Stripe: sim}
 	s.doc = s.loadValidator()
 	return s
 }

@@ -6,7 +6,9 @@ import (
 	"sort"
 
 	"github.com/creatormusic/platform/access"
+	"github.com/creatormusic/platform/billing"
 	"github.com/creatormusic/platform/fault"
+	"github.com/creatormusic/platform/ledger"
 )
 
 // AuthContext is the sanitized session authority (spec, Identity and access).
@@ -56,9 +58,12 @@ type AccessDecision struct {
 // SaasMe is the workspace and subscription projection.
 type SaasMe struct {
 	Workspace WorkspaceView `json:"workspace"`
-	// Subscription is the effective subscription; null on a free workspace
-	// (billing is not part of this release), whose free entitlements remain.
-	Subscription *struct{} `json:"subscription"`
+	// Subscription is the effective subscription of the caller's
+	// environment; null on a free workspace, whose free entitlements remain.
+	Subscription *SubscriptionView `json:"subscription"`
+	// Credits is the workspace's credit balance in the caller's environment
+	// (an integer string; "0" when never granted).
+	Credits string `json:"credits" example:"2000"`
 	// Entitlements are the workspace's entitlement identifiers.
 	Entitlements []string `json:"entitlements" example:"ai.basic"`
 	// Permissions are the caller's effective permissions.
@@ -108,7 +113,7 @@ func roleStrings(a *access.Authority) []string {
 	return out
 }
 
-func identityRoutes() []Route {
+func identityRoutes(bills *billing.Service, ledgers *ledger.Service) []Route {
 	member := func(r Route) Route {
 		r.Tag, r.Auth, r.AnyMember, r.Private, r.Idempotency = TagIdentity, AuthSessionOrKey, true, true, IdempotencyNone
 		return r
@@ -150,9 +155,9 @@ func identityRoutes() []Route {
 				return out, nil
 			}}),
 		member(Route{Method: http.MethodGet, Pattern: "/api/v1/saas/me", OperationID: "getSaasMe", Tag: TagAccount,
-			Summary: "Get the workspace projection", Description: "Workspace identity and state, the effective subscription (null until billing is released), entitlements, effective permissions and feature flags.",
+			Summary: "Get the workspace projection", Description: "Workspace identity and state, the effective subscription of the caller's environment (null on a free workspace), the credit balance of that environment, entitlements, effective permissions and feature flags. An unreadable balance is an error, never zero.",
 			Response: SaasMe{Workspace: WorkspaceView{ID: "ws_01jd0000000000000000000000", TenantID: "ten_01jd0000000000000000000000", Name: "Demo Studio", State: "active"},
-				Entitlements: []string{"ai.basic"}, Permissions: []string{"project.read"}, FeatureFlags: map[string]bool{"sound.engine": true}, Environment: "test"},
+				Entitlements: []string{"ai.basic"}, Permissions: []string{"project.read"}, FeatureFlags: map[string]bool{"sound.engine": true}, Environment: "test", Credits: "50"},
 			Handle: func(ctx context.Context, c *Call) (any, error) {
 				p, a := c.Principal, c.Authority
 				ws, err := c.Tx.WorkspaceGet(ctx, p.TenantID, p.WorkspaceID)
@@ -165,8 +170,28 @@ func identityRoutes() []Route {
 				}
 				ents := append([]string{}, a.Entitlements...)
 				sort.Strings(ents)
-				return SaasMe{Workspace: WorkspaceView{ID: ws.ID, TenantID: ws.TenantID, Name: ws.Name, State: ws.State},
-					Entitlements: ents, Permissions: narrowed(p, a), FeatureFlags: flags, Environment: string(p.Environment)}, nil
+				out := SaasMe{Workspace: WorkspaceView{ID: ws.ID, TenantID: ws.TenantID, Name: ws.Name, State: ws.State},
+					Entitlements: ents, Permissions: narrowed(p, a), FeatureFlags: flags, Environment: string(p.Environment), Credits: "0"}
+				if bills != nil {
+					sub, err := bills.Current(ctx, c.Tx, billing.ScopeOf(p))
+					if err != nil {
+						return nil, err
+					}
+					if sub != nil {
+						v := subscriptionView(*sub)
+						out.Subscription = &v
+					}
+				}
+				if ledgers != nil {
+					acct, err := ledgers.Balance(ctx, c.Tx, ledger.ScopeOf(p), ledger.Credits, ledger.AccountWorkspaceCredits)
+					switch {
+					case err == nil:
+						out.Credits = acct.Balance.String()
+					case !fault.Is(err, fault.NotFound): // never posted to is a real zero; a failed read is an error
+						return nil, err
+					}
+				}
+				return out, nil
 			}}),
 	}
 }

@@ -1,11 +1,15 @@
 package transport
 
 import (
+	"log/slog"
+
 	"github.com/creatormusic/platform/account"
 	"github.com/creatormusic/platform/apikey"
 	"github.com/creatormusic/platform/asset"
+	"github.com/creatormusic/platform/billing"
 	"github.com/creatormusic/platform/ledger"
 	"github.com/creatormusic/platform/plan"
+	"github.com/creatormusic/platform/store"
 )
 
 // Services are the domain services the route table serves.
@@ -22,6 +26,14 @@ type Services struct {
 	Ledger *ledger.Service
 	// Accounts runs signup, login, sessions, onboarding and administration.
 	Accounts *account.Service
+	// Billing runs checkout, subscriptions and the fee policy; nil leaves
+	// those routes out.
+	Billing *billing.Service
+	// DB runs the units of work of routes that ask a provider first
+	// (reconcile, cancel) and of the payment webhook receiver.
+	DB *store.DB
+	// Log receives failures of raw receivers.
+	Log *slog.Logger
 }
 
 // APIRoutes is the route table of the /api/v1 surface built so far. Routes
@@ -29,7 +41,7 @@ type Services struct {
 // never stubs.
 func APIRoutes(s Services) []Route {
 	var rs []Route
-	rs = append(rs, identityRoutes()...)
+	rs = append(rs, identityRoutes(s.Billing, s.Ledger)...)
 	rs = append(rs, keyRoutes(s.Keys, s.Accounts.Config().FreshWindow)...)
 	rs = append(rs, opsRoutes(s.Health)...)
 	rs = append(rs, assetRoutes(s.Assets)...)
@@ -38,5 +50,7 @@ func APIRoutes(s Services) []Route {
 	rs = append(rs, authRoutes(s.Accounts)...)
 	rs = append(rs, onboardingRoutes(s.Accounts, s.Plans)...)
 	rs = append(rs, adminRoutes(s.Accounts)...)
+	rs = append(rs, billingRoutes(s.Billing, s.DB, s.Log)...)
+	rs = append(rs, feeRoutes(s.Billing, s.Accounts.Config().FreshWindow)...)
 	return rs
 }

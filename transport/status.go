@@ -56,6 +56,7 @@ func statusRows() []codeRow {
 		{fault.MethodNotAllowed, http.StatusMethodNotAllowed, "the path does not serve the method; see the Allow header"},
 
 		{fault.Conflict, http.StatusConflict, "the write conflicts with the resource's current state"},
+		{fault.DirectActivationDisabled, http.StatusForbidden, "paid plans are activated only by a provider-confirmed checkout"},
 		{fault.InvalidState, http.StatusConflict, "the state machine does not allow the transition"},
 		{fault.IdempotencyConflict, http.StatusConflict, "the Idempotency-Key was used with a different request or principal"},
 		{fault.IdempotencyInProgress, http.StatusConflict, "the first request with this Idempotency-Key is still running"},

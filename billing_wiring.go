@@ -1,0 +1,43 @@
+package platform
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/creatormusic/platform/account"
+	"github.com/creatormusic/platform/billing"
+	"github.com/creatormusic/platform/jobs"
+	"github.com/creatormusic/platform/ledger"
+	"github.com/creatormusic/platform/store"
+)
+
+// startBilling builds the billing service on the plan service and the
+// configured payment provider accounts.
+func (p *Platform) startBilling(cfg Config) error {
+	base := strings.TrimRight(cfg.BaseURL, "/")
+	if base == "" {
+		base = account.DefaultBaseURL
+	}
+	svc, err := billing.New(billing.Config{Plans: p.plans, Ledger: ledger.New(), Providers: cfg.Payments,
+		SuccessURL: base + "/billing/checkout/{CHECKOUT_ID}?result=success",
+		CancelURL:  base + "/billing/checkout/{CHECKOUT_ID}?result=cancel"})
+	if err != nil {
+		return fmt.Errorf("platform: billing: %w", err)
+	}
+	p.billing = svc
+	return nil
+}
+
+// billingRun is billing's unit of work on the platform's store.
+func (p *Platform) billingRun(ctx context.Context, fn func(st billing.Store) error) error {
+	return p.db.InTx(ctx, func(tx *store.Tx) error { return fn(tx) })
+}
+
+// billingHandlers are the job handlers of package billing.
+func (p *Platform) billingHandlers() map[string]jobs.Handler {
+	return map[string]jobs.Handler{
+		billing.JobRenewal:    p.billing.RenewalHandler(p.billingRun),
+		billing.JobApplyEvent: p.billing.ApplyHandler(p.billingRun),
+	}
+}
