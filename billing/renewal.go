@@ -104,7 +104,7 @@ func (s *Service) Sync(ctx context.Context, run RunFunc, subscriptionID string, 
 // paidFor reports whether an invoice of invs paid the period starting at start.
 func paidFor(invs []Invoice, start time.Time) bool {
 	for _, inv := range invs {
-		if inv.Status == "paid" && !inv.PeriodEnd.Before(start) && !inv.PeriodStart.After(start) && inv.AmountPaid >= inv.AmountDue {
+		if inv.Status == "paid" && inv.PeriodEnd.After(start) && !inv.PeriodStart.After(start) && inv.AmountPaid >= inv.AmountDue {
 			return true
 		}
 		if inv.Status == "paid" && inv.PeriodStart.Equal(start) {

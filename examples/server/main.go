@@ -17,6 +17,15 @@
 // demo owner is made super_admin, and its email and a generated password
 // are written to demo-credentials.json with the test key, so a person can
 // sign in.
+//
+// Payments. -stripe-sim starts the Stripe simulator (billing/stripetest)
+// in-process on a loopback port as the test-mode payment provider: test
+// checkouts answer its hosted page as paymentUrl, and it sends its signed
+// webhooks to this host's receiver. The host prints the simulator's URL and
+// the key of its /_sim/ control routes. -stripe-live-key (and, to accept
+// live webhooks, -stripe-webhook-secret) configures the live provider
+// against api.stripe.com. Without them, checkouts of that environment answer
+// 503 PROVIDER_UNAVAILABLE.
 package main
 
 import (
@@ -28,16 +37,21 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/creatormusic/platform"
 	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/account/filemail"
+	"github.com/creatormusic/platform/billing"
+	"github.com/creatormusic/platform/billing/stripepay"
+	"github.com/creatormusic/platform/billing/stripetest"
 	"github.com/creatormusic/platform/store"
 	"github.com/creatormusic/platform/store/postgres"
 	"github.com/creatormusic/platform/store/sqlite"
@@ -67,6 +81,9 @@ func run() error {
 	pgURL := flag.String("postgres", "", "PostgreSQL URL; empty means SQLite under -data")
 	internalKey := flag.Bool("issue-internal-key", false, "print a new internal-scope key for the demo workspace and exit")
 	superAdmin := flag.String("grant-super-admin", "", "grant the super_admin platform role to the user with this `email` and exit")
+	stripeSim := flag.Bool("stripe-sim", false, "start the loopback Stripe simulator as the test-mode payment provider")
+	stripeLiveKey := flag.String("stripe-live-key", "", "Stripe live secret or restricted `key` (sk_live_/rk_live_) for live-mode checkouts")
+	stripeWebhookSecret := flag.String("stripe-webhook-secret", "", "signing `secret` (whsec_) of the live Stripe webhook endpoint")
 	flag.Parse()
 
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -98,8 +115,15 @@ func run() error {
 	if err != nil {
 		return err
 	}
+	payments, sim, err := paymentProviders(*stripeSim, *stripeLiveKey, *stripeWebhookSecret, log)
+	if err != nil {
+		return err
+	}
+	if sim != nil {
+		defer sim.Close()
+	}
 	p, err := platform.New(ctx, platform.Config{Store: db, SecretKey: key, Logger: log, BlobDir: filepath.Join(*data, "blobs"),
-		Mailer: mailer, BaseURL: "http://" + *addr, InsecureCookies: true})
+		Mailer: mailer, BaseURL: "http://" + *addr, InsecureCookies: true, Payments: payments})
 	if err != nil {
 		return err
 	}
@@ -130,6 +154,13 @@ func run() error {
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()
 	log.Info("listening", "addr", "http://"+*addr, "docs", "http://"+*addr+"/api/docs/")
+	if sim != nil {
+		if err := sim.SetWebhookURL(loopbackURL(*addr) + "/internal/payments/test/webhook"); err != nil {
+			return err
+		}
+		fmt.Printf("Stripe simulator (test mode): %s\n  control routes: %s/_sim/... with Authorization: Bearer %s\n",
+			sim.URL(), sim.URL(), sim.SecretKey())
+	}
 	select {
 	case err := <-errc:
 		return err
@@ -141,7 +172,62 @@ func run() error {
 	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
+	if sim != nil {
+		return sim.Close() // stops its webhook deliveries before the platform closes
+	}
 	return nil
+}
+
+// paymentProviders builds the payment provider accounts: the loopback
+// simulator as the test account when sim is set (its webhook URL is set
+// once the host listens), and Stripe's live API when liveKey is set.
+func paymentProviders(sim bool, liveKey, webhookSecret string, log *slog.Logger) (billing.Providers, *stripetest.Server, error) {
+	var out billing.Providers
+	var srv *stripetest.Server
+	if sim {
+		var err error
+		if srv, err = stripetest.New(stripetest.Config{}); err != nil {
+			return out, nil, err
+		}
+		out.Test, err = stripepay.New(stripepay.Config{SecretKey: srv.SecretKey(), WebhookSecret: srv.WebhookSecret(),
+			BaseURL: srv.URL(), Logger: log})
+		if err != nil {
+			srv.Close()
+			return out, nil, fmt.Errorf("stripe simulator client: %w", err)
+		}
+	}
+	if liveKey != "" {
+		if !strings.HasPrefix(liveKey, "sk_live_") && !strings.HasPrefix(liveKey, "rk_live_") {
+			if srv != nil {
+				srv.Close()
+			}
+			return out, nil, errors.New("-stripe-live-key must be a live key (sk_live_ or rk_live_)")
+		}
+		live, err := stripepay.New(stripepay.Config{SecretKey: liveKey, WebhookSecret: webhookSecret, Logger: log})
+		if err != nil {
+			if srv != nil {
+				srv.Close()
+			}
+			return out, nil, fmt.Errorf("stripe live client: %w", err)
+		}
+		out.Live = live
+	} else if webhookSecret != "" {
+		log.Warn("-stripe-webhook-secret is ignored without -stripe-live-key")
+	}
+	return out, srv, nil
+}
+
+// loopbackURL is the http URL of a listen address, with an unspecified
+// host (":8080", "0.0.0.0:8080") reached on 127.0.0.1.
+func loopbackURL(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "http://" + addr
+	}
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port)
 }
 
 // masterKey reads the master secret, creating 32 random bytes on first start.
