@@ -19,9 +19,12 @@ func (p *Platform) startBilling(cfg Config) error {
 	if base == "" {
 		base = account.DefaultBaseURL
 	}
+	// The provider sends the browser back to the read-only checkout route:
+	// it shows the checkout's state with the browser's session cookie and
+	// never activates anything (only reconcile or a verified webhook does).
+	back := base + "/api/v1/saas/checkout/{CHECKOUT_ID}?environment={ENVIRONMENT}"
 	svc, err := billing.New(billing.Config{Plans: p.plans, Ledger: ledger.New(), Providers: cfg.Payments,
-		SuccessURL: base + "/billing/checkout/{CHECKOUT_ID}?result=success",
-		CancelURL:  base + "/billing/checkout/{CHECKOUT_ID}?result=cancel"})
+		SuccessURL: back, CancelURL: back})
 	if err != nil {
 		return fmt.Errorf("platform: billing: %w", err)
 	}

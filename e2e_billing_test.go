@@ -69,11 +69,16 @@ func TestBillingStory(t *testing.T) {
 		if r.Status != http.StatusServiceUnavailable && r.Status != http.StatusGatewayTimeout {
 			t.Fatalf("reconcile on 5xx: %d %s", r.Status, r.Body)
 		}
-		// The browser's success route is read-only.
-		r = s.Do(platformtest.Request{Method: http.MethodGet, Path: "/api/v1/saas/checkout/" + chk.ID, Cookie: cookie, Header: test})
+		// The browser's success route is read-only. The provider sends the
+		// browser there with ?environment=test (a navigation carries the
+		// session cookie but cannot send the header).
+		r = s.Do(platformtest.Request{Method: http.MethodGet, Path: "/api/v1/saas/checkout/" + chk.ID + "?environment=test", Cookie: cookie})
 		r.Data(t, &chk)
 		if chk.Status != "open" {
 			t.Fatalf("success route activated: %+v", chk)
+		}
+		if r := s.Do(platformtest.Request{Method: http.MethodGet, Path: "/api/v1/saas/checkout/" + chk.ID, Cookie: cookie}); r.Status != http.StatusNotFound {
+			t.Fatalf("a test checkout read in live mode: %d %s", r.Status, r.Body)
 		}
 		// Concurrent reconciles plus a replayed webhook: one activation, one grant.
 		var wg sync.WaitGroup

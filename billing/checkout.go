@@ -103,8 +103,8 @@ func (s *Service) StartCheckout(ctx context.Context, st Store, p *access.Princip
 	sess, err := call(ctx, s, op, func(ctx context.Context) (CheckoutSession, error) {
 		return prov.CreateCheckout(ctx, CheckoutRequest{Reference: c.ID, CustomerEmail: in.CustomerEmail,
 			ProductName: pl.Name, Currency: strings.ToLower(pv.Currency), UnitAmount: pv.Amount, Interval: string(pv.Interval),
-			SuccessURL: strings.ReplaceAll(s.cfg.SuccessURL, "{CHECKOUT_ID}", c.ID),
-			CancelURL:  strings.ReplaceAll(s.cfg.CancelURL, "{CHECKOUT_ID}", c.ID),
+			SuccessURL: backURL(s.cfg.SuccessURL, c),
+			CancelURL:  backURL(s.cfg.CancelURL, c),
 			Metadata: map[string]string{"checkout_id": c.ID, "workspace_id": c.Scope.WorkspaceID, "plan_id": pl.ID,
 				"price_version_id": pv.ID, "environment": string(c.Scope.Environment)}})
 	})
@@ -119,6 +119,12 @@ func (s *Service) StartCheckout(ctx context.Context, st Store, p *access.Princip
 		return Checkout{}, fault.Wrap(op, err)
 	}
 	return c, nil
+}
+
+// backURL fills a return URL template: "{CHECKOUT_ID}" becomes the checkout
+// id and "{ENVIRONMENT}" its environment.
+func backURL(tmpl string, c Checkout) string {
+	return strings.NewReplacer("{CHECKOUT_ID}", c.ID, "{ENVIRONMENT}", string(c.Scope.Environment)).Replace(tmpl)
 }
 
 // pickPrice chooses the price version of a checkout.

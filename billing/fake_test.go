@@ -856,3 +856,13 @@ func (p *fakeProvider) expire(sessionID string) {
 	p.sessions[sessionID].Status = "expired"
 	p.mu.Unlock()
 }
+
+// resume undoes a scheduled cancellation at the provider, as a dashboard
+// action would, without telling the platform.
+func (p *fakeProvider) resume(subscriptionID string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if sub, ok := p.subs[subscriptionID]; ok {
+		sub.CancelAtPeriodEnd = false
+	}
+}

@@ -153,6 +153,13 @@ func (s *Service) apply(ctx context.Context, st Store, id string, ps Subscriptio
 	renewed := (ps.Status == "active" || ps.Status == "trialing") && !start.Before(cur.PeriodEnd) && end.After(start) && paidFor(invs, start)
 	switch {
 	case renewed:
+		if cur.State == SubscriptionCancelScheduled {
+			// The cancellation was undone at the provider before its renewal
+			// reached us: the subscription is active again, then renewed.
+			if _, err := move(EventResumed, func(n *WorkspaceSubscription) { n.CancelAtPeriodEnd = false }); err != nil {
+				return err
+			}
+		}
 		next, err := move(EventRenewed, func(n *WorkspaceSubscription) {
 			n.PeriodStart, n.PeriodEnd, n.CancelAtPeriodEnd = start, end, ps.CancelAtPeriodEnd
 		})

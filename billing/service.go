@@ -118,7 +118,8 @@ type Config struct {
 	// Providers are the payment provider accounts.
 	Providers Providers
 	// SuccessURL and CancelURL are where the hosted page sends the browser;
-	// "{CHECKOUT_ID}" in them is replaced by the checkout id. Required.
+	// "{CHECKOUT_ID}" in them is replaced by the checkout id and
+	// "{ENVIRONMENT}" by its environment. Required.
 	SuccessURL string
 	CancelURL  string
 	// ProviderTimeout bounds one provider call. Zero means 10 seconds.

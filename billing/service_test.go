@@ -815,3 +815,30 @@ func TestOverview(t *testing.T) {
 		t.Fatalf("grant = %+v", g)
 	}
 }
+
+// TestRenewalAfterCancellationUndoneAtProvider: the owner cancels, the
+// cancellation is undone at the provider (its dashboard), and the renewal
+// arrives before any resume event: the subscription is active again,
+// renewed, and granted once.
+func TestRenewalAfterCancellationUndoneAtProvider(t *testing.T) {
+	h := newHarness(t)
+	p := h.principal(access.Test)
+	sub := h.activate(p)
+	if got, err := h.svc.Cancel(context.Background(), h.db.run, p, sub.ID, "req_cancel"); err != nil || got.State != billing.SubscriptionCancelScheduled {
+		t.Fatalf("Cancel = %s, %v", got.State, err)
+	}
+	h.prov.resume(sub.ProviderID)
+	end := sub.PeriodEnd
+	h.clock.Set(end)
+	h.prov.renew(t, sub.ProviderID, "paid")
+	if err := h.runRenewal(sub.ID, end); err != nil {
+		t.Fatalf("renewal: %v", err)
+	}
+	got := h.sub(sub.ID)
+	if got.State != billing.SubscriptionActive || got.CancelAtPeriodEnd || !got.PeriodStart.Equal(end) {
+		t.Fatalf("after renewal: %s cancelAtPeriodEnd=%v start=%v", got.State, got.CancelAtPeriodEnd, got.PeriodStart)
+	}
+	if _, _, grants := h.counts(); grants != 2 {
+		t.Fatalf("%d grants, want 2", grants)
+	}
+}

@@ -228,7 +228,9 @@ func billingRoutes(svc *billing.Service, db *store.DB, log *slog.Logger) []Route
 		b(Route{Method: http.MethodGet, Pattern: "/api/v1/saas/checkout/{id}", OperationID: "getCheckout", Permission: access.BillingRead,
 			Summary: "Read a checkout",
 			Description: "The browser's success route: reads the checkout as stored. It never asks the provider and never activates access; " +
-				"reconcile does. Needs billing.read.",
+				"reconcile does. Needs billing.read. The provider sends the browser back here with ?environment=test for test checkouts, " +
+				"since a browser navigation cannot send the Platform-Environment header.",
+			Query:    []Param{{Name: "environment", Description: "test or live, for browser navigations that cannot send the Platform-Environment header.", Example: "test"}},
 			Response: exActive, Errors: []string{string(fault.NotFound)},
 			Handle: func(ctx context.Context, c *Call) (any, error) {
 				chk, err := svc.GetCheckout(ctx, c.Tx, c.Principal, c.PathValue("id"))

@@ -143,7 +143,7 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, rt Route, c *Cal
 // the route's access policy.
 func (g *Gateway) authenticate(ctx context.Context, r *http.Request, rt Route, c *Call, w http.ResponseWriter) error {
 	const op = "transport.authenticate"
-	env, err := requestedEnvironment(r)
+	env, err := requestedEnvironment(r, rt)
 	if err != nil {
 		return err
 	}
@@ -226,8 +226,14 @@ func (g *Gateway) authenticate(ctx context.Context, r *http.Request, rt Route, c
 // header naming the other one is INVALID_INPUT.
 const EnvironmentHeader = "Platform-Environment"
 
-func requestedEnvironment(r *http.Request) (access.Environment, error) {
+func requestedEnvironment(r *http.Request, rt Route) (access.Environment, error) {
 	v := r.Header.Get(EnvironmentHeader)
+	if v == "" && r.Method == http.MethodGet && rt.takesQuery("environment") {
+		// Browser navigations (a payment provider's return to the read-only
+		// checkout route) cannot send headers; routes that document it take
+		// the mode as a query parameter instead.
+		v = r.URL.Query().Get("environment")
+	}
 	if v == "" {
 		return "", nil
 	}
@@ -236,6 +242,16 @@ func requestedEnvironment(r *http.Request) (access.Environment, error) {
 		return "", fault.Invalid("transport.environment", EnvironmentHeader, "Platform-Environment must be test or live.")
 	}
 	return env, nil
+}
+
+// takesQuery reports whether the route documents the query parameter name.
+func (rt Route) takesQuery(name string) bool {
+	for _, q := range rt.Query {
+		if q.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // bearer returns the Authorization header's bearer credential, or "".
