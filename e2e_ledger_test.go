@@ -197,7 +197,7 @@ func TestLedgerDeveloperRefusedTreasury(t *testing.T) {
 			if err := tx.MembershipInsert(ctx, s.Boot.WorkspaceID, uid, []access.Role{access.RoleDeveloper}); err != nil {
 				return err
 			}
-			a, err := tx.AuthorityLoad(ctx, s.Boot.TenantID, s.Boot.WorkspaceID, uid)
+			a, err := tx.AuthorityLoad(ctx, s.Boot.TenantID, s.Boot.WorkspaceID, uid, access.Test)
 			if err != nil {
 				return err
 			}

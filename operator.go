@@ -135,7 +135,7 @@ func (p *Platform) Bootstrap(ctx context.Context, in BootstrapInput) (Bootstrap,
 				return err
 			}
 		}
-		a, err := tx.AuthorityLoad(ctx, out.TenantID, out.WorkspaceID, out.OwnerID)
+		a, err := tx.AuthorityLoad(ctx, out.TenantID, out.WorkspaceID, out.OwnerID, access.Test)
 		if err != nil {
 			return err
 		}

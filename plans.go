@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/billing"
 	"github.com/creatormusic/platform/fault"
 	"github.com/creatormusic/platform/jobs"
@@ -25,21 +24,20 @@ type ledgerGranter struct {
 var _ plan.CreditGranter = ledgerGranter{}
 
 // GrantCredits implements plan.CreditGranter. The ledger reference is
-// "grant:" + g.Reference. A live grant is skipped while the workspace has a
-// live paid subscription: its credits come once per subscription period
-// (package billing), not also per calendar month.
+// "grant:" + g.Reference. A grant is skipped while the workspace has a paid
+// subscription in the grant's environment (test or live): that
+// subscription's credits come once per subscription period (package
+// billing), not also per calendar month.
 func (l ledgerGranter) GrantCredits(ctx context.Context, g plan.Grant) error {
 	return l.db.InTx(ctx, func(tx *store.Tx) error {
-		if g.Environment == access.Live {
-			_, err := tx.SubscriptionCurrent(ctx, billing.Scope{TenantID: g.TenantID, WorkspaceID: g.WorkspaceID, Environment: g.Environment})
-			if err == nil {
-				return nil
-			}
-			if !fault.Is(err, fault.NotFound) {
-				return err
-			}
+		_, err := tx.SubscriptionCurrent(ctx, billing.Scope{TenantID: g.TenantID, WorkspaceID: g.WorkspaceID, Environment: g.Environment})
+		if err == nil {
+			return nil
 		}
-		_, _, err := l.ledger.Grant(ctx, tx, ledger.CreditsInput{
+		if !fault.Is(err, fault.NotFound) {
+			return err
+		}
+		_, _, err = l.ledger.Grant(ctx, tx, ledger.CreditsInput{
 			Scope: ledger.Scope{TenantID: g.TenantID, WorkspaceID: g.WorkspaceID, Environment: g.Environment},
 			Ref:   g.Reference, Amount: money.Atomic(g.Credits),
 		})

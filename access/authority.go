@@ -13,12 +13,16 @@ type Assignment struct {
 }
 
 // Authority is the authority snapshot of one user in one workspace of one
-// tenant, loaded by Store.AuthorityLoad and cached by Cache until the
+// tenant, in one environment, loaded by Store.AuthorityLoad and cached by Cache until the
 // workspace's or the platform's authority version changes. Treat it as read
 // only: cached snapshots are shared between requests.
 type Authority struct {
 	TenantID    string
 	WorkspaceID string
+	// Environment is the environment the snapshot was loaded for: it selects
+	// the entitlements (a workspace's plan, and so its entitlements, can
+	// differ between test and live).
+	Environment Environment
 	// WorkspaceState is the workspace's state; "" when the workspace does not
 	// exist in the tenant.
 	WorkspaceState string
@@ -31,8 +35,9 @@ type Authority struct {
 	Assignments []Assignment
 	// Denies are explicit denies; they beat every grant.
 	Denies []Permission
-	// Entitlements are the workspace's entitlement identifiers ("ai.basic").
-	// They never grant administrative authority.
+	// Entitlements are the workspace's entitlement identifiers ("ai.basic")
+	// in Environment: those held in both environments plus those held in
+	// Environment only. They never grant administrative authority.
 	Entitlements []string
 	// Flags are the feature flags in effect: platform defaults overridden by
 	// the workspace's own rows.
@@ -144,7 +149,8 @@ func (a *Authority) HasRole(r Role) bool {
 	return a != nil && a.MembershipStatus == MembershipActive && slices.Contains(a.Roles, r)
 }
 
-// HasEntitlement reports whether the workspace holds entitlement e.
+// HasEntitlement reports whether the workspace holds entitlement e in the
+// snapshot's environment.
 func (a *Authority) HasEntitlement(e string) bool {
 	return a != nil && slices.Contains(a.Entitlements, e)
 }

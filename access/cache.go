@@ -32,33 +32,39 @@ type Cache struct {
 // DefaultCacheSize).
 func NewCache(size int) *Cache { return &Cache{Size: size} }
 
-type cacheKey struct{ tenant, workspace, user string }
+// cacheKey names a snapshot: the environment is part of it because
+// entitlements differ between test and live.
+type cacheKey struct {
+	tenant, workspace, user string
+	env                     Environment
+}
 
-// Get returns the authority of userID in workspaceID of tenantID, from the
+// Get returns the authority of userID in workspaceID of tenantID in
+// environment env, from the
 // cache when its version is current, else loaded through s and stored.
 // Callers must not modify the returned snapshot's slices or map. Errors are
 // those of s, wrapped with the operation.
-func (c *Cache) Get(ctx context.Context, s Store, tenantID, workspaceID, userID string) (Authority, error) {
+func (c *Cache) Get(ctx context.Context, s Store, tenantID, workspaceID, userID string, env Environment) (Authority, error) {
 	v, err := s.AuthzVersion(ctx, workspaceID)
 	if err != nil {
 		return Authority{}, fault.Wrap("access.Cache.Get", err)
 	}
-	return c.GetAt(ctx, s, tenantID, workspaceID, userID, v)
+	return c.GetAt(ctx, s, tenantID, workspaceID, userID, env, v)
 }
 
 // GetAt is Get for a caller that already read the workspace's current
 // authority version v in the same round trip as its credential (the API key
 // lookup does), saving a query per request.
-func (c *Cache) GetAt(ctx context.Context, s Store, tenantID, workspaceID, userID string, v int64) (Authority, error) {
+func (c *Cache) GetAt(ctx context.Context, s Store, tenantID, workspaceID, userID string, env Environment, v int64) (Authority, error) {
 	const op = "access.Cache.Get"
-	k := cacheKey{tenantID, workspaceID, userID}
+	k := cacheKey{tenantID, workspaceID, userID, env}
 	c.mu.Lock()
 	a, ok := c.entries[k]
 	c.mu.Unlock()
 	if ok && a.Version == v {
 		return a, nil
 	}
-	a, err := s.AuthorityLoad(ctx, tenantID, workspaceID, userID)
+	a, err := s.AuthorityLoad(ctx, tenantID, workspaceID, userID, env)
 	if err != nil {
 		return Authority{}, fault.Wrap(op, err)
 	}

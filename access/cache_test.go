@@ -49,11 +49,11 @@ func (f *fakeStore) AuthzVersion(_ context.Context, workspaceID string) (int64, 
 	return f.versions[workspaceID] + f.versions["global"], nil
 }
 
-func (f *fakeStore) AuthorityLoad(_ context.Context, tenantID, workspaceID, userID string) (Authority, error) {
+func (f *fakeStore) AuthorityLoad(_ context.Context, tenantID, workspaceID, userID string, env Environment) (Authority, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.loads++
-	a := Authority{TenantID: tenantID, WorkspaceID: workspaceID, UserID: userID, WorkspaceState: WorkspaceActive,
+	a := Authority{TenantID: tenantID, WorkspaceID: workspaceID, UserID: userID, Environment: env, WorkspaceState: WorkspaceActive,
 		Version: f.versions[workspaceID] + f.versions["global"]}
 	if r, ok := f.roles[workspaceID+"/"+userID]; ok {
 		a.MembershipStatus = MembershipActive
@@ -75,7 +75,7 @@ func TestCacheInvalidation(t *testing.T) {
 	c := NewCache(0)
 	get := func() Authority {
 		t.Helper()
-		a, err := c.Get(ctx, s, "ten_1", "ws_1", "usr_1")
+		a, err := c.Get(ctx, s, "ten_1", "ws_1", "usr_1", Live)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -112,10 +112,31 @@ func TestCacheInvalidation(t *testing.T) {
 	}
 }
 
+// TestCacheEnvironment: test and live snapshots of one user are distinct
+// entries, each loaded for its environment.
+func TestCacheEnvironment(t *testing.T) {
+	ctx := context.Background()
+	s := newFakeStore()
+	s.setRoles("ws_1", "usr_1", RoleOwner)
+	c := NewCache(0)
+	for _, env := range []Environment{Test, Live, Test, Live} {
+		a, err := c.Get(ctx, s, "ten_1", "ws_1", "usr_1", env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Environment != env {
+			t.Errorf("snapshot environment = %q, want %q", a.Environment, env)
+		}
+	}
+	if n := s.loadCount(); n != 2 {
+		t.Errorf("loads = %d, want 2 (one per environment)", n)
+	}
+}
+
 func TestCacheError(t *testing.T) {
 	s := newFakeStore()
 	s.fail = fault.E("test", fault.ServiceUnavailable, "")
-	_, err := NewCache(0).Get(context.Background(), s, "ten_1", "ws_1", "usr_1")
+	_, err := NewCache(0).Get(context.Background(), s, "ten_1", "ws_1", "usr_1", Live)
 	if got := fault.CodeOf(err); got != fault.ServiceUnavailable {
 		t.Errorf("code = %q, want SERVICE_UNAVAILABLE", got)
 	}
@@ -131,7 +152,7 @@ func TestCacheBounded(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, err := c.Get(ctx, s, "ten_1", "ws_1", fmt.Sprintf("usr_%d", i)); err != nil {
+			if _, err := c.Get(ctx, s, "ten_1", "ws_1", fmt.Sprintf("usr_%d", i), Live); err != nil {
 				t.Error(err)
 			}
 		}()

@@ -94,7 +94,8 @@ type Onboarded struct {
 	// Goal and SelectedPlan are the recorded answers ("" for a join).
 	Goal         Goal
 	SelectedPlan string
-	// ActivePlan is the plan the workspace is on now ("" for a join).
+	// ActivePlan is the plan the workspace is on now in the principal's
+	// environment ("" for a join).
 	ActivePlan string
 	// Checkout names the paid plan still to be bought at checkout; "" when
 	// none.
@@ -195,7 +196,7 @@ func (s *Service) Onboard(ctx context.Context, st OnboardingStore, plans PlanSta
 		if err := st.SessionWorkspaceSet(ctx, ses.ID, ws.ID); err != nil {
 			return Onboarded{}, fault.Wrap(op, err)
 		}
-		if a, err := st.WorkspacePlanGet(ctx, ws.ID); err == nil {
+		if a, err := st.WorkspacePlanGet(ctx, ws.ID, p.Environment); err == nil {
 			out.ActivePlan = a.PlanID
 		}
 		out.Workspace = ws

@@ -67,8 +67,8 @@ func (c *fakeClock) Set(t time.Time) {
 // unit of work and restored when the unit fails.
 type memState struct {
 	plans        map[string]plan.Plan
-	assignments  map[string]plan.Assignment
-	entitlements map[string]bool // workspace|entitlement|source
+	assignments  map[string]plan.Assignment // workspace|environment
+	entitlements map[string]bool            // workspace|environment|entitlement|source
 	checkouts    map[string]billing.Checkout
 	subs         map[string]billing.WorkspaceSubscription
 	grants       map[string]billing.CreditGrant   // subscription|period start
@@ -232,13 +232,13 @@ func (tx *memTx) PriceVersionActivate(ctx context.Context, planID string, active
 // WorkspacePlanSet implements plan.Store.
 func (tx *memTx) WorkspacePlanSet(ctx context.Context, a plan.Assignment) error {
 	a.Since = tx.now
-	tx.s.assignments[a.WorkspaceID] = a
+	tx.s.assignments[a.WorkspaceID+"|"+string(a.Environment)] = a
 	return nil
 }
 
 // WorkspacePlanGet implements plan.Store.
-func (tx *memTx) WorkspacePlanGet(ctx context.Context, workspaceID string) (plan.Assignment, error) {
-	a, ok := tx.s.assignments[workspaceID]
+func (tx *memTx) WorkspacePlanGet(ctx context.Context, workspaceID string, env access.Environment) (plan.Assignment, error) {
+	a, ok := tx.s.assignments[workspaceID+"|"+string(env)]
 	if !ok {
 		return plan.Assignment{}, notFound("fake.WorkspacePlanGet")
 	}
@@ -249,7 +249,7 @@ func (tx *memTx) WorkspacePlanGet(ctx context.Context, workspaceID string) (plan
 func (tx *memTx) WorkspacePlanList(ctx context.Context, after string, limit int) ([]plan.Assignment, error) {
 	var out []plan.Assignment
 	for _, a := range tx.s.assignments {
-		if a.WorkspaceID > after {
+		if _, live := tx.s.assignments[a.WorkspaceID+"|live"]; a.WorkspaceID > after && (a.Environment == access.Live || !live) {
 			out = append(out, a)
 		}
 	}
@@ -258,8 +258,8 @@ func (tx *memTx) WorkspacePlanList(ctx context.Context, after string, limit int)
 }
 
 // EntitlementSet implements plan.Store.
-func (tx *memTx) EntitlementSet(ctx context.Context, workspaceID, entitlement, source string, on bool) error {
-	k := workspaceID + "|" + entitlement + "|" + source
+func (tx *memTx) EntitlementSet(ctx context.Context, workspaceID, entitlement, source, env string, on bool) error {
+	k := workspaceID + "|" + env + "|" + entitlement + "|" + source
 	if on {
 		tx.s.entitlements[k] = true
 	} else {

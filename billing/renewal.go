@@ -214,14 +214,13 @@ func (s *Service) apply(ctx context.Context, st Store, id string, ps Subscriptio
 	}
 }
 
-// fallBack puts the workspace of an ended subscription back on the free
-// plan (live), audits it and writes the outbox event.
+// fallBack puts the environment of an ended subscription back on the free
+// plan (the other environment keeps its own), audits it and writes the
+// outbox event.
 func (s *Service) fallBack(ctx context.Context, st Store, sub WorkspaceSubscription) error {
 	const op = "billing.fallBack"
-	if sub.Scope.Environment == "live" {
-		if err := s.cfg.Plans.Assign(ctx, st, sub.Scope.TenantID, sub.Scope.WorkspaceID, plan.FreeID); err != nil {
-			return fault.Wrap(op, err)
-		}
+	if err := s.cfg.Plans.Assign(ctx, st, sub.Scope.TenantID, sub.Scope.WorkspaceID, sub.Scope.Environment, plan.FreeID); err != nil {
+		return fault.Wrap(op, err)
 	}
 	if err := account.Audit(ctx, st, nil, account.AuditEntry{TenantID: sub.Scope.TenantID, WorkspaceID: sub.Scope.WorkspaceID,
 		Action: ActionSubscriptionEnded, TargetType: TargetSubscription, TargetID: sub.ID,

@@ -53,7 +53,9 @@ func newHarness(t *testing.T) *harness {
 		s.plans["studio"] = plan.Plan{ID: "studio", Name: "Studio", MonthlyCredits: 10000, Position: 2,
 			Prices: []plan.PriceVersion{{ID: "price_studio_1", PlanID: "studio", Currency: "USD", Interval: plan.Month, Version: 1, Amount: 4900, Active: true}}}
 		s.plans["custom"] = plan.Plan{ID: "custom", Name: "Custom", Position: 3, Active: true}
-		s.assignments["ws_1"] = plan.Assignment{TenantID: "ten_1", WorkspaceID: "ws_1", PlanID: "free", Since: epoch}
+		for _, env := range []access.Environment{access.Live, access.Test} {
+			s.assignments["ws_1|"+string(env)] = plan.Assignment{TenantID: "ten_1", WorkspaceID: "ws_1", Environment: env, PlanID: "free", Since: epoch}
+		}
 	})
 	return h
 }
@@ -173,9 +175,10 @@ func (h *harness) jobs(kind string) (out []jobs.InsertParams) {
 	return out
 }
 
-func (h *harness) workspacePlan() string {
+// workspacePlan returns ws_1's plan in env.
+func (h *harness) workspacePlan(env access.Environment) string {
 	var a plan.Assignment
-	h.db.read(func(s *memState) { a = s.assignments["ws_1"] })
+	h.db.read(func(s *memState) { a = s.assignments["ws_1|"+string(env)] })
 	return a.PlanID
 }
 
@@ -474,9 +477,9 @@ func TestActivationOncePerCheckout(t *testing.T) {
 		!sub.PeriodEnd.After(sub.PeriodStart) || sub.Scope.Environment != access.Test {
 		t.Fatalf("subscription = %+v", sub)
 	}
-	// Test mode never changes the workspace's (live) plan.
-	if got := h.workspacePlan(); got != "free" {
-		t.Fatalf("workspace plan = %s after a test-mode checkout", got)
+	// A test-mode activation moves the test plan only: live stays free.
+	if got, live := h.workspacePlan(access.Test), h.workspacePlan(access.Live); got != "pro" || live != "free" {
+		t.Fatalf("workspace plan = test %s, live %s after a test-mode checkout; want pro and free", got, live)
 	}
 	// An activated checkout answers without asking the provider.
 	calls := h.prov.count("GetCheckout")
@@ -627,7 +630,7 @@ func TestUnpaidAtPeriodEndFallsBackToFree(t *testing.T) {
 	h := newHarness(t)
 	p := h.principal(access.Live)
 	sub := h.activate(p)
-	if got := h.workspacePlan(); got != "pro" {
+	if got := h.workspacePlan(access.Live); got != "pro" {
 		t.Fatalf("workspace plan = %s after a live activation", got)
 	}
 	h.clock.Set(sub.PeriodEnd.Add(-time.Hour))
@@ -639,7 +642,7 @@ func TestUnpaidAtPeriodEndFallsBackToFree(t *testing.T) {
 	if got := h.sub(sub.ID); got.State != billing.SubscriptionPastDue {
 		t.Fatalf("after the failed payment: %s", got.State)
 	}
-	if got := h.workspacePlan(); got != "pro" {
+	if got := h.workspacePlan(access.Live); got != "pro" {
 		t.Fatalf("workspace fell back before the period end: %s", got)
 	}
 	h.clock.Set(sub.PeriodEnd)
@@ -650,7 +653,7 @@ func TestUnpaidAtPeriodEndFallsBackToFree(t *testing.T) {
 	if got.State != billing.SubscriptionUnpaid || got.EndedAt == nil || !got.PeriodStart.Equal(sub.PeriodStart) {
 		t.Fatalf("at period end: %s, ended %v, period %v", got.State, got.EndedAt, got.PeriodStart)
 	}
-	if pl := h.workspacePlan(); pl != "free" {
+	if pl := h.workspacePlan(access.Live); pl != "free" {
 		t.Fatalf("workspace plan = %s, want free", pl)
 	}
 	var cur *billing.WorkspaceSubscription
@@ -707,7 +710,7 @@ func TestCancelAtPeriodEnd(t *testing.T) {
 	if h.prov.count("CancelAtPeriodEnd") != calls || h.audits(billing.ActionSubscriptionCancelScheduled) != 1 {
 		t.Fatal("cancelling twice asked the provider or audited twice")
 	}
-	if pl := h.workspacePlan(); pl != "pro" {
+	if pl := h.workspacePlan(access.Live); pl != "pro" {
 		t.Fatalf("cancel took the plan away before the period end: %s", pl)
 	}
 
@@ -718,7 +721,7 @@ func TestCancelAtPeriodEnd(t *testing.T) {
 	if got := h.sub(sub.ID); got.State != billing.SubscriptionCanceled || got.EndedAt == nil {
 		t.Fatalf("at period end: %s", got.State)
 	}
-	if pl := h.workspacePlan(); pl != "free" {
+	if pl := h.workspacePlan(access.Live); pl != "free" {
 		t.Fatalf("workspace plan = %s, want free", pl)
 	}
 	if _, err := h.svc.Cancel(context.Background(), h.db.run, p, sub.ID, "req_4"); !fault.Is(err, fault.InvalidState) {
@@ -736,8 +739,8 @@ func TestProviderCanceled(t *testing.T) {
 		Type: billing.WebhookSubscriptionDeleted, ObjectID: sub.ProviderID}); err != nil {
 		t.Fatal(err)
 	}
-	if got := h.sub(sub.ID); got.State != billing.SubscriptionCanceled || h.workspacePlan() != "free" {
-		t.Fatalf("after deletion: %s, plan %s", got.State, h.workspacePlan())
+	if got := h.sub(sub.ID); got.State != billing.SubscriptionCanceled || h.workspacePlan(access.Live) != "free" {
+		t.Fatalf("after deletion: %s, plan %s", got.State, h.workspacePlan(access.Live))
 	}
 }
 
@@ -804,7 +807,7 @@ func TestOverview(t *testing.T) {
 		return err
 	})
 	if err != nil || ov.Subscription == nil || ov.Subscription.ID != sub.ID || len(ov.Invoices) != 1 || len(ov.Grants) != 1 ||
-		len(ov.History) != 1 || ov.Plan.PlanID != "free" {
+		len(ov.History) != 1 || ov.Plan.PlanID != "pro" || ov.Plan.Environment != access.Test {
 		t.Fatalf("Overview = %+v, %v", ov, err)
 	}
 	if inv := ov.Invoices[0]; inv.Status != "paid" || inv.SubscriptionID != sub.ID || inv.Invoice.SubscriptionID != sub.ProviderID {

@@ -128,10 +128,10 @@ func (s *Service) activate(ctx context.Context, st Store, id string, conf confir
 	if !ok {
 		return st.CheckoutGet(ctx, id)
 	}
-	if sub.Scope.Environment == access.Live {
-		if err := s.cfg.Plans.Assign(ctx, st, sub.Scope.TenantID, sub.Scope.WorkspaceID, sub.Price.PlanID); err != nil {
-			return Checkout{}, fault.Wrap(op, err)
-		}
+	// The plan, and so its entitlements, moves in the checkout's environment
+	// only: a test-mode subscription gives the test environment the plan.
+	if err := s.cfg.Plans.Assign(ctx, st, sub.Scope.TenantID, sub.Scope.WorkspaceID, sub.Scope.Environment, sub.Price.PlanID); err != nil {
+		return Checkout{}, fault.Wrap(op, err)
 	}
 	if err := s.grantPeriod(ctx, st, sub); err != nil {
 		return Checkout{}, fault.Wrap(op, err)
@@ -333,7 +333,7 @@ func (s *Service) ActivateDirect(planID string) error {
 type Overview struct {
 	// WorkspaceSubscription is the current subscription; nil on a free workspace.
 	Subscription *WorkspaceSubscription
-	// Plan is the workspace's current plan assignment.
+	// Plan is the workspace's current plan assignment in the environment.
 	Plan     plan.Assignment
 	Invoices []InvoiceRecord
 	Grants   []CreditGrant
@@ -355,7 +355,7 @@ func (s *Service) Overview(ctx context.Context, st Store, p *access.Principal) (
 	if out.Subscription, err = s.Current(ctx, st, sc); err != nil {
 		return Overview{}, err
 	}
-	if out.Plan, err = st.WorkspacePlanGet(ctx, sc.WorkspaceID); err != nil {
+	if out.Plan, err = st.WorkspacePlanGet(ctx, sc.WorkspaceID, sc.Environment); err != nil {
 		return Overview{}, fault.Wrap(op, err)
 	}
 	if out.Invoices, err = st.InvoiceList(ctx, sc, OverviewLimit); err != nil {

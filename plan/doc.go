@@ -19,15 +19,18 @@
 //
 // # Workspace plans
 //
-// A workspace has one plan, shared by its test and live environments: the
-// entitlements plans grant are workspace-wide in package access, as they are
-// here. Every workspace starts on the free plan (Service.Start, called in
-// the unit of work that creates the workspace): the plan's entitlements are
-// written with source "plan:<id>" (which bumps the workspace's authority
-// version, so every host sees them on its next request) and the current
-// period's grants are enqueued. Paid plans arrive through checkout and
-// subscriptions (not built yet); a test-mode subscription must not change
-// the workspace's plan.
+// A workspace has a plan in each environment, test and live, as checkouts
+// and subscriptions carry the environment of their checkout (issue 12): a
+// test-mode subscription moves only the test plan, a live one only the live
+// plan. The entitlements a plan grants are written for the environment it is
+// assigned in (package access loads a snapshot per environment: the rows of
+// its environment plus those held in both). Every workspace starts on the
+// free plan in both environments (Service.Start, called in the unit of work
+// that creates the workspace): the plan's entitlements are written with
+// source "plan:<id>" (which bumps the workspace's authority version, so
+// every host sees them on its next request) and the current period's grants
+// are enqueued. Service.Assign moves one environment to a plan; billing
+// calls it on activation and, with FreeID, when a subscription ends.
 //
 // # Monthly credit grants
 //
@@ -35,8 +38,12 @@
 // injected clock (Store.Now). For each workspace and period two grants are
 // made, each by one durable job of kind JobMonthlyGrant whose unique key is
 // the grant's Reference, "plan-grant:<workspace>:<environment>:<YYYY-MM>":
-// the live environment receives its plan's MonthlyCredits and the test
-// environment receives Catalog.TestCredits of test credits. The job unique
+// the live environment receives its live plan's MonthlyCredits and the test
+// environment receives Catalog.TestCredits of test credits. While an
+// environment has a paid subscription, that subscription grants its plan's
+// credits once per subscription period (package billing) and the
+// CreditGranter skips the calendar grant of that environment, so no
+// environment is granted twice. The job unique
 // key makes each grant enqueued once per period; the same Reference handed
 // to the CreditGranter (the credit ledger) makes it booked once even if a
 // job runs twice. Grants are enqueued when a workspace starts and, for every

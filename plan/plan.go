@@ -56,7 +56,8 @@ type Spec struct {
 	// Entitlements are the entitlement identifiers the plan grants, such as
 	// "ai.basic".
 	Entitlements []string
-	// MonthlyCredits are granted to the live environment each period.
+	// MonthlyCredits are granted each period to the live environment of a
+	// workspace on the plan in live (see Service.GrantFor).
 	MonthlyCredits uint64
 	// Prices are the plan's current prices, at most one per (currency,
 	// interval).
@@ -147,12 +148,16 @@ func (p Plan) latest(currency string, iv Interval) (PriceVersion, bool) {
 	return out, found
 }
 
-// Assignment is a workspace's plan.
+// Assignment is a workspace's plan in one environment: a workspace has a
+// plan in test and one in live (both free until a subscription of that
+// environment moves it).
 type Assignment struct {
 	// TenantID owns the workspace.
 	TenantID string
 	// WorkspaceID is the workspace.
 	WorkspaceID string
+	// Environment is the environment the plan applies to.
+	Environment access.Environment
 	// PlanID is its plan.
 	PlanID string
 	// Since is when the workspace moved to the plan.
@@ -191,17 +196,21 @@ type Store interface {
 	// PriceVersionActivate makes exactly the versions activeIDs of planID
 	// active.
 	PriceVersionActivate(ctx context.Context, planID string, activeIDs []string) error
-	// WorkspacePlanSet puts a.WorkspaceID on a.PlanID since the unit of
-	// work's time (a.Since is ignored).
+	// WorkspacePlanSet puts a.WorkspaceID on a.PlanID in a.Environment since
+	// the unit of work's time (a.Since is ignored; it only moves when the
+	// plan changes).
 	WorkspacePlanSet(ctx context.Context, a Assignment) error
-	// WorkspacePlanGet returns a workspace's plan; NOT_FOUND if it has none.
-	WorkspacePlanGet(ctx context.Context, workspaceID string) (Assignment, error)
-	// WorkspacePlanList returns up to limit assignments with workspace ids
-	// greater than after, in workspace id order.
+	// WorkspacePlanGet returns a workspace's plan in env; NOT_FOUND if it has
+	// none there.
+	WorkspacePlanGet(ctx context.Context, workspaceID string, env access.Environment) (Assignment, error)
+	// WorkspacePlanList returns up to limit workspaces that have a plan, with
+	// ids greater than after, in workspace id order: one assignment each, the
+	// live one (the test one for a workspace without a live plan).
 	WorkspacePlanList(ctx context.Context, after string, limit int) ([]Assignment, error)
-	// EntitlementSet turns a workspace entitlement on (with its source) or
-	// off and bumps the workspace's authority version.
-	EntitlementSet(ctx context.Context, workspaceID, entitlement, source string, on bool) error
+	// EntitlementSet turns a workspace entitlement on in env (with its
+	// source) or off there, and bumps the workspace's authority version. env
+	// "" is an entitlement held in both environments; plans always name one.
+	EntitlementSet(ctx context.Context, workspaceID, entitlement, source, env string, on bool) error
 }
 
 // RunFunc runs fn in one unit of work: a transaction whose writes commit
@@ -213,15 +222,15 @@ type Grant struct {
 	// TenantID and WorkspaceID receive the credits.
 	TenantID    string
 	WorkspaceID string
-	// Environment is live (plan credits) or test (test credits).
+	// Environment is live (the live plan's credits) or test (test credits).
 	Environment access.Environment
 	// Credits is the amount, in whole credits (the ledger's atomic unit).
 	Credits uint64
 	// Reference is "plan-grant:<workspace>:<environment>:<YYYY-MM>", unique
 	// per grant: the ledger books a reference once.
 	Reference string
-	// PlanID is the workspace's plan when the grant was computed (recorded
-	// in both environments).
+	// PlanID is the workspace's plan in Environment when the grant was
+	// computed.
 	PlanID string
 	// Period is the calendar month granted.
 	Period Period

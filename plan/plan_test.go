@@ -22,8 +22,8 @@ type memStore struct {
 	now          time.Time
 	plans        map[string]plan.Plan
 	prices       []plan.PriceVersion
-	assignments  map[string]plan.Assignment
-	entitlements map[string]map[string]string // workspace -> entitlement -> source
+	assignments  map[string]plan.Assignment   // workspace|environment -> assignment
+	entitlements map[string]map[string]string // workspace|environment -> entitlement -> source
 	jobs         []jobs.InsertParams
 	seq          int
 	writes       int
@@ -123,22 +123,27 @@ func (m *memStore) PriceVersionActivate(_ context.Context, planID string, ids []
 
 func (m *memStore) WorkspacePlanSet(_ context.Context, a plan.Assignment) error {
 	a.Since = m.now
-	m.assignments[a.WorkspaceID] = a
+	m.assignments[a.WorkspaceID+"|"+string(a.Environment)] = a
 	return nil
 }
 
-func (m *memStore) WorkspacePlanGet(_ context.Context, ws string) (plan.Assignment, error) {
-	a, ok := m.assignments[ws]
+func (m *memStore) WorkspacePlanGet(_ context.Context, ws string, env access.Environment) (plan.Assignment, error) {
+	a, ok := m.assignments[ws+"|"+string(env)]
 	if !ok {
 		return plan.Assignment{}, fault.E("mem", fault.NotFound, "")
 	}
 	return a, nil
 }
 
+// WorkspacePlanList lists each workspace once: its live assignment, else
+// its test one.
 func (m *memStore) WorkspacePlanList(_ context.Context, after string, limit int) ([]plan.Assignment, error) {
 	var out []plan.Assignment
 	for _, a := range m.assignments {
-		if a.WorkspaceID > after {
+		if a.WorkspaceID <= after {
+			continue
+		}
+		if _, live := m.assignments[a.WorkspaceID+"|live"]; a.Environment == access.Live || !live {
 			out = append(out, a)
 		}
 	}
@@ -149,14 +154,15 @@ func (m *memStore) WorkspacePlanList(_ context.Context, after string, limit int)
 	return out, nil
 }
 
-func (m *memStore) EntitlementSet(_ context.Context, ws, e, source string, on bool) error {
-	if m.entitlements[ws] == nil {
-		m.entitlements[ws] = map[string]string{}
+func (m *memStore) EntitlementSet(_ context.Context, ws, e, source, env string, on bool) error {
+	k := ws + "|" + env
+	if m.entitlements[k] == nil {
+		m.entitlements[k] = map[string]string{}
 	}
 	if on {
-		m.entitlements[ws][e] = source
+		m.entitlements[k][e] = source
 	} else {
-		delete(m.entitlements[ws], e)
+		delete(m.entitlements[k], e)
 	}
 	return nil
 }
@@ -290,8 +296,10 @@ func TestStartAndGrants(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got := st.entitlements["ws_a"]; len(got) != 1 || got["ai.basic"] != "plan:free" {
-		t.Fatalf("ws_a entitlements = %v", got)
+	for _, env := range []string{"live", "test"} {
+		if got := st.entitlements["ws_a|"+env]; len(got) != 1 || got["ai.basic"] != "plan:free" {
+			t.Fatalf("ws_a %s entitlements = %v", env, got)
+		}
 	}
 	var keys []string
 	for _, j := range st.jobs {
@@ -316,21 +324,55 @@ func TestStartAndGrants(t *testing.T) {
 		t.Fatalf("grants: live %+v test %+v", live, test)
 	}
 
-	// Upgrading swaps the entitlements and the next live grant follows the plan.
-	if err := svc.Assign(ctx, st, "ten_1", "ws_a", "pro"); err != nil {
+	// Upgrading one environment swaps its entitlements only, and the next
+	// grant of that environment records its plan.
+	if err := svc.Assign(ctx, st, "ten_1", "ws_a", access.Test, "pro"); err != nil {
 		t.Fatal(err)
 	}
-	if got := st.entitlements["ws_a"]; len(got) != 4 || got["ai.pro_models"] != "plan:pro" {
+	if got := st.entitlements["ws_a|test"]; len(got) != 4 || got["ai.pro_models"] != "plan:pro" {
+		t.Fatalf("test pro entitlements = %v", got)
+	}
+	if got := st.entitlements["ws_a|live"]; len(got) != 1 {
+		t.Fatalf("live entitlements after a test upgrade = %v", got)
+	}
+	next := plan.Period{Year: 2026, Month: 2}
+	for _, env := range []access.Environment{access.Live, access.Test} {
+		gr, err := svc.GrantFor(ctx, st, plan.GrantPayload{TenantID: "ten_1", WorkspaceID: "ws_a", Environment: env, Period: next.String()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantPlan, wantCredits := "free", uint64(50)
+		if env == access.Test {
+			wantPlan, wantCredits = "pro", 777 // test credits are a setting, whatever the test plan
+		}
+		if gr.PlanID != wantPlan || gr.Credits != wantCredits {
+			t.Fatalf("%s grant after a test upgrade = %+v", env, gr)
+		}
+	}
+	if err := svc.Assign(ctx, st, "ten_1", "ws_a", access.Live, "pro"); err != nil {
+		t.Fatal(err)
+	}
+	if got := st.entitlements["ws_a|live"]; len(got) != 4 || got["ai.pro_models"] != "plan:pro" {
 		t.Fatalf("pro entitlements = %v", got)
 	}
-	if err := svc.Assign(ctx, st, "ten_1", "ws_a", "free"); err != nil {
+	if gr, err := svc.GrantFor(ctx, st, plan.GrantPayload{WorkspaceID: "ws_a", Environment: access.Live, Period: next.String()}); err != nil ||
+		gr.Credits != 2000 || gr.PlanID != "pro" {
+		t.Fatalf("live grant on pro = %+v, %v", gr, err)
+	}
+	if err := svc.Assign(ctx, st, "ten_1", "ws_a", access.Live, "free"); err != nil {
 		t.Fatal(err)
 	}
-	if got := st.entitlements["ws_a"]; len(got) != 1 {
+	if got := st.entitlements["ws_a|live"]; len(got) != 1 {
 		t.Fatalf("after downgrade = %v", got)
 	}
-	if err := svc.Assign(ctx, st, "ten_1", "ws_a", "gold"); !fault.Is(err, fault.NotFound) {
+	if got := st.entitlements["ws_a|test"]; len(got) != 4 {
+		t.Fatalf("test entitlements after a live downgrade = %v", got)
+	}
+	if err := svc.Assign(ctx, st, "ten_1", "ws_a", access.Live, "gold"); !fault.Is(err, fault.NotFound) {
 		t.Fatalf("unknown plan = %v", err)
+	}
+	if err := svc.Assign(ctx, st, "ten_1", "ws_a", "staging", "pro"); !fault.Is(err, fault.InvalidInput) {
+		t.Fatalf("unknown environment = %v", err)
 	}
 }
 
@@ -342,8 +384,10 @@ func TestScheduleGrants(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 450 { // more than one batch
-		if err := svc.Assign(ctx, st, "ten_1", fmt.Sprintf("ws_%04d", i), plan.FreeID); err != nil {
-			t.Fatal(err)
+		for _, env := range []access.Environment{access.Live, access.Test} { // listed once per workspace
+			if err := svc.Assign(ctx, st, "ten_1", fmt.Sprintf("ws_%04d", i), env, plan.FreeID); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	if err := svc.EnsureSchedule(ctx, st); err != nil {

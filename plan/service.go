@@ -183,13 +183,16 @@ func (s *Service) List(ctx context.Context, st Reader) ([]Plan, error) {
 	return out, nil
 }
 
-// Start puts a new workspace on the free plan in the unit of work that
-// creates it: the free entitlements are written (bumping the workspace's
-// authority version) and the current period's grants are enqueued.
+// Start puts a new workspace on the free plan in both environments, in the
+// unit of work that creates it: the free entitlements are written for test
+// and live (bumping the workspace's authority version) and the current
+// period's grants are enqueued.
 func (s *Service) Start(ctx context.Context, st Store, tenantID, workspaceID string) error {
 	const op = "plan.Start"
-	if err := s.Assign(ctx, st, tenantID, workspaceID, FreeID); err != nil {
-		return fault.Wrap(op, err)
+	for _, env := range []access.Environment{access.Live, access.Test} {
+		if err := s.Assign(ctx, st, tenantID, workspaceID, env, FreeID); err != nil {
+			return fault.Wrap(op, err)
+		}
 	}
 	if err := s.EnqueueGrants(ctx, st, tenantID, workspaceID, PeriodOf(st.Now())); err != nil {
 		return fault.Wrap(op, err)
@@ -197,14 +200,19 @@ func (s *Service) Start(ctx context.Context, st Store, tenantID, workspaceID str
 	return nil
 }
 
-// Assign puts a workspace on an active plan: the entitlements of its
-// previous plan that the new one lacks are turned off, the new plan's are
-// turned on with source "plan:<id>". NOT_FOUND for an unknown or inactive
-// plan.
-func (s *Service) Assign(ctx context.Context, st Store, tenantID, workspaceID, planID string) error {
+// Assign puts a workspace on an active plan in environment env only: the
+// entitlements of its previous plan in env that the new one lacks are
+// turned off in env, the new plan's are turned on in env with source
+// "plan:<id>". The other environment keeps its plan and entitlements.
+// NOT_FOUND for an unknown or inactive plan; INVALID_INPUT for an unknown
+// environment.
+func (s *Service) Assign(ctx context.Context, st Store, tenantID, workspaceID string, env access.Environment, planID string) error {
 	const op = "plan.Assign"
 	if tenantID == "" || workspaceID == "" {
 		return fault.Invalid(op, "workspaceId", "A tenant and a workspace are required.")
+	}
+	if !env.Valid() {
+		return fault.Invalid(op, "environment", "A plan is assigned in the test or the live environment.")
 	}
 	next, err := st.PlanGet(ctx, planID)
 	if err != nil {
@@ -213,7 +221,7 @@ func (s *Service) Assign(ctx context.Context, st Store, tenantID, workspaceID, p
 	if !next.Active {
 		return fault.E(op, fault.NotFound, "The plan is not offered.")
 	}
-	prev, err := st.WorkspacePlanGet(ctx, workspaceID)
+	prev, err := st.WorkspacePlanGet(ctx, workspaceID, env)
 	switch {
 	case err == nil && prev.PlanID != planID:
 		old, err := st.PlanGet(ctx, prev.PlanID)
@@ -222,7 +230,7 @@ func (s *Service) Assign(ctx context.Context, st Store, tenantID, workspaceID, p
 		}
 		for _, e := range old.Entitlements {
 			if !slices.Contains(next.Entitlements, e) {
-				if err := st.EntitlementSet(ctx, workspaceID, e, Source(old.ID), false); err != nil {
+				if err := st.EntitlementSet(ctx, workspaceID, e, Source(old.ID), string(env), false); err != nil {
 					return fault.Wrap(op, err)
 				}
 			}
@@ -230,11 +238,11 @@ func (s *Service) Assign(ctx context.Context, st Store, tenantID, workspaceID, p
 	case err != nil && !fault.Is(err, fault.NotFound):
 		return fault.Wrap(op, err)
 	}
-	if err := st.WorkspacePlanSet(ctx, Assignment{TenantID: tenantID, WorkspaceID: workspaceID, PlanID: planID}); err != nil {
+	if err := st.WorkspacePlanSet(ctx, Assignment{TenantID: tenantID, WorkspaceID: workspaceID, Environment: env, PlanID: planID}); err != nil {
 		return fault.Wrap(op, err)
 	}
 	for _, e := range next.Entitlements {
-		if err := st.EntitlementSet(ctx, workspaceID, e, Source(planID), true); err != nil {
+		if err := st.EntitlementSet(ctx, workspaceID, e, Source(planID), string(env), true); err != nil {
 			return fault.Wrap(op, err)
 		}
 	}
@@ -330,8 +338,11 @@ func (s *Service) ScheduleHandler(run RunFunc) jobs.Handler {
 }
 
 // GrantFor computes the grant a JobMonthlyGrant payload stands for, from the
-// workspace's current plan: its MonthlyCredits in live, the catalog's
-// TestCredits in test. NOT_FOUND when the workspace has no plan;
+// workspace's current plan in the payload's environment: the live plan's
+// MonthlyCredits in live, the catalog's TestCredits in test (whatever the
+// test plan: test credits are a setting, and a paid test subscription grants
+// its plan's credits per subscription period itself, see the package doc).
+// NOT_FOUND when the workspace has no plan in that environment;
 // INVALID_INPUT for a malformed payload.
 func (s *Service) GrantFor(ctx context.Context, st Store, pl GrantPayload) (Grant, error) {
 	const op = "plan.GrantFor"
@@ -342,7 +353,7 @@ func (s *Service) GrantFor(ctx context.Context, st Store, pl GrantPayload) (Gran
 	if !pl.Environment.Valid() || pl.WorkspaceID == "" {
 		return Grant{}, fault.Invalid(op, "payload", "A grant needs a workspace and an environment.")
 	}
-	a, err := st.WorkspacePlanGet(ctx, pl.WorkspaceID)
+	a, err := st.WorkspacePlanGet(ctx, pl.WorkspaceID, pl.Environment)
 	if err != nil {
 		return Grant{}, fault.Wrap(op, err)
 	}

@@ -290,18 +290,24 @@ func (tx *Tx) DenyDelete(ctx context.Context, workspaceID, userID string, permis
 	return tx.AuthzBump(ctx, workspaceID)
 }
 
-// EntitlementSet turns an entitlement of workspaceID on (recording its
-// source, such as a plan or a grant) or off, and bumps the workspace's
-// version.
-func (tx *Tx) EntitlementSet(ctx context.Context, workspaceID, entitlement, source string, on bool) error {
+// EntitlementSet turns an entitlement of workspaceID on in env (recording
+// its source, such as a plan or a grant) or off, and bumps the workspace's
+// version. env is "test" or "live" for one environment, or "" for an
+// entitlement held in both; each is its own row, so turning one off leaves
+// the others.
+func (tx *Tx) EntitlementSet(ctx context.Context, workspaceID, entitlement, source, env string, on bool) error {
 	const op = "store.EntitlementSet"
+	if env != "" && !access.Environment(env).Valid() {
+		return fault.Invalid(op, "environment", "An entitlement's environment is test, live or both.")
+	}
 	var err error
 	if on {
-		_, err = tx.idb.NewRaw(`INSERT INTO entitlements (workspace_id, entitlement, source, created_at) VALUES (?, ?, ?, ?)
-			ON CONFLICT (workspace_id, entitlement) DO UPDATE SET source = excluded.source`,
-			workspaceID, entitlement, source, tx.now).Exec(ctx)
+		_, err = tx.idb.NewRaw(`INSERT INTO entitlements (workspace_id, entitlement, environment, source, created_at) VALUES (?, ?, ?, ?, ?)
+			ON CONFLICT (workspace_id, entitlement, environment) DO UPDATE SET source = excluded.source`,
+			workspaceID, entitlement, env, source, tx.now).Exec(ctx)
 	} else {
-		_, err = tx.idb.NewRaw(`DELETE FROM entitlements WHERE workspace_id = ? AND entitlement = ?`, workspaceID, entitlement).Exec(ctx)
+		_, err = tx.idb.NewRaw(`DELETE FROM entitlements WHERE workspace_id = ? AND entitlement = ? AND environment = ?`,
+			workspaceID, entitlement, env).Exec(ctx)
 	}
 	if err != nil {
 		return errf(op, err)
@@ -381,11 +387,11 @@ func (tx *Tx) WalletLinkInsert(ctx context.Context, id, tenantID, userID, networ
 func NewWalletLinkID() string { return "wl_" + ulid.Make().String() }
 
 // AuthorityLoad implements access.Store. It reads the version first, then
-// the snapshot (see access.Store). An unknown workspace, one of another
+// the snapshot of environment env (see access.Store). An unknown workspace, one of another
 // tenant, or a user of another tenant yields a snapshot without membership.
-func (tx *Tx) AuthorityLoad(ctx context.Context, tenantID, workspaceID, userID string) (access.Authority, error) {
+func (tx *Tx) AuthorityLoad(ctx context.Context, tenantID, workspaceID, userID string, env access.Environment) (access.Authority, error) {
 	const op = "store.AuthorityLoad"
-	a := access.Authority{TenantID: tenantID, WorkspaceID: workspaceID, UserID: userID, Flags: map[string]bool{}}
+	a := access.Authority{TenantID: tenantID, WorkspaceID: workspaceID, UserID: userID, Environment: env, Flags: map[string]bool{}}
 	v, err := tx.AuthzVersion(ctx, workspaceID)
 	if err != nil {
 		return access.Authority{}, err
@@ -460,11 +466,12 @@ func (tx *Tx) loadMembership(ctx context.Context, a *access.Authority) error {
 	return tx.idb.NewRaw(`SELECT COUNT(*) FROM wallet_links WHERE tenant_id = ? AND user_id = ?`, a.TenantID, a.UserID).Scan(ctx, &a.WalletCount)
 }
 
-// loadWorkspaceAuthority reads the workspace's entitlements and the flags in
-// effect: platform defaults, overridden by the workspace's rows.
+// loadWorkspaceAuthority reads the workspace's entitlements in a's
+// environment (rows for both environments and for that one) and the flags
+// in effect: platform defaults, overridden by the workspace's rows.
 func (tx *Tx) loadWorkspaceAuthority(ctx context.Context, a *access.Authority) error {
-	if err := tx.idb.NewRaw(`SELECT entitlement FROM entitlements WHERE workspace_id = ? ORDER BY entitlement`,
-		a.WorkspaceID).Scan(ctx, &a.Entitlements); err != nil {
+	if err := tx.idb.NewRaw(`SELECT DISTINCT entitlement FROM entitlements WHERE workspace_id = ? AND environment IN ('', ?)
+		ORDER BY entitlement`, a.WorkspaceID, string(a.Environment)).Scan(ctx, &a.Entitlements); err != nil {
 		return err
 	}
 	var flags []flagRow

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/creatormusic/platform/access"
+	"github.com/creatormusic/platform/fault"
 	"github.com/creatormusic/platform/plan"
 )
 
@@ -203,39 +205,50 @@ func (tx *Tx) PriceVersionActivate(ctx context.Context, planID string, activeIDs
 
 type assignmentRow struct {
 	WorkspaceID string    `bun:"workspace_id"`
+	Environment string    `bun:"environment"`
 	TenantID    string    `bun:"tenant_id"`
 	PlanID      string    `bun:"plan_id"`
 	Since       time.Time `bun:"since"`
 }
 
 func (r assignmentRow) assignment() plan.Assignment {
-	return plan.Assignment{TenantID: r.TenantID, WorkspaceID: r.WorkspaceID, PlanID: r.PlanID, Since: r.Since.UTC()}
+	return plan.Assignment{TenantID: r.TenantID, WorkspaceID: r.WorkspaceID, Environment: access.Environment(r.Environment),
+		PlanID: r.PlanID, Since: r.Since.UTC()}
 }
 
-// WorkspacePlanSet implements plan.Store.
+// WorkspacePlanSet implements plan.Store: one row per (workspace,
+// environment).
 func (tx *Tx) WorkspacePlanSet(ctx context.Context, a plan.Assignment) error {
-	_, err := tx.idb.ExecContext(ctx, `INSERT INTO workspace_plans (workspace_id, tenant_id, plan_id, since) VALUES (?, ?, ?, ?)
-		ON CONFLICT (workspace_id) DO UPDATE SET plan_id = excluded.plan_id, since = excluded.since
-		WHERE workspace_plans.plan_id <> excluded.plan_id`, a.WorkspaceID, a.TenantID, a.PlanID, tx.now)
-	return errf("store.WorkspacePlanSet", err)
+	const op = "store.WorkspacePlanSet"
+	if !a.Environment.Valid() {
+		return fault.Invalid(op, "environment", "A plan is assigned in the test or the live environment.")
+	}
+	_, err := tx.idb.ExecContext(ctx, `INSERT INTO workspace_plans (workspace_id, environment, tenant_id, plan_id, since)
+		VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT (workspace_id, environment) DO UPDATE SET plan_id = excluded.plan_id, since = excluded.since
+		WHERE workspace_plans.plan_id <> excluded.plan_id`, a.WorkspaceID, string(a.Environment), a.TenantID, a.PlanID, tx.now)
+	return errf(op, err)
 }
 
 // WorkspacePlanGet implements plan.Store.
-func (tx *Tx) WorkspacePlanGet(ctx context.Context, workspaceID string) (plan.Assignment, error) {
+func (tx *Tx) WorkspacePlanGet(ctx context.Context, workspaceID string, env access.Environment) (plan.Assignment, error) {
 	var r assignmentRow
-	err := tx.idb.NewRaw(`SELECT workspace_id, tenant_id, plan_id, since FROM workspace_plans WHERE workspace_id = ?`,
-		workspaceID).Scan(ctx, &r)
+	err := tx.idb.NewRaw(`SELECT workspace_id, environment, tenant_id, plan_id, since FROM workspace_plans
+		WHERE workspace_id = ? AND environment = ?`, workspaceID, string(env)).Scan(ctx, &r)
 	if err != nil {
 		return plan.Assignment{}, notFound("store.WorkspacePlanGet", err)
 	}
 	return r.assignment(), nil
 }
 
-// WorkspacePlanList implements plan.Store.
+// WorkspacePlanList implements plan.Store: a workspace's live row, or its
+// test row when it has no live one.
 func (tx *Tx) WorkspacePlanList(ctx context.Context, after string, limit int) ([]plan.Assignment, error) {
 	var rows []assignmentRow
-	err := tx.idb.NewRaw(`SELECT workspace_id, tenant_id, plan_id, since FROM workspace_plans
-		WHERE workspace_id > ? ORDER BY workspace_id LIMIT ?`, after, limit).Scan(ctx, &rows)
+	err := tx.idb.NewRaw(`SELECT w.workspace_id, w.environment, w.tenant_id, w.plan_id, w.since FROM workspace_plans w
+		WHERE w.workspace_id > ? AND (w.environment = 'live' OR NOT EXISTS (
+			SELECT 1 FROM workspace_plans l WHERE l.workspace_id = w.workspace_id AND l.environment = 'live'))
+		ORDER BY w.workspace_id LIMIT ?`, after, limit).Scan(ctx, &rows)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, errf("store.WorkspacePlanList", err)
 	}

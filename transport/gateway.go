@@ -205,7 +205,7 @@ func (g *Gateway) authenticate(ctx context.Context, r *http.Request, rt Route, c
 		in.Permission, in.Scope = access.InternalEvents, access.ScopeInternal
 	}
 	if !(rt.Auth == AuthInternal && p.HasScope(access.ScopeInternal)) && p.WorkspaceID != "" {
-		a, err := g.Authz.GetAt(ctx, g.DB.Read(), p.TenantID, p.WorkspaceID, p.UserID, version)
+		a, err := g.Authz.GetAt(ctx, g.DB.Read(), p.TenantID, p.WorkspaceID, p.UserID, p.Environment, version)
 		if err != nil && !fault.Is(err, fault.NotFound) {
 			return fault.Wrap(op, err)
 		}

@@ -64,7 +64,8 @@ type SaasMe struct {
 	// Credits is the workspace's credit balance in the caller's environment
 	// (an integer string; "0" when never granted).
 	Credits string `json:"credits" example:"2000"`
-	// Entitlements are the workspace's entitlement identifiers.
+	// Entitlements are the workspace's entitlement identifiers in the
+	// caller's environment (its plan there, plus those held in both).
 	Entitlements []string `json:"entitlements" example:"ai.basic"`
 	// Permissions are the caller's effective permissions.
 	Permissions []string `json:"permissions" example:"project.read"`

@@ -58,7 +58,7 @@ func accessTx(t *testing.T, db *store.DB, fn func(ctx context.Context, tx *store
 // accessLoad returns the authority of userID in workspaceID of ten_1.
 func accessLoad(t *testing.T, db *store.DB, workspaceID, userID string) access.Authority {
 	t.Helper()
-	a, err := db.Read().AuthorityLoad(context.Background(), "ten_1", workspaceID, userID)
+	a, err := db.Read().AuthorityLoad(context.Background(), "ten_1", workspaceID, userID, access.Live)
 	if err != nil {
 		t.Fatalf("AuthorityLoad: %v", err)
 	}
@@ -85,9 +85,11 @@ func accessAuthorityLoad(t *testing.T, open Opener) {
 			},
 			func() error { return tx.AssignmentInsert(ctx, "ws_1", "usr_1", string(access.TemplateAnalyst), "") },
 			func() error { return tx.DenyInsert(ctx, "ws_1", "usr_1", access.TreasuryManage) },
-			func() error { return tx.EntitlementSet(ctx, "ws_1", "ai.basic", "plan:free", true) },
-			func() error { return tx.EntitlementSet(ctx, "ws_1", "marketplace.sell", "plan:pro", true) },
-			func() error { return tx.EntitlementSet(ctx, "ws_2", "analytics.advanced", "plan:pro", true) },
+			func() error { return tx.EntitlementSet(ctx, "ws_1", "ai.basic", "grant", "", true) },
+			func() error { return tx.EntitlementSet(ctx, "ws_1", "ai.basic", "plan:free", "test", true) },
+			func() error { return tx.EntitlementSet(ctx, "ws_1", "marketplace.sell", "plan:pro", "live", true) },
+			func() error { return tx.EntitlementSet(ctx, "ws_1", "ai.pro_models", "plan:pro", "test", true) },
+			func() error { return tx.EntitlementSet(ctx, "ws_2", "analytics.advanced", "plan:pro", "live", true) },
 			func() error { return tx.FlagSet(ctx, "swap", "", true) },
 			func() error { return tx.FlagSet(ctx, "studio", "", true) },
 			func() error { return tx.FlagSet(ctx, "studio", "ws_1", false) },
@@ -128,8 +130,21 @@ func accessAuthorityLoad(t *testing.T, open Opener) {
 	if !slices.Equal(a.Denies, []access.Permission{access.TreasuryManage}) {
 		t.Errorf("denies = %v", a.Denies)
 	}
-	if !slices.Equal(a.Entitlements, []string{"ai.basic", "marketplace.sell"}) {
-		t.Errorf("entitlements = %v", a.Entitlements)
+	if a.Environment != access.Live || !slices.Equal(a.Entitlements, []string{"ai.basic", "marketplace.sell"}) {
+		t.Errorf("live entitlements = %v (environment %q)", a.Entitlements, a.Environment)
+	}
+	// The test environment holds the rows of both environments and its own.
+	ta, err := db.Read().AuthorityLoad(context.Background(), "ten_1", "ws_1", "usr_1", access.Test)
+	if err != nil {
+		t.Fatalf("AuthorityLoad(test): %v", err)
+	}
+	if ta.Environment != access.Test || !slices.Equal(ta.Entitlements, []string{"ai.basic", "ai.pro_models"}) {
+		t.Errorf("test entitlements = %v (environment %q)", ta.Entitlements, ta.Environment)
+	}
+	if err := db.InTx(context.Background(), func(tx *store.Tx) error {
+		return tx.EntitlementSet(context.Background(), "ws_1", "ai.pro_models", "plan:pro", "staging", true)
+	}); !fault.Is(err, fault.InvalidInput) {
+		t.Errorf("EntitlementSet(staging) = %v, want INVALID_INPUT", err)
 	}
 	wantFlags := map[string]bool{"swap": true, "studio": false, "beta": true}
 	if len(a.Flags) != len(wantFlags) {
@@ -186,10 +201,10 @@ func accessVersionBumps(t *testing.T, open Opener) {
 			return tx.DenyDelete(ctx, "ws_1", "usr_2", access.AuditRead)
 		}},
 		{"entitlement on", func(ctx context.Context, tx *store.Tx) error {
-			return tx.EntitlementSet(ctx, "ws_1", "ai.pro_models", "plan:pro", true)
+			return tx.EntitlementSet(ctx, "ws_1", "ai.pro_models", "plan:pro", "test", true)
 		}},
 		{"entitlement off", func(ctx context.Context, tx *store.Tx) error {
-			return tx.EntitlementSet(ctx, "ws_1", "ai.pro_models", "", false)
+			return tx.EntitlementSet(ctx, "ws_1", "ai.pro_models", "", "test", false)
 		}},
 		{"workspace flag", func(ctx context.Context, tx *store.Tx) error { return tx.FlagSet(ctx, "swap", "ws_1", true) }},
 		{"platform flag", func(ctx context.Context, tx *store.Tx) error { return tx.FlagSet(ctx, "swap", "", false) }},
@@ -363,7 +378,7 @@ func accessCache(t *testing.T, open Opener) {
 	accessSeed(t, db)
 	ctx := context.Background()
 	c := access.NewCache(0)
-	a, err := c.Get(ctx, db.Read(), "ten_1", "ws_1", "usr_1")
+	a, err := c.Get(ctx, db.Read(), "ten_1", "ws_1", "usr_1", access.Live)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -373,7 +388,7 @@ func accessCache(t *testing.T, open Opener) {
 	accessTx(t, db, func(ctx context.Context, tx *store.Tx) error {
 		return tx.MembershipRolesSet(ctx, "ws_1", "usr_1", []access.Role{access.RoleViewer})
 	})
-	a, err = c.Get(ctx, db.Read(), "ten_1", "ws_1", "usr_1")
+	a, err = c.Get(ctx, db.Read(), "ten_1", "ws_1", "usr_1", access.Live)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -221,9 +221,11 @@ func exercisePlans(t *testing.T, open Opener) {
 		if !slices.Equal(slices.Sorted(slices.Values(a.Entitlements)), []string{"ai.basic"}) {
 			t.Fatalf("entitlements = %v", a.Entitlements)
 		}
-		got, err := db.Read().WorkspacePlanGet(ctx, "ws_1")
-		if err != nil || got.PlanID != plan.FreeID || got.TenantID != "ten_1" || !got.Since.Equal(Epoch) {
-			t.Fatalf("assignment = %+v, %v", got, err)
+		for _, env := range []access.Environment{access.Live, access.Test} {
+			got, err := db.Read().WorkspacePlanGet(ctx, "ws_1", env)
+			if err != nil || got.PlanID != plan.FreeID || got.TenantID != "ten_1" || got.Environment != env || !got.Since.Equal(Epoch) {
+				t.Fatalf("%s assignment = %+v, %v", env, got, err)
+			}
 		}
 		recs, err := db.Read().JobList(ctx, plan.JobMonthlyGrant, 10)
 		if err != nil || len(recs) != 2 || recs[0].UniqueKey != "plan-grant:ws_1:live:2026-01" && recs[1].UniqueKey != "plan-grant:ws_1:live:2026-01" ||
@@ -237,25 +239,52 @@ func exercisePlans(t *testing.T, open Opener) {
 		if recs, _ := db.Read().JobList(ctx, plan.JobMonthlyGrant, 10); len(recs) != 2 {
 			t.Fatalf("grant jobs after a second start = %d", len(recs))
 		}
-		if got, _ := db.Read().WorkspacePlanGet(ctx, "ws_1"); !got.Since.Equal(Epoch) {
+		if got, _ := db.Read().WorkspacePlanGet(ctx, "ws_1", access.Live); !got.Since.Equal(Epoch) {
 			t.Fatalf("since moved without a plan change: %v", got.Since)
 		}
-		accessTx(t, db, func(ctx context.Context, tx *store.Tx) error { return svc.Assign(ctx, tx, "ten_1", "ws_1", "studio") })
+		// A plan assigned in test moves only the test environment.
+		accessTx(t, db, func(ctx context.Context, tx *store.Tx) error {
+			return svc.Assign(ctx, tx, "ten_1", "ws_1", access.Test, "studio")
+		})
+		testA, err := db.Read().AuthorityLoad(ctx, "ten_1", "ws_1", "usr_1", access.Test)
+		if err != nil || !slices.Contains(testA.Entitlements, "marketplace.sell") || len(testA.Entitlements) != 5 {
+			t.Fatalf("test studio entitlements = %v, %v", testA.Entitlements, err)
+		}
+		if a = accessLoad(t, db, "ws_1", "usr_1"); !slices.Equal(a.Entitlements, []string{"ai.basic"}) {
+			t.Fatalf("live entitlements after a test assignment = %v", a.Entitlements)
+		}
+		if got, _ := db.Read().WorkspacePlanGet(ctx, "ws_1", access.Live); got.PlanID != plan.FreeID {
+			t.Fatalf("live plan after a test assignment = %+v", got)
+		}
+		accessTx(t, db, func(ctx context.Context, tx *store.Tx) error {
+			return svc.Assign(ctx, tx, "ten_1", "ws_1", access.Live, "studio")
+		})
 		a = accessLoad(t, db, "ws_1", "usr_1")
 		if !slices.Contains(a.Entitlements, "marketplace.sell") || len(a.Entitlements) != 5 {
 			t.Fatalf("studio entitlements = %v", a.Entitlements)
 		}
+		// Back to free in test: test loses studio's entitlements, live keeps them.
 		accessTx(t, db, func(ctx context.Context, tx *store.Tx) error {
-			return svc.Assign(ctx, tx, "ten_1", "ws_2", plan.FreeID)
+			return svc.Assign(ctx, tx, "ten_1", "ws_1", access.Test, plan.FreeID)
+		})
+		if testA, _ = db.Read().AuthorityLoad(ctx, "ten_1", "ws_1", "usr_1", access.Test); !slices.Equal(testA.Entitlements, []string{"ai.basic"}) {
+			t.Fatalf("test entitlements back on free = %v", testA.Entitlements)
+		}
+		if a = accessLoad(t, db, "ws_1", "usr_1"); len(a.Entitlements) != 5 {
+			t.Fatalf("live entitlements after test fell back = %v", a.Entitlements)
+		}
+		accessTx(t, db, func(ctx context.Context, tx *store.Tx) error {
+			return svc.Assign(ctx, tx, "ten_1", "ws_2", access.Live, plan.FreeID)
 		})
 		list, err := db.Read().WorkspacePlanList(ctx, "", 10)
-		if err != nil || len(list) != 2 || list[0].WorkspaceID != "ws_1" || list[0].PlanID != "studio" || !list[0].Since.Equal(Epoch.Add(time.Hour)) {
+		if err != nil || len(list) != 2 || list[0].WorkspaceID != "ws_1" || list[0].PlanID != "studio" ||
+			list[0].Environment != access.Live || !list[0].Since.Equal(Epoch.Add(time.Hour)) {
 			t.Fatalf("list = %+v, %v", list, err)
 		}
 		if list, _ := db.Read().WorkspacePlanList(ctx, "ws_1", 10); len(list) != 1 || list[0].WorkspaceID != "ws_2" {
 			t.Fatalf("list after ws_1 = %+v", list)
 		}
-		if _, err := db.Read().WorkspacePlanGet(ctx, "ws_9"); !fault.Is(err, fault.NotFound) {
+		if _, err := db.Read().WorkspacePlanGet(ctx, "ws_9", access.Live); !fault.Is(err, fault.NotFound) {
 			t.Fatalf("unknown workspace = %v", err)
 		}
 	})
