@@ -140,3 +140,54 @@ func TestBillingStory(t *testing.T) {
 		}
 	})
 }
+
+// TestCheckoutIdempotentOutsideTransaction: checkout creation asks the
+// provider outside any transaction and commits its row with the
+// idempotency record, so concurrent retries with one key answer one
+// checkout, and a replay says so.
+func TestCheckoutIdempotentOutsideTransaction(t *testing.T) {
+	platformtest.Dialects(t, platformtest.Options{}, func(t *testing.T, s *platformtest.System) {
+		const pw = "correct horse battery staple"
+		s.Signup("idem@example.test", pw, "Idem")
+		cookie, _ := s.Login("idem@example.test", pw)
+		test := map[string]string{"Platform-Environment": "test"}
+		if r := s.Do(platformtest.Request{Method: http.MethodPost, Path: "/api/v1/auth/onboarding", Cookie: cookie, Header: test,
+			Body: map[string]string{"action": "create", "name": "Idem Studio", "goal": "creator", "plan": "free"}}); r.Status >= 300 {
+			t.Fatalf("onboarding: %d %s", r.Status, r.Body)
+		}
+		h := map[string]string{"Platform-Environment": "test", "Idempotency-Key": "checkout-once"}
+		const n = 8
+		ids := make([]string, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r := s.Do(platformtest.Request{Method: http.MethodPost, Path: "/api/v1/saas/checkout", Cookie: cookie, Header: h,
+					Body: map[string]string{"planId": "pro"}})
+				if r.Status != http.StatusCreated {
+					t.Errorf("checkout %d: %d %s", i, r.Status, r.Body)
+					return
+				}
+				var chk struct{ ID string }
+				r.Data(t, &chk)
+				ids[i] = chk.ID
+			}()
+		}
+		wg.Wait()
+		for i := range ids {
+			if ids[i] == "" || ids[i] != ids[0] {
+				t.Fatalf("concurrent checkouts with one key answered %v", ids)
+			}
+		}
+		r := s.Do(platformtest.Request{Method: http.MethodPost, Path: "/api/v1/saas/checkout", Cookie: cookie, Header: h,
+			Body: map[string]string{"planId": "pro"}})
+		if r.Header.Get("Idempotent-Replayed") != "true" {
+			t.Fatalf("replay: %d %v", r.Status, r.Header)
+		}
+		if r := s.Do(platformtest.Request{Method: http.MethodPost, Path: "/api/v1/saas/checkout", Cookie: cookie, Header: h,
+			Body: map[string]string{"planId": "studio"}}); r.Status != http.StatusConflict || r.Code() != "IDEMPOTENCY_CONFLICT" {
+			t.Fatalf("same key, other plan: %d %s", r.Status, r.Body)
+		}
+	})
+}

@@ -66,17 +66,14 @@ const (
 	ReasonCheckoutExpired = "checkout_expired"
 )
 
-// StartCheckout opens a checkout for a paid plan in the principal's
-// environment: it captures the price snapshot, creates the provider's
-// hosted checkout (the checkout id is the provider's idempotency key and
-// client reference) and stores the checkout, in the caller's unit of work.
-//
-// Errors: NOT_FOUND for an unknown or inactive plan or price version;
-// INVALID_INPUT (details.reason free_plan) for a plan without a price;
-// PROVIDER_UNAVAILABLE when the environment has no provider account or the
-// provider fails; PROVIDER_TIMEOUT.
-func (s *Service) StartCheckout(ctx context.Context, st Store, p *access.Principal, in CheckoutInput) (Checkout, error) {
-	const op = "billing.StartCheckout"
+// PrepareCheckout captures the price snapshot and opens the provider's
+// hosted checkout for it; it only reads through st and writes nothing, so
+// the provider call runs outside any database transaction (design: effects
+// outside the database never run inside one). The checkout's id is the
+// provider's idempotency key, so a retried prepare of the same checkout
+// returns the same session.
+func (s *Service) PrepareCheckout(ctx context.Context, st Store, p *access.Principal, in CheckoutInput) (Checkout, error) {
+	const op = "billing.PrepareCheckout"
 	if in.PlanID == "" {
 		return Checkout{}, fault.Invalid(op, "planId", "A plan id is required.")
 	}
@@ -115,10 +112,27 @@ func (s *Service) StartCheckout(ctx context.Context, st Store, p *access.Princip
 		return Checkout{}, fault.E(op, fault.ProviderUnavailable, "The payment provider answered without a checkout page.")
 	}
 	c.ProviderSessionID, c.PaymentURL = sess.ID, sess.URL
-	if err := st.CheckoutInsert(ctx, c); err != nil {
-		return Checkout{}, fault.Wrap(op, err)
-	}
 	return c, nil
+}
+
+// InsertCheckout stores a checkout PrepareCheckout made, in the caller's
+// unit of work.
+func (s *Service) InsertCheckout(ctx context.Context, st Store, c Checkout) error {
+	if err := st.CheckoutInsert(ctx, c); err != nil {
+		return fault.Wrap("billing.InsertCheckout", err)
+	}
+	return nil
+}
+
+// StartCheckout is PrepareCheckout then InsertCheckout on one store, for
+// callers whose store is not a database transaction (the provider call must
+// never run inside one).
+func (s *Service) StartCheckout(ctx context.Context, st Store, p *access.Principal, in CheckoutInput) (Checkout, error) {
+	c, err := s.PrepareCheckout(ctx, st, p, in)
+	if err != nil {
+		return Checkout{}, err
+	}
+	return c, s.InsertCheckout(ctx, st, c)
 }
 
 // backURL fills a return URL template: "{CHECKOUT_ID}" becomes the checkout

@@ -169,12 +169,12 @@ const webhookBodyLimit = 1 << 20
 
 // billingRoutes are the checkout and subscription routes (spec, Checkout
 // and subscriptions), the billing administration view and the payment
-// provider's webhook receiver. Reconcile and cancel ask the provider
-// outside any transaction and then commit their own units of work
-// (OwnUnitOfWork); checkout creation runs in the gateway's unit of work so
-// that Idempotency-Key replays it, and calls the provider (bounded by the
-// provider timeout) inside it, sending the checkout id as the provider's
-// idempotency key.
+// provider's webhook receiver. Checkout creation, reconcile and cancel ask
+// the provider outside any transaction and then commit their own units of
+// work (OwnUnitOfWork). Checkout creation commits its row with its
+// idempotency record (CommitResult), so a retry with the same key replays
+// it; two concurrent first attempts may each open a provider session, of
+// which only the committed one is ever shown (the other expires unpaid).
 func billingRoutes(svc *billing.Service, db *store.DB, log *slog.Logger) []Route {
 	if svc == nil || db == nil {
 		return nil
@@ -198,7 +198,7 @@ func billingRoutes(svc *billing.Service, db *store.DB, log *slog.Logger) []Route
 	exActive.Status, exActive.SubscriptionID, exActive.PaidAt = "activated", &sid, &t
 	return []Route{
 		b(Route{Method: http.MethodPost, Pattern: "/api/v1/saas/checkout", OperationID: "createCheckout", Status: http.StatusCreated,
-			Permission: access.BillingManage, Idempotency: IdempotencyOptional,
+			Permission: access.BillingManage, Idempotency: IdempotencyOptional, OwnUnitOfWork: true,
 			Summary: "Start a checkout of a paid plan",
 			Description: "Captures an immutable price snapshot (plan, price version, currency, amount in minor units, interval, monthly credits) " +
 				"and opens the payment provider's hosted checkout in the caller's environment (Platform-Environment: test uses the provider's " +
@@ -219,11 +219,18 @@ func billingRoutes(svc *billing.Service, db *store.DB, log *slog.Logger) []Route
 						email = u.Email
 					}
 				}
-				chk, err := svc.StartCheckout(ctx, c.Tx, c.Principal, billing.CheckoutInput{PlanID: in.PlanID, PriceVersionID: in.PriceVersionID, CustomerEmail: email})
+				// The provider is asked outside any transaction; the checkout row,
+				// its idempotency record and the receipt then commit together.
+				chk, err := svc.PrepareCheckout(ctx, c.Tx, c.Principal, billing.CheckoutInput{PlanID: in.PlanID, PriceVersionID: in.PriceVersionID, CustomerEmail: email})
 				if err != nil {
 					return nil, err
 				}
-				return checkoutView(chk), nil
+				return c.CommitResult(ctx, func(tx *store.Tx) (any, error) {
+					if err := svc.InsertCheckout(ctx, tx, chk); err != nil {
+						return nil, err
+					}
+					return checkoutView(chk), nil
+				})
 			}}),
 		b(Route{Method: http.MethodGet, Pattern: "/api/v1/saas/checkout/{id}", OperationID: "getCheckout", Permission: access.BillingRead,
 			Summary: "Read a checkout",

@@ -290,77 +290,26 @@ func (g *Gateway) limit(ctx context.Context, w http.ResponseWriter, c *Call) (fu
 // and receipt, or replays the recorded answer.
 func (g *Gateway) mutate(ctx context.Context, w http.ResponseWriter, rt Route, c *Call, status int) (int, error) {
 	const op = "transport.mutate"
-	var rec *idempotency.Record
-	if rt.Idempotency != IdempotencyNone && c.Principal != nil {
-		key := c.Request.Header.Get(idempotency.Header)
-		if key == "" && rt.Idempotency == IdempotencyRequired {
-			return 0, fault.E(op, fault.IdempotencyKeyRequired, "").With("field", idempotency.Header)
-		}
-		if key != "" {
-			if err := idempotency.ValidKey(key); err != nil {
-				return 0, err
-			}
-			canon, err := idempotency.Canonical(c.body)
-			if err != nil {
-				// The handler's strict decoder reports the precise error.
-				canon = c.body
-			}
-			rec = &idempotency.Record{
-				Scope:       g.scope(c.Principal),
-				Endpoint:    rt.OperationID,
-				Key:         key,
-				RequestHash: idempotency.RequestHash(g.Keyring, c.Principal.StableID(), rt.OperationID, pathParams(rt, c), canon),
-			}
-			// Fast path: a completed record replays without taking the writer.
-			if code, done, err := g.replay(w, c, rec); done || err != nil {
-				return code, err
-			}
-		}
+	rec, code, done, err := g.idempotencyRecord(w, rt, c)
+	if done || err != nil {
+		return code, err
 	}
 
 	var data []byte
-	var code int
-	err := g.DB.InTx(ctx, func(tx *store.Tx) error {
+	err = g.DB.InTx(ctx, func(tx *store.Tx) error {
 		c.Tx = tx
-		if rec != nil {
-			rec.ID = tx.NewID("idem_")
-			rec.ExpiresAt = tx.Now().Add(g.IdempotencyTTL)
-			ok, err := tx.IdempotencyInsert(ctx, *rec)
-			if err != nil {
-				return err
-			}
-			if !ok {
-				return errDuplicate
-			}
+		if err := g.claim(ctx, tx, rec); err != nil {
+			return err
 		}
 		out, err := rt.Handle(ctx, c)
 		if err != nil {
 			return err
 		}
-		code = status
-		if c.status != 0 {
-			code = c.status
-		}
-		if data, err = json.Marshal(out); err != nil {
-			return fault.Wrap(op, err)
-		}
-		if rec != nil {
-			stored, sealed := data, false
-			if rt.SealResponse {
-				stored, sealed = g.Keyring.Seal(data, []byte(rec.ID)), true
-			}
-			if err := tx.IdempotencyComplete(ctx, rec.ID, code, stored, sealed); err != nil {
-				return err
-			}
-		}
-		return tx.ReceiptInsert(ctx, g.receipt(rt, c, code))
+		code, data, err = g.complete(ctx, tx, rt, c, rec, status, out)
+		return err
 	})
 	if errors.Is(err, errDuplicate) {
-		code, done, err := g.replay(w, c, rec)
-		if err != nil || done {
-			return code, err
-		}
-		return 0, fault.E(op, fault.IdempotencyInProgress, "")
+		return g.replayDuplicate(w, c, rec)
 	}
 	if err != nil {
 		g.failedReceipt(ctx, rt, c, err)
@@ -371,6 +320,92 @@ func (g *Gateway) mutate(ctx context.Context, w http.ResponseWriter, rt Route, c
 	}
 	WriteData(w, code, c.RequestID, json.RawMessage(data))
 	return code, nil
+}
+
+// idempotencyRecord prepares the idempotency record of a mutation (nil when
+// the route or request takes none) and replays a completed one: done is
+// true when the answer was written.
+func (g *Gateway) idempotencyRecord(w http.ResponseWriter, rt Route, c *Call) (*idempotency.Record, int, bool, error) {
+	const op = "transport.idempotency"
+	if rt.Idempotency == IdempotencyNone || c.Principal == nil {
+		return nil, 0, false, nil
+	}
+	key := c.Request.Header.Get(idempotency.Header)
+	if key == "" && rt.Idempotency == IdempotencyRequired {
+		return nil, 0, false, fault.E(op, fault.IdempotencyKeyRequired, "").With("field", idempotency.Header)
+	}
+	if key == "" {
+		return nil, 0, false, nil
+	}
+	if err := idempotency.ValidKey(key); err != nil {
+		return nil, 0, false, err
+	}
+	canon, err := idempotency.Canonical(c.body)
+	if err != nil {
+		// The handler's strict decoder reports the precise error.
+		canon = c.body
+	}
+	rec := &idempotency.Record{
+		Scope:       g.scope(c.Principal),
+		Endpoint:    rt.OperationID,
+		Key:         key,
+		RequestHash: idempotency.RequestHash(g.Keyring, c.Principal.StableID(), rt.OperationID, pathParams(rt, c), canon),
+	}
+	// Fast path: a completed record replays without taking the writer.
+	code, done, err := g.replay(w, c, rec)
+	return rec, code, done, err
+}
+
+// claim inserts the idempotency record in the unit of work, or returns
+// errDuplicate when another request holds the key.
+func (g *Gateway) claim(ctx context.Context, tx *store.Tx, rec *idempotency.Record) error {
+	if rec == nil {
+		return nil
+	}
+	rec.ID = tx.NewID("idem_")
+	rec.ExpiresAt = tx.Now().Add(g.IdempotencyTTL)
+	ok, err := tx.IdempotencyInsert(ctx, *rec)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return errDuplicate
+	}
+	return nil
+}
+
+// complete encodes the response, stores it with the idempotency record
+// (sealed when it carries a one-time secret) and writes the receipt, all in
+// the unit of work.
+func (g *Gateway) complete(ctx context.Context, tx *store.Tx, rt Route, c *Call, rec *idempotency.Record, status int, out any) (int, []byte, error) {
+	code := status
+	if c.status != 0 {
+		code = c.status
+	}
+	data, err := json.Marshal(out)
+	if err != nil {
+		return 0, nil, fault.Wrap("transport.complete", err)
+	}
+	if rec != nil {
+		stored, sealed := data, false
+		if rt.SealResponse {
+			stored, sealed = g.Keyring.Seal(data, []byte(rec.ID)), true
+		}
+		if err := tx.IdempotencyComplete(ctx, rec.ID, code, stored, sealed); err != nil {
+			return 0, nil, err
+		}
+	}
+	return code, data, tx.ReceiptInsert(ctx, g.receipt(rt, c, code))
+}
+
+// replayDuplicate answers a request whose key another request committed
+// first.
+func (g *Gateway) replayDuplicate(w http.ResponseWriter, c *Call, rec *idempotency.Record) (int, error) {
+	code, done, err := g.replay(w, c, rec)
+	if err != nil || done {
+		return code, err
+	}
+	return 0, fault.E("transport.replay", fault.IdempotencyInProgress, "")
 }
 
 // replay answers from a completed record: its stored response when the
@@ -503,26 +538,48 @@ func checkStreamType(r *http.Request, accepted []string) error {
 // receipt in the same transaction. No idempotency record is kept.
 func (g *Gateway) stream(ctx context.Context, w http.ResponseWriter, rt Route, c *Call, status int) (int, error) {
 	const op = "transport.stream"
+	rec, code, done, err := g.idempotencyRecord(w, rt, c)
+	if done || err != nil {
+		return code, err
+	}
 	c.Tx = g.DB.Read()
-	code := status
-	c.commit = func(ctx context.Context, fn func(tx *store.Tx) error) error {
+	code = status
+	var data []byte
+	c.commit = func(ctx context.Context, fn func(tx *store.Tx) (any, error)) (any, error) {
+		var out any
 		err := g.DB.InTx(ctx, func(tx *store.Tx) error {
 			c.Tx = tx
-			if err := fn(tx); err != nil {
+			if err := g.claim(ctx, tx, rec); err != nil {
 				return err
 			}
-			if c.status != 0 {
-				code = c.status
+			var err error
+			if out, err = fn(tx); err != nil {
+				return err
 			}
-			return tx.ReceiptInsert(ctx, g.receipt(rt, c, code))
+			if out == nil {
+				// Commit (not CommitResult): the handler's return value is
+				// the response; only the receipt is written here.
+				if rec != nil {
+					return fault.Wrap(op, fmt.Errorf("route %s takes an Idempotency-Key but committed without CommitResult", rt.OperationID))
+				}
+				if c.status != 0 {
+					code = c.status
+				}
+				return tx.ReceiptInsert(ctx, g.receipt(rt, c, code))
+			}
+			code, data, err = g.complete(ctx, tx, rt, c, rec, status, out)
+			return err
 		})
 		c.Tx = g.DB.Read()
 		if err == nil {
 			c.committed = true
 		}
-		return err
+		return out, err
 	}
 	out, err := rt.Handle(ctx, c)
+	if errors.Is(err, errDuplicate) {
+		return g.replayDuplicate(w, c, rec)
+	}
 	if err != nil {
 		if !c.committed {
 			g.failedReceipt(ctx, rt, c, err)
@@ -531,6 +588,13 @@ func (g *Gateway) stream(ctx context.Context, w http.ResponseWriter, rt Route, c
 	}
 	if !c.committed {
 		return 0, fault.Wrap(op, fmt.Errorf("route %s returned without committing its unit of work", rt.OperationID))
+	}
+	if data != nil {
+		for k, vs := range c.header {
+			w.Header()[k] = vs
+		}
+		WriteData(w, code, c.RequestID, json.RawMessage(data))
+		return code, nil
 	}
 	return g.write(w, c, code, out)
 }

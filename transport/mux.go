@@ -248,8 +248,8 @@ func validateRoute(r Route) []string {
 	if r.Stream && r.Idempotency != "" && r.Idempotency != IdempotencyNone {
 		out = append(out, "a Stream route takes no Idempotency-Key")
 	}
-	if r.OwnUnitOfWork && (r.Stream || r.Idempotency != "" && r.Idempotency != IdempotencyNone) {
-		out = append(out, "an OwnUnitOfWork route is not a Stream route and takes no Idempotency-Key")
+	if r.OwnUnitOfWork && r.Stream {
+		out = append(out, "an OwnUnitOfWork route is not a Stream route")
 	}
 	if r.Stream && r.Request != nil {
 		out = append(out, "a Stream route has no JSON Request")

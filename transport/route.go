@@ -209,7 +209,7 @@ type Call struct {
 	key apikey.Key
 	// commit runs the unit of work of a Stream mutation; committed records
 	// that it succeeded.
-	commit    func(ctx context.Context, fn func(tx *store.Tx) error) error
+	commit    func(ctx context.Context, fn func(tx *store.Tx) (any, error)) (any, error)
 	committed bool
 }
 
@@ -220,11 +220,25 @@ type Call struct {
 // exactly once; other calls already run in their unit of work and get an
 // error.
 func (c *Call) Commit(ctx context.Context, fn func(tx *store.Tx) error) error {
+	_, err := c.commitResult(ctx, func(tx *store.Tx) (any, error) { return nil, fn(tx) })
+	return err
+}
+
+// CommitResult is Commit for routes that take an Idempotency-Key: fn's
+// result is the response, stored with the idempotency record in the same
+// transaction, so a retry replays exactly what was committed. When another
+// request committed the same key first, CommitResult returns an error the
+// gateway turns into that request's replay; the handler returns it as is.
+func (c *Call) CommitResult(ctx context.Context, fn func(tx *store.Tx) (any, error)) (any, error) {
+	return c.commitResult(ctx, fn)
+}
+
+func (c *Call) commitResult(ctx context.Context, fn func(tx *store.Tx) (any, error)) (any, error) {
 	if c.commit == nil {
-		return errors.New("transport: Call.Commit is only for Stream and OwnUnitOfWork mutations")
+		return nil, errors.New("transport: Call.Commit is only for Stream and OwnUnitOfWork mutations")
 	}
 	if c.committed {
-		return errors.New("transport: Call.Commit called twice")
+		return nil, errors.New("transport: Call.Commit called twice")
 	}
 	return c.commit(ctx, fn)
 }
