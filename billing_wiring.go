@@ -42,5 +42,8 @@ func (p *Platform) billingHandlers() map[string]jobs.Handler {
 	return map[string]jobs.Handler{
 		billing.JobRenewal:    p.billing.RenewalHandler(p.billingRun),
 		billing.JobApplyEvent: p.billing.ApplyHandler(p.billingRun),
+		// Provider cancellations run after the commit that ended the
+		// subscription, never inside its transaction.
+		billing.JobProviderCancel: p.billing.ProviderCancelHandler(p.billingRun),
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/creatormusic/platform"
 	"github.com/creatormusic/platform/billing"
+	"github.com/creatormusic/platform/billing/stripepay"
 	"github.com/creatormusic/platform/billing/stripetest"
 	"github.com/creatormusic/platform/jobs"
 	"github.com/creatormusic/platform/ledger"
@@ -519,8 +520,9 @@ func renewTwice(t *testing.T, s *platformtest.System, email string, holdWebhooks
 // TestBillingRenewalPaymentFailed: a renewal whose payment fails makes the
 // subscription past_due at once; at period end the workspace falls back to
 // the free plan (saas/me shows no subscription and the free entitlements)
-// with no grant for the unpaid period, and the provider ending the
-// subscription later changes nothing.
+// with no grant for the unpaid period; the platform then cancels the
+// subscription at the provider from a durable job (so a later payment retry
+// cannot charge), and the provider's deletion webhook changes nothing.
 func TestBillingRenewalPaymentFailed(t *testing.T) {
 	platformtest.Dialects(t, billingOptions(), func(t *testing.T, s *platformtest.System) {
 		u := newPayer(t, s, "unpaid@example.test")
@@ -541,12 +543,26 @@ func TestBillingRenewalPaymentFailed(t *testing.T) {
 		if ended.State != billing.SubscriptionUnpaid || ended.EndedAt == nil {
 			t.Fatalf("after period end: %s ended %v", ended.State, ended.EndedAt)
 		}
-		// The provider gives up on the invoice: nothing changes again.
-		if err := s.Stripe.EndPeriod(first.ProviderID); err != nil {
-			t.Fatal(err)
-		}
+		// The fallback enqueued the provider cancellation with the ended
+		// subscription; the job pool runs it after the commit, so a later
+		// payment retry at the provider cannot charge the customer.
+		waitJob(t, s, billing.JobProviderCancel+":"+first.ID)
+		sim := simClient(t, s)
+		waitFor(t, "the simulator's subscription canceled", func() bool {
+			ps, err := sim.GetSubscription(context.Background(), first.ProviderID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return ps.Status == "canceled"
+		})
+		event(t, s, "customer.subscription.deleted", first.ProviderID)
+		// The provider's customer.subscription.deleted webhook changes
+		// nothing again.
 		drain(t, s)
 		settle(t, s, billing.JobApplyEvent)
+		if n := count(t, s, `SELECT COUNT(*) FROM jobs WHERE kind = ?`, billing.JobProviderCancel); n != 1 {
+			t.Fatalf("provider cancel jobs = %d, want 1", n)
+		}
 
 		u.relogin(s)
 		me := u.me(t, s)
@@ -563,6 +579,17 @@ func TestBillingRenewalPaymentFailed(t *testing.T) {
 			t.Fatalf("state after the provider ended it = %s", st)
 		}
 	})
+}
+
+// simClient is a payment provider client on the test environment's
+// simulator, to read what the provider holds.
+func simClient(t testing.TB, s *platformtest.System) *stripepay.Client {
+	t.Helper()
+	c, err := stripepay.New(stripepay.Config{SecretKey: s.Stripe.SecretKey(), BaseURL: s.Stripe.URL(), Timeout: billingWait})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 // TestBillingCancelAtPeriodEnd: cancelling keeps the plan until the period

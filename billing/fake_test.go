@@ -741,6 +741,22 @@ func (p *fakeProvider) CancelAtPeriodEnd(ctx context.Context, id string) (billin
 	return *s, nil
 }
 
+// CancelNow implements billing.PaymentProvider: the subscription becomes
+// canceled now; canceling it again returns it unchanged.
+func (p *fakeProvider) CancelNow(ctx context.Context, id string) (billing.Subscription, error) {
+	err := p.enter("CancelNow")
+	defer p.mu.Unlock()
+	if err != nil {
+		return billing.Subscription{}, err
+	}
+	s, ok := p.subs[id]
+	if !ok {
+		return billing.Subscription{}, notFound("fake.CancelNow")
+	}
+	s.Status = "canceled"
+	return *s, nil
+}
+
 // ListInvoices implements billing.PaymentProvider, newest first.
 func (p *fakeProvider) ListInvoices(ctx context.Context, subscriptionID string) ([]billing.Invoice, error) {
 	err := p.enter("ListInvoices")

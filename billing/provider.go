@@ -26,6 +26,11 @@ type PaymentProvider interface {
 	// CancelAtPeriodEnd asks the provider to end the subscription when its
 	// current period ends; nothing is refunded.
 	CancelAtPeriodEnd(ctx context.Context, id string) (Subscription, error)
+	// CancelNow ends the subscription at the provider immediately: no
+	// proration, no refund, no final invoice, and the provider stops
+	// collecting its open invoices' payments. Canceling an already canceled
+	// subscription succeeds and returns it.
+	CancelNow(ctx context.Context, id string) (Subscription, error)
 	// ListInvoices lists a subscription's invoices, newest first.
 	ListInvoices(ctx context.Context, subscriptionID string) ([]Invoice, error)
 	// VerifyWebhook checks a webhook's signature header over its raw payload

@@ -14,7 +14,8 @@ import (
 )
 
 // Job kinds of billing. The platform registers their handlers
-// (Service.RenewalHandler, Service.ApplyHandler).
+// (Service.RenewalHandler, Service.ApplyHandler,
+// Service.ProviderCancelHandler).
 const (
 	// JobRenewal handles a subscription's period end. Payload:
 	// RenewalPayload. Unique key: "billing.renewal:<sub>:<periodEnd>".
@@ -22,6 +23,10 @@ const (
 	// JobApplyEvent applies one verified webhook event. Payload:
 	// ApplyPayload. Unique key: "billing.event:<environment>:<event id>".
 	JobApplyEvent = "billing.apply_event"
+	// JobProviderCancel ends at the provider a subscription the platform
+	// ended while the provider still had it live. Payload:
+	// ProviderCancelPayload. Unique key: "billing.provider_cancel:<sub>".
+	JobProviderCancel = "billing.provider_cancel"
 )
 
 // RenewalMaxAttempts is the attempt budget of renewal and webhook jobs:
@@ -182,7 +187,7 @@ func (s *Service) apply(ctx context.Context, st Store, id string, ps Subscriptio
 		if _, err := move(EventProviderCanceled, func(n *WorkspaceSubscription) { n.EndedAt = &now }); err != nil {
 			return err
 		}
-		return s.fallBack(ctx, st, cur)
+		return s.fallBack(ctx, st, cur, ps)
 	}
 	if ps.Status == "past_due" || ps.Status == "unpaid" {
 		if cur.State == SubscriptionActive {
@@ -208,7 +213,7 @@ func (s *Service) apply(ctx context.Context, st Store, id string, ps Subscriptio
 		if _, err := move(EventPeriodEnded, func(n *WorkspaceSubscription) { n.EndedAt = &now }); err != nil {
 			return err
 		}
-		return s.fallBack(ctx, st, cur)
+		return s.fallBack(ctx, st, cur, ps)
 	default:
 		return errNotRenewedYet
 	}
@@ -216,9 +221,17 @@ func (s *Service) apply(ctx context.Context, st Store, id string, ps Subscriptio
 
 // fallBack puts the environment of an ended subscription back on the free
 // plan (the other environment keeps its own), audits it and writes the
-// outbox event.
-func (s *Service) fallBack(ctx context.Context, st Store, sub WorkspaceSubscription) error {
+// outbox event. ps is the provider's view of the subscription: when the
+// provider still keeps it live (see providerLive), a JobProviderCancel job
+// is enqueued in the same unit of work, so that a later successful payment
+// retry at the provider cannot charge a customer who no longer has the plan.
+func (s *Service) fallBack(ctx context.Context, st Store, sub WorkspaceSubscription, ps Subscription) error {
 	const op = "billing.fallBack"
+	if providerLive(ps) {
+		if err := enqueueProviderCancel(ctx, st, sub); err != nil {
+			return fault.Wrap(op, err)
+		}
+	}
 	if err := s.cfg.Plans.Assign(ctx, st, sub.Scope.TenantID, sub.Scope.WorkspaceID, sub.Scope.Environment, plan.FreeID); err != nil {
 		return fault.Wrap(op, err)
 	}
@@ -229,4 +242,77 @@ func (s *Service) fallBack(ctx context.Context, st Store, sub WorkspaceSubscript
 		return fault.Wrap(op, err)
 	}
 	return emit(ctx, st, sub, EventSubscriptionChanged)
+}
+
+// ProviderCancelPayload is the payload of a JobProviderCancel job.
+type ProviderCancelPayload struct {
+	SubscriptionID string `json:"subscriptionId"`
+}
+
+// providerLive reports whether the provider keeps ps live and could still
+// collect a payment for it: it has not ended it (canceled,
+// incomplete_expired) and will not end it by itself at the period end
+// (cancel_at_period_end, which the provider applies on its own; canceling
+// it again would only race the provider's ending).
+func providerLive(ps Subscription) bool {
+	switch ps.Status {
+	case "canceled", "incomplete_expired", "":
+		return false
+	}
+	return !ps.CancelAtPeriodEnd
+}
+
+// enqueueProviderCancel schedules, once per subscription, the cancellation
+// at the provider of a subscription the platform has ended.
+func enqueueProviderCancel(ctx context.Context, st jobs.Enqueuer, sub WorkspaceSubscription) error {
+	payload, err := json.Marshal(ProviderCancelPayload{SubscriptionID: sub.ID})
+	if err != nil {
+		return fmt.Errorf("billing: encode provider cancel payload: %w", err)
+	}
+	_, err = st.JobInsert(ctx, jobs.InsertParams{Kind: JobProviderCancel, Payload: payload,
+		MaxAttempts: RenewalMaxAttempts, UniqueKey: JobProviderCancel + ":" + sub.ID})
+	return err
+}
+
+// ProviderCancelHandler returns the handler of JobProviderCancel. It ends
+// the subscription at its environment's provider with CancelNow (no
+// proration, no refund). The call runs outside any unit of work; a provider
+// failure returns the error, so the job retries with the pool's backoff. A
+// subscription the provider does not know (NOT_FOUND) or has already
+// canceled counts as done. A subscription the platform has not ended is
+// never canceled at the provider.
+func (s *Service) ProviderCancelHandler(run RunFunc) jobs.Handler {
+	return func(ctx context.Context, job jobs.Job) error {
+		var pl ProviderCancelPayload
+		if err := json.Unmarshal(job.Payload, &pl); err != nil {
+			return fmt.Errorf("billing.provider_cancel: decode payload: %w", err)
+		}
+		if err := s.CancelAtProvider(ctx, run, pl.SubscriptionID); err != nil {
+			return fmt.Errorf("billing.provider_cancel %s: %w", pl.SubscriptionID, err)
+		}
+		return nil
+	}
+}
+
+// CancelAtProvider ends an ended subscription at its environment's
+// provider immediately. It does nothing for a subscription the platform has
+// not ended, and treats NOT_FOUND from the provider as success.
+func (s *Service) CancelAtProvider(ctx context.Context, run RunFunc, subscriptionID string) error {
+	const op = "billing.CancelAtProvider"
+	var sub WorkspaceSubscription
+	if err := run(ctx, func(st Store) (err error) { sub, err = st.SubscriptionGet(ctx, subscriptionID); return err }); err != nil {
+		return fault.Wrap(op, err)
+	}
+	if !sub.State.Final() || sub.ProviderID == "" {
+		return nil
+	}
+	prov, err := s.provider(op, sub.Scope.Environment)
+	if err != nil {
+		return err
+	}
+	_, err = call(ctx, s, op, func(ctx context.Context) (Subscription, error) { return prov.CancelNow(ctx, sub.ProviderID) })
+	if fault.CodeOf(err) == fault.NotFound {
+		return nil
+	}
+	return err
 }

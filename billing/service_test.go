@@ -679,6 +679,107 @@ func TestUnpaidAtPeriodEndFallsBackToFree(t *testing.T) {
 	}
 }
 
+// TestUnpaidFallbackCancelsAtProvider: when an unpaid subscription falls
+// back to free while the provider still has it live (past_due), the same
+// unit of work enqueues one provider cancellation job; the job cancels at
+// the provider outside any unit of work, retries on provider failures and
+// is idempotent. A subscription the provider already ended enqueues none.
+func TestUnpaidFallbackCancelsAtProvider(t *testing.T) {
+	h := newHarness(t)
+	p := h.principal(access.Live)
+	sub := h.activate(p)
+	h.clock.Set(sub.PeriodEnd.Add(-time.Hour))
+	h.prov.renew(t, sub.ProviderID, "open") // the payment failed: past_due
+	h.clock.Set(sub.PeriodEnd)
+	if err := h.runRenewal(sub.ID, sub.PeriodEnd); err != nil {
+		t.Fatalf("renewal: %v", err)
+	}
+	if got := h.sub(sub.ID); got.State != billing.SubscriptionUnpaid {
+		t.Fatalf("at period end: %s", got.State)
+	}
+	if err := h.runRenewal(sub.ID, sub.PeriodEnd); err != nil {
+		t.Fatalf("renewal again: %v", err)
+	}
+	js := h.jobs(billing.JobProviderCancel)
+	if len(js) != 1 || js[0].UniqueKey != billing.JobProviderCancel+":"+sub.ID {
+		t.Fatalf("provider cancel jobs = %+v, want one keyed by the subscription", js)
+	}
+	if n := h.prov.count("CancelNow"); n != 0 {
+		t.Fatalf("CancelNow called %d times inside the unit of work", n)
+	}
+
+	// The job runs after the commit, never inside a unit of work.
+	h.prov.onCall = func(method string) {
+		if method == "CancelNow" && !h.db.mu.TryLock() {
+			t.Errorf("CancelNow called inside a unit of work")
+		} else if method == "CancelNow" {
+			h.db.mu.Unlock()
+		}
+	}
+	run := func() error {
+		return h.svc.ProviderCancelHandler(h.db.run)(context.Background(), jobs.Job{Kind: js[0].Kind, Payload: js[0].Payload})
+	}
+	status := func() string {
+		ps, err := h.prov.GetSubscription(context.Background(), sub.ProviderID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ps.Status
+	}
+	h.prov.failNext("CancelNow", errors.New("connection refused"))
+	if err := run(); !fault.Is(err, fault.ProviderUnavailable) {
+		t.Fatalf("job with the provider down = %v, want PROVIDER_UNAVAILABLE (a retry)", err)
+	}
+	if st := status(); st != "past_due" {
+		t.Fatalf("provider status after a failed attempt = %s", st)
+	}
+	if err := run(); err != nil {
+		t.Fatalf("job retried: %v", err)
+	}
+	if st := status(); st != "canceled" {
+		t.Fatalf("provider status after the job = %s, want canceled", st)
+	}
+	// Run again (a redelivered job) and with the provider answering
+	// NOT_FOUND: both succeed.
+	if err := run(); err != nil {
+		t.Fatalf("job run again: %v", err)
+	}
+	h.prov.failNext("CancelNow", fault.E("fake.CancelNow", fault.NotFound, ""))
+	if err := run(); err != nil {
+		t.Fatalf("job with NOT_FOUND: %v", err)
+	}
+	if n := h.prov.count("CancelNow"); n != 4 {
+		t.Fatalf("CancelNow called %d times, want 4", n)
+	}
+	if got := h.sub(sub.ID); got.State != billing.SubscriptionUnpaid || h.audits(billing.ActionSubscriptionEnded) != 1 {
+		t.Fatalf("after the provider cancellation: %s", got.State)
+	}
+
+	// A subscription the platform has not ended is never canceled at the
+	// provider, even by a stray job.
+	other := h.principal(access.Test)
+	live := h.activate(other)
+	if err := h.svc.CancelAtProvider(context.Background(), h.db.run, live.ID); err != nil {
+		t.Fatal(err)
+	}
+	if n := h.prov.count("CancelNow"); n != 4 {
+		t.Fatalf("CancelNow called for an active subscription")
+	}
+
+	// The provider ended it first: nothing to cancel, no job.
+	h.prov.setStatus(live.ProviderID, "canceled")
+	h.clock.Set(live.PeriodEnd)
+	if err := h.runRenewal(live.ID, live.PeriodEnd); err != nil {
+		t.Fatalf("renewal of a subscription the provider ended: %v", err)
+	}
+	if got := h.sub(live.ID); got.State != billing.SubscriptionCanceled {
+		t.Fatalf("after the provider ended it: %s", got.State)
+	}
+	if n := len(h.jobs(billing.JobProviderCancel)); n != 1 {
+		t.Fatalf("%d provider cancel jobs, want still 1", n)
+	}
+}
+
 // TestCancelAtPeriodEnd schedules the cancellation with the provider, then
 // ends the subscription at the period end.
 func TestCancelAtPeriodEnd(t *testing.T) {

@@ -312,6 +312,35 @@ func (c *Client) CancelAtPeriodEnd(ctx context.Context, id string) (billing.Subs
 	return subscription(sub), nil
 }
 
+// CancelNow cancels the subscription immediately (DELETE
+// /v1/subscriptions/{id}) with prorate and invoice_now false: nothing is
+// credited, refunded or invoiced. Canceling is idempotent in effect, so
+// no Idempotency-Key is needed. Stripe refuses to cancel a subscription
+// that is already canceled (400); CancelNow then reads the subscription and
+// returns it when it is canceled or incomplete_expired, so canceling twice
+// succeeds. An unknown subscription is NOT_FOUND, as for the other methods.
+func (c *Client) CancelNow(ctx context.Context, id string) (billing.Subscription, error) {
+	const op = "stripepay.CancelNow"
+	if err := checkID(op, id); err != nil {
+		return billing.Subscription{}, err
+	}
+	p := &stripe.SubscriptionCancelParams{Prorate: stripe.Bool(false), InvoiceNow: stripe.Bool(false)}
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	sub, err := c.sc.V1Subscriptions.Cancel(ctx, id, p)
+	if err == nil {
+		return subscription(sub), nil
+	}
+	var se *stripe.Error
+	if errors.As(err, &se) && se.HTTPStatusCode == http.StatusBadRequest && se.Type == stripe.ErrorTypeInvalidRequest {
+		cur, gerr := c.sc.V1Subscriptions.Retrieve(ctx, id, nil)
+		if gerr == nil && (cur.Status == stripe.SubscriptionStatusCanceled || cur.Status == stripe.SubscriptionStatusIncompleteExpired) {
+			return subscription(cur), nil
+		}
+	}
+	return billing.Subscription{}, mapError(ctx, op, err)
+}
+
 // maxInvoices bounds ListInvoices: 100 per page, at most this many.
 const maxInvoices = 1000
 

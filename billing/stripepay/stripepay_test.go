@@ -558,3 +558,73 @@ func BenchmarkVerifyWebhook(b *testing.B) {
 		}
 	}
 }
+
+// TestCancelNow: a past_due subscription is canceled immediately at the
+// simulator (DELETE /v1/subscriptions/{id}) with customer.subscription.deleted
+// sent; canceling it again succeeds; a 5xx is retryable; an unknown
+// subscription is NOT_FOUND.
+func TestCancelNow(t *testing.T) {
+	e := newEnv(t, stripetest.Config{}, stripepay.Config{})
+	rc := &receiver{}
+	hook := httptest.NewServer(rc.handler(e.client))
+	defer hook.Close()
+	if err := e.sim.SetWebhookURL(hook.URL); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	cs, err := e.client.CreateCheckout(ctx, request("chk_cancel_now"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	subID, err := e.sim.Pay(cs.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.sim.Renew(subID, false); err != nil {
+		t.Fatal(err)
+	}
+
+	e.sim.FailNext(stripetest.CancelSubscription, http.StatusServiceUnavailable)
+	_, err = e.client.CancelNow(ctx, subID)
+	checkFault(t, err, fault.ProviderUnavailable, "retryable", true)
+	if sub, err := e.client.GetSubscription(ctx, subID); err != nil || sub.Status != "past_due" {
+		t.Fatalf("after a failed cancel = %+v, %v", sub, err)
+	}
+
+	sub, err := e.client.CancelNow(ctx, subID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sub.ID != subID || sub.Status != "canceled" {
+		t.Fatalf("cancel now = %+v", sub)
+	}
+	again, err := e.client.CancelNow(ctx, subID)
+	if err != nil {
+		t.Fatalf("second cancel: %v", err)
+	}
+	if again.Status != "canceled" {
+		t.Fatalf("second cancel = %+v", again)
+	}
+	if got, err := e.client.GetSubscription(ctx, subID); err != nil || got.Status != "canceled" {
+		t.Fatalf("after cancel = %+v, %v", got, err)
+	}
+	_, err = e.client.CancelNow(ctx, "sub_nope")
+	checkFault(t, err, fault.NotFound, "", nil)
+
+	drain(t, e.sim)
+	rc.mu.Lock()
+	errs := rc.errs
+	rc.mu.Unlock()
+	if len(errs) > 0 {
+		t.Fatalf("webhooks rejected: %v", errs)
+	}
+	deleted := 0
+	for _, typ := range rc.types() {
+		if typ == "customer.subscription.deleted" {
+			deleted++
+		}
+	}
+	if deleted != 1 {
+		t.Fatalf("customer.subscription.deleted webhooks = %d, want 1 (types %v)", deleted, rc.types())
+	}
+}

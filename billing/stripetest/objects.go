@@ -495,6 +495,47 @@ func (s *Server) updateSubscription(r *http.Request, form url.Values) (int, any)
 	return http.StatusOK, s.subscriptionJSON(sub, exp)
 }
 
+// cancelSubscription is DELETE /v1/subscriptions/{id}: it ends the
+// subscription now (status canceled, canceled_at and ended_at now,
+// cancellation reason cancellation_requested) and sends
+// customer.subscription.deleted. prorate and invoice_now may only be false:
+// the simulator neither prorates nor invoices a cancellation. A subscription
+// that is already canceled answers 400, as other changes to it do.
+func (s *Server) cancelSubscription(r *http.Request, form url.Values) (int, any) {
+	sub, ok := s.subs[r.PathValue("id")]
+	if !ok {
+		return noSuch("subscription", r.PathValue("id"))
+	}
+	for k := range form {
+		if k != "prorate" && k != "invoice_now" && !strings.HasPrefix(k, "cancellation_details[") && k != "expand" && !strings.HasPrefix(k, "expand[") {
+			return apiError(http.StatusBadRequest, "invalid_request_error", "parameter_unknown", k,
+				"Received unknown parameter: "+k)
+		}
+	}
+	for _, k := range []string{"prorate", "invoice_now"} {
+		if v := form.Get(k); v != "" {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return apiError(http.StatusBadRequest, "invalid_request_error", "parameter_invalid_boolean", k, "Invalid boolean: "+v)
+			}
+			if b {
+				return invalid(k, "stripetest does not simulate "+k+"=true.")
+			}
+		}
+	}
+	exp := expansions(form)
+	if st, v, ok := checkExpand(exp, "customer", "latest_invoice"); !ok {
+		return st, v
+	}
+	if sub.status == "canceled" || sub.status == "incomplete_expired" {
+		return invalid("", "This subscription is already canceled: '"+sub.id+"'.")
+	}
+	now := s.now().Unix()
+	sub.status, sub.canceledAt, sub.endedAt, sub.cancellationReason = "canceled", now, now, "cancellation_requested"
+	s.emit("customer.subscription.deleted", sub.id, s.subscriptionJSON(sub, nil), nil)
+	return http.StatusOK, s.subscriptionJSON(sub, exp)
+}
+
 // listInvoices is GET /v1/invoices, newest first.
 func (s *Server) listInvoices(r *http.Request, form url.Values) (int, any) {
 	limit := int64(10)

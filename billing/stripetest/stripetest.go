@@ -23,6 +23,7 @@
 //	GET  /v1/checkout/sessions/{id}     retrieve (expand[]=subscription, customer)
 //	GET  /v1/subscriptions/{id}         retrieve (expand[]=customer, latest_invoice)
 //	POST /v1/subscriptions/{id}         update (cancel_at_period_end, metadata)
+//	DELETE /v1/subscriptions/{id}       cancel now (prorate, invoice_now false)
 //	GET  /v1/invoices                   list (subscription, customer, status, limit, starting_after)
 //	GET  /v1/invoices/{id}              retrieve
 //	GET  /v1/customers/{id}             retrieve
@@ -85,6 +86,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -113,6 +115,8 @@ const (
 	GetSubscription Endpoint = "GET /v1/subscriptions/{id}"
 	// UpdateSubscription is POST /v1/subscriptions/{id}.
 	UpdateSubscription Endpoint = "POST /v1/subscriptions/{id}"
+	// CancelSubscription is DELETE /v1/subscriptions/{id}.
+	CancelSubscription Endpoint = "DELETE /v1/subscriptions/{id}"
 	// ListInvoices is GET /v1/invoices.
 	ListInvoices Endpoint = "GET /v1/invoices"
 	// GetInvoice is GET /v1/invoices/{id}.
@@ -360,6 +364,14 @@ func (s *Server) api(endpoint Endpoint, h apiFunc) http.HandlerFunc {
 			writeError(w, http.StatusBadRequest, "invalid_request_error", "", "", "Invalid request body: "+err.Error())
 			return
 		}
+		if r.Method == http.MethodDelete {
+			// net/http parses a body for POST, PUT and PATCH only; stripe-go
+			// sends a DELETE's parameters form-encoded in the body.
+			if err := parseBodyForm(r); err != nil {
+				writeError(w, http.StatusBadRequest, "invalid_request_error", "", "", "Invalid request body: "+err.Error())
+				return
+			}
+		}
 		key := strings.TrimSpace(r.Header.Get("Idempotency-Key"))
 		s.mu.Lock()
 		var (
@@ -381,6 +393,27 @@ func (s *Server) api(endpoint Endpoint, h apiFunc) http.HandlerFunc {
 		}
 		writeRaw(w, status, body)
 	}
+}
+
+// parseBodyForm adds a form-encoded body's parameters to r.Form and
+// r.PostForm, for methods net/http does not parse bodies of.
+func parseBodyForm(r *http.Request) error {
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
+		return err
+	}
+	vals, err := url.ParseQuery(string(b))
+	if err != nil {
+		return err
+	}
+	if r.PostForm == nil {
+		r.PostForm = url.Values{}
+	}
+	for k, vs := range vals {
+		r.Form[k] = append(r.Form[k], vs...)
+		r.PostForm[k] = append(r.PostForm[k], vs...)
+	}
+	return nil
 }
 
 // idempotent runs h once per key, replaying its stored response, and
@@ -484,6 +517,7 @@ func (s *Server) routes() http.Handler {
 	mux.Handle(string(GetCheckout), s.api(GetCheckout, s.getSession))
 	mux.Handle(string(GetSubscription), s.api(GetSubscription, s.getSubscription))
 	mux.Handle(string(UpdateSubscription), s.api(UpdateSubscription, s.updateSubscription))
+	mux.Handle(string(CancelSubscription), s.api(CancelSubscription, s.cancelSubscription))
 	mux.Handle(string(ListInvoices), s.api(ListInvoices, s.listInvoices))
 	mux.Handle(string(GetInvoice), s.api(GetInvoice, s.getInvoice))
 	mux.Handle(string(GetCustomer), s.api(GetCustomer, s.getCustomer))

@@ -483,3 +483,51 @@ func TestNewRefusesLiveKey(t *testing.T) {
 		t.Fatal("a live key was accepted")
 	}
 }
+
+// TestCancelSubscriptionWire: DELETE /v1/subscriptions/{id} is as strict as
+// the other endpoints (unknown parameters, prorate=true and unknown ids are
+// refused), cancels with canceled_at and ended_at, sends
+// customer.subscription.deleted once, and refuses a second cancel with 400.
+func TestCancelSubscriptionWire(t *testing.T) {
+	s := start(t, stripetest.Config{})
+	cs := createSession(t, client(s, s.SecretKey()), "ref_delete")
+	subID, err := s.Pay(cs.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := s.URL() + "/v1/subscriptions/" + subID
+	res, v := raw(t, "DELETE", u, s.SecretKey(), url.Values{"refund": {"true"}}, nil)
+	if _, code := errType(v); res.StatusCode != 400 || code != "parameter_unknown" {
+		t.Fatalf("unknown param: %d %v", res.StatusCode, v)
+	}
+	res, v = raw(t, "DELETE", u, s.SecretKey(), url.Values{"prorate": {"true"}}, nil)
+	if res.StatusCode != 400 {
+		t.Fatalf("prorate=true: %d %v", res.StatusCode, v)
+	}
+	res, v = raw(t, "DELETE", s.URL()+"/v1/subscriptions/sub_missing", s.SecretKey(), nil, nil)
+	if _, code := errType(v); res.StatusCode != 404 || code != "resource_missing" {
+		t.Fatalf("missing: %d %v", res.StatusCode, v)
+	}
+	res, v = raw(t, "DELETE", u, s.SecretKey(), url.Values{"prorate": {"false"}, "invoice_now": {"false"}}, nil)
+	if res.StatusCode != 200 || v["status"] != "canceled" || v["canceled_at"] == nil || v["ended_at"] == nil {
+		t.Fatalf("cancel: %d %v", res.StatusCode, v)
+	}
+	res, v = raw(t, "DELETE", u, s.SecretKey(), nil, nil)
+	if typ, _ := errType(v); res.StatusCode != 400 || typ != "invalid_request_error" {
+		t.Fatalf("cancel twice: %d %v", res.StatusCode, v)
+	}
+	deleted := 0
+	for _, ev := range s.Events() {
+		if ev.Type == "customer.subscription.deleted" && ev.ObjectID == subID {
+			deleted++
+		}
+	}
+	if deleted != 1 {
+		t.Fatalf("customer.subscription.deleted events = %d, want 1", deleted)
+	}
+	s.FailNext(stripetest.CancelSubscription, http.StatusInternalServerError)
+	res, _ = raw(t, "DELETE", u, s.SecretKey(), nil, nil)
+	if res.StatusCode != 500 {
+		t.Fatalf("injected fault: %d", res.StatusCode)
+	}
+}
