@@ -1,0 +1,922 @@
+// Package providerbtest is a loopback simulator of provider B (MusicAPI.ai
+// "Sonic") for tests and the example host. Production code never imports it.
+//
+// # Endpoints
+//
+//	POST /api/v1/sonic/create        {task_type:create_music, custom_mode, mv, ...} → {message:"success", task_id}
+//	GET  /api/v1/sonic/task/{id}     {code:200, message:"success", data:[clip, clip]}
+//	GET  /api/v1/get-credits         {"credits": n, "extra_credits": m}
+//	GET  /media/{clip}.mp3           the final MP3 (real MPEG-1 Layer III frames)
+//	GET  /stream/{clip}              the stream link of a streaming clip (F8)
+//
+// Every API call needs Authorization: Bearer APIKey(), else 401
+// "Authorization header is missing." / "Invalid authorization format.". A
+// create costs 15 credits (extra credits first); without them it answers
+// 403 "The remaining credits are not enough...". Validation errors are 400
+// with B's messages; an unknown task is 400 "task not found." (F13).
+//
+// # Lifecycle, driven by control methods (never by sleeps)
+//
+// Each create yields a task with two clips in state pending. Advance moves
+// every unfinished clip one state (pending → running → streaming →
+// succeeded), AdvanceClip one clip; Complete finishes every clip; Fail fails
+// every unfinished clip with a message (F7); Hang makes a task ignore
+// Advance and Complete (F12). A webhook is sent synchronously, from the
+// control call, when a clip reaches a final state (song.completed /
+// song.failed) and, with Config.StreamingWebhooks, when one starts
+// streaming (event song.streaming). It is signed with the create's
+// webhook_secret (Config.DefaultSecret when none) as B signs it, and goes only
+// to loopback webhook URLs. Pending clips carry an empty audio_url and
+// running ones a placeholder ".../None.mp3" (F10); a streaming clip's
+// audio_url is a /stream/ link replaced by the /media/ MP3 on success (F8).
+// The poll reports duration as a number and webhooks as a string, as the
+// reference's two examples do.
+//
+// # Faults
+//
+//	F1  SetWebhookDuplicates (same X-Webhook-Id), Redeliver (same or new id, also after terminal)
+//	F2  AdvanceClip (one clip finishes first), Complete without Advance, Redeliver an old streaming webhook
+//	F3  DropWebhooks (only polls finish the task)
+//	F4  AnswerCreateLate: the next create makes its task, then answers only after the client gave up
+//	F5  FailNext (5xx on any endpoint), MalformedNextPoll
+//	F6  Config.RateLimit/RateWindow (or SetRateLimit): 429 "Too many requests" on the injected clock
+//	F7  Fail(taskID, "...moderation...")
+//	F8  streaming clips with stream links later replaced by the MP3
+//	F9  SetMedia: 403 n times then 200, 0 bytes, expired (404)
+//	F10 empty and placeholder URLs before ready
+//	F11 SetTaskIDPlacement (top level, per clip, camelCase, both)
+//	F12 Hang
+//	F13 unknown task id → 400 "task not found."
+//
+// SetSigning chooses valid, bad, stale or missing webhook signatures.
+// Tasks and CreateCount expose state for assertions. A Server is safe for
+// concurrent use; it starts no goroutine of its own besides the HTTP server,
+// and Close releases a create held by AnswerCreateLate: nothing outlives it.
+package providerbtest
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/creatormusic/platform/generation/providerb"
+)
+
+// Clock tells the simulator the time (rate window, timestamps).
+type Clock interface {
+	Now() time.Time
+}
+
+type wallClock struct{}
+
+func (wallClock) Now() time.Time { return time.Now() }
+
+// Endpoint names a served API route for FailNext.
+type Endpoint string
+
+// The API endpoints.
+const (
+	// EndpointCreate is POST /api/v1/sonic/create.
+	EndpointCreate Endpoint = "create"
+	// EndpointTask is GET /api/v1/sonic/task/{id}.
+	EndpointTask Endpoint = "task"
+	// EndpointCredits is GET /api/v1/get-credits.
+	EndpointCredits Endpoint = "credits"
+)
+
+// CreditsPerCreate is B's published price of one create (reference 2.6).
+const CreditsPerCreate = 15
+
+// Signing chooses how webhooks are signed.
+type Signing int
+
+// The signing modes.
+const (
+	// SignValid signs with the task's secret at the clock's time.
+	SignValid Signing = iota
+	// SignBad sends a signature under another secret.
+	SignBad
+	// SignStale signs correctly with a timestamp an hour old.
+	SignStale
+	// SignMissing sends no signature header.
+	SignMissing
+)
+
+// TaskIDPlacement chooses where webhooks and polls put the task id (F11).
+type TaskIDPlacement int
+
+// The placements.
+const (
+	// TaskIDPerClip puts task_id in each clip (the default).
+	TaskIDPerClip TaskIDPlacement = iota
+	// TaskIDTopLevel puts task_id at the top level only.
+	TaskIDTopLevel
+	// TaskIDCamelTop puts taskId at the top level only.
+	TaskIDCamelTop
+	// TaskIDBoth puts task_id at the top level and in each clip.
+	TaskIDBoth
+)
+
+// Media is a fault on one clip's MP3 URL (F9).
+type Media struct {
+	// Forbidden answers 403 this many times before serving.
+	Forbidden int
+	// Empty serves 0 bytes.
+	Empty bool
+	// Expired answers 404.
+	Expired bool
+}
+
+// Config configures a Server.
+type Config struct {
+	// APIKey is the accepted key; empty means a random one.
+	APIKey string
+	// Clock is the simulator's clock; nil means the wall clock.
+	Clock Clock
+	// Credits and ExtraCredits are the starting balance; both zero means
+	// 1000 credits. Use SetCredits(0, 0) for an exhausted account.
+	Credits, ExtraCredits int64
+	// RateLimit creates per RateWindow are accepted; 0 means no limit (F6).
+	RateLimit int
+	// RateWindow is the sliding throttle window on Clock; 0 means 10 s.
+	RateWindow time.Duration
+	// StreamingWebhooks also sends a webhook when a clip starts streaming.
+	StreamingWebhooks bool
+	// DefaultSecret signs webhooks of creates without webhook_secret.
+	DefaultSecret string
+	// WebhookClient delivers webhooks; nil means a client with a 10 s timeout.
+	WebhookClient *http.Client
+}
+
+// Clip is a clip as the simulator holds it.
+type Clip struct {
+	// ID is clip_id; State its state; AudioURL what audio_url reports now;
+	// Message a failure message.
+	ID, State, AudioURL, Message string
+	// DurationSec is the clip's duration once succeeded.
+	DurationSec float64
+}
+
+// Task is a task as the simulator holds it.
+type Task struct {
+	// ID is task_id; the rest echo the create request.
+	ID, MV, Title, Tags, Prompt, Description string
+	// CustomMode and Instrumental echo custom_mode and make_instrumental.
+	CustomMode, Instrumental bool
+	// WebhookURL is the create's webhook_url.
+	WebhookURL string
+	// Clips are the task's two clips.
+	Clips []Clip
+	// Hung reports a task set to never finish (F12).
+	Hung bool
+	// Message is the task's failure message, if any.
+	Message string
+}
+
+// Delivery is one webhook delivery attempt.
+type Delivery struct {
+	// TaskID, WebhookID and Event identify the webhook.
+	TaskID, WebhookID, Event string
+	// Body and Header are what was sent.
+	Body   []byte
+	Header http.Header
+	// Status is the receiver's answer (0 on a transport error, then Err).
+	Status int
+	Err    string
+}
+
+type task struct {
+	Task
+	secret string
+}
+
+type failure struct {
+	status int
+	left   int
+}
+
+// Server is the simulator.
+type Server struct {
+	hs   *httptest.Server
+	key  string
+	clk  Clock
+	wh   *http.Client
+	cfg  Config
+	done chan struct{}
+
+	mu         sync.Mutex
+	tasks      map[string]*task
+	order      []string
+	creates    int
+	credits    int64
+	extra      int64
+	rateLimit  int
+	rateWindow time.Duration
+	window     []time.Time
+	fail       map[Endpoint]*failure
+	malformed  int
+	late       int
+	dups       int
+	drop       map[string]bool
+	signing    Signing
+	placement  TaskIDPlacement
+	media      map[string]*Media
+	deliveries []Delivery
+	closeOnce  sync.Once
+	closed     bool
+}
+
+// New starts a simulator on 127.0.0.1.
+func New(cfg Config) (*Server, error) {
+	s := &Server{cfg: cfg, key: cfg.APIKey, clk: cfg.Clock, wh: cfg.WebhookClient, done: make(chan struct{}),
+		tasks: map[string]*task{}, fail: map[Endpoint]*failure{}, drop: map[string]bool{}, media: map[string]*Media{},
+		credits: cfg.Credits, extra: cfg.ExtraCredits, rateLimit: cfg.RateLimit, rateWindow: cfg.RateWindow}
+	if s.key == "" {
+		s.key = "sk-sim-" + randHex(16)
+	}
+	if s.clk == nil {
+		s.clk = wallClock{}
+	}
+	if s.wh == nil {
+		s.wh = &http.Client{Timeout: 10 * time.Second}
+	}
+	if s.credits == 0 && s.extra == 0 {
+		s.credits = 1000
+	}
+	if s.rateLimit < 0 || s.rateWindow < 0 {
+		return nil, errors.New("providerbtest: negative rate limit")
+	}
+	if s.rateLimit > 0 && s.rateWindow == 0 {
+		s.rateWindow = 10 * time.Second
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /api/v1/sonic/create", s.handleCreate)
+	mux.HandleFunc("GET /api/v1/sonic/task/{id}", s.handleTask)
+	mux.HandleFunc("GET /api/v1/sonic/task/", s.handleTask)
+	mux.HandleFunc("GET /api/v1/get-credits", s.handleCredits)
+	mux.HandleFunc("GET /media/{file}", s.handleMedia)
+	mux.HandleFunc("GET /stream/{clip}", s.handleStream)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("providerbtest: listen: %w", err)
+	}
+	s.hs = httptest.NewUnstartedServer(mux)
+	s.hs.Listener.Close()
+	s.hs.Listener = l
+	s.hs.Start()
+	return s, nil
+}
+
+// URL is the simulator's base URL (Config.BaseURL of the adapter).
+func (s *Server) URL() string { return s.hs.URL }
+
+// APIKey is the accepted API key.
+func (s *Server) APIKey() string { return s.key }
+
+// Close stops the server and releases held requests.
+func (s *Server) Close() {
+	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		s.closed = true
+		s.mu.Unlock()
+		close(s.done)
+		s.hs.CloseClientConnections()
+		s.hs.Close()
+	})
+}
+
+// MP3 returns the bytes served at every final audio URL: a valid MPEG-1
+// Layer III stream of silent frames (128 kb/s, 44.1 kHz, mono).
+func MP3() []byte {
+	const frames = 40
+	const flen = 144 * 128000 / 44100 // 417 bytes, no padding
+	out := make([]byte, 0, frames*flen)
+	for i := 0; i < frames; i++ {
+		f := make([]byte, flen)
+		f[0], f[1], f[2], f[3] = 0xFF, 0xFB, 0x90, 0xC4
+		out = append(out, f...)
+	}
+	return out
+}
+
+// ---- controls ----
+
+// SetCredits sets the balance; zero makes creates answer 403.
+func (s *Server) SetCredits(credits, extra int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.credits, s.extra = credits, extra
+}
+
+// SetRateLimit sets the create throttle (F6); 0 turns it off.
+func (s *Server) SetRateLimit(n int, window time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.rateLimit, s.rateWindow, s.window = n, window, nil
+}
+
+// FailNext makes the next n calls to ep answer status (F5).
+func (s *Server) FailNext(ep Endpoint, status, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fail[ep] = &failure{status: status, left: n}
+}
+
+// MalformedNextPoll makes the next n polls answer a truncated JSON body (F5).
+func (s *Server) MalformedNextPoll(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.malformed = n
+}
+
+// AnswerCreateLate makes the next create record its task, then hold its
+// answer until the client gives up (or Close), F4.
+func (s *Server) AnswerCreateLate() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.late++
+}
+
+// SetWebhookDuplicates sends each webhook 1+n times with the same id (F1).
+func (s *Server) SetWebhookDuplicates(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.dups = n
+}
+
+// DropWebhooks stops webhooks for a task (F3).
+func (s *Server) DropWebhooks(taskID string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.drop[taskID] = true
+}
+
+// SetSigning chooses how later webhooks are signed.
+func (s *Server) SetSigning(m Signing) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.signing = m
+}
+
+// SetTaskIDPlacement chooses where the task id goes (F11).
+func (s *Server) SetTaskIDPlacement(p TaskIDPlacement) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.placement = p
+}
+
+// SetMedia sets a fault on a clip's MP3 URL (F9).
+func (s *Server) SetMedia(clipID string, m Media) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.media[clipID] = &m
+}
+
+// Hang makes a task ignore Advance and Complete (F12).
+func (s *Server) Hang(taskID string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.tasks[taskID]
+	if !ok {
+		return errUnknown(taskID)
+	}
+	t.Hung = true
+	return nil
+}
+
+// Tasks returns a copy of every task in creation order.
+func (s *Server) Tasks() []Task {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Task, 0, len(s.order))
+	for _, id := range s.order {
+		t := s.tasks[id].Task
+		t.Clips = append([]Clip(nil), t.Clips...)
+		out = append(out, t)
+	}
+	return out
+}
+
+// CreateCount is the number of accepted creates (tasks made).
+func (s *Server) CreateCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.creates
+}
+
+// Deliveries returns every webhook delivery attempt so far.
+func (s *Server) Deliveries() []Delivery {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Delivery(nil), s.deliveries...)
+}
+
+func errUnknown(id string) error { return fmt.Errorf("providerbtest: unknown task %q", id) }
+
+// Advance moves every unfinished clip one state and sends the webhooks B
+// would.
+func (s *Server) Advance(taskID string) error {
+	return s.move(taskID, -1, "")
+}
+
+// AdvanceClip moves one clip (0 or 1) one state (F2).
+func (s *Server) AdvanceClip(taskID string, clip int) error {
+	return s.move(taskID, clip, "")
+}
+
+// Complete moves every unfinished clip to succeeded and sends
+// song.completed.
+func (s *Server) Complete(taskID string) error {
+	return s.move(taskID, -1, succeedAll)
+}
+
+// Fail fails every unfinished clip with message and sends song.failed (F7).
+func (s *Server) Fail(taskID, message string) error {
+	return s.move(taskID, -1, "fail:"+message)
+}
+
+// succeedAll is the internal target of Complete.
+const succeedAll = "succeeded-all"
+
+// next is a clip's following state.
+func next(state string) string {
+	switch state {
+	case providerb.StatePending:
+		return providerb.StateRunning
+	case providerb.StateRunning:
+		return providerb.StateStreaming
+	}
+	return providerb.StateSucceeded
+}
+
+func (s *Server) move(taskID string, only int, target string) error {
+	s.mu.Lock()
+	t, ok := s.tasks[taskID]
+	if !ok {
+		s.mu.Unlock()
+		return errUnknown(taskID)
+	}
+	if t.Hung && !strings.HasPrefix(target, "fail:") {
+		s.mu.Unlock()
+		return nil
+	}
+	event := ""
+	for i := range t.Clips {
+		c := &t.Clips[i]
+		if (only >= 0 && i != only) || c.State == providerb.StateSucceeded || c.State == providerb.StateFailed {
+			continue
+		}
+		switch {
+		case target == succeedAll:
+			c.State = providerb.StateSucceeded
+		case strings.HasPrefix(target, "fail:"):
+			c.State, c.Message = providerb.StateFailed, strings.TrimPrefix(target, "fail:")
+			t.Message = c.Message
+		default:
+			c.State = next(c.State)
+		}
+		s.setURL(c)
+		switch c.State {
+		case providerb.StateSucceeded:
+			if event != providerb.EventFailed {
+				event = providerb.EventCompleted
+			}
+		case providerb.StateFailed:
+			event = providerb.EventFailed
+		case providerb.StateStreaming:
+			if event == "" && s.cfg.StreamingWebhooks {
+				event = "song.streaming"
+			}
+		}
+	}
+	if event == "" || s.drop[taskID] || t.WebhookURL == "" {
+		s.mu.Unlock()
+		return nil
+	}
+	body := s.taskJSON(t, true)
+	id := "wh_" + randHex(12)
+	n := 1 + s.dups
+	s.mu.Unlock()
+	for i := 0; i < n; i++ {
+		if err := s.deliver(t.ID, id, event, body); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Redeliver re-sends the i-th recorded delivery (Deliveries order), with
+// its X-Webhook-Id or a new one, freshly signed (F1, F2).
+func (s *Server) Redeliver(i int, newID bool) error {
+	s.mu.Lock()
+	if i < 0 || i >= len(s.deliveries) {
+		s.mu.Unlock()
+		return fmt.Errorf("providerbtest: no delivery %d", i)
+	}
+	d := s.deliveries[i]
+	s.mu.Unlock()
+	id := d.WebhookID
+	if newID {
+		id = "wh_" + randHex(12)
+	}
+	return s.deliver(d.TaskID, id, d.Event, d.Body)
+}
+
+// setURL sets a clip's audio_url for its state (F8, F10). Callers hold mu.
+func (s *Server) setURL(c *Clip) {
+	switch c.State {
+	case providerb.StatePending:
+		c.AudioURL = ""
+	case providerb.StateRunning:
+		c.AudioURL = "https://cdn1.suno.ai/None.mp3"
+	case providerb.StateStreaming:
+		c.AudioURL = s.hs.URL + "/stream/" + c.ID
+	case providerb.StateSucceeded:
+		c.AudioURL = s.hs.URL + "/media/" + c.ID + ".mp3"
+		c.DurationSec = 104.88
+	case providerb.StateFailed:
+		c.AudioURL = ""
+	}
+}
+
+// deliver signs and posts one webhook to the task's loopback URL.
+func (s *Server) deliver(taskID, id, event string, body []byte) error {
+	s.mu.Lock()
+	t, ok := s.tasks[taskID]
+	if !ok || s.closed {
+		s.mu.Unlock()
+		return errors.New("providerbtest: closed or unknown task")
+	}
+	target, secret, mode := t.WebhookURL, t.secret, s.signing
+	now := s.clk.Now()
+	s.mu.Unlock()
+	if secret == "" {
+		secret = s.cfg.DefaultSecret
+	}
+	u, err := url.Parse(target)
+	if err != nil || !loopback(u.Hostname()) {
+		s.record(Delivery{TaskID: taskID, WebhookID: id, Event: event, Body: body, Err: "webhook URL is not loopback"})
+		return fmt.Errorf("providerbtest: webhook URL %q is not loopback", target)
+	}
+	ts := now.Unix()
+	if mode == SignStale {
+		ts -= 3600
+	}
+	h := http.Header{}
+	h.Set("Content-Type", "application/json")
+	h.Set(providerb.HeaderWebhookID, id)
+	h.Set("Idempotency-Key", id)
+	h.Set(providerb.HeaderWebhookEvent, event)
+	h.Set(providerb.HeaderWebhookTimestamp, strconv.FormatInt(ts, 10))
+	switch mode {
+	case SignValid, SignStale:
+		h.Set(providerb.HeaderWebhookSignature, providerb.Sign(secret, ts, body))
+	case SignBad:
+		h.Set(providerb.HeaderWebhookSignature, providerb.Sign(secret+"-wrong", ts, body))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { // ends when deliver returns or Close is called
+		select {
+		case <-s.done:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header = h.Clone()
+	d := Delivery{TaskID: taskID, WebhookID: id, Event: event, Body: body, Header: h}
+	resp, err := s.wh.Do(req)
+	if err != nil {
+		d.Err = err.Error()
+		s.record(d)
+		return fmt.Errorf("providerbtest: deliver webhook: %w", err)
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+	resp.Body.Close()
+	d.Status = resp.StatusCode
+	s.record(d)
+	return nil
+}
+
+func (s *Server) record(d Delivery) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.deliveries = append(s.deliveries, d)
+}
+
+func loopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// taskJSON renders a task (webhook: duration as a string). Callers hold mu.
+func (s *Server) taskJSON(t *task, webhook bool) []byte {
+	clips := make([]map[string]any, 0, len(t.Clips))
+	perClip := s.placement == TaskIDPerClip || s.placement == TaskIDBoth
+	for _, c := range t.Clips {
+		m := map[string]any{
+			"clip_id": c.ID, "state": c.State, "title": t.Title, "tags": t.Tags, "lyrics": t.Prompt,
+			"image_url": "", "audio_url": c.AudioURL, "video_url": "", "created_at": "2026-11-22T10:00:00Z",
+			"mv": strings.Replace(t.MV, "sonic-", "chirp-", 1), "gpt_description_prompt": t.Description,
+			"negative_tags": "", "style_weight": 0.5, "weirdness_constraint": 0.5,
+		}
+		if c.State == providerb.StateSucceeded {
+			m["image_url"] = s.hs.URL + "/media/" + c.ID + ".jpg"
+		}
+		if webhook {
+			m["duration"] = strconv.FormatFloat(c.DurationSec, 'f', 2, 64)
+		} else {
+			m["duration"] = c.DurationSec
+		}
+		if c.Message != "" {
+			m["error_message"] = c.Message
+		}
+		if perClip {
+			m["task_id"] = t.ID
+		}
+		clips = append(clips, m)
+	}
+	top := map[string]any{"code": 200, "message": "success", "data": clips}
+	if t.Message != "" {
+		top["message"] = t.Message
+	}
+	switch s.placement {
+	case TaskIDTopLevel, TaskIDBoth:
+		top["task_id"] = t.ID
+	case TaskIDCamelTop:
+		top["taskId"] = t.ID
+	}
+	b, _ := json.Marshal(top)
+	return b
+}
+
+// ---- handlers ----
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func writeErr(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, map[string]any{"code": status, "message": msg})
+}
+
+// gate checks auth and injected failures.
+func (s *Server) gate(w http.ResponseWriter, r *http.Request, ep Endpoint) bool {
+	a := r.Header.Get("Authorization")
+	if a == "" {
+		writeErr(w, http.StatusUnauthorized, "Authorization header is missing.")
+		return false
+	}
+	if !strings.HasPrefix(a, "Bearer ") || strings.TrimPrefix(a, "Bearer ") != s.key {
+		writeErr(w, http.StatusUnauthorized, "Invalid authorization format.")
+		return false
+	}
+	s.mu.Lock()
+	f := s.fail[ep]
+	if f != nil && f.left > 0 {
+		f.left--
+		st := f.status
+		s.mu.Unlock()
+		writeErr(w, st, http.StatusText(st))
+		return false
+	}
+	s.mu.Unlock()
+	return true
+}
+
+type createReq struct {
+	TaskType             string `json:"task_type"`
+	CustomMode           *bool  `json:"custom_mode"`
+	MV                   string `json:"mv"`
+	Prompt               string `json:"prompt"`
+	Title                string `json:"title"`
+	Tags                 string `json:"tags"`
+	GPTDescriptionPrompt string `json:"gpt_description_prompt"`
+	MakeInstrumental     bool   `json:"make_instrumental"`
+	WebhookURL           string `json:"webhook_url"`
+	WebhookSecret        string `json:"webhook_secret"`
+}
+
+func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
+	if !s.gate(w, r, EndpointCreate) {
+		return
+	}
+	var q createReq
+	if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&q); err != nil {
+		writeErr(w, 400, "Invalid request body.")
+		return
+	}
+	switch {
+	case q.TaskType != "create_music":
+		writeErr(w, 400, "Unsupported task_type.")
+		return
+	case q.CustomMode == nil:
+		writeErr(w, 400, "custom_mode is required.")
+		return
+	}
+	limit := 5000
+	switch q.MV {
+	case "sonic-v3-5", "sonic-v4":
+		limit = 2999
+	case "sonic-v4-5", "sonic-v4-5-plus", "sonic-v5":
+	default:
+		writeErr(w, 400, "Invalid mv.")
+		return
+	}
+	rl := func(x string) int { return len([]rune(x)) }
+	if *q.CustomMode {
+		if rl(q.Prompt) > limit || rl(q.Title) >= 80 || rl(q.Tags) >= 200 {
+			writeErr(w, 400, "Field exceeds maximum length.")
+			return
+		}
+	} else if q.GPTDescriptionPrompt == "" || rl(q.GPTDescriptionPrompt) >= 200 {
+		writeErr(w, 400, "gpt_description_prompt is required and must be under 200 characters.")
+		return
+	}
+	if low := strings.ToLower(q.Prompt + " " + q.GPTDescriptionPrompt); strings.Contains(low, "copyrighted lyrics") {
+		writeErr(w, 403, "The lyrics contain copyrighted content.")
+		return
+	}
+	s.mu.Lock()
+	now := s.clk.Now()
+	if s.rateLimit > 0 {
+		kept := s.window[:0]
+		for _, at := range s.window {
+			if now.Sub(at) < s.rateWindow {
+				kept = append(kept, at)
+			}
+		}
+		s.window = kept
+		if len(s.window) >= s.rateLimit {
+			s.mu.Unlock()
+			writeErr(w, http.StatusTooManyRequests, "Too many requests")
+			return
+		}
+		s.window = append(s.window, now)
+	}
+	if s.extra+s.credits < CreditsPerCreate {
+		s.mu.Unlock()
+		writeErr(w, 403, "The remaining credits are not enough to complete this request.")
+		return
+	}
+	cost := int64(CreditsPerCreate)
+	if s.extra >= cost {
+		s.extra -= cost
+	} else {
+		cost -= s.extra
+		s.extra = 0
+		s.credits -= cost
+	}
+	t := &task{secret: q.WebhookSecret, Task: Task{ID: newUUID(), MV: q.MV, Title: q.Title, Tags: q.Tags, Prompt: q.Prompt,
+		Description: q.GPTDescriptionPrompt, CustomMode: *q.CustomMode, Instrumental: q.MakeInstrumental, WebhookURL: q.WebhookURL}}
+	for i := 0; i < 2; i++ {
+		c := Clip{ID: newUUID(), State: providerb.StatePending}
+		s.setURL(&c)
+		t.Clips = append(t.Clips, c)
+	}
+	s.tasks[t.ID] = t
+	s.order = append(s.order, t.ID)
+	s.creates++
+	late := s.late > 0
+	if late {
+		s.late--
+	}
+	s.mu.Unlock()
+	if late {
+		select {
+		case <-r.Context().Done():
+		case <-s.done:
+		}
+	}
+	writeJSON(w, 200, map[string]any{"message": "success", "task_id": t.ID})
+}
+
+func (s *Server) handleTask(w http.ResponseWriter, r *http.Request) {
+	if !s.gate(w, r, EndpointTask) {
+		return
+	}
+	id := r.PathValue("id")
+	if id == "" {
+		writeErr(w, 400, "missing task id.")
+		return
+	}
+	s.mu.Lock()
+	if s.malformed > 0 {
+		s.malformed--
+		s.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(200)
+		_, _ = w.Write([]byte(`{"code":200,"message":"success","data":[{"clip_id":`))
+		return
+	}
+	t, ok := s.tasks[id]
+	if !ok {
+		s.mu.Unlock()
+		writeErr(w, 400, "task not found.")
+		return
+	}
+	body := s.taskJSON(t, false)
+	s.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(body)
+}
+
+func (s *Server) handleCredits(w http.ResponseWriter, r *http.Request) {
+	if !s.gate(w, r, EndpointCredits) {
+		return
+	}
+	s.mu.Lock()
+	c, e := s.credits, s.extra
+	s.mu.Unlock()
+	writeJSON(w, 200, map[string]any{"credits": c, "extra_credits": e})
+}
+
+func (s *Server) handleMedia(w http.ResponseWriter, r *http.Request) {
+	file := r.PathValue("file")
+	clipID, ok := strings.CutSuffix(file, ".mp3")
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	s.mu.Lock()
+	found := false
+	for _, t := range s.tasks {
+		for _, c := range t.Clips {
+			if c.ID == clipID && c.State == providerb.StateSucceeded {
+				found = true
+			}
+		}
+	}
+	m := s.media[clipID]
+	status := 0
+	empty := false
+	if m != nil {
+		switch {
+		case m.Expired:
+			status = 404
+		case m.Forbidden > 0:
+			m.Forbidden--
+			status = 403
+		case m.Empty:
+			empty = true
+		}
+	}
+	s.mu.Unlock()
+	if !found {
+		http.NotFound(w, r)
+		return
+	}
+	if status != 0 {
+		http.Error(w, http.StatusText(status), status)
+		return
+	}
+	w.Header().Set("Content-Type", "audio/mpeg")
+	if empty {
+		w.Header().Set("Content-Length", "0")
+		return
+	}
+	_, _ = w.Write(MP3())
+}
+
+func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
+	// A stream link serves a partial stream and is never the final asset.
+	w.Header().Set("Content-Type", "audio/mpeg")
+	_, _ = w.Write(MP3()[:417*2])
+}
+
+func randHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func newUUID() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b)
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
