@@ -1,0 +1,302 @@
+package provideratest
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// ErrUnknownTask is returned by control methods for a task id the
+// simulator never created.
+var ErrUnknownTask = errors.New("provideratest: unknown task")
+
+// ErrTerminal is returned when a control method would move a finished task.
+var ErrTerminal = errors.New("provideratest: task is terminal")
+
+// stageType is the callbackType of a stage (1..3).
+func stageType(stage int) string {
+	switch stage {
+	case 1:
+		return "text"
+	case 2:
+		return "first"
+	}
+	return "complete"
+}
+
+func (s *Server) taskLocked(id string) (*task, error) {
+	t, ok := s.tasks[id]
+	if !ok {
+		return nil, fmt.Errorf("%w: %s", ErrUnknownTask, id)
+	}
+	return t, nil
+}
+
+// Advance moves a task one stage (PENDING -> TEXT_SUCCESS -> FIRST_SUCCESS
+// -> SUCCESS) and sends that stage's callback unless dropped, before
+// returning. It returns the new status. A hung task (F12) does not move
+// and nothing is sent. The error is ErrTerminal for a finished task, or the
+// delivery's failure (the stage has moved all the same).
+func (s *Server) Advance(taskID string) (string, error) {
+	s.mu.Lock()
+	t, err := s.taskLocked(taskID)
+	if err != nil {
+		s.mu.Unlock()
+		return "", err
+	}
+	if t.terminal() {
+		st := s.statusLocked(t)
+		s.mu.Unlock()
+		return st, ErrTerminal
+	}
+	if t.hung || t.cbException {
+		st := s.statusLocked(t)
+		s.mu.Unlock()
+		return st, nil
+	}
+	t.stage++
+	st := s.statusLocked(t)
+	typ := stageType(t.stage)
+	if t.drop[typ] || t.drop["*"] {
+		s.mu.Unlock()
+		return st, nil
+	}
+	body, h := s.prepareLocked(t, typ)
+	url := t.callbackURL
+	s.mu.Unlock()
+	return st, s.deliver(taskID, typ, url, body, h)
+}
+
+// Complete advances a task to SUCCESS, sending each remaining callback. A
+// hung task returns an error.
+func (s *Server) Complete(taskID string) error {
+	for i := 0; i < 4; i++ {
+		st, err := s.Advance(taskID)
+		if errors.Is(err, ErrTerminal) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if st == "SUCCESS" {
+			return nil
+		}
+	}
+	return fmt.Errorf("provideratest: task %s does not finish", taskID)
+}
+
+// Fail ends a task with a provider failure code and sends an error
+// callback (unless dropped): 400 gives status SENSITIVE_WORD_ERROR, any
+// other GENERATE_AUDIO_FAILED; 531 refunds the balance. creditsConsumed is
+// 0 (unless SetCreditsConsumed overrides it).
+func (s *Server) Fail(taskID string, code int) error {
+	s.mu.Lock()
+	t, err := s.taskLocked(taskID)
+	if err != nil {
+		s.mu.Unlock()
+		return err
+	}
+	if t.terminal() {
+		s.mu.Unlock()
+		return ErrTerminal
+	}
+	t.failed, t.failCode, t.failStatus = true, code, "GENERATE_AUDIO_FAILED"
+	switch code {
+	case 400:
+		t.failStatus, t.failMsg = "SENSITIVE_WORD_ERROR", "Lyrics contain copyrighted or sensitive content."
+	case 531:
+		t.failMsg = "Generation failed; credits refunded."
+		s.balance += t.cost
+	default:
+		t.failMsg = "Audio generation failed."
+	}
+	if t.drop["error"] || t.drop["*"] {
+		s.mu.Unlock()
+		return nil
+	}
+	body, h := s.prepareLocked(t, "error")
+	url := t.callbackURL
+	s.mu.Unlock()
+	return s.deliver(taskID, "error", url, body, h)
+}
+
+// Redeliver sends the callback of type typ ("text", "first", "complete" or
+// "error") again, whatever the task's state (F1 duplicates, F2 reorder).
+func (s *Server) Redeliver(taskID, typ string) error {
+	s.mu.Lock()
+	t, err := s.taskLocked(taskID)
+	if err != nil {
+		s.mu.Unlock()
+		return err
+	}
+	body, h := s.prepareLocked(t, typ)
+	url := t.callbackURL
+	s.mu.Unlock()
+	return s.deliver(taskID, typ, url, body, h)
+}
+
+// DropCallbacks makes the task's callbacks of the given types ("text",
+// "first", "complete", "error", or "*" for all) never be sent (F2, F3).
+func (s *Server) DropCallbacks(taskID string, types ...string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, err := s.taskLocked(taskID)
+	if err != nil {
+		return err
+	}
+	for _, typ := range types {
+		t.drop[typ] = true
+	}
+	return nil
+}
+
+// CallbackException sets the task's status to CALLBACK_EXCEPTION without
+// sending anything (F3). keepTracks finishes the audio, so the record
+// carries both tracks and their URLs serve; otherwise the record has no
+// tracks and the task never moves again.
+func (s *Server) CallbackException(taskID string, keepTracks bool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, err := s.taskLocked(taskID)
+	if err != nil {
+		return err
+	}
+	t.cbException, t.cbKeep = true, keepTracks
+	if keepTracks {
+		t.stage = 3
+	}
+	return nil
+}
+
+// Hang makes the task never move again (F12).
+func (s *Server) Hang(taskID string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, err := s.taskLocked(taskID)
+	if err != nil {
+		return err
+	}
+	t.hung = true
+	return nil
+}
+
+// SetMediaFault shapes the answers of track n's MP3 URL (F9).
+func (s *Server) SetMediaFault(taskID string, n int, f MediaFault) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, err := s.taskLocked(taskID)
+	if err != nil {
+		return err
+	}
+	if n < 0 || n > 1 {
+		return fmt.Errorf("provideratest: track %d out of range", n)
+	}
+	t.media[n] = f
+	return nil
+}
+
+// SetCreditsConsumed overrides the creditsConsumed the market record
+// reports at the end, so it can differ from the expected charge.
+func (s *Server) SetCreditsConsumed(taskID string, n int64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, err := s.taskLocked(taskID)
+	if err != nil {
+		return err
+	}
+	t.consumed = &n
+	return nil
+}
+
+// FailNext answers the next request to ep with f before anything else
+// (no task is created). Calls queue.
+func (s *Server) FailNext(ep Endpoint, f Failure) {
+	s.mu.Lock()
+	s.fails[ep] = append(s.fails[ep], f)
+	s.mu.Unlock()
+}
+
+// DelayNextCreate makes the next successful create hold its answer for d
+// after the task is created and billed (F4). The wait ends early when the
+// client goes away or the server closes. Calls queue.
+func (s *Server) DelayNextCreate(d time.Duration) {
+	s.mu.Lock()
+	s.delays = append(s.delays, d)
+	s.mu.Unlock()
+}
+
+// SetKeyDrift switches callbacks to taskId and records to a top-level
+// sunoData (market: a nested response.sunoData) (F11).
+func (s *Server) SetKeyDrift(on bool) {
+	s.mu.Lock()
+	s.keyDrift = on
+	s.mu.Unlock()
+}
+
+// SetPlaceholders adds tracks with empty ids and .../None.mp3 URLs before
+// the tracks are ready (F10).
+func (s *Server) SetPlaceholders(on bool) {
+	s.mu.Lock()
+	s.placeholder = on
+	s.mu.Unlock()
+}
+
+// SetStreamInAudioURL puts the stream link in audio_url before the MP3 is
+// ready (F8).
+func (s *Server) SetStreamInAudioURL(on bool) {
+	s.mu.Lock()
+	s.streamAudio = on
+	s.mu.Unlock()
+}
+
+// SetSignature chooses how later callbacks are signed.
+func (s *Server) SetSignature(m SignatureMode) {
+	s.mu.Lock()
+	s.sign = m
+	s.mu.Unlock()
+}
+
+// SetCredits sets the account balance.
+func (s *Server) SetCredits(n int64) {
+	s.mu.Lock()
+	s.balance = n
+	s.mu.Unlock()
+}
+
+// Credits is the account balance.
+func (s *Server) Credits() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.balance
+}
+
+// CreateCount is how many tasks creates have made (each billed).
+func (s *Server) CreateCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.createCount
+}
+
+// Tasks lists the tasks in creation order.
+func (s *Server) Tasks() []TaskInfo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]TaskInfo, 0, len(s.order))
+	for _, id := range s.order {
+		t := s.tasks[id]
+		info := TaskInfo{ID: t.id, Status: s.statusLocked(t), CallbackURL: t.callbackURL, Model: t.model,
+			Billed: t.cost, Terminal: t.terminal()}
+		if info.Terminal {
+			info.CreditsConsumed = s.consumedLocked(t)
+		}
+		out = append(out, info)
+	}
+	return out
+}
+
+// Deliveries lists every callback attempt in order.
+func (s *Server) Deliveries() []Delivery {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Delivery(nil), s.deliveries...)
+}
