@@ -16,6 +16,7 @@ import (
 	"github.com/creatormusic/platform/apikey"
 	"github.com/creatormusic/platform/asset"
 	"github.com/creatormusic/platform/billing"
+	"github.com/creatormusic/platform/generation/credential"
 	"github.com/creatormusic/platform/idempotency"
 	"github.com/creatormusic/platform/jobs"
 	"github.com/creatormusic/platform/ledger"
@@ -82,6 +83,12 @@ type Config struct {
 	// PROVIDER_UNAVAILABLE. Checkout success and cancel pages are under
 	// BaseURL (/billing/checkout/{id}).
 	Payments billing.Providers
+	// MusicProviders are the music provider adapters per environment
+	// (generation/providera, generation/providerb clients; simulators for
+	// test mode) and the platform-managed provider credentials. A provider
+	// without an adapter in an environment is reported not configured there
+	// and its credential routes answer 503 PROVIDER_UNAVAILABLE.
+	MusicProviders credential.Providers
 	// TrustProxy takes the client address (for login throttling) from the
 	// first X-Forwarded-For entry; set it only behind a proxy that sets it.
 	TrustProxy bool
@@ -162,6 +169,10 @@ func New(ctx context.Context, cfg Config) (*Platform, error) {
 	if err != nil {
 		return nil, fmt.Errorf("platform: accounts: %w", err)
 	}
+	providers, err := credential.New(credential.Config{Sealer: kr, Providers: cfg.MusicProviders})
+	if err != nil {
+		return nil, fmt.Errorf("platform: Config.MusicProviders: %w", err)
+	}
 	p := &Platform{cfg: cfg, db: cfg.Store, keyring: kr, keys: apikey.New(cfg.Keys, kr), account: accounts, log: log}
 	p.limiter = transport.NewLimiter(p.db.Now)
 	if err := p.startPlans(ctx, cfg.Plans); err != nil {
@@ -191,7 +202,7 @@ func New(ctx context.Context, cfg Config) (*Platform, error) {
 		Limiter: p.limiter, Log: log, IdempotencyTTL: cfg.IdempotencyRetention,
 	}
 	api := transport.APIRoutes(transport.Services{Keys: p.keys, Assets: assets, Health: p.healthChecks(), Plans: p.plans,
-		Ledger: ledger.New(), Accounts: p.account, Billing: p.billing, DB: p.db, Log: log})
+		Ledger: ledger.New(), Accounts: p.account, Billing: p.billing, DB: p.db, Log: log, Providers: providers})
 	tooling, err := transport.ToolingRoutes(api, Info())
 	if err != nil {
 		return nil, fmt.Errorf("platform: tooling: %w", err)

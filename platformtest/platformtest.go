@@ -26,6 +26,10 @@ import (
 	"github.com/creatormusic/platform/billing"
 	"github.com/creatormusic/platform/billing/stripepay"
 	"github.com/creatormusic/platform/billing/stripetest"
+	"github.com/creatormusic/platform/generation"
+	"github.com/creatormusic/platform/generation/credential"
+	"github.com/creatormusic/platform/generation/providerb"
+	"github.com/creatormusic/platform/generation/providerb/providerbtest"
 	"github.com/creatormusic/platform/store"
 	"github.com/creatormusic/platform/store/storetest"
 )
@@ -71,7 +75,10 @@ type System struct {
 	// Stripe is the payment provider simulator serving the test
 	// environment (nil with Options.NoPayments).
 	Stripe *stripetest.Server
-	doc    validator.Validator
+	// ProviderB is the music provider B simulator serving the test
+	// environment (generation/providerb/providerbtest, on the fake clock).
+	ProviderB *providerbtest.Server
+	doc       validator.Validator
 }
 
 // SyncBuffer is a bytes.Buffer safe for concurrent writers.
@@ -130,7 +137,17 @@ func New(t testing.TB, opts Options) *System {
 		}
 		payments.Test = client
 	}
-	p, err := platform.New(ctx, platform.Config{Payments: payments,
+	provB, err := providerbtest.New(providerbtest.Config{Clock: clock})
+	if err != nil {
+		t.Fatalf("providerbtest.New: %v", err)
+	}
+	t.Cleanup(provB.Close)
+	clientB, err := providerb.New(providerb.Config{BaseURL: provB.URL()})
+	if err != nil {
+		t.Fatalf("providerb.New: %v", err)
+	}
+	music := credential.Providers{Test: credential.Adapters{generation.ProviderB: clientB}}
+	p, err := platform.New(ctx, platform.Config{Payments: payments, MusicProviders: music,
 		Store: db, SecretKey: SecretKey, Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Jobs: opts.Jobs, Keys: opts.Keys, BlobDir: blobDir, MaxUploadBytes: opts.MaxUploadBytes,
 		Mailer: mailer, Passwords: pw, BaseURL: "http://platform.test", InsecureCookies: true, TrustProxy: opts.TrustProxy,
@@ -151,7 +168,7 @@ func New(t testing.TB, opts Options) *System {
 			t.Fatalf("stripetest webhook URL: %v", err)
 		}
 	}
-	s := &System{t: t, P: p, DB: db, Clock: clock, Server: srv, Boot: boot, Log: logs, BlobDir: blobDir, Mail: mailer, Stripe: sim}
+	s := &System{t: t, P: p, DB: db, Clock: clock, Server: srv, Boot: boot, Log: logs, BlobDir: blobDir, Mail: mailer, Stripe: sim, ProviderB: provB}
 	s.doc = s.loadValidator()
 	return s
 }

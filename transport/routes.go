@@ -7,6 +7,7 @@ import (
 	"github.com/creatormusic/platform/apikey"
 	"github.com/creatormusic/platform/asset"
 	"github.com/creatormusic/platform/billing"
+	"github.com/creatormusic/platform/generation/credential"
 	"github.com/creatormusic/platform/ledger"
 	"github.com/creatormusic/platform/plan"
 	"github.com/creatormusic/platform/store"
@@ -29,6 +30,9 @@ type Services struct {
 	// Billing runs checkout, subscriptions and the fee policy; nil leaves
 	// those routes out.
 	Billing *billing.Service
+	// Providers manages provider connections and customer provider keys;
+	// nil leaves those routes out.
+	Providers *credential.Service
 	// DB runs the units of work of routes that ask a provider first
 	// (reconcile, cancel) and of the payment webhook receiver.
 	DB *store.DB
@@ -52,5 +56,6 @@ func APIRoutes(s Services) []Route {
 	rs = append(rs, adminRoutes(s.Accounts)...)
 	rs = append(rs, billingRoutes(s.Billing, s.DB, s.Log)...)
 	rs = append(rs, feeRoutes(s.Billing, s.Accounts.Config().FreshWindow)...)
+	rs = append(rs, providerRoutes(s.Providers, s.Accounts.Config().FreshWindow)...)
 	return rs
 }

@@ -26,6 +26,15 @@
 // live webhooks, -stripe-webhook-secret) configures the live provider
 // against api.stripe.com. Without them, checkouts of that environment answer
 // 503 PROVIDER_UNAVAILABLE.
+//
+// Music providers. -provider-sim starts the provider B simulator
+// (generation/providerb/providerbtest) in-process on a loopback port and
+// wires it as provider B of test mode, both as the platform-managed test
+// account and as the provider that customer keys are validated against;
+// the host prints its URL and its (simulator-only) API key, which can be
+// submitted to POST /api/v1/providers/credentials. Without it no music
+// provider is configured: GET /api/v1/providers reports both as
+// not_configured and credential routes answer 503 PROVIDER_UNAVAILABLE.
 package main
 
 import (
@@ -52,6 +61,10 @@ import (
 	"github.com/creatormusic/platform/billing"
 	"github.com/creatormusic/platform/billing/stripepay"
 	"github.com/creatormusic/platform/billing/stripetest"
+	"github.com/creatormusic/platform/generation"
+	"github.com/creatormusic/platform/generation/credential"
+	"github.com/creatormusic/platform/generation/providerb"
+	"github.com/creatormusic/platform/generation/providerb/providerbtest"
 	"github.com/creatormusic/platform/store"
 	"github.com/creatormusic/platform/store/postgres"
 	"github.com/creatormusic/platform/store/sqlite"
@@ -84,6 +97,7 @@ func run() error {
 	stripeSim := flag.Bool("stripe-sim", false, "start the loopback Stripe simulator as the test-mode payment provider")
 	stripeLiveKey := flag.String("stripe-live-key", "", "Stripe live secret or restricted `key` (sk_live_/rk_live_) for live-mode checkouts")
 	stripeWebhookSecret := flag.String("stripe-webhook-secret", "", "signing `secret` (whsec_) of the live Stripe webhook endpoint")
+	providerSim := flag.Bool("provider-sim", false, "start the loopback music provider B simulator as the test-mode provider")
 	flag.Parse()
 
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -122,8 +136,15 @@ func run() error {
 	if sim != nil {
 		defer sim.Close()
 	}
+	music, provSim, err := musicProviders(*providerSim)
+	if err != nil {
+		return err
+	}
+	if provSim != nil {
+		defer provSim.Close()
+	}
 	p, err := platform.New(ctx, platform.Config{Store: db, SecretKey: key, Logger: log, BlobDir: filepath.Join(*data, "blobs"),
-		Mailer: mailer, BaseURL: "http://" + *addr, InsecureCookies: true, Payments: payments})
+		Mailer: mailer, BaseURL: "http://" + *addr, InsecureCookies: true, Payments: payments, MusicProviders: music})
 	if err != nil {
 		return err
 	}
@@ -160,6 +181,9 @@ func run() error {
 		}
 		fmt.Printf("Stripe simulator (test mode): %s\n  control routes: %s/_sim/... with Authorization: Bearer %s\n",
 			sim.URL(), sim.URL(), sim.SecretKey())
+	}
+	if provSim != nil {
+		fmt.Printf("Music provider B simulator (test mode): %s\n  simulator API key (test mode only): %s\n", provSim.URL(), provSim.APIKey())
 	}
 	select {
 	case err := <-errc:
@@ -214,6 +238,28 @@ func paymentProviders(sim bool, liveKey, webhookSecret string, log *slog.Logger)
 	} else if webhookSecret != "" {
 		log.Warn("-stripe-webhook-secret is ignored without -stripe-live-key")
 	}
+	return out, srv, nil
+}
+
+// musicProviders builds the music providers: with sim, the provider B
+// simulator on loopback as test mode's provider B, with its key as the
+// platform-managed test credential.
+func musicProviders(sim bool) (credential.Providers, *providerbtest.Server, error) {
+	var out credential.Providers
+	if !sim {
+		return out, nil, nil
+	}
+	srv, err := providerbtest.New(providerbtest.Config{})
+	if err != nil {
+		return out, nil, err
+	}
+	client, err := providerb.New(providerb.Config{BaseURL: srv.URL()})
+	if err != nil {
+		srv.Close()
+		return out, nil, fmt.Errorf("provider B simulator client: %w", err)
+	}
+	out.Test = credential.Adapters{generation.ProviderB: client}
+	out.PlatformKeys.Test = credential.Keys{generation.ProviderB: {APIKey: srv.APIKey()}}
 	return out, srv, nil
 }
 

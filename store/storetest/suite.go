@@ -23,6 +23,7 @@ func Exercise(t *testing.T, open Opener) {
 	t.Run("Admin", func(t *testing.T) { exerciseAdmin(t, open) })
 	t.Run("Accounts", func(t *testing.T) { exerciseAccounts(t, open) })
 	t.Run("Billing", func(t *testing.T) { exerciseBilling(t, open) })
+	t.Run("ProviderCredentials", func(t *testing.T) { exerciseCredentials(t, open) })
 }
 
 // fresh opens a database on a new fake clock for one case.

@@ -1,0 +1,172 @@
+package storetest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/creatormusic/platform/access"
+	"github.com/creatormusic/platform/fault"
+	"github.com/creatormusic/platform/generation"
+	"github.com/creatormusic/platform/generation/credential"
+	"github.com/creatormusic/platform/store"
+)
+
+// exerciseCredentials covers credential.Store: insert and scoped reads with
+// the newest balance snapshot, isolation by workspace and environment,
+// keyset listing, health updates and soft deletion.
+func exerciseCredentials(t *testing.T, open Opener) {
+	ctx := context.Background()
+	seed := func(t *testing.T, db *store.DB) {
+		t.Helper()
+		err := db.InTx(ctx, func(tx *store.Tx) error {
+			for _, f := range []func() error{
+				func() error { return tx.TenantInsert(ctx, "ten_1", "Tenant One") },
+				func() error { return tx.WorkspaceInsert(ctx, "ws_1", "ten_1", "One") },
+				func() error { return tx.WorkspaceInsert(ctx, "ws_2", "ten_1", "Two") },
+			} {
+				if err := f(); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("seed: %v", err)
+		}
+	}
+	scope := access.Scope{TenantID: "ten_1", WorkspaceID: "ws_1", Environment: access.Test}
+	mk := func(tx *store.Tx, cb []byte) credential.Credential {
+		now := tx.Now()
+		return credential.Credential{ID: tx.NewID(credential.IDPrefix), Scope: scope, Provider: generation.ProviderB,
+			Ownership: credential.CustomerBYOK, Label: "studio", Fingerprint: "0123456789ab", Last4: "wxyz",
+			SealedKey: []byte{0, 1, 2, 0xff}, SealedCallbackKey: cb, Health: credential.Valid, CheckedAt: now,
+			CreatedByUserID: "usr_1", CreatedAt: now, UpdatedAt: now}
+	}
+
+	t.Run("InsertGetSnapshots", func(t *testing.T) {
+		db, _ := fresh(t, open)
+		seed(t, db)
+		var c credential.Credential
+		err := db.InTx(ctx, func(tx *store.Tx) error {
+			c = mk(tx, []byte("sealed-callback"))
+			return tx.ProviderCredentialInsert(ctx, c)
+		})
+		if err != nil {
+			t.Fatalf("insert: %v", err)
+		}
+		got, err := db.Read().ProviderCredentialGet(ctx, scope, c.ID)
+		if err != nil {
+			t.Fatalf("get: %v", err)
+		}
+		if d := cmp.Diff(c, got); d != "" {
+			t.Fatalf("get (-inserted +got):\n%s", d)
+		}
+		// The newest snapshot written comes with the credential, even within
+		// one clock tick.
+		var last credential.Snapshot
+		for i, credits := range []int64{100, 85, 70} {
+			err := db.InTx(ctx, func(tx *store.Tx) error {
+				last = credential.Snapshot{ID: tx.NewID(credential.SnapshotPrefix), CredentialID: c.ID, Scope: scope,
+					Provider: generation.ProviderB, Credits: credits, ExtraCredits: int64(i), ObservedAt: tx.Now()}
+				return tx.ProviderBalanceInsert(ctx, last)
+			})
+			if err != nil {
+				t.Fatalf("snapshot: %v", err)
+			}
+		}
+		got, err = db.Read().ProviderCredentialGet(ctx, scope, c.ID)
+		if err != nil || got.Balance == nil {
+			t.Fatalf("get with balance: %+v, %v", got, err)
+		}
+		if d := cmp.Diff(last, *got.Balance); d != "" {
+			t.Fatalf("balance (-want +got):\n%s", d)
+		}
+		// No callback key stays nil.
+		var bare credential.Credential
+		if err := db.InTx(ctx, func(tx *store.Tx) error { bare = mk(tx, nil); return tx.ProviderCredentialInsert(ctx, bare) }); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := db.Read().ProviderCredentialGet(ctx, scope, bare.ID); err != nil || got.HasCallbackKey() || got.Balance != nil {
+			t.Fatalf("bare = %+v, %v", got, err)
+		}
+	})
+
+	t.Run("ScopedListUpdateDelete", func(t *testing.T) {
+		db, clock := fresh(t, open)
+		seed(t, db)
+		var ids []string
+		err := db.InTx(ctx, func(tx *store.Tx) error {
+			for range 3 {
+				c := mk(tx, nil)
+				ids = append(ids, c.ID)
+				if err := tx.ProviderCredentialInsert(ctx, c); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, other := range []access.Scope{
+			{TenantID: "ten_1", WorkspaceID: "ws_2", Environment: access.Test},
+			{TenantID: "ten_1", WorkspaceID: "ws_1", Environment: access.Live},
+			{TenantID: "ten_2", WorkspaceID: "ws_1", Environment: access.Test},
+		} {
+			if _, err := db.Read().ProviderCredentialGet(ctx, other, ids[0]); !fault.Is(err, fault.NotFound) {
+				t.Errorf("get from %+v: %v", other, err)
+			}
+			if cs, err := db.Read().ProviderCredentialList(ctx, other, "", 10); err != nil || len(cs) != 0 {
+				t.Errorf("list from %+v: %d, %v", other, len(cs), err)
+			}
+		}
+		cs, err := db.Read().ProviderCredentialList(ctx, scope, "", 2)
+		if err != nil || len(cs) != 2 || cs[0].ID != ids[2] || cs[1].ID != ids[1] {
+			t.Fatalf("first page = %v, %v", cs, err)
+		}
+		cs, err = db.Read().ProviderCredentialList(ctx, scope, ids[1], 2)
+		if err != nil || len(cs) != 1 || cs[0].ID != ids[0] {
+			t.Fatalf("second page = %v, %v", cs, err)
+		}
+
+		c, _ := db.Read().ProviderCredentialGet(ctx, scope, ids[0])
+		clock.Advance(time.Hour)
+		err = db.InTx(ctx, func(tx *store.Tx) error {
+			c.Health, c.CheckedAt, c.UpdatedAt = credential.Invalid, tx.Now(), tx.Now()
+			return tx.ProviderCredentialUpdate(ctx, c)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := db.Read().ProviderCredentialGet(ctx, scope, c.ID); err != nil || got.Health != credential.Invalid || !got.CheckedAt.Equal(Epoch.Add(time.Hour)) {
+			t.Fatalf("after health update: %+v, %v", got, err)
+		}
+		// Another scope cannot update it.
+		moved := c
+		moved.Scope.WorkspaceID = "ws_2"
+		if err := db.InTx(ctx, func(tx *store.Tx) error { return tx.ProviderCredentialUpdate(ctx, moved) }); !fault.Is(err, fault.NotFound) {
+			t.Fatalf("update from another workspace: %v", err)
+		}
+		err = db.InTx(ctx, func(tx *store.Tx) error {
+			now := tx.Now()
+			c.DeletedAt = &now
+			return tx.ProviderCredentialUpdate(ctx, c)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Read().ProviderCredentialGet(ctx, scope, c.ID); !fault.Is(err, fault.NotFound) {
+			t.Fatalf("get deleted: %v", err)
+		}
+		if cs, err := db.Read().ProviderCredentialList(ctx, scope, "", 10); err != nil || len(cs) != 2 {
+			t.Fatalf("list after delete: %d, %v", len(cs), err)
+		}
+		// A deleted credential stays deleted.
+		if err := db.InTx(ctx, func(tx *store.Tx) error { return tx.ProviderCredentialUpdate(ctx, c) }); !fault.Is(err, fault.NotFound) {
+			t.Fatalf("update deleted: %v", err)
+		}
+	})
+}
