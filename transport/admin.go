@@ -196,23 +196,13 @@ func adminRoutes(accounts *account.Service) []Route {
 			Summary: "List the workspace's members", Description: "Members of the caller's workspace with their roles and status, by user id, with cursor pagination. Needs member.read.",
 			Query: pageQuery("Y3Vyc29yOnVzcl8wMWpk"), Response: MemberPage{Items: []MemberView{member}},
 			Handle: func(ctx context.Context, c *Call) (any, error) {
-				limit, err := pageLimit(c)
+				ms, more, next, err := pageOf(c, "usr_", func(after string, n int) ([]account.Member, error) {
+					return accounts.MemberList(ctx, c.Tx, c.Principal, after, n)
+				}, func(m account.Member) string { return m.UserID })
 				if err != nil {
 					return nil, err
 				}
-				after, err := decodeCursor(c, "usr_")
-				if err != nil {
-					return nil, err
-				}
-				ms, err := accounts.MemberList(ctx, c.Tx, c.Principal, after, limit+1)
-				if err != nil {
-					return nil, err
-				}
-				page := MemberPage{Items: []MemberView{}}
-				if len(ms) > limit {
-					ms, page.HasMore = ms[:limit], true
-					page.NextCursor = encodeCursor(ms[limit-1].UserID)
-				}
+				page := MemberPage{Items: []MemberView{}, HasMore: more, NextCursor: next}
 				for _, m := range ms {
 					page.Items = append(page.Items, memberView(m))
 				}
@@ -256,23 +246,13 @@ func adminRoutes(accounts *account.Service) []Route {
 				Actor: AuditActor{UserID: "usr_01jd0000000000000000000000"}, Target: AuditTarget{Type: account.TargetUser, ID: "usr_01jd0000000000000000000001"},
 				RequestID: "req_01jd0000000000000000000000", Before: json.RawMessage(`{"roles":["CREATOR"]}`), After: json.RawMessage(`{"roles":["MODERATOR"]}`), CreatedAt: t}}},
 			Handle: func(ctx context.Context, c *Call) (any, error) {
-				limit, err := pageLimit(c)
+				es, more, next, err := pageOf(c, "aud_", func(before string, n int) ([]account.AuditEvent, error) {
+					return accounts.AuditList(ctx, c.Tx, c.Principal, before, n)
+				}, func(e account.AuditEvent) string { return e.ID })
 				if err != nil {
 					return nil, err
 				}
-				before, err := decodeCursor(c, "aud_")
-				if err != nil {
-					return nil, err
-				}
-				es, err := accounts.AuditList(ctx, c.Tx, c.Principal, before, limit+1)
-				if err != nil {
-					return nil, err
-				}
-				page := AuditPage{Items: []AuditEventView{}}
-				if len(es) > limit {
-					es, page.HasMore = es[:limit], true
-					page.NextCursor = encodeCursor(es[limit-1].ID)
-				}
+				page := AuditPage{Items: []AuditEventView{}, HasMore: more, NextCursor: next}
 				for _, e := range es {
 					page.Items = append(page.Items, auditView(e))
 				}

@@ -271,23 +271,13 @@ func billingRoutes(svc *billing.Service, db *store.DB, log *slog.Logger) []Route
 			Summary: "List the workspace's subscriptions", Description: "Subscriptions of the caller's workspace in the caller's environment, newest first, with cursor pagination. Needs billing.read.",
 			Query: pageQuery("Y3Vyc29yOnN1Yl8wMWpk"), Response: SubscriptionPage{Items: []SubscriptionView{exampleSubscription()}},
 			Handle: func(ctx context.Context, c *Call) (any, error) {
-				limit, err := pageLimit(c)
+				subs, more, next, err := pageOf(c, "sub_", func(before string, n int) ([]billing.WorkspaceSubscription, error) {
+					return svc.History(ctx, c.Tx, c.Principal, before, n)
+				}, func(s billing.WorkspaceSubscription) string { return s.ID })
 				if err != nil {
 					return nil, err
 				}
-				before, err := decodeCursor(c, "sub_")
-				if err != nil {
-					return nil, err
-				}
-				subs, err := svc.History(ctx, c.Tx, c.Principal, before, limit+1)
-				if err != nil {
-					return nil, err
-				}
-				page := SubscriptionPage{Items: []SubscriptionView{}}
-				if len(subs) > limit {
-					subs, page.HasMore = subs[:limit], true
-					page.NextCursor = encodeCursor(subs[limit-1].ID)
-				}
+				page := SubscriptionPage{Items: []SubscriptionView{}, HasMore: more, NextCursor: next}
 				for _, s := range subs {
 					page.Items = append(page.Items, subscriptionView(s))
 				}

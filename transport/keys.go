@@ -2,17 +2,13 @@ package transport
 
 import (
 	"context"
-	"encoding/base64"
 	"net/http"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/account"
 	"github.com/creatormusic/platform/apikey"
 	"github.com/creatormusic/platform/fault"
-	"github.com/creatormusic/platform/id"
 )
 
 // KeyView is an API key as the API shows it: never the plaintext.
@@ -78,47 +74,6 @@ func exampleKey() KeyView {
 		Status: "active", Limits: apikey.Limits{RequestsPerMinute: 600, MaxConcurrentRequests: 16, MonthlyRequestBudget: 1000000},
 		CreatedBy: KeyCreator{UserID: "usr_01jd0000000000000000000000"}, CreatedAt: t, UpdatedAt: t,
 	}
-}
-
-// Page bounds for list routes.
-const (
-	DefaultPageLimit = 20
-	MaxPageLimit     = 100
-)
-
-// pageLimit parses the limit query parameter.
-func pageLimit(c *Call) (int, error) {
-	s := c.Query("limit")
-	if s == "" {
-		return DefaultPageLimit, nil
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 1 || n > MaxPageLimit {
-		return 0, fault.Invalid("transport.pageLimit", "limit", "limit must be an integer from 1 to 100.").With("max", MaxPageLimit)
-	}
-	return n, nil
-}
-
-const cursorPrefix = "cursor:"
-
-func encodeCursor(lastID string) *string {
-	s := base64.RawURLEncoding.EncodeToString([]byte(cursorPrefix + lastID))
-	return &s
-}
-
-// decodeCursor returns the id an opaque cursor stands for; a forged or
-// malformed cursor is INVALID_INPUT.
-func decodeCursor(c *Call, idPrefix string) (string, error) {
-	s := c.Query("cursor")
-	if s == "" {
-		return "", nil
-	}
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	rest, ok := strings.CutPrefix(string(b), cursorPrefix)
-	if err != nil || !ok || !id.Valid(idPrefix, rest) {
-		return "", fault.Invalid("transport.decodeCursor", "cursor", "cursor is not a cursor this API returned.")
-	}
-	return rest, nil
 }
 
 // caller returns the principal and the scopes it may grant: its creator's

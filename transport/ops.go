@@ -90,30 +90,20 @@ func opsRoutes(checks []HealthCheck) []Route {
 				{Name: "cursor", Description: "The nextCursor of the previous page.", Example: "Y3Vyc29yOmV2dF8wMWpk"}},
 			Response: OutboxPage{Items: []outbox.Event{exampleEvent()}},
 			Handle: func(ctx context.Context, c *Call) (any, error) {
-				limit, err := pageLimit(c)
-				if err != nil {
-					return nil, err
-				}
-				after, err := decodeCursor(c, "evt_")
-				if err != nil {
-					return nil, err
-				}
 				unpublished := true
 				if s := c.Query("unpublished"); s != "" {
+					var err error
 					if unpublished, err = strconv.ParseBool(s); err != nil {
 						return nil, fault.Invalid("transport.listOutbox", "unpublished", "unpublished must be true or false.")
 					}
 				}
-				evs, err := c.Tx.OutboxList(ctx, outbox.ListParams{After: after, Limit: limit + 1, Unpublished: unpublished})
+				evs, more, next, err := pageOf(c, "evt_", func(after string, n int) ([]outbox.Event, error) {
+					return c.Tx.OutboxList(ctx, outbox.ListParams{After: after, Limit: n, Unpublished: unpublished})
+				}, func(e outbox.Event) string { return e.ID })
 				if err != nil {
 					return nil, err
 				}
-				page := OutboxPage{Items: evs, HasMore: len(evs) > limit}
-				if page.HasMore {
-					page.Items = evs[:limit]
-					page.NextCursor = encodeCursor(page.Items[limit-1].ID)
-				}
-				return page, nil
+				return OutboxPage{Items: evs, HasMore: more, NextCursor: next}, nil
 			}},
 		{Method: http.MethodPost, Pattern: "/api/v1/internal/events/outbox/{id}/published", OperationID: "markOutboxEventPublished", Tag: TagArchitecture,
 			Auth: AuthInternal, Permission: access.InternalEvents, Scope: access.ScopeInternal, Private: true, Idempotency: IdempotencyOptional,

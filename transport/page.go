@@ -1,0 +1,75 @@
+package transport
+
+import (
+	"encoding/base64"
+	"strconv"
+	"strings"
+
+	"github.com/creatormusic/platform/fault"
+	"github.com/creatormusic/platform/id"
+)
+
+// Page bounds for list routes.
+const (
+	DefaultPageLimit = 20
+	MaxPageLimit     = 100
+)
+
+// pageLimit parses the limit query parameter.
+func pageLimit(c *Call) (int, error) {
+	s := c.Query("limit")
+	if s == "" {
+		return DefaultPageLimit, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 || n > MaxPageLimit {
+		return 0, fault.Invalid("transport.pageLimit", "limit", "limit must be an integer from 1 to 100.").With("max", MaxPageLimit)
+	}
+	return n, nil
+}
+
+const cursorPrefix = "cursor:"
+
+func encodeCursor(lastID string) *string {
+	s := base64.RawURLEncoding.EncodeToString([]byte(cursorPrefix + lastID))
+	return &s
+}
+
+// decodeCursor returns the id an opaque cursor stands for; a forged or
+// malformed cursor is INVALID_INPUT.
+func decodeCursor(c *Call, idPrefix string) (string, error) {
+	s := c.Query("cursor")
+	if s == "" {
+		return "", nil
+	}
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	rest, ok := strings.CutPrefix(string(b), cursorPrefix)
+	if err != nil || !ok || !id.Valid(idPrefix, rest) {
+		return "", fault.Invalid("transport.decodeCursor", "cursor", "cursor is not a cursor this API returned.")
+	}
+	return rest, nil
+}
+
+// pageOf runs one keyset page of a list route: it reads limit and cursor
+// (a forged cursor is INVALID_INPUT), asks list for one item more than the
+// page holds to learn whether more follow, and returns the page's items,
+// hasMore and the next cursor (nil on the last page).
+func pageOf[T any](c *Call, idPrefix string, list func(cursor string, n int) ([]T, error), idOf func(T) string) ([]T, bool, *string, error) {
+	limit, err := pageLimit(c)
+	if err != nil {
+		return nil, false, nil, err
+	}
+	cursor, err := decodeCursor(c, idPrefix)
+	if err != nil {
+		return nil, false, nil, err
+	}
+	items, err := list(cursor, limit+1)
+	if err != nil {
+		return nil, false, nil, err
+	}
+	if len(items) <= limit {
+		return items, false, nil, nil
+	}
+	items = items[:limit]
+	return items, true, encodeCursor(idOf(items[limit-1])), nil
+}
