@@ -10,10 +10,13 @@ import (
 	"net"
 	"net/http"
 	"net/textproto"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/creatormusic/platform"
 	"github.com/creatormusic/platform/asset/assettest"
 	"github.com/creatormusic/platform/platformtest"
 	"github.com/creatormusic/platform/transport"
@@ -258,4 +261,38 @@ func TestAssetScoping(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestStaleUploadStagingIsCleaned checks that the platform's hourly job
+// removes staging files a crashed upload left behind, and only old ones.
+func TestStaleUploadStagingIsCleaned(t *testing.T) {
+	s := platformtest.New(t, platformtest.Options{Jobs: platform.JobsConfig{PollInterval: 20 * time.Millisecond}})
+	dir := filepath.Join(s.BlobDir, "tmp")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	stale, fresh := filepath.Join(dir, "crashed-upload"), filepath.Join(dir, "upload-in-progress")
+	for _, f := range []string{stale, fresh} {
+		if err := os.WriteFile(f, []byte("partial"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := time.Now().Add(-48 * time.Hour)
+	if err := os.Chtimes(stale, old, old); err != nil {
+		t.Fatal(err)
+	}
+	s.Clock.Advance(time.Hour) // the hourly job becomes due
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if _, err := os.Stat(stale); os.IsNotExist(err) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the stale staging file was not cleaned")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, err := os.Stat(fresh); err != nil {
+		t.Fatalf("a recent staging file was removed: %v", err)
+	}
 }

@@ -20,13 +20,14 @@ const pruneBatch = 1000
 // pruneEvery is the period of the idempotency prune job.
 const pruneEvery = time.Hour
 
-// schedulePrune enqueues the next idempotency prune, once per period across
-// every host (the unique key is the period's start).
-func (p *Platform) schedulePrune(ctx context.Context) error {
+// scheduleEvery enqueues the next run of a maintenance job of kind at the
+// start of the next period of length every, once per period across every
+// host (the unique key is the period's start).
+func (p *Platform) scheduleEvery(ctx context.Context, kind string, every time.Duration) error {
 	return p.db.InTx(ctx, func(tx *store.Tx) error {
-		next := tx.Now().Truncate(pruneEvery).Add(pruneEvery)
-		_, err := tx.JobInsert(ctx, jobs.InsertParams{Kind: jobIdempotencyPrune, RunAt: next,
-			UniqueKey: jobIdempotencyPrune + ":" + next.Format(time.RFC3339)})
+		next := tx.Now().Truncate(every).Add(every)
+		_, err := tx.JobInsert(ctx, jobs.InsertParams{Kind: kind, RunAt: next,
+			UniqueKey: kind + ":" + next.Format(time.RFC3339)})
 		return err
 	})
 }
@@ -47,7 +48,27 @@ func (p *Platform) pruneIdempotency(ctx context.Context, _ jobs.Job) error {
 			break
 		}
 	}
-	return p.schedulePrune(ctx)
+	return p.scheduleEvery(ctx, jobIdempotencyPrune, pruneEvery)
+}
+
+// stagingAge is how old a staging file of an upload must be before the
+// cleaner removes it: far longer than any upload takes.
+const stagingAge = 24 * time.Hour
+
+// cleanStaging removes staging files that crashed uploads left in the blob
+// store, then schedules the next run. File ages are wall-clock facts of
+// the filesystem, so they are compared with the wall clock.
+func (p *Platform) cleanStaging(ctx context.Context, _ jobs.Job) error {
+	if p.staging != nil {
+		n, err := p.staging.Clean(stagingAge, time.Now())
+		if err != nil {
+			return fmt.Errorf("clean upload staging: %w", err)
+		}
+		if n > 0 {
+			p.log.Info("removed stale upload staging files", "count", n)
+		}
+	}
+	return p.scheduleEvery(ctx, jobCleanStaging, time.Hour)
 }
 
 // BootstrapInput names what Bootstrap creates.

@@ -122,6 +122,8 @@ type Platform struct {
 	handler http.Handler
 	routes  []transport.Route
 	log     *slog.Logger
+	// staging cleans the blob store's leftover upload staging files.
+	staging stagingCleaner
 
 	stop      context.CancelFunc
 	wg        sync.WaitGroup
@@ -132,6 +134,7 @@ type Platform struct {
 // Job kinds the platform itself runs.
 const (
 	jobIdempotencyPrune = "idempotency.prune"
+	jobCleanStaging     = "assets.clean_staging"
 )
 
 // New builds the platform on cfg.Store and starts its background work (the
@@ -160,7 +163,7 @@ func New(ctx context.Context, cfg Config) (*Platform, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	assets, err := assetService(cfg)
+	assets, staging, err := assetService(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -173,7 +176,7 @@ func New(ctx context.Context, cfg Config) (*Platform, error) {
 	if err != nil {
 		return nil, fmt.Errorf("platform: Config.MusicProviders: %w", err)
 	}
-	p := &Platform{cfg: cfg, db: cfg.Store, keyring: kr, keys: apikey.New(cfg.Keys, kr), account: accounts, log: log}
+	p := &Platform{cfg: cfg, db: cfg.Store, keyring: kr, keys: apikey.New(cfg.Keys, kr), account: accounts, log: log, staging: staging}
 	p.limiter = transport.NewLimiter(p.db.Now)
 	if err := p.startPlans(ctx, cfg.Plans); err != nil {
 		return nil, err
@@ -181,6 +184,7 @@ func New(ctx context.Context, cfg Config) (*Platform, error) {
 
 	handlers := map[string]jobs.Handler{
 		jobIdempotencyPrune: p.pruneIdempotency,
+		jobCleanStaging:     p.cleanStaging,
 	}
 	maps.Copy(handlers, p.planHandlers())
 	if err := p.startBilling(cfg); err != nil {
@@ -217,9 +221,11 @@ func New(ctx context.Context, cfg Config) (*Platform, error) {
 	bg, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	p.stop = cancel
 	if !cfg.Jobs.Disabled {
-		if err := p.schedulePrune(ctx); err != nil {
-			cancel()
-			return nil, err
+		for kind, every := range map[string]time.Duration{jobIdempotencyPrune: pruneEvery, jobCleanStaging: time.Hour} {
+			if err := p.scheduleEvery(ctx, kind, every); err != nil {
+				cancel()
+				return nil, err
+			}
 		}
 		if err := p.schedulePlanGrants(ctx); err != nil {
 			cancel()
