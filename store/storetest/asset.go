@@ -15,24 +15,7 @@ import (
 // workspace, environment and tenant, and the by-hash reference check.
 func exerciseAssets(t *testing.T, open Opener) {
 	ctx := context.Background()
-	seed := func(t *testing.T, db *store.DB) {
-		t.Helper()
-		err := db.InTx(ctx, func(tx *store.Tx) error {
-			for _, f := range []func() error{
-				func() error { return tx.TenantInsert(ctx, "ten_1", "Tenant One") },
-				func() error { return tx.WorkspaceInsert(ctx, "ws_1", "ten_1", "One") },
-				func() error { return tx.WorkspaceInsert(ctx, "ws_2", "ten_1", "Two") },
-			} {
-				if err := f(); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatalf("seed: %v", err)
-		}
-	}
+	seed := seedWorkspaces
 	scope := asset.Scope{TenantID: "ten_1", WorkspaceID: "ws_1", Environment: "test"}
 	sha := "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
 	rate, ch, bits, dur := 48000, 2, 24, int64(1500)

@@ -19,24 +19,7 @@ import (
 // keyset listing, health updates and soft deletion.
 func exerciseCredentials(t *testing.T, open Opener) {
 	ctx := context.Background()
-	seed := func(t *testing.T, db *store.DB) {
-		t.Helper()
-		err := db.InTx(ctx, func(tx *store.Tx) error {
-			for _, f := range []func() error{
-				func() error { return tx.TenantInsert(ctx, "ten_1", "Tenant One") },
-				func() error { return tx.WorkspaceInsert(ctx, "ws_1", "ten_1", "One") },
-				func() error { return tx.WorkspaceInsert(ctx, "ws_2", "ten_1", "Two") },
-			} {
-				if err := f(); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatalf("seed: %v", err)
-		}
-	}
+	seed := seedWorkspaces
 	scope := access.Scope{TenantID: "ten_1", WorkspaceID: "ws_1", Environment: access.Test}
 	mk := func(tx *store.Tx, cb []byte) credential.Credential {
 		now := tx.Now()

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -31,4 +32,25 @@ func fresh(t *testing.T, open Opener) (*store.DB, *Clock) {
 	t.Helper()
 	clock := NewClock(Epoch)
 	return open(t, clock), clock
+}
+
+// seedWorkspaces creates tenant ten_1 with workspaces ws_1 and ws_2, the
+// fixture the scoped-store cases share.
+func seedWorkspaces(t *testing.T, db *store.DB) {
+	t.Helper()
+	ctx := context.Background()
+	err := db.InTx(ctx, func(tx *store.Tx) error {
+		if err := tx.TenantInsert(ctx, "ten_1", "Tenant One"); err != nil {
+			return err
+		}
+		for _, ws := range []struct{ id, name string }{{"ws_1", "One"}, {"ws_2", "Two"}} {
+			if err := tx.WorkspaceInsert(ctx, ws.id, "ten_1", ws.name); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("seed: %v", err)
+	}
 }
