@@ -3,7 +3,6 @@ package transport
 import (
 	"context"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/creatormusic/platform/access"
@@ -79,31 +78,16 @@ func feeRoutes(svc *billing.Service, fresh time.Duration) []Route {
 			Auth: AuthSession, SuperAdmin: true, Private: true, Idempotency: IdempotencyNone,
 			Summary:     "List the fee policy's versions",
 			Description: "Every version of the marketplace fee policy in the caller's environment, newest first; earlier versions stay readable and never change. Needs super_admin.",
-			Query:       []Param{{Name: "limit", Description: "Page size, 1 to 100 (default 20).", Example: "20"}, {Name: "cursor", Description: "The nextCursor of the previous page.", Example: "Mw"}},
+			Query:       []Param{{Name: "limit", Description: "Page size, 1 to 100 (default 20).", Example: "20"}, {Name: "cursor", Description: "The nextCursor of the previous page.", Example: "dmVyc2lvbjoz"}},
 			Response:    FeePolicyPage{Items: []FeePolicyView{ex}},
 			Handle: func(ctx context.Context, c *Call) (any, error) {
-				limit, err := pageLimit(c)
+				vs, more, next, err := pageOfVersions(c, func(before, n int) ([]policy.Version, error) {
+					return svc.FeeHistory(ctx, c.Tx, c.Principal.Environment, before, n)
+				}, func(v policy.Version) int { return v.Version })
 				if err != nil {
 					return nil, err
 				}
-				before := 0
-				if cur := c.Query("cursor"); cur != "" {
-					n, err := strconv.Atoi(cur)
-					if err != nil || n < 1 {
-						return nil, fault.Invalid("transport.listFeePolicyVersions", "cursor", "The cursor is not one this route gave.")
-					}
-					before = n
-				}
-				vs, err := svc.FeeHistory(ctx, c.Tx, c.Principal.Environment, before, limit+1)
-				if err != nil {
-					return nil, err
-				}
-				page := FeePolicyPage{Items: []FeePolicyView{}}
-				if len(vs) > limit {
-					vs, page.HasMore = vs[:limit], true
-					next := strconv.Itoa(vs[limit-1].Version)
-					page.NextCursor = &next
-				}
+				page := FeePolicyPage{Items: []FeePolicyView{}, HasMore: more, NextCursor: next}
 				for _, v := range vs {
 					fv, err := feeView(v)
 					if err != nil {

@@ -73,3 +73,36 @@ func pageOf[T any](c *Call, idPrefix string, list func(cursor string, n int) ([]
 	items = items[:limit]
 	return items, true, encodeCursor(idOf(items[limit-1])), nil
 }
+
+// versionCursorPrefix marks a cursor over integer versions.
+const versionCursorPrefix = "version:"
+
+// pageOfVersions is pageOf for lists keyed by an integer version, newest
+// first (policy histories): the cursor is opaque like every other, and a
+// forged one is INVALID_INPUT.
+func pageOfVersions[T any](c *Call, list func(before, n int) ([]T, error), versionOf func(T) int) ([]T, bool, *string, error) {
+	limit, err := pageLimit(c)
+	if err != nil {
+		return nil, false, nil, err
+	}
+	before := 0
+	if s := c.Query("cursor"); s != "" {
+		b, err := base64.RawURLEncoding.DecodeString(s)
+		rest, ok := strings.CutPrefix(string(b), versionCursorPrefix)
+		n, convErr := strconv.Atoi(rest)
+		if err != nil || !ok || convErr != nil || n < 1 {
+			return nil, false, nil, fault.Invalid("transport.pageOfVersions", "cursor", "cursor is not a cursor this API returned.")
+		}
+		before = n
+	}
+	items, err := list(before, limit+1)
+	if err != nil {
+		return nil, false, nil, err
+	}
+	if len(items) <= limit {
+		return items, false, nil, nil
+	}
+	items = items[:limit]
+	next := base64.RawURLEncoding.EncodeToString([]byte(versionCursorPrefix + strconv.Itoa(versionOf(items[limit-1]))))
+	return items, true, &next, nil
+}
