@@ -60,7 +60,13 @@ func TestBillingStory(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		// A provider 5xx during reconcile: nothing activated.
+		// A provider 5xx during reconcile: nothing activated. The payment's
+		// webhooks are held back until the replay below, so that only
+		// reconcile could activate here (the job pool would otherwise race
+		// this check).
+		if err := s.Stripe.SetWebhookURL(""); err != nil {
+			t.Fatal(err)
+		}
 		if _, err := s.Stripe.Pay(sessionID); err != nil {
 			t.Fatal(err)
 		}
@@ -81,6 +87,9 @@ func TestBillingStory(t *testing.T) {
 			t.Fatalf("a test checkout read in live mode: %d %s", r.Status, r.Body)
 		}
 		// Concurrent reconciles plus a replayed webhook: one activation, one grant.
+		if err := s.Stripe.SetWebhookURL(s.Server.URL + "/internal/payments/test/webhook"); err != nil {
+			t.Fatal(err)
+		}
 		var wg sync.WaitGroup
 		for range 4 {
 			wg.Add(1)
