@@ -62,10 +62,12 @@ type UploadInput struct {
 	Origin Origin
 }
 
-// UnitFunc runs fn in one unit of work (a transaction) with the Store bound
-// to it; the caller's writes beside the asset row (a request receipt) commit
-// with it.
-type UnitFunc func(ctx context.Context, fn func(Store) error) error
+// UnitFunc runs one unit of work (a transaction): it calls insert with the
+// Store bound to it, which writes the asset row and returns the stored
+// asset, and makes its own writes beside it (a request receipt, the
+// operation an ingested or derived asset belongs to), all committed
+// together. An error rolls the asset row back.
+type UnitFunc func(ctx context.Context, insert func(Store) (Asset, error)) error
 
 // Upload stages in.Body in the blob store while hashing it, sniffs the
 // staged bytes, checks them against the declared type, publishes the blob
@@ -150,10 +152,11 @@ func (s *Service) Upload(ctx context.Context, read Store, in UploadInput, unit U
 	}
 	published = true
 	_ = staged.Discard() // releases the staging handle; the content is published
-	err = unit(ctx, func(st Store) error {
+	row := a
+	err = unit(ctx, func(st Store) (Asset, error) {
 		var err error
-		a, err = st.AssetInsert(ctx, a)
-		return err
+		a, err = st.AssetInsert(ctx, row)
+		return a, err
 	})
 	if err != nil {
 		if created {

@@ -51,7 +51,10 @@ func (m *memStore) AssetReferenced(ctx context.Context, sha string) (bool, error
 
 var _ asset.Store = (*memStore)(nil)
 
-func (m *memStore) unit(ctx context.Context, fn func(asset.Store) error) error { return fn(m) }
+func (m *memStore) unit(ctx context.Context, insert func(asset.Store) (asset.Asset, error)) error {
+	_, err := insert(m)
+	return err
+}
 
 func blobFiles(t *testing.T, root string) int {
 	t.Helper()

@@ -117,8 +117,8 @@ func assetRoutes(svc *asset.Service) []Route {
 				}
 				in.Scope = assetScope(c.Principal)
 				in.Creator = asset.Creator{UserID: c.Principal.UserID, KeyID: c.Principal.KeyID}
-				a, err := svc.Upload(ctx, c.Tx, in, func(ctx context.Context, fn func(asset.Store) error) error {
-					return c.Commit(ctx, func(tx *store.Tx) error { return fn(tx) })
+				a, err := svc.Upload(ctx, c.Tx, in, func(ctx context.Context, insert func(asset.Store) (asset.Asset, error)) error {
+					return c.Commit(ctx, func(tx *store.Tx) error { _, err := insert(tx); return err })
 				})
 				if err != nil {
 					return nil, StreamReadError(err)
