@@ -67,6 +67,10 @@ func Stages() []Stage {
 	return []Stage{StageQueued, StageText, StageFirst, StageProviderComplete, StageIngesting, StageFinished, StageFailed}
 }
 
+// Rank orders the progressing stages: queued 0 through finished 5;
+// StageFailed and unknown stages are -1.
+func (s Stage) Rank() int { return s.rank() }
+
 // rank orders the progressing stages; StageFailed and unknown stages are
 // -1. The empty stage of a fresh snapshot counts as queued.
 func (s Stage) rank() int {

@@ -442,3 +442,44 @@ func (s *Service) RecordBalance(ctx context.Context, st Store, r Recheck) (Snaps
 	}
 	return s.snapshot(ctx, st, c, r.balance)
 }
+
+// Adapter returns the adapter of provider route id in env; it is
+// PROVIDER_UNAVAILABLE (details.reason not_configured) when the route has
+// none there.
+func (s *Service) Adapter(env access.Environment, id generation.ProviderID) (generation.MusicProvider, error) {
+	return s.adapter("credential.Adapter", env, id)
+}
+
+// PlatformKey returns the platform-managed credential of route id in env,
+// when one is configured together with an adapter. The result must not be
+// kept, logged or returned.
+func (s *Service) PlatformKey(env access.Environment, id generation.ProviderID) (generation.Credential, bool) {
+	if _, ok := s.providers.adapters(env)[id]; !ok {
+		return generation.Credential{}, false
+	}
+	k, ok := s.providers.keys(env)[id]
+	return k, ok
+}
+
+// Usable returns the newest healthy customer credential of each provider
+// route in sc, in one pass over the workspace's credentials (st is any unit
+// of work or the read pool).
+func (s *Service) Usable(ctx context.Context, st Store, sc access.Scope) (map[generation.ProviderID]Credential, error) {
+	out := map[generation.ProviderID]Credential{}
+	before := ""
+	for {
+		cs, err := st.ProviderCredentialList(ctx, sc, before, 100)
+		if err != nil {
+			return nil, fault.Wrap("credential.Usable", err)
+		}
+		for _, c := range cs {
+			if _, seen := out[c.Provider]; !seen && c.Health == Valid {
+				out[c.Provider] = c
+			}
+		}
+		if len(cs) < 100 {
+			return out, nil
+		}
+		before = cs[len(cs)-1].ID
+	}
+}

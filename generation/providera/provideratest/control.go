@@ -67,6 +67,57 @@ func (s *Server) Advance(taskID string) (string, error) {
 	return st, s.deliver(taskID, typ, url, body, h)
 }
 
+// autoLocked starts moving a new task on its own when Config.AutoAdvance is
+// set. mu is held; a closed server starts nothing, so every wg.Add happens
+// before Close waits.
+func (s *Server) autoLocked(taskID string) {
+	if s.cfg.AutoAdvance <= 0 || s.closed {
+		return
+	}
+	s.wg.Add(1)
+	go s.autoRun(taskID)
+}
+
+// autoRun advances a task one stage per Config.AutoAdvance until it stops
+// moving or the server closes.
+func (s *Server) autoRun(taskID string) {
+	defer s.wg.Done()
+	timer := time.NewTimer(s.cfg.AutoAdvance)
+	defer timer.Stop()
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-timer.C:
+		}
+		if !s.autoStep(taskID) {
+			return
+		}
+		timer.Reset(s.cfg.AutoAdvance)
+	}
+}
+
+// autoStep moves a task one stage through Advance, ignoring a failed
+// delivery as Advance documents, and reports whether it may move again.
+func (s *Server) autoStep(taskID string) bool {
+	if s.ctx.Err() != nil || !s.autoMovable(taskID) {
+		return false
+	}
+	if _, err := s.Advance(taskID); errors.Is(err, ErrTerminal) || errors.Is(err, ErrUnknownTask) {
+		return false
+	}
+	return s.ctx.Err() == nil && s.autoMovable(taskID)
+}
+
+// autoMovable reports whether auto-advance may still move a task: not
+// terminal, not hung (F12), not in CALLBACK_EXCEPTION (F3).
+func (s *Server) autoMovable(taskID string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.tasks[taskID]
+	return ok && !t.terminal() && !t.hung && !t.cbException
+}
+
 // Complete advances a task to SUCCESS, sending each remaining callback. A
 // hung task returns an error.
 func (s *Server) Complete(taskID string) error {

@@ -33,7 +33,8 @@
 //
 // # Lifecycle and callbacks
 //
-// Tasks do not move by themselves: Advance moves a task one stage (PENDING
+// Tasks do not move by themselves unless Config.AutoAdvance is set:
+// Advance moves a task one stage (PENDING
 // -> TEXT_SUCCESS -> FIRST_SUCCESS -> SUCCESS) and sends that stage's
 // callback (text, first, complete) to the task's callBackUrl before
 // returning; Complete runs a task to SUCCESS; Fail ends it with a callback
@@ -45,6 +46,15 @@
 // X-Webhook-Signature = base64(HMAC-SHA256(CallbackKey, taskId + "." + ts)).
 // Deliveries are synchronous (one attempt, no retry) and listed by
 // Deliveries.
+//
+// Config.AutoAdvance, when positive, lets a host or a benchmark run
+// generations end to end without a test driving them: every task created
+// afterwards moves one stage per AutoAdvance of wall time (text, first,
+// complete), through the same path as Advance, so its callbacks are signed,
+// shaped and dropped alike; a delivery error is ignored (the stage has moved
+// all the same). A task that Hang, Fail or CallbackException has reached is
+// left alone, and the controls keep working on auto-advanced tasks. Zero
+// keeps tasks still until a test drives them.
 //
 // # Faults
 //
@@ -64,8 +74,9 @@
 //	    SetSignature(SignBad | SignStale | SignNone); SetCreditsConsumed (market drift)
 //
 // A Server is safe for concurrent use. The clock is injectable and decides
-// windows, caps, expiry and signature timestamps; only DelayNextCreate uses
-// a real timer, which Close interrupts. No goroutine outlives Close.
+// windows, caps, expiry and signature timestamps; only DelayNextCreate and
+// AutoAdvance use real timers, which Close stops: no goroutine outlives
+// Close, and no callback is sent after it returns.
 package provideratest
 
 import (
@@ -155,6 +166,13 @@ type Config struct {
 	CreateWindow time.Duration
 	// PollCap is the per-task query limit per second. Zero means 3.
 	PollCap int
+	// AutoAdvance, when positive, moves every task created afterwards one
+	// stage per AutoAdvance of wall time on its own (text, first, complete),
+	// sending each stage's callback as Advance does, until the task is
+	// terminal, hung or in CALLBACK_EXCEPTION. It runs on real timers,
+	// independent of Clock, which still stamps callbacks. Zero keeps tasks
+	// still until a test drives them (Advance, Complete, Fail...).
+	AutoAdvance time.Duration
 }
 
 // Endpoint names an API endpoint for fault injection.
@@ -540,6 +558,7 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
 	s.tasks[t.id] = t
 	s.order = append(s.order, t.id)
 	s.createCount++
+	s.autoLocked(t.id)
 	var delay time.Duration
 	if len(s.delays) > 0 {
 		delay, s.delays = s.delays[0], s.delays[1:]

@@ -32,6 +32,16 @@
 // The poll reports duration as a number and webhooks as a string, as the
 // reference's two examples do.
 //
+// Config.AutoAdvance, when positive, lets a host or a benchmark run
+// generations end to end without a test driving them: every task created
+// afterwards moves its clips to running, then to succeeded (skipping
+// streaming, so StreamingWebhooks adds nothing), one step per AutoAdvance
+// of wall time, through the same path as Advance and Complete,
+// so webhooks are signed, duplicated and dropped alike; a delivery error is
+// ignored (the clips have moved all the same). A hung task, or one whose
+// clips a control has already finished or failed, is left alone. Zero keeps
+// tasks still until a test drives them.
+//
 // # Faults
 //
 //	F1  SetWebhookDuplicates (same X-Webhook-Id), Redeliver (same or new id, also after terminal)
@@ -50,8 +60,10 @@
 //
 // SetSigning chooses valid, bad, stale or missing webhook signatures.
 // Tasks and CreateCount expose state for assertions. A Server is safe for
-// concurrent use; it starts no goroutine of its own besides the HTTP server,
-// and Close releases a create held by AnswerCreateLate: nothing outlives it.
+// concurrent use; besides the HTTP server it starts only AutoAdvance's
+// per-task goroutines, which Close stops and waits for, and Close releases
+// a create held by AnswerCreateLate: nothing outlives it, and no webhook is
+// sent after Close returns.
 package providerbtest
 
 import (
@@ -159,6 +171,13 @@ type Config struct {
 	DefaultSecret string
 	// WebhookClient delivers webhooks; nil means a client with a 10 s timeout.
 	WebhookClient *http.Client
+	// AutoAdvance, when positive, moves every task created afterwards one
+	// step per AutoAdvance of wall time on its own (every clip to running,
+	// then to succeeded), sending each step's webhook as Advance and Complete
+	// do, until the task is terminal or hung. It runs on real timers,
+	// independent of Clock, which still stamps webhooks. Zero keeps tasks
+	// still until a test drives them (Advance, Complete, Fail...).
+	AutoAdvance time.Duration
 }
 
 // Clip is a clip as the simulator holds it.
@@ -216,6 +235,7 @@ type Server struct {
 	wh   *http.Client
 	cfg  Config
 	done chan struct{}
+	wg   sync.WaitGroup // AutoAdvance goroutines
 
 	mu         sync.Mutex
 	tasks      map[string]*task
@@ -293,6 +313,7 @@ func (s *Server) Close() {
 		s.closed = true
 		s.mu.Unlock()
 		close(s.done)
+		s.wg.Wait()
 		s.hs.CloseClientConnections()
 		s.hs.Close()
 	})
@@ -516,6 +537,62 @@ func (s *Server) move(taskID string, only int, target string) error {
 		}
 	}
 	return nil
+}
+
+// autoLocked starts moving a new task on its own when Config.AutoAdvance is
+// set. Callers hold mu; a closed server starts nothing, so every wg.Add
+// happens before Close waits.
+func (s *Server) autoLocked(taskID string) {
+	if s.cfg.AutoAdvance <= 0 || s.closed {
+		return
+	}
+	s.wg.Add(1)
+	go s.autoRun(taskID)
+}
+
+// autoRun moves a task's clips to running, then to succeeded, one step per
+// Config.AutoAdvance, until the task stops moving or the server closes.
+// Delivery errors are ignored: the clips have moved all the same.
+func (s *Server) autoRun(taskID string) {
+	defer s.wg.Done()
+	timer := time.NewTimer(s.cfg.AutoAdvance)
+	defer timer.Stop()
+	for step := 0; ; step++ {
+		select {
+		case <-s.done:
+			return
+		case <-timer.C:
+		}
+		if !s.autoMovable(taskID) {
+			return
+		}
+		if step == 0 {
+			_ = s.move(taskID, -1, "")
+		} else {
+			_ = s.move(taskID, -1, succeedAll)
+		}
+		if !s.autoMovable(taskID) {
+			return
+		}
+		timer.Reset(s.cfg.AutoAdvance)
+	}
+}
+
+// autoMovable reports whether auto-advance may still move a task: the
+// server is open, the task is not hung (F12) and a clip is unfinished.
+func (s *Server) autoMovable(taskID string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.tasks[taskID]
+	if !ok || s.closed || t.Hung {
+		return false
+	}
+	for _, c := range t.Clips {
+		if c.State != providerb.StateSucceeded && c.State != providerb.StateFailed {
+			return true
+		}
+	}
+	return false
 }
 
 // Redeliver re-sends the i-th recorded delivery (Deliveries order), with
@@ -799,6 +876,7 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
 	s.tasks[t.ID] = t
 	s.order = append(s.order, t.ID)
 	s.creates++
+	s.autoLocked(t.ID)
 	late := s.late > 0
 	if late {
 		s.late--

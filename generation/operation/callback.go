@@ -1,0 +1,183 @@
+package operation
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+
+	"github.com/creatormusic/platform/fault"
+	"github.com/creatormusic/platform/generation"
+	"github.com/creatormusic/platform/jobs"
+)
+
+// Received is the outcome of a callback.
+type Received struct {
+	// Duplicate reports a callback stored before (F1): nothing changed.
+	Duplicate bool
+}
+
+// Callback takes a provider callback for the attempt named by token:
+// verifies it with the attempt's credential as the provider signs it,
+// parses it leniently, stores it once and merges it. A callback whose
+// attempt had no task id yet (its create answer was lost) records the
+// task id and starts recovery polls.
+//
+// Errors: NOT_FOUND for an unknown token or provider; CALLBACK_FAILED for
+// a bad or stale signature, a malformed body, or a task id other than the
+// attempt's.
+func (s *Service) Callback(ctx context.Context, provider generation.ProviderID, token string, cb generation.Callback) (Received, error) {
+	const op = "operation.Callback"
+	read := s.cfg.Read()
+	a, err := read.GenerationAttemptByToken(ctx, provider, s.cfg.Digester.Digest(token))
+	if err != nil {
+		return Received{}, fault.Wrap(op, err)
+	}
+	adapter, err := s.cfg.Credentials.Adapter(a.Scope.Environment, a.Provider)
+	if err != nil {
+		return Received{}, fault.Wrap(op, err)
+	}
+	cred, err := s.open(ctx, read, a)
+	if err != nil {
+		return Received{}, fault.E(op, fault.CallbackFailed, "The callback's credential is gone.").With("reason", "credential_gone")
+	}
+	if err := adapter.VerifyCallback(s.callbackKey(cred, a), cb, read.Now()); err != nil {
+		return Received{}, fault.Wrap(op, err)
+	}
+	state, err := adapter.ParseCallback(cb)
+	if err != nil {
+		return Received{}, fault.Wrap(op, err)
+	}
+	if state.TaskID == "" || (a.TaskID != "" && state.TaskID != a.TaskID) {
+		return Received{}, fault.E(op, fault.CallbackFailed, "The callback names another task.").With("reason", "task_mismatch")
+	}
+	sum := sha256.Sum256(cb.Body)
+	hash := hex.EncodeToString(sum[:])
+	var out Received
+	err = s.cfg.Run(ctx, func(st Store) error {
+		o, cur, err := load(ctx, st, jobRef{Operation: a.OperationID, Attempt: a.ID})
+		if err != nil {
+			return err
+		}
+		now := st.Now()
+		if cur.TaskID == "" {
+			// The create's answer was lost; the callback names the task.
+			cur.TaskID, cur.State, cur.ErrorCode, cur.UpdatedAt = state.TaskID, AttemptAccepted, "", now
+			if err := st.GenerationAttemptUpdate(ctx, cur); err != nil {
+				return err
+			}
+			if !o.Status().Terminal() {
+				if err := s.enqueue(ctx, st, JobPoll, jobRef{Operation: o.ID, Attempt: cur.ID, Seq: 1}, now.Add(s.cfg.PollAfter),
+					fmt.Sprintf("gen-poll:%s:1", cur.ID)); err != nil {
+					return err
+				}
+			}
+		} else if cur.TaskID != state.TaskID {
+			return fault.E(op, fault.CallbackFailed, "The callback names another task.").With("reason", "task_mismatch")
+		}
+		created, err := st.GenerationCallbackInsert(ctx, CallbackRecord{ID: st.NewID("gcb_"), Provider: provider, TaskID: state.TaskID,
+			Stage: state.Stage, PayloadHash: hash, AttemptID: cur.ID, OperationID: o.ID, Body: cb.Body, ReceivedAt: now})
+		if err != nil {
+			return err
+		}
+		if !created {
+			out.Duplicate = true
+			return nil
+		}
+		_, err = s.observe(ctx, st, o, cur, generation.Observation{Source: generation.SourceCallback,
+			Key: fmt.Sprintf("cb:%s:%s:%s:%s", provider, state.TaskID, state.Stage, hash), State: state})
+		return err
+	})
+	if err != nil {
+		return Received{}, fault.Wrap(op, err)
+	}
+	return out, nil
+}
+
+// observe merges an observation of attempt a's task into o, commits the
+// effects and returns the operation as it now is. An observation of an
+// attempt that is not the operation's current one changes nothing.
+func (s *Service) observe(ctx context.Context, st Store, o Operation, a Attempt, obs generation.Observation) (Operation, error) {
+	if o.CurrentAttemptID != a.ID {
+		return o, nil
+	}
+	next, effects := generation.Merge(o.Snapshot, obs)
+	if equalSnapshots(next, o.Snapshot) && len(effects) == 0 {
+		return o, nil
+	}
+	return s.commit(ctx, st, o, next, effects, a)
+}
+
+// equalSnapshots reports whether two snapshots are the same.
+func equalSnapshots(a, b generation.Snapshot) bool {
+	x, err1 := json.Marshal(a)
+	y, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && string(x) == string(y)
+}
+
+// PollHandler is the handler of JobPoll: one recovery poll of an
+// attempt's task, then the next one with backoff while the provider has
+// not finished. A poll that fails (F5: 5xx, a throttle, a malformed
+// body; F13: an unknown task) only schedules the next one; the operation's
+// deadline bounds them all.
+func (s *Service) PollHandler() jobs.Handler {
+	return handler("poll", func(ctx context.Context, job jobs.Job, ref jobRef) error {
+		return s.poll(ctx, ref)
+	})
+}
+
+func (s *Service) poll(ctx context.Context, ref jobRef) error {
+	read := s.cfg.Read()
+	o, a, err := load(ctx, read, ref)
+	if err != nil {
+		return err
+	}
+	if o.Status().Terminal() || a.TaskID == "" || o.CurrentAttemptID != a.ID || o.Snapshot.Stage.Rank() >= generation.StageIngesting.Rank() {
+		return nil
+	}
+	now := read.Now()
+	if a.LastPolledAt != nil && now.Before(a.LastPolledAt.Add(s.cfg.PollMinInterval)) {
+		at := a.LastPolledAt.Add(s.cfg.PollMinInterval)
+		return s.cfg.Run(ctx, func(st Store) error {
+			return s.enqueue(ctx, st, JobPoll, jobRef{Operation: o.ID, Attempt: a.ID, Seq: ref.Seq}, at, fmt.Sprintf("gen-poll:%s:%d:later", a.ID, ref.Seq))
+		})
+	}
+	adapter, err := s.cfg.Credentials.Adapter(a.Scope.Environment, a.Provider)
+	if err != nil {
+		return err
+	}
+	cred, err := s.open(ctx, read, a)
+	if err != nil {
+		return nil // the customer deleted the key: callbacks or the deadline end it
+	}
+	state, qerr := adapter.Query(ctx, cred, a.TaskID)
+	return s.cfg.Run(ctx, func(st Store) error {
+		o, cur, err := load(ctx, st, jobRef{Operation: ref.Operation, Attempt: a.ID})
+		if err != nil {
+			return err
+		}
+		now := st.Now()
+		cur.Polls++
+		cur.LastPolledAt = &now
+		cur.UpdatedAt = now
+		if err := st.GenerationAttemptUpdate(ctx, cur); err != nil {
+			return err
+		}
+		if qerr == nil && state.TaskID == cur.TaskID {
+			if o, err = s.observe(ctx, st, o, cur, generation.Observation{Source: generation.SourcePoll, State: state}); err != nil {
+				return err
+			}
+		}
+		if o.Status().Terminal() || o.Snapshot.Stage.Rank() >= generation.StageIngesting.Rank() {
+			return nil
+		}
+		wait := s.cfg.PollAfter
+		for i := 1; i < ref.Seq && wait < s.cfg.PollMax; i++ {
+			wait *= 2
+		}
+		wait = min(wait, s.cfg.PollMax)
+		return s.enqueue(ctx, st, JobPoll, jobRef{Operation: o.ID, Attempt: cur.ID, Seq: ref.Seq + 1}, now.Add(wait),
+			fmt.Sprintf("gen-poll:%s:%d", cur.ID, ref.Seq+1))
+	})
+}

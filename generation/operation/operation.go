@@ -1,0 +1,340 @@
+// Package operation runs music generation operations end to end (spec,
+// "Music generation and operations"): accept a generate request, reserve
+// its credits, dispatch it to a provider from a durable job after commit,
+// take the provider's answers from verified callbacks and recovery polls
+// through the one pure merge (generation.Merge), ingest both tracks as
+// durable assets, settle or release the credits exactly once, and
+// reconcile the provider's cost.
+//
+// # The dispatch sequence
+//
+// Prepare (reads only, outside the transaction): the request is
+// validated, priced through the "pricing.generation" policy of the
+// caller's environment, and its routes and billing mode are chosen from
+// the configured providers and the workspace's credentials. Accept (one
+// unit of work with the gateway's idempotency record): the operation and
+// its dispatch job are written and the credits are reserved in the ledger
+// (reference "reserve:<operation id>") last, just before the commit.
+// Nothing talks to a provider before the commit.
+//
+// Dispatch (job "generation.dispatch"): picks the next candidate (provider
+// route x credential) from the operation's routes and billing mode, takes
+// a slot of the provider account's create scheduler (Config.CreateLimit per
+// Config.CreateWindow, counted in the database so that every host on one
+// PostgreSQL shares it), records the attempt in state sending, commits, and
+// only then calls the provider. The answer is recorded in a second unit of
+// work. An attempt found still sending (the worker stopped between the
+// create and recording its answer) is never sent again: it becomes
+// ambiguous and waits for a callback, which names the attempt by the
+// unguessable token in its URL, or for the ambiguous-create deadline, after
+// which the operation fails and its credits are released. The same holds
+// for a create that timed out.
+//
+// A throttle (RATE_LIMITED: the task never entered the provider's queue)
+// or an unavailable provider is retried on the same candidate with
+// backoff, Config.TransientRetries times; a refusal (credits exhausted, a
+// rejected key, a refused request) moves to the next candidate — the
+// platform credential after a customer key in BYOK_WITH_PLATFORM_FALLBACK,
+// then the fallback routes of providerPolicy. When none is left the
+// operation fails and its credits are released. The operation id never
+// changes across attempts; provider task ids are correlation data, never
+// returned.
+//
+// Callbacks and polls: a callback is verified by the attempt's provider
+// adapter on its raw body, stored once (unique on provider, task, stage
+// and payload hash), and merged; a recovery poll (job "generation.poll",
+// first after Config.PollAfter, then backing off to Config.PollMax, never
+// faster than Config.PollMinInterval per task, so far below provider A's
+// 3 queries per second per task) goes through the same merge. Clients
+// never poll providers.
+//
+// Ingestion (job "generation.ingest", one per output slot): the final
+// MP3 is fetched with bounded retries (generation.Fetcher, F9) and stored
+// as an asset of origin generated; the output row is unique per operation
+// and slot, so a track is materialized once. The last output settles the
+// credits (reference "settle:<operation id>") and writes
+// generation.operation.completed. An expired URL fails the operation and
+// releases the credits. An operation cancelled meanwhile never gets the
+// asset. Decision: an operation fails as a whole — when one track is
+// ingested and the other's URL has expired, nothing is charged, and the
+// ingested track stays an asset of the workspace, shown on the operation's
+// output, since its bytes are already stored.
+//
+// Cost (job "generation.reconcile", once per attempt with a terminal
+// provider outcome, cancelled operations included): creditsConsumed where
+// the dialect reports it, else the price table (generation.Reconcile);
+// drift above Config.CostDriftBps writes a PROVIDER_COST_DRIFT outbox
+// event. The provider's consumption is posted to the provider-cost ledger,
+// never to customer credits.
+package operation
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/creatormusic/platform/access"
+	"github.com/creatormusic/platform/asset"
+	"github.com/creatormusic/platform/generation"
+	"github.com/creatormusic/platform/generation/credential"
+	"github.com/creatormusic/platform/jobs"
+	"github.com/creatormusic/platform/ledger"
+	"github.com/creatormusic/platform/policy"
+)
+
+// IDPrefix prefixes operation ids; AttemptPrefix attempt ids.
+const (
+	IDPrefix      = "op_"
+	AttemptPrefix = "gatt_"
+)
+
+// Job kinds of this package.
+const (
+	JobDispatch  = "generation.dispatch"
+	JobPoll      = "generation.poll"
+	JobIngest    = "generation.ingest"
+	JobReconcile = "generation.reconcile"
+	JobExpire    = "generation.expire"
+	JobAmbiguous = "generation.ambiguous"
+)
+
+// Outbox event types.
+const (
+	EventCompleted = "generation.operation.completed"
+	EventFailed    = "generation.operation.failed"
+	EventCancelled = "generation.operation.cancelled"
+	EventExpired   = "generation.operation.expired"
+	// EventCostDrift is written when a provider's reported cost differs
+	// from the expected cost by more than Config.CostDriftBps.
+	EventCostDrift = "PROVIDER_COST_DRIFT"
+)
+
+// ProviderPolicy is the caller's provider routing preference (scope
+// providers:select).
+type ProviderPolicy struct {
+	Preferred generation.ProviderID   `json:"preferred,omitempty"`
+	Fallback  []generation.ProviderID `json:"fallback,omitempty"`
+}
+
+// Request is a validated generate request as stored with its operation.
+type Request struct {
+	Prompt       string  `json:"prompt"`
+	Instrumental bool    `json:"instrumental"`
+	Model        string  `json:"model"`
+	Duration     float64 `json:"duration,omitempty"`
+	// ProviderPolicy is nil when the caller named none.
+	ProviderPolicy *ProviderPolicy `json:"providerPolicy,omitempty"`
+}
+
+// Operation is a generation operation as stored.
+type Operation struct {
+	ID              string
+	Scope           access.Scope
+	CreatedByUserID string
+	CreatedByKeyID  string
+	Request         Request
+	// BillingMode decides which credentials the candidates use and what
+	// the customer pays.
+	BillingMode credential.BillingMode
+	// CreditsReserved is what Accept reserved; CreditsSettled is what was
+	// consumed (nil until settled; the rest was released).
+	CreditsReserved int64
+	CreditsSettled  *int64
+	// ByokCredits is what the customer pays when a customer key delivered
+	// the result (priced at accept).
+	ByokCredits int64
+	// Pricing is the pricing policy version the operation was priced with.
+	Pricing policy.Ref
+	// Routes are the provider routes to try, in order.
+	Routes []generation.ProviderID
+	// DurationApplied is nil until a provider was selected; false when the
+	// request named a duration the selected provider does not take.
+	DurationApplied *bool
+	// Snapshot is the merged provider state of the current attempt; its
+	// Status is the operation's status.
+	Snapshot generation.Snapshot
+	// Version counts updates (compare-and-set).
+	Version int64
+	// Attempts is the number of provider attempts recorded.
+	Attempts int
+	// CurrentAttemptID is the attempt whose task the snapshot follows.
+	CurrentAttemptID string
+	DeadlineAt       time.Time
+	CreatedAt        time.Time
+	UpdatedAt        time.Time
+	// EndedAt is when the operation became terminal.
+	EndedAt *time.Time
+}
+
+// Status is the operation's status.
+func (o Operation) Status() generation.Status { return o.Snapshot.Status }
+
+// AttemptState is the state of one provider attempt.
+type AttemptState string
+
+// Attempt states.
+const (
+	// AttemptSending: recorded before the provider create; if a worker
+	// finds it still sending, the answer was lost: it becomes ambiguous.
+	AttemptSending AttemptState = "sending"
+	// AttemptAccepted: the provider returned (or a callback revealed) the
+	// task id.
+	AttemptAccepted AttemptState = "accepted"
+	// AttemptAmbiguous: the create's answer is unknown (a timeout or a
+	// worker stop); the task may exist and is never created again.
+	AttemptAmbiguous AttemptState = "ambiguous"
+	// AttemptTransient: throttled or unavailable; the task never entered the
+	// provider's queue; the same candidate is tried again.
+	AttemptTransient AttemptState = "transient"
+	// AttemptRefused: the provider refused the create for good on this
+	// candidate; the next candidate is tried.
+	AttemptRefused AttemptState = "refused"
+)
+
+// Attempt is one provider create of an operation.
+type Attempt struct {
+	ID          string
+	OperationID string
+	Scope       access.Scope
+	Number      int
+	Provider    generation.ProviderID
+	// CredentialID is the customer credential used; "" for the platform's.
+	CredentialID string
+	Ownership    credential.Ownership
+	// TokenDigest is the keyed digest of the callback URL's attempt token.
+	TokenDigest string
+	// TaskID is the provider's task id; "" until known.
+	TaskID    string
+	State     AttemptState
+	ErrorCode string
+	// Polls counts recovery polls; LastPolledAt is the latest one.
+	Polls        int
+	LastPolledAt *time.Time
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+}
+
+// CallbackRecord is a verified provider callback as stored (the durable
+// inbox of callbacks).
+type CallbackRecord struct {
+	ID          string
+	Provider    generation.ProviderID
+	TaskID      string
+	Stage       generation.Stage
+	PayloadHash string
+	AttemptID   string
+	OperationID string
+	Body        []byte
+	ReceivedAt  time.Time
+}
+
+// Output is an ingested output: the asset of one slot.
+type Output struct {
+	OperationID     string
+	Slot            int
+	AssetID         string
+	ProviderTrackID string
+	CreatedAt       time.Time
+}
+
+// Cost is a provider cost reconciliation of one attempt.
+type Cost struct {
+	ID          string
+	OperationID string
+	AttemptID   string
+	Scope       access.Scope
+	Provider    generation.ProviderID
+	Model       string
+	Status      generation.CostStatus
+	Source      generation.CostSource
+	Expected    *int64
+	Actual      *int64
+	DriftBps    int64
+	CreatedAt   time.Time
+}
+
+// Store is the port the service writes and reads through, bound to one
+// unit of work (or to the read pool for reads). Package store implements
+// it.
+type Store interface {
+	ledger.Store
+	policy.Store
+	jobs.Enqueuer
+	asset.Store
+	credential.Store
+	// GenerationOperationInsert stores a new operation.
+	GenerationOperationInsert(ctx context.Context, o Operation) error
+	// GenerationOperationGet reads an operation of sc; NOT_FOUND otherwise.
+	GenerationOperationGet(ctx context.Context, sc access.Scope, id string) (Operation, error)
+	// GenerationOperationLock reads an operation by id and locks it until
+	// the unit of work ends (FOR UPDATE on PostgreSQL; SQLite's single
+	// writer serializes); NOT_FOUND when there is none.
+	GenerationOperationLock(ctx context.Context, id string) (Operation, error)
+	// GenerationOperationUpdate writes o when its stored version is
+	// o.Version-1; CONFLICT otherwise.
+	GenerationOperationUpdate(ctx context.Context, o Operation) error
+	// GenerationAttemptInsert stores a new attempt.
+	GenerationAttemptInsert(ctx context.Context, a Attempt) error
+	// GenerationAttemptUpdate writes an attempt's task id, state, error,
+	// polls and times.
+	GenerationAttemptUpdate(ctx context.Context, a Attempt) error
+	// GenerationAttemptGet reads an attempt by id; NOT_FOUND otherwise.
+	GenerationAttemptGet(ctx context.Context, id string) (Attempt, error)
+	// GenerationAttemptByToken reads the attempt of a callback token
+	// digest and provider; NOT_FOUND otherwise.
+	GenerationAttemptByToken(ctx context.Context, provider generation.ProviderID, digest string) (Attempt, error)
+	// GenerationAttempts lists an operation's attempts by number.
+	GenerationAttempts(ctx context.Context, operationID string) ([]Attempt, error)
+	// GenerationCallbackInsert stores a callback once: false when one with
+	// the same provider, task, stage and payload hash exists.
+	GenerationCallbackInsert(ctx context.Context, c CallbackRecord) (bool, error)
+	// GenerationOutputInsert stores an output once: false when the slot of
+	// the operation has one.
+	GenerationOutputInsert(ctx context.Context, o Output) (bool, error)
+	// GenerationCostInsert stores an attempt's reconciliation once: false
+	// when the attempt has one.
+	GenerationCostInsert(ctx context.Context, c Cost) (bool, error)
+	// GenerationCostGet reads the reconciliations of an operation.
+	GenerationCosts(ctx context.Context, operationID string) ([]Cost, error)
+	// BeforeCommit runs fn in the unit of work just before its commit.
+	BeforeCommit(fn func(ctx context.Context) error)
+	// ProviderCreateSlot takes a create slot of a provider account: at most
+	// limit slots in any window ending now (the unit of work's time). When
+	// the window is full it takes nothing and returns when the oldest slot
+	// leaves it.
+	ProviderCreateSlot(ctx context.Context, account string, limit int, window time.Duration) (ok bool, retryAt time.Time, err error)
+}
+
+// handler decodes a job's jobRef payload for fn.
+func handler(kind string, fn func(ctx context.Context, job jobs.Job, ref jobRef) error) jobs.Handler {
+	return func(ctx context.Context, job jobs.Job) error {
+		var ref jobRef
+		if err := json.Unmarshal(job.Payload, &ref); err != nil {
+			return fmt.Errorf("%s payload: %w", kind, err)
+		}
+		return fn(ctx, job, ref)
+	}
+}
+
+// load reads the operation and attempt a job names, through st.
+func load(ctx context.Context, st Store, ref jobRef) (Operation, Attempt, error) {
+	o, err := st.GenerationOperationLock(ctx, ref.Operation)
+	if err != nil {
+		return Operation{}, Attempt{}, err
+	}
+	a, err := st.GenerationAttemptGet(ctx, ref.Attempt)
+	if err != nil {
+		return Operation{}, Attempt{}, err
+	}
+	return o, a, nil
+}
+
+// payload encodes a job payload.
+func payload(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil { // only plain structs of strings and ints
+		panic(err)
+	}
+	return b
+}
