@@ -1,0 +1,597 @@
+package sound
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/creatormusic/platform/access"
+	"github.com/creatormusic/platform/asset"
+	"github.com/creatormusic/platform/fault"
+	"github.com/creatormusic/platform/jobs"
+	"github.com/creatormusic/platform/outbox"
+	"github.com/creatormusic/platform/sound/dsp"
+)
+
+// Store is the port the service writes and reads through, bound to one
+// unit of work (or the read pool for reads). Package store implements it.
+type Store interface {
+	asset.Store
+	jobs.Enqueuer
+	outbox.Writer
+	// Now is the unit of work's time; NewID a fresh id with prefix.
+	Now() time.Time
+	NewID(prefix string) string
+	// SoundOperationInsert stores a new operation.
+	SoundOperationInsert(ctx context.Context, o Operation) error
+	// SoundOperationGet reads an operation of sc; NOT_FOUND otherwise.
+	SoundOperationGet(ctx context.Context, sc access.Scope, id string) (Operation, error)
+	// SoundOperationLock reads an operation by id, locked until the unit
+	// of work ends (a plain read on the read pool); NOT_FOUND otherwise.
+	SoundOperationLock(ctx context.Context, id string) (Operation, error)
+	// SoundOperationUpdate writes o when its stored version is
+	// o.Version-1; CONFLICT otherwise.
+	SoundOperationUpdate(ctx context.Context, o Operation) error
+	// SoundOutputInsert stores an output once: false when the operation
+	// has one of that name.
+	SoundOutputInsert(ctx context.Context, o Output) (bool, error)
+	// SoundOutputs lists an operation's outputs by name.
+	SoundOutputs(ctx context.Context, operationID string) ([]Output, error)
+}
+
+// RunFunc runs fn as one unit of work.
+type RunFunc func(ctx context.Context, fn func(st Store) error) error
+
+// Config configures a Service.
+type Config struct {
+	// Assets opens input assets. Required.
+	Assets *asset.Service
+	// Run runs a unit of work; Read returns the read pool. Required.
+	Run  RunFunc
+	Read func() Store
+	// Deadline is how long an operation may run before it expires; zero
+	// means 30 minutes.
+	Deadline time.Duration
+	// Engine runs the operations; nil means BuiltIn.
+	Engine Engine
+	// Disabled names operations ("stem_separation", "mastering",
+	// "enhancement", "analysis") and enhancement features ("denoise", ...)
+	// this deployment does not serve: the capability snapshot reports them
+	// unsupported and requests for them are 422 CAPABILITY_UNSUPPORTED.
+	Disabled []string
+}
+
+// Service runs sound operations. It is safe for concurrent use.
+type Service struct {
+	cfg Config
+}
+
+// New validates cfg and returns a Service.
+func New(cfg Config) (*Service, error) {
+	if cfg.Assets == nil || cfg.Run == nil || cfg.Read == nil {
+		return nil, errors.New("sound: Assets, Run and Read are required")
+	}
+	if cfg.Deadline <= 0 {
+		cfg.Deadline = 30 * time.Minute
+	}
+	if cfg.Engine == nil {
+		cfg.Engine = BuiltIn{}
+	}
+	return &Service{cfg: cfg}, nil
+}
+
+// EntitlementHighResolution grants 88.2 and 96 kHz and 32-bit output.
+const EntitlementHighResolution = "audio.hires"
+
+// Capabilities is the capability snapshot (spec, Sound capabilities).
+type Capabilities struct {
+	Audio    AudioCapabilities   `json:"audio"`
+	Features FeatureCapabilities `json:"features"`
+}
+
+// AudioCapabilities are the output audio parameters the engine serves.
+type AudioCapabilities struct {
+	SampleRates     []int    `json:"sampleRates"`
+	BitDepths       []int    `json:"bitDepths"`
+	Formats         []string `json:"formats"`
+	MaximumChannels int      `json:"maximumChannels"`
+}
+
+// FeatureCapabilities say which operations are served.
+type FeatureCapabilities struct {
+	StemSeparation StemCapability `json:"stemSeparation"`
+	Mastering      Supported      `json:"mastering"`
+	Enhancement    Enhancement    `json:"enhancement"`
+	Analysis       Supported      `json:"analysis"`
+}
+
+// StemCapability says whether stems are served, which, and how many.
+type StemCapability struct {
+	Supported    bool `json:"supported"`
+	MaximumStems int  `json:"maximumStems"`
+	// Stems names the stems the engine separates.
+	Stems []string `json:"stems"`
+}
+
+// Enhancement says whether enhancement is served and which features.
+type Enhancement struct {
+	Supported bool `json:"supported"`
+	// Features maps each enhancement feature to whether it is served.
+	Features map[string]bool `json:"features"`
+}
+
+// Supported says whether an operation is served.
+type Supported struct {
+	Supported bool `json:"supported"`
+}
+
+// Capabilities returns the snapshot for an authority: output up to 48 kHz
+// and 24-bit, and 88.2/96 kHz and 32-bit where the workspace holds
+// EntitlementHighResolution. Only analysis is served so far.
+func (s *Service) Capabilities(a *access.Authority) Capabilities {
+	on := func(t Type) bool { return !slices.Contains(s.cfg.Disabled, string(t)) }
+	c := Capabilities{
+		Audio: AudioCapabilities{SampleRates: []int{22050, 32000, 44100, 48000}, BitDepths: []int{16, 24},
+			Formats: []string{"wav", "flac"}, MaximumChannels: 2},
+		Features: FeatureCapabilities{Analysis: Supported{Supported: on(TypeAnalysis)}, Mastering: Supported{Supported: on(TypeMastering)},
+			Enhancement: Enhancement{Supported: on(TypeEnhancement), Features: map[string]bool{}}},
+	}
+	c.Features.StemSeparation.Stems = []string{}
+	if on(TypeStemSeparation) {
+		c.Features.StemSeparation = StemCapability{Supported: true, MaximumStems: len(s.stems()), Stems: s.stems()}
+	}
+	for _, f := range s.features() {
+		c.Features.Enhancement.Features[f] = on(TypeEnhancement) && !slices.Contains(s.cfg.Disabled, f)
+	}
+	if a != nil && a.HasEntitlement(EntitlementHighResolution) {
+		c.Audio.SampleRates = append(c.Audio.SampleRates, 88200, 96000)
+		c.Audio.BitDepths = append(c.Audio.BitDepths, 32)
+	}
+	return c
+}
+
+func (s *Service) stems() []string    { return s.cfg.Engine.Stems() }
+func (s *Service) features() []string { return s.cfg.Engine.Features() }
+
+// served refuses an operation type the snapshot does not serve.
+func served(op string, c Capabilities, t Type) error {
+	ok := map[Type]bool{TypeAnalysis: c.Features.Analysis.Supported, TypeMastering: c.Features.Mastering.Supported,
+		TypeEnhancement: c.Features.Enhancement.Supported, TypeStemSeparation: c.Features.StemSeparation.Supported}[t]
+	if !ok {
+		return fault.E(op, fault.CapabilityUnsupported, fmt.Sprintf("This deployment does not serve %s.", t)).With("type", string(t))
+	}
+	return nil
+}
+
+// Analysis fields a request can ask for.
+const (
+	FieldDuration     = "duration"
+	FieldLoudness     = "loudness"
+	FieldPeak         = "peak"
+	FieldBPM          = "bpm"
+	FieldKey          = "key"
+	FieldSampleRate   = "sampleRate"
+	FieldBitDepth     = "bitDepth"
+	FieldChannelCount = "channelCount"
+)
+
+// AnalysisFields lists every requestable analysis field.
+func AnalysisFields() []string {
+	return []string{FieldDuration, FieldLoudness, FieldPeak, FieldBPM, FieldKey, FieldSampleRate, FieldBitDepth, FieldChannelCount}
+}
+
+// AnalyzeRequest is a validated analysis request.
+type AnalyzeRequest struct {
+	InputAssetID string   `json:"inputAssetId"`
+	Fields       []string `json:"fields"`
+}
+
+// Analyze accepts an analysis of an asset of p's scope: the operation and
+// its run and deadline jobs are written in st's unit of work. Fields
+// default to all; an unknown or repeated field is INVALID_INPUT
+// (details.field "fields[i]"); an asset of another scope or none is
+// NOT_FOUND (details.field input.assetId).
+func (s *Service) Analyze(ctx context.Context, st Store, p *access.Principal, a *access.Authority, in AnalyzeRequest) (Operation, error) {
+	const op = "sound.Analyze"
+	if len(in.Fields) == 0 {
+		in.Fields = AnalysisFields()
+	}
+	seen := map[string]bool{}
+	for i, f := range in.Fields {
+		if !slices.Contains(AnalysisFields(), f) {
+			return Operation{}, fault.Invalid(op, fmt.Sprintf("fields[%d]", i), fmt.Sprintf("%q is not an analysis field.", f)).
+				With("allowed", AnalysisFields())
+		}
+		if seen[f] {
+			return Operation{}, fault.Invalid(op, fmt.Sprintf("fields[%d]", i), fmt.Sprintf("%q is requested twice.", f))
+		}
+		seen[f] = true
+	}
+	return s.accept(ctx, st, p, s.Capabilities(a), TypeAnalysis, in.InputAssetID, in)
+}
+
+// enqueue writes an operation's run and deadline jobs.
+func (s *Service) enqueue(ctx context.Context, st Store, o Operation) error {
+	for _, j := range []jobs.InsertParams{
+		{Kind: JobRun, Payload: idPayload(o.ID), RunAt: o.CreatedAt, UniqueKey: "sound-run:" + o.ID},
+		{Kind: JobExpire, Payload: idPayload(o.ID), RunAt: o.DeadlineAt, UniqueKey: "sound-expire:" + o.ID},
+	} {
+		if _, err := st.JobInsert(ctx, j); err != nil {
+			return fault.Wrap("sound.enqueue", err)
+		}
+	}
+	return nil
+}
+
+func assetScope(sc access.Scope) asset.Scope {
+	return asset.Scope{TenantID: sc.TenantID, WorkspaceID: sc.WorkspaceID, Environment: string(sc.Environment)}
+}
+
+type jobPayload struct {
+	Operation string `json:"operation"`
+}
+
+func idPayload(id string) []byte {
+	b, _ := json.Marshal(jobPayload{Operation: id}) // a struct of one string
+	return b
+}
+
+// Get reads an operation of p's scope; NOT_FOUND for any other.
+func (s *Service) Get(ctx context.Context, st Store, p *access.Principal, id string) (Operation, error) {
+	o, err := st.SoundOperationGet(ctx, p.Scope(), id)
+	if err != nil {
+		return Operation{}, fault.Wrap("sound.Get", err)
+	}
+	return o, nil
+}
+
+// Result returns a completed operation of p's scope. RESULT_NOT_READY
+// (409) before completion, with details.status (and failureCode for a
+// failed one): never a synthetic result.
+func (s *Service) Result(ctx context.Context, st Store, p *access.Principal, id string) (Operation, error) {
+	const op = "sound.Result"
+	o, err := s.Get(ctx, st, p, id)
+	if err != nil {
+		return Operation{}, err
+	}
+	if o.Status != StatusCompleted {
+		e := fault.E(op, fault.ResultNotReady, "The operation has no result yet.").With("status", string(o.Status))
+		if o.Status.Terminal() {
+			e = fault.E(op, fault.ResultNotReady, "The operation ended without a result.").With("status", string(o.Status))
+			if o.FailureCode != "" {
+				e = e.With("failureCode", o.FailureCode)
+			}
+		}
+		return Operation{}, e
+	}
+	return o, nil
+}
+
+// Outputs lists the outputs of an operation (read through st).
+func (s *Service) Outputs(ctx context.Context, st Store, id string) ([]Output, error) {
+	out, err := st.SoundOutputs(ctx, id)
+	if err != nil {
+		return nil, fault.Wrap("sound.Outputs", err)
+	}
+	return out, nil
+}
+
+// Cancel cancels an operation of p's scope: idempotent; a failed,
+// cancelled or expired operation is returned unchanged;
+// INVALID_STATE_TRANSITION (409) for a completed one.
+func (s *Service) Cancel(ctx context.Context, st Store, p *access.Principal, id string) (Operation, error) {
+	const op = "sound.Cancel"
+	if _, err := s.Get(ctx, st, p, id); err != nil {
+		return Operation{}, err
+	}
+	o, err := st.SoundOperationLock(ctx, id)
+	if err != nil {
+		return Operation{}, fault.Wrap(op, err)
+	}
+	return s.move(ctx, st, o, EventCancel, func(*Operation) {})
+}
+
+// move applies e to o with edit and stores it; a no-op move stores
+// nothing.
+func (s *Service) move(ctx context.Context, st Store, o Operation, e Event, edit func(*Operation)) (Operation, error) {
+	to, err := Transition(o.Status, e)
+	if err != nil {
+		return Operation{}, err
+	}
+	if to == o.Status && o.Status.Terminal() {
+		return o, nil
+	}
+	now := st.Now()
+	o.Status, o.UpdatedAt = to, now
+	o.Version++
+	if to.Terminal() {
+		o.EndedAt = &now
+	}
+	edit(&o)
+	if err := st.SoundOperationUpdate(ctx, o); err != nil {
+		return Operation{}, fault.Wrap("sound.move", err)
+	}
+	if to == StatusCompleted {
+		payload, _ := json.Marshal(map[string]string{"operationId": o.ID, "type": string(o.Type), "inputAssetId": o.InputAssetID})
+		if _, err := st.OutboxInsert(ctx, outbox.Event{TenantID: o.Scope.TenantID, WorkspaceID: o.Scope.WorkspaceID,
+			Environment: string(o.Scope.Environment), Type: EventCompleted, SchemaVersion: 1, AggregateID: o.ID,
+			AggregateVersion: o.Version, OccurredAt: now, Payload: payload}); err != nil {
+			return Operation{}, fault.Wrap("sound.move", err)
+		}
+	}
+	return o, nil
+}
+
+// ExpireHandler is the handler of JobExpire.
+func (s *Service) ExpireHandler() jobs.Handler {
+	return s.handler(func(ctx context.Context, id string) error {
+		return s.cfg.Run(ctx, func(st Store) error {
+			o, err := st.SoundOperationLock(ctx, id)
+			if err != nil {
+				return err
+			}
+			if st.Now().Before(o.DeadlineAt) {
+				return fmt.Errorf("sound operation %s: deadline not reached", id)
+			}
+			_, err = s.move(ctx, st, o, EventExpire, func(*Operation) {})
+			return err
+		})
+	})
+}
+
+func (s *Service) handler(fn func(ctx context.Context, id string) error) jobs.Handler {
+	return func(ctx context.Context, job jobs.Job) error {
+		var p jobPayload
+		if err := json.Unmarshal(job.Payload, &p); err != nil {
+			return fmt.Errorf("sound job payload: %w", err)
+		}
+		return fn(ctx, p.Operation)
+	}
+}
+
+// errStopped ends a run whose operation ended meanwhile (cancelled or
+// expired).
+var errStopped = errors.New("sound: operation ended")
+
+// RunHandler is the handler of JobRun: it runs the engine on the input
+// asset, storing the stage and progress as it goes. A cancelled or
+// expired operation stops at its next step and keeps its state. Input the
+// engine cannot decode fails the operation (INVALID_INPUT); an
+// infrastructure error retries the job.
+func (s *Service) RunHandler() jobs.Handler {
+	return s.handler(func(ctx context.Context, id string) error {
+		err := s.run(ctx, id)
+		if errors.Is(err, errStopped) {
+			return nil
+		}
+		return err
+	})
+}
+
+// step moves a running operation to stage at percent in its own unit of
+// work (dispatching and starting it on the first step); errStopped when it
+// ended meanwhile.
+func (s *Service) step(ctx context.Context, id string, stage Stage, percent int) (Operation, error) {
+	var out Operation
+	err := s.cfg.Run(ctx, func(st Store) error {
+		o, err := st.SoundOperationLock(ctx, id)
+		if err != nil {
+			return err
+		}
+		if o.Status.Terminal() {
+			return errStopped
+		}
+		for _, e := range []Event{EventDispatch, EventStart} {
+			if o.Status == StatusProcessing {
+				break
+			}
+			if o, err = s.move(ctx, st, o, e, func(o *Operation) {
+				if e == EventStart {
+					now := st.Now()
+					o.StartedAt = &now
+				}
+			}); err != nil {
+				return err
+			}
+		}
+		now := st.Now()
+		o.Stage, o.Progress, o.UpdatedAt = stage, percent, now
+		o.Version++
+		if err := st.SoundOperationUpdate(ctx, o); err != nil {
+			return err
+		}
+		out = o
+		return nil
+	})
+	return out, err
+}
+
+func (s *Service) run(ctx context.Context, id string) error {
+	o, err := s.step(ctx, id, StageDecoding, 5)
+	if err != nil {
+		return err
+	}
+	a, err := s.cfg.Assets.Get(ctx, s.cfg.Read(), assetScope(o.Scope), o.InputAssetID)
+	if err != nil {
+		return err
+	}
+	blob, err := s.cfg.Assets.Open(ctx, a)
+	if err != nil {
+		return err
+	}
+	defer blob.Close()
+	switch o.Type {
+	case TypeMastering:
+		return s.runMaster(ctx, o, blob)
+	case TypeStemSeparation:
+		return s.runStems(ctx, o, blob)
+	case TypeEnhancement:
+		return s.runEnhance(ctx, o, blob)
+	}
+	return s.runAnalysis(ctx, o, blob)
+}
+
+func (s *Service) runAnalysis(ctx context.Context, o Operation, blob asset.Blob) error {
+	id := o.ID
+	var req AnalyzeRequest
+	if err := decodeRequest(o, &req); err != nil {
+		return err
+	}
+	// Each measure streams the input once; the blob is read again from its
+	// start for the next, so memory never holds the audio.
+	pass := func() (dsp.Reader, error) { return openInput(blob) }
+	want := func(f string) bool { return slices.Contains(req.Fields, f) }
+	r, err := pass()
+	if err != nil {
+		return s.fail(ctx, id, err)
+	}
+	format := r.Format()
+	if _, err := s.step(ctx, id, StageAnalyzing, 10); err != nil {
+		return err
+	}
+	loud, err := s.cfg.Engine.Measure(r)
+	if err != nil {
+		return s.fail(ctx, id, err)
+	}
+	res := analysisOf(format, loud, want)
+	if want(FieldBPM) {
+		if _, err := s.step(ctx, id, StageAnalyzing, 40); err != nil {
+			return err
+		}
+		if r, err = pass(); err != nil {
+			return s.fail(ctx, id, err)
+		}
+		t, err := s.cfg.Engine.Tempo(r)
+		if err != nil {
+			return s.fail(ctx, id, err)
+		}
+		res.BPM = measure(t.Available, t.BPM, "BPM", t.Reason)
+		if t.Available {
+			res.BPM.Confidence = &t.Confidence
+		}
+	}
+	if want(FieldKey) {
+		if _, err := s.step(ctx, id, StageAnalyzing, 70); err != nil {
+			return err
+		}
+		if r, err = pass(); err != nil {
+			return s.fail(ctx, id, err)
+		}
+		k, err := s.cfg.Engine.Key(r)
+		if err != nil {
+			return s.fail(ctx, id, err)
+		}
+		res.Key = &Measure{Available: k.Available}
+		if k.Available {
+			name := k.Tonic + " " + k.Mode
+			res.Key.Text, res.Key.Confidence = &name, &k.Confidence
+		} else {
+			res.Key.Reason = &k.Reason
+		}
+	}
+	body, err := json.Marshal(res)
+	if err != nil {
+		return err
+	}
+	return s.cfg.Run(ctx, func(st Store) error {
+		o, err := st.SoundOperationLock(ctx, id)
+		if err != nil {
+			return err
+		}
+		if o.Status.Terminal() {
+			return errStopped
+		}
+		return s.complete(ctx, st, o, body)
+	})
+}
+
+// fail ends the operation with INVALID_INPUT when the engine could not
+// read its input, and returns other errors for the job to retry.
+func (s *Service) fail(ctx context.Context, id string, cause error) error {
+	var opt *dsp.OptionError
+	if !errors.Is(cause, dsp.ErrUnknownStem) && !errors.Is(cause, dsp.ErrCorrupt) && !errors.Is(cause, dsp.ErrUnsupported) && !errors.Is(cause, dsp.ErrEmpty) &&
+		!errors.Is(cause, dsp.ErrSilence) && !errors.As(cause, &opt) {
+		return cause
+	}
+	msg := "The input audio could not be decoded."
+	if errors.Is(cause, dsp.ErrSilence) {
+		msg = "The input is silent: there is no loudness to master."
+	}
+	return s.cfg.Run(ctx, func(st Store) error {
+		o, err := st.SoundOperationLock(ctx, id)
+		if err != nil {
+			return err
+		}
+		_, err = s.move(ctx, st, o, EventFail, func(o *Operation) {
+			o.FailureCode, o.FailureMessage = string(fault.InvalidInput), msg
+		})
+		return err
+	})
+}
+
+// Measure is one analysis value: a number (Value, in Unit) or a text
+// (Text), or unavailable with a Reason — never a guess.
+type Measure struct {
+	Available  bool     `json:"available"`
+	Value      *float64 `json:"value,omitempty"`
+	Text       *string  `json:"text,omitempty"`
+	Unit       string   `json:"unit,omitempty"`
+	Confidence *float64 `json:"confidence,omitempty"`
+	Reason     *string  `json:"reason,omitempty"`
+}
+
+// Analysis is an analysis result: the requested fields only.
+type Analysis struct {
+	Duration           *Measure `json:"duration,omitempty"`
+	SampleRate         *Measure `json:"sampleRate,omitempty"`
+	BitDepth           *Measure `json:"bitDepth,omitempty"`
+	ChannelCount       *Measure `json:"channelCount,omitempty"`
+	IntegratedLoudness *Measure `json:"integratedLoudness,omitempty"`
+	LoudnessRange      *Measure `json:"loudnessRange,omitempty"`
+	SamplePeak         *Measure `json:"samplePeak,omitempty"`
+	TruePeak           *Measure `json:"truePeak,omitempty"`
+	BPM                *Measure `json:"bpm,omitempty"`
+	Key                *Measure `json:"key,omitempty"`
+}
+
+// measure is an available value or an unavailable reason.
+func measure(ok bool, v float64, unit, reason string) *Measure {
+	if !ok || math.IsNaN(v) || math.IsInf(v, 0) {
+		if reason == "" {
+			reason = "not measurable"
+		}
+		return &Measure{Reason: &reason}
+	}
+	v = math.Round(v*1000) / 1000
+	return &Measure{Available: true, Value: &v, Unit: unit}
+}
+
+// analysisOf builds the fields the first pass establishes.
+func analysisOf(f dsp.Format, l dsp.Loudness, want func(string) bool) Analysis {
+	var a Analysis
+	if want(FieldDuration) {
+		a.Duration = measure(l.Frames > 0, float64(l.Frames)/float64(f.SampleRate), "s", "no audio frames")
+	}
+	if want(FieldSampleRate) {
+		a.SampleRate = measure(true, float64(f.SampleRate), "Hz", "")
+	}
+	if want(FieldBitDepth) {
+		a.BitDepth = measure(f.BitDepth > 0, float64(f.BitDepth), "bit", "the encoding has no bit depth (lossy)")
+	}
+	if want(FieldChannelCount) {
+		a.ChannelCount = measure(true, float64(f.Channels), "", "")
+	}
+	if want(FieldLoudness) {
+		a.IntegratedLoudness = measure(l.IntegratedAvailable, l.IntegratedLUFS, "LUFS", l.IntegratedReason)
+		a.LoudnessRange = measure(l.LoudnessRangeAvailable, l.LoudnessRangeLU, "LU", l.LoudnessRangeReason)
+	}
+	if want(FieldPeak) {
+		a.SamplePeak = measure(l.SamplePeakAvailable, l.SamplePeakDBFS, "dBFS", l.SamplePeakReason)
+		a.TruePeak = measure(l.TruePeakAvailable, l.TruePeakDBTP, "dBTP", l.TruePeakReason)
+	}
+	return a
+}
