@@ -117,7 +117,10 @@ type Tx struct {
 	now time.Time
 	// onCommit runs after a successful commit, in order.
 	onCommit []func()
-	seq      id.Sequence
+	// beforeCommit runs after the unit of work's function succeeded, just
+	// before the commit, in order.
+	beforeCommit []func(ctx context.Context) error
+	seq          id.Sequence
 }
 
 // NewID returns a new identifier with prefix; identifiers made by one unit
@@ -134,6 +137,26 @@ func (tx *Tx) Dialect() Dialect { return tx.db.dialect }
 // how a unit of work wakes workers without acting before the data is durable.
 func (tx *Tx) AfterCommit(fn func()) { tx.onCommit = append(tx.onCommit, fn) }
 
+// BeforeCommit registers fn to run in the transaction after the unit of
+// work's function returned successfully, just before the commit; an error
+// rolls everything back. A write that locks a contended row (a workspace's
+// credit balance) goes last this way, so the lock is held only until the
+// commit. Only a transaction from InTx runs them.
+func (tx *Tx) BeforeCommit(fn func(ctx context.Context) error) {
+	tx.beforeCommit = append(tx.beforeCommit, fn)
+}
+
+// rowLock is the clause that locks the rows a SELECT reads until the
+// transaction ends: FOR UPDATE on PostgreSQL inside a transaction; nothing
+// on SQLite (its single writer serializes units of work) or on the read
+// pool.
+func (tx *Tx) rowLock() string {
+	if tx.db.dialect == Postgres && tx.idb != tx.db.readIDB() {
+		return ` FOR UPDATE`
+	}
+	return ""
+}
+
 // IDB exposes the bun handle for the store's own query helpers.
 func (tx *Tx) IDB() bun.IDB { return tx.idb }
 
@@ -145,7 +168,15 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 	tx := &Tx{db: db, now: now}
 	err := db.write.RunInTx(ctx, &sql.TxOptions{}, func(ctx context.Context, btx bun.Tx) error {
 		tx.idb = btx
-		return fn(tx)
+		if err := fn(tx); err != nil {
+			return err
+		}
+		for i := 0; i < len(tx.beforeCommit); i++ {
+			if err := tx.beforeCommit[i](ctx); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return err

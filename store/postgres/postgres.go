@@ -43,6 +43,11 @@ func Open(ctx context.Context, cfg Config) (*store.DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: parse URL: %w", err)
 	}
+	// bun writes every argument into the SQL text itself, so no statement
+	// carries parameters. pgx's default mode would then prepare (and cache,
+	// evicting) every distinct text: two round trips per query and a
+	// server-side statement each. The simple protocol sends the text once.
+	pc.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
 	maxConns := cfg.MaxConns
 	if maxConns == 0 {
 		maxConns = 16

@@ -25,6 +25,7 @@ func Exercise(t *testing.T, open Opener) {
 	t.Run("Accounts", func(t *testing.T) { exerciseAccounts(t, open) })
 	t.Run("Billing", func(t *testing.T) { exerciseBilling(t, open) })
 	t.Run("ProviderCredentials", func(t *testing.T) { exerciseCredentials(t, open) })
+	t.Run("Generation", func(t *testing.T) { exerciseGeneration(t, open) })
 }
 
 // fresh opens a database on a new fake clock for one case.
