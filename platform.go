@@ -17,11 +17,13 @@ import (
 	"github.com/creatormusic/platform/asset"
 	"github.com/creatormusic/platform/billing"
 	"github.com/creatormusic/platform/generation/credential"
+	"github.com/creatormusic/platform/generation/operation"
 	"github.com/creatormusic/platform/idempotency"
 	"github.com/creatormusic/platform/jobs"
 	"github.com/creatormusic/platform/ledger"
 	"github.com/creatormusic/platform/plan"
 	"github.com/creatormusic/platform/secret"
+	"github.com/creatormusic/platform/sound"
 	"github.com/creatormusic/platform/store"
 	"github.com/creatormusic/platform/transport"
 )
@@ -89,6 +91,8 @@ type Config struct {
 	// without an adapter in an environment is reported not configured there
 	// and its credential routes answer 503 PROVIDER_UNAVAILABLE.
 	MusicProviders credential.Providers
+	// Generation configures music generation operations.
+	Generation GenerationConfig
 	// TrustProxy takes the client address (for login throttling) from the
 	// first X-Forwarded-For entry; set it only behind a proxy that sets it.
 	TrustProxy bool
@@ -117,6 +121,10 @@ type Platform struct {
 	account *account.Service
 	plans   *plan.Service
 	billing *billing.Service
+	// generation runs music generation operations.
+	generation *operation.Service
+	// sound runs sound engine operations.
+	sound   *sound.Service
 	pool    *jobs.Pool
 	limiter *transport.Limiter
 	handler http.Handler
@@ -191,6 +199,14 @@ func New(ctx context.Context, cfg Config) (*Platform, error) {
 		return nil, err
 	}
 	maps.Copy(handlers, p.billingHandlers())
+	if err := p.startGeneration(ctx, cfg, providers, assets); err != nil {
+		return nil, err
+	}
+	maps.Copy(handlers, p.generationHandlers())
+	if err := p.startSound(assets); err != nil {
+		return nil, err
+	}
+	maps.Copy(handlers, p.soundHandlers())
 	pool, err := jobs.New(jobs.Config{
 		Store: p.db.Jobs(), Handlers: handlers,
 		Workers: cfg.Jobs.Workers, Lease: cfg.Jobs.Lease, PollInterval: cfg.Jobs.PollInterval,
@@ -206,7 +222,8 @@ func New(ctx context.Context, cfg Config) (*Platform, error) {
 		Limiter: p.limiter, Log: log, IdempotencyTTL: cfg.IdempotencyRetention,
 	}
 	api := transport.APIRoutes(transport.Services{Keys: p.keys, Assets: assets, Health: p.healthChecks(), Plans: p.plans,
-		Ledger: ledger.New(), Accounts: p.account, Billing: p.billing, DB: p.db, Log: log, Providers: providers})
+		Ledger: ledger.New(), Accounts: p.account, Billing: p.billing, DB: p.db, Log: log, Providers: providers,
+		Generation: p.generation, Sound: p.sound, Wake: p.wake})
 	tooling, err := transport.ToolingRoutes(api, Info())
 	if err != nil {
 		return nil, fmt.Errorf("platform: tooling: %w", err)

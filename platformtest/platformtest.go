@@ -15,6 +15,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/pb33f/libopenapi"
@@ -28,6 +29,8 @@ import (
 	"github.com/creatormusic/platform/billing/stripetest"
 	"github.com/creatormusic/platform/generation"
 	"github.com/creatormusic/platform/generation/credential"
+	"github.com/creatormusic/platform/generation/providera"
+	"github.com/creatormusic/platform/generation/providera/provideratest"
 	"github.com/creatormusic/platform/generation/providerb"
 	"github.com/creatormusic/platform/generation/providerb/providerbtest"
 	"github.com/creatormusic/platform/store"
@@ -55,6 +58,16 @@ type Options struct {
 	// stripetest simulator on loopback (on the fake clock) is the test
 	// account, reached through the stripepay adapter.
 	NoPayments bool
+	// Music configures both music provider simulators in test mode with
+	// platform-managed credentials (provider A in ProviderADialect, with its
+	// callback-signing key). Without it only provider B is configured, for
+	// customer keys alone.
+	Music bool
+	// ProviderADialect is provider A's wire dialect ("sunoapi", "kie" or
+	// "kie_market"); empty means sunoapi.
+	ProviderADialect string
+	// Generation configures music generation.
+	Generation platform.GenerationConfig
 }
 
 // System is a running platform under test.
@@ -78,6 +91,8 @@ type System struct {
 	// ProviderB is the music provider B simulator serving the test
 	// environment (generation/providerb/providerbtest, on the fake clock).
 	ProviderB *providerbtest.Server
+	// ProviderA is the music provider A simulator (Options.Music only).
+	ProviderA *provideratest.Server
 	doc       validator.Validator
 }
 
@@ -147,7 +162,27 @@ func New(t testing.TB, opts Options) *System {
 		t.Fatalf("providerb.New: %v", err)
 	}
 	music := credential.Providers{Test: credential.Adapters{generation.ProviderB: clientB}}
-	p, err := platform.New(ctx, platform.Config{Payments: payments, MusicProviders: music,
+	var provA *provideratest.Server
+	if opts.Music {
+		provA = startProviderA(t, clock, opts.ProviderADialect, &music)
+		music.PlatformKeys.Test[generation.ProviderB] = generation.Credential{APIKey: provB.APIKey()}
+	}
+	// The server starts before the platform so that its address is the
+	// providers' callback base; it serves once the platform is built.
+	var handler atomic.Pointer[http.Handler]
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if h := handler.Load(); h != nil {
+			(*h).ServeHTTP(w, r)
+			return
+		}
+		http.Error(w, "starting", http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(srv.Close)
+	gen := opts.Generation
+	if gen.CallbackBaseURL == "" {
+		gen.CallbackBaseURL = srv.URL
+	}
+	p, err := platform.New(ctx, platform.Config{Payments: payments, MusicProviders: music, Generation: gen,
 		Store: db, SecretKey: SecretKey, Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Jobs: opts.Jobs, Keys: opts.Keys, BlobDir: blobDir, MaxUploadBytes: opts.MaxUploadBytes,
 		Mailer: mailer, Passwords: pw, BaseURL: "http://platform.test", InsecureCookies: true, TrustProxy: opts.TrustProxy,
@@ -156,8 +191,8 @@ func New(t testing.TB, opts Options) *System {
 		t.Fatalf("platform.New: %v", err)
 	}
 	t.Cleanup(func() { p.Close() })
-	srv := httptest.NewServer(p.Handler())
-	t.Cleanup(srv.Close)
+	h := p.Handler()
+	handler.Store(&h)
 	boot, err := p.Bootstrap(ctx, platform.BootstrapInput{TenantName: "Test Tenant", WorkspaceName: "Test Studio",
 		OwnerEmail: "owner@example.test", OwnerName: "Test Owner", LiveKey: true})
 	if err != nil {
@@ -168,9 +203,27 @@ func New(t testing.TB, opts Options) *System {
 			t.Fatalf("stripetest webhook URL: %v", err)
 		}
 	}
-	s := &System{t: t, P: p, DB: db, Clock: clock, Server: srv, Boot: boot, Log: logs, BlobDir: blobDir, Mail: mailer, Stripe: sim, ProviderB: provB}
+	s := &System{t: t, P: p, DB: db, Clock: clock, Server: srv, Boot: boot, Log: logs, BlobDir: blobDir, Mail: mailer, Stripe: sim, ProviderB: provB, ProviderA: provA}
 	s.doc = s.loadValidator()
 	return s
+}
+
+// startProviderA starts the provider A simulator on the clock and adds it
+// to music with its platform-managed key and callback key.
+func startProviderA(t testing.TB, clock *storetest.Clock, dialect string, music *credential.Providers) *provideratest.Server {
+	t.Helper()
+	sim, err := provideratest.New(provideratest.Config{Dialect: dialect, Clock: clock})
+	if err != nil {
+		t.Fatalf("provideratest.New: %v", err)
+	}
+	t.Cleanup(func() { sim.Close() })
+	client, err := providera.New(providera.Config{BaseURL: sim.URL(), Dialect: providera.Dialect(dialect)})
+	if err != nil {
+		t.Fatalf("providera.New: %v", err)
+	}
+	music.Test[generation.ProviderA] = client
+	music.PlatformKeys.Test = credential.Keys{generation.ProviderA: {APIKey: sim.APIKey(), CallbackKey: sim.CallbackKey()}}
+	return sim
 }
 
 // Bootstrap creates another tenant with its own workspace, owner and keys.

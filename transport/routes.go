@@ -8,8 +8,10 @@ import (
 	"github.com/creatormusic/platform/asset"
 	"github.com/creatormusic/platform/billing"
 	"github.com/creatormusic/platform/generation/credential"
+	genop "github.com/creatormusic/platform/generation/operation"
 	"github.com/creatormusic/platform/ledger"
 	"github.com/creatormusic/platform/plan"
+	"github.com/creatormusic/platform/sound"
 	"github.com/creatormusic/platform/store"
 )
 
@@ -33,6 +35,14 @@ type Services struct {
 	// Providers manages provider connections and customer provider keys;
 	// nil leaves those routes out.
 	Providers *credential.Service
+	// Generation runs music generation operations; nil leaves those routes
+	// out.
+	Generation *genop.Service
+	// Sound runs sound engine operations; nil leaves those routes out.
+	Sound *sound.Service
+	// Wake, when set, wakes the job workers after a commit that enqueued
+	// work (a generation accepted, a callback merged).
+	Wake func()
 	// DB runs the units of work of routes that ask a provider first
 	// (reconcile, cancel) and of the payment webhook receiver.
 	DB *store.DB
@@ -57,5 +67,7 @@ func APIRoutes(s Services) []Route {
 	rs = append(rs, billingRoutes(s.Billing, s.DB, s.Log)...)
 	rs = append(rs, feeRoutes(s.Billing, s.Accounts.Config().FreshWindow)...)
 	rs = append(rs, providerRoutes(s.Providers, s.Accounts.Config().FreshWindow)...)
+	rs = append(rs, generationRoutes(s.Generation, s.Wake, s.Log)...)
+	rs = append(rs, soundRoutes(s.Sound)...)
 	return rs
 }

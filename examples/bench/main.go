@@ -1,8 +1,9 @@
-// Command bench measures the platform's HTTP gateway over loopback.
+// Command bench measures the platform's HTTP gateway and its music
+// generation accept path over loopback.
 //
-// It starts the platform (platform.New, jobs enabled, logs discarded) on a
-// fresh SQLite database in a temp dir, serves its handler on 127.0.0.1, and
-// drives it with -clients concurrent clients for -duration per measurement:
+// It starts the platform (platform.New, logs discarded) on a fresh SQLite
+// database in a temp dir, serves its handler on 127.0.0.1, and drives it
+// with -clients concurrent clients for -duration per measurement:
 //
 //  1. GET /api/v1/auth/context with an API key (Authorization: Bearer), the
 //     cheapest authenticated route: requests/second (200s only), p50 and p99
@@ -12,22 +13,51 @@
 //     Content-Type application/json (the ceiling of net/http on this machine);
 //  3. the gateway's rate as a percentage of the bare handler's (the goal is
 //     at least 50%);
-//  4. idempotent POST /api/v1/api-keys (a unique Idempotency-Key per request)
-//     on SQLite, and on PostgreSQL when -postgres names a server: the bench
-//     creates a fresh schema bench_<random>, opens the store with search_path
-//     set to it, and drops it at exit;
-//  5. the process's peak and current resident set size (VmHWM and VmRSS of
+//  4. idempotent POST /api/v1/api-keys (a unique Idempotency-Key per request);
+//  5. accept to completed: -generations sequential POST
+//     /api/v1/music/generate, each followed by GET /api/v1/operations/{id}
+//     every 5 ms until it is completed, timed from the 202 to the first
+//     completed answer: p50, p99 and mean. Both provider simulators
+//     (generation/providera/provideratest in the sunoapi dialect, and
+//     providerbtest) run in-process on loopback with AutoAdvance set to
+//     -advance, wired as test mode's providers A and B with platform-managed
+//     keys, and Generation.CallbackBaseURL is the bench's own loopback URL,
+//     so callbacks reach it. Every operation goes to provider A (the default
+//     route), whose task passes 3 stages, so each time includes 3 x -advance
+//     of simulated provider work. The platform's and simulator A's create
+//     windows (18 and 20 per 10 s by default) are raised so that the
+//     sequence measures the platform, not those throttles;
+//  6. idempotent POST /api/v1/music/generate (a unique Idempotency-Key per
+//     request) on a second platform instance on the same store whose job
+//     pool is disabled (platform.JobsConfig{Disabled: true}), so no
+//     dispatch job competes with the accept path: requests/second (202s
+//     only), p50 and p99;
+//  7. bare two-row insert transactions on the same store with the same
+//     clients: each transaction (store.DB.InTx) inserts two rows into a
+//     scratch table bench_pairs(id TEXT PRIMARY KEY, v TEXT) through
+//     tx.IDB().ExecContext: transactions/second, p50 and p99; then the
+//     ratio accept/bare against the goal (at least 25%) and the accept
+//     p99 against the goal (under 20 ms);
+//  8. measurements 4 to 7 again on PostgreSQL when -postgres names a
+//     server (with 1 for comparison): the bench creates a fresh schema
+//     bench_<random>, opens the store with search_path set to it, and drops
+//     it at exit;
+//  9. the process's peak and current resident set size (VmHWM and VmRSS of
 //     /proc/self/status) after the run.
 //
 // Keys' limits would cap the measurement (at most 6,000 requests per minute
 // by default), so the bench configures the platform as an operator would
 // for a load test: apikey.Config.MaxLimits raised to benchLimits, and the
 // bootstrap key's limits set to those maximums with
-// PUT /api/v1/api-keys/{keyId}/limits before measuring.
+// PUT /api/v1/api-keys/{keyId}/limits before measuring. A workspace gets
+// 10,000 test credits a month and each generation reserves 15, so the
+// bench grants each bootstrapped workspace benchCredits test credits
+// (ledger.Service.Grant in one store unit of work); the simulators start
+// with benchCredits provider credits.
 //
 // The clients run in the same process as the server, so every figure
-// includes the client's cost as well; compare the two GET rates, not
-// absolute numbers across machines.
+// includes the client's cost as well; compare rates measured in the same
+// run, not absolute numbers across machines.
 //
 // Run it from the module root:
 //
@@ -35,8 +65,10 @@
 //	go run ./examples/bench -postgres 'postgres://postgres@127.0.0.1:5432/test?sslmode=disable'
 //
 // Flags: -duration (per measurement, default 5s), -clients (default 16),
-// -postgres URL, -cpuprofile file (a CPU profile of the gateway GET
-// measurement only, for go tool pprof).
+// -postgres URL, -generations (default 20), -advance (default 50ms),
+// -cpuprofile file (a CPU profile of the gateway GET measurement only),
+// -accept-cpuprofile file (a CPU profile of the SQLite generate accept
+// measurement only), both for go tool pprof.
 package main
 
 import (
@@ -61,13 +93,23 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver for schema set-up
 
 	"github.com/creatormusic/platform"
+	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/account/filemail"
 	"github.com/creatormusic/platform/apikey"
+	"github.com/creatormusic/platform/generation"
+	"github.com/creatormusic/platform/generation/credential"
+	"github.com/creatormusic/platform/generation/operation"
+	"github.com/creatormusic/platform/generation/providera"
+	"github.com/creatormusic/platform/generation/providera/provideratest"
+	"github.com/creatormusic/platform/generation/providerb"
+	"github.com/creatormusic/platform/generation/providerb/providerbtest"
+	"github.com/creatormusic/platform/ledger"
 	"github.com/creatormusic/platform/store"
 	"github.com/creatormusic/platform/store/postgres"
 	"github.com/creatormusic/platform/store/sqlite"
@@ -80,21 +122,47 @@ var secretKey = []byte("bench-master-secret-0123456789abcdef-not-for-production"
 // the bootstrap key's limits: high enough that no limit caps a run.
 var benchLimits = apikey.Limits{RequestsPerMinute: 10_000_000, MaxConcurrentRequests: 4096, MonthlyRequestBudget: 1_000_000_000_000}
 
+// benchCredits are the test credits granted to each bootstrapped workspace
+// (a generation reserves 15), and the simulators' starting provider credits.
+const benchCredits = 100_000_000
+
+// benchCreateLimit is the create window, per 10 s, of the platform's
+// provider scheduler and of simulator A during the bench.
+const benchCreateLimit = 100_000
+
 // createBody is the body of every POST /api/v1/api-keys.
 const createBody = `{"name":"bench","scopes":["keys:read"]}`
 
+// generateBody is the body of every POST /api/v1/music/generate.
+const generateBody = `{"prompt":"An upbeat synth-pop track about city lights","model":"v5"}`
+
+// config is the bench's flags.
+type config struct {
+	duration      time.Duration
+	clients       int
+	pgURL         string
+	cpuProfile    string
+	acceptProfile string
+	generations   int
+	advance       time.Duration
+}
+
 func main() {
-	duration := flag.Duration("duration", 5*time.Second, "length of each measurement")
-	clients := flag.Int("clients", 16, "concurrent clients")
-	pgURL := flag.String("postgres", "", "PostgreSQL URL; when set, the POST measurement also runs on a fresh schema of it")
-	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the gateway GET measurement to this file")
+	var cfg config
+	flag.DurationVar(&cfg.duration, "duration", 5*time.Second, "length of each measurement")
+	flag.IntVar(&cfg.clients, "clients", 16, "concurrent clients")
+	flag.StringVar(&cfg.pgURL, "postgres", "", "PostgreSQL URL; when set, the POST and generation measurements also run on a fresh schema of it")
+	flag.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write a CPU profile of the gateway GET measurement to this file")
+	flag.StringVar(&cfg.acceptProfile, "accept-cpuprofile", "", "write a CPU profile of the SQLite generate accept measurement to this file")
+	flag.IntVar(&cfg.generations, "generations", 20, "sequential generations of the accept-to-completed measurement")
+	flag.DurationVar(&cfg.advance, "advance", 50*time.Millisecond, "the provider simulators' AutoAdvance: time per task stage")
 	flag.Parse()
-	if *duration <= 0 || *clients < 1 {
-		fmt.Fprintln(os.Stderr, "bench: -duration must be positive and -clients at least 1")
+	if cfg.duration <= 0 || cfg.clients < 1 || cfg.generations < 1 || cfg.advance <= 0 {
+		fmt.Fprintln(os.Stderr, "bench: -duration and -advance must be positive, -clients and -generations at least 1")
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	err := run(ctx, *duration, *clients, *pgURL, *cpuProfile)
+	err := run(ctx, cfg)
 	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -102,20 +170,26 @@ func main() {
 	}
 }
 
-func run(ctx context.Context, duration time.Duration, clients int, pgURL, cpuProfile string) error {
-	fmt.Printf("bench: %d clients, %s per measurement, loopback 127.0.0.1\n", clients, duration)
+func run(ctx context.Context, cfg config) error {
+	fmt.Printf("bench: %d clients, %s per measurement, loopback 127.0.0.1\n", cfg.clients, cfg.duration)
 	client := &http.Client{
 		Transport: &http.Transport{
 			Proxy:               nil,
-			MaxIdleConns:        clients * 2,
-			MaxIdleConnsPerHost: clients,
+			MaxIdleConns:        cfg.clients * 2,
+			MaxIdleConnsPerHost: cfg.clients,
 			IdleConnTimeout:     30 * time.Second,
 		},
 		Timeout: 30 * time.Second,
 	}
 	defer client.CloseIdleConnections()
+	sims, err := startSims(cfg.advance)
+	if err != nil {
+		return err
+	}
+	defer sims.close()
 
-	// SQLite: GET auth/context, the bare handler, then POST api-keys.
+	// SQLite: GET auth/context, the bare handler, POST api-keys, accept to
+	// completed, then the generation accept path beside bare inserts.
 	dir, err := os.MkdirTemp("", "platform-bench-")
 	if err != nil {
 		return err
@@ -125,66 +199,19 @@ func run(ctx context.Context, duration time.Duration, clients int, pgURL, cpuPro
 	if err != nil {
 		return err
 	}
-	sys, err := start(ctx, db, client)
-	if err != nil {
+	if err := runSQLite(ctx, db, client, sims, cfg); err != nil {
 		db.Close()
 		return err
 	}
-	body, err := sys.captureAuthContext(ctx)
-	if err != nil {
-		sys.close()
-		db.Close()
-		return err
-	}
-
-	var prof *os.File
-	if cpuProfile != "" {
-		if prof, err = os.Create(cpuProfile); err != nil {
-			sys.close()
-			db.Close()
-			return err
-		}
-		if err := pprof.StartCPUProfile(prof); err != nil {
-			prof.Close()
-			sys.close()
-			db.Close()
-			return err
-		}
-	}
-	gw := measure(ctx, client, clients, duration, http.StatusOK, sys.getAuthContext)
-	if prof != nil {
-		pprof.StopCPUProfile()
-		prof.Close()
-	}
-	gw.print("gateway GET /api/v1/auth/context (sqlite)")
-
-	bare, err := measureBare(ctx, client, clients, duration, body)
-	if err != nil {
-		sys.close()
-		db.Close()
-		return err
-	}
-	bare.print("bare net/http GET (same JSON body)")
-	if bare.rps() > 0 {
-		pct := 100 * gw.rps() / bare.rps()
-		verdict := "meets"
-		if pct < 50 {
-			verdict = "below"
-		}
-		fmt.Printf("ratio: gateway/bare = %.1f%% (%s the 50%% goal)\n", pct, verdict)
-	}
-
-	post := measure(ctx, client, clients, duration, http.StatusCreated, sys.postKey())
-	post.print("idempotent POST /api/v1/api-keys (sqlite)")
-	sys.close()
 	if err := db.Close(); err != nil {
 		return err
 	}
 
-	// PostgreSQL: the same POST (and, for comparison, the GET).
-	if pgURL == "" {
+	// PostgreSQL: the same POST and generation measurements (and, for
+	// comparison, the GET).
+	if cfg.pgURL == "" {
 		fmt.Println("postgres: skipped (no -postgres URL)")
-	} else if err := runPostgres(ctx, client, clients, duration, pgURL); err != nil {
+	} else if err := runPostgres(ctx, client, sims, cfg); err != nil {
 		return err
 	}
 
@@ -196,8 +223,49 @@ func run(ctx context.Context, duration time.Duration, clients int, pgURL, cpuPro
 	return nil
 }
 
-func runPostgres(ctx context.Context, client *http.Client, clients int, duration time.Duration, base string) error {
-	u, drop, err := postgresSchema(ctx, base)
+func runSQLite(ctx context.Context, db *store.DB, client *http.Client, sims *providerSims, cfg config) error {
+	sys, err := start(ctx, db, client, sims, platform.JobsConfig{})
+	if err != nil {
+		return err
+	}
+	defer sys.close()
+	body, err := sys.captureAuthContext(ctx)
+	if err != nil {
+		return err
+	}
+	stopProfile, err := profile(cfg.cpuProfile)
+	if err != nil {
+		return err
+	}
+	gw := measure(ctx, client, cfg.clients, cfg.duration, http.StatusOK, sys.getAuthContext)
+	stopProfile()
+	gw.print("gateway GET /api/v1/auth/context (sqlite)", "req/s")
+
+	bare, err := measureBare(ctx, client, cfg.clients, cfg.duration, body)
+	if err != nil {
+		return err
+	}
+	bare.print("bare net/http GET (same JSON body)", "req/s")
+	if bare.rps() > 0 {
+		pct := 100 * gw.rps() / bare.rps()
+		verdict := "meets"
+		if pct < 50 {
+			verdict = "below"
+		}
+		fmt.Printf("ratio: gateway/bare = %.1f%% (%s the 50%% goal)\n", pct, verdict)
+	}
+
+	post := measure(ctx, client, cfg.clients, cfg.duration, http.StatusCreated, sys.postKey())
+	post.print("idempotent POST /api/v1/api-keys (sqlite)", "req/s")
+	if err := sys.completion(ctx, "sqlite", cfg.generations, cfg.advance); err != nil {
+		return err
+	}
+	sys.close()
+	return acceptBesideBare(ctx, db, client, sims, cfg, "sqlite", cfg.acceptProfile)
+}
+
+func runPostgres(ctx context.Context, client *http.Client, sims *providerSims, cfg config) error {
+	u, drop, err := postgresSchema(ctx, cfg.pgURL)
 	if err != nil {
 		return err
 	}
@@ -207,16 +275,103 @@ func runPostgres(ctx context.Context, client *http.Client, clients int, duration
 		return err
 	}
 	defer db.Close()
-	sys, err := start(ctx, db, client)
+	sys, err := start(ctx, db, client, sims, platform.JobsConfig{})
 	if err != nil {
 		return err
 	}
 	defer sys.close()
-	gw := measure(ctx, client, clients, duration, http.StatusOK, sys.getAuthContext)
-	gw.print("gateway GET /api/v1/auth/context (postgres)")
-	post := measure(ctx, client, clients, duration, http.StatusCreated, sys.postKey())
-	post.print("idempotent POST /api/v1/api-keys (postgres)")
+	gw := measure(ctx, client, cfg.clients, cfg.duration, http.StatusOK, sys.getAuthContext)
+	gw.print("gateway GET /api/v1/auth/context (postgres)", "req/s")
+	post := measure(ctx, client, cfg.clients, cfg.duration, http.StatusCreated, sys.postKey())
+	post.print("idempotent POST /api/v1/api-keys (postgres)", "req/s")
+	if err := sys.completion(ctx, "postgres", cfg.generations, cfg.advance); err != nil {
+		return err
+	}
+	sys.close()
+	return acceptBesideBare(ctx, db, client, sims, cfg, "postgres", "")
+}
+
+// acceptBesideBare measures the generation accept path on a platform
+// instance on db with its job pool disabled, then bare two-row insert
+// transactions on db with the same clients, and prints the ratio and the
+// goals' verdicts. A non-empty profilePath gets a CPU profile of the
+// accept measurement.
+func acceptBesideBare(ctx context.Context, db *store.DB, client *http.Client, sims *providerSims, cfg config, name, profilePath string) error {
+	sys, err := start(ctx, db, client, sims, platform.JobsConfig{Disabled: true})
+	if err != nil {
+		return err
+	}
+	defer sys.close()
+	stopProfile, err := profile(profilePath)
+	if err != nil {
+		return err
+	}
+	acc := measure(ctx, client, cfg.clients, cfg.duration, http.StatusAccepted, sys.postGenerate())
+	stopProfile()
+	acc.print("idempotent POST /api/v1/music/generate ("+name+", job pool disabled)", "req/s")
+	keys, err := sys.workspaceKeys(ctx, cfg.clients)
+	if err != nil {
+		return err
+	}
+	spread := measure(ctx, client, cfg.clients, cfg.duration, http.StatusAccepted, sys.postGenerateAs(keys))
+	spread.print(fmt.Sprintf("  the same, %d workspaces, one client each", len(keys)), "req/s")
+
+	if err := db.InTx(ctx, func(tx *store.Tx) error {
+		_, err := tx.IDB().ExecContext(ctx, "CREATE TABLE bench_pairs (id TEXT PRIMARY KEY, v TEXT)")
+		return err
+	}); err != nil {
+		return fmt.Errorf("create bench_pairs: %w", err)
+	}
+	bare := measureOps(ctx, cfg.clients, cfg.duration, func(ctx context.Context, c, i int) error {
+		id := fmt.Sprintf("%s-%d-%d", sys.runID, c, i)
+		return db.InTx(ctx, func(tx *store.Tx) error {
+			for _, suffix := range []string{"a", "b"} {
+				if _, err := tx.IDB().ExecContext(ctx, "INSERT INTO bench_pairs (id, v) VALUES (?, ?)", id+suffix, "bench"); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	})
+	bare.print("bare two-row insert transactions ("+name+")", "tx/s")
+	if bare.rps() > 0 {
+		for _, m := range []struct {
+			label string
+			r     result
+		}{{"one workspace", acc}, {fmt.Sprintf("%d workspaces", len(keys)), spread}} {
+			pct := 100 * m.r.rps() / bare.rps()
+			rate, lat := "meets", "meets"
+			if pct < 25 {
+				rate = "below"
+			}
+			if m.r.p99 >= 20*time.Millisecond {
+				lat = "misses"
+			}
+			fmt.Printf("ratio (%s, %s): accept/bare = %.1f%% (%s the 25%% goal); accept p99 %s (%s the < 20 ms goal)\n",
+				name, m.label, pct, rate, fmtDur(m.r.p99), lat)
+		}
+	}
 	return nil
+}
+
+// profile starts a CPU profile into path and returns its stop func; an
+// empty path profiles nothing.
+func profile(path string) (func(), error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
 
 // postgresSchema creates schema bench_<random> on the server named by base
@@ -258,43 +413,115 @@ func postgresSchema(ctx context.Context, base string) (string, func(), error) {
 	return u, drop, nil
 }
 
+// providerSims are both music provider simulators on loopback, shared by
+// every platform the bench starts, and the test-mode providers they make.
+type providerSims struct {
+	a     *provideratest.Server
+	b     *providerbtest.Server
+	music credential.Providers
+}
+
+// startSims starts both simulators with AutoAdvance advance, benchCredits
+// provider credits and (A) a create window of benchCreateLimit per 10 s.
+func startSims(advance time.Duration) (*providerSims, error) {
+	s := &providerSims{}
+	var err error
+	if s.a, err = provideratest.New(provideratest.Config{Dialect: string(providera.DialectSunoAPI), AutoAdvance: advance,
+		Credits: benchCredits, CreateLimit: benchCreateLimit, CreateWindow: 10 * time.Second}); err != nil {
+		return nil, fmt.Errorf("provider A simulator: %w", err)
+	}
+	if s.b, err = providerbtest.New(providerbtest.Config{AutoAdvance: advance, Credits: benchCredits}); err != nil {
+		s.close()
+		return nil, fmt.Errorf("provider B simulator: %w", err)
+	}
+	clientA, err := providera.New(providera.Config{BaseURL: s.a.URL(), Dialect: providera.DialectSunoAPI})
+	if err != nil {
+		s.close()
+		return nil, err
+	}
+	clientB, err := providerb.New(providerb.Config{BaseURL: s.b.URL()})
+	if err != nil {
+		s.close()
+		return nil, err
+	}
+	s.music.Test = credential.Adapters{generation.ProviderA: clientA, generation.ProviderB: clientB}
+	s.music.PlatformKeys.Test = credential.Keys{
+		generation.ProviderA: {APIKey: s.a.APIKey(), CallbackKey: s.a.CallbackKey()},
+		generation.ProviderB: {APIKey: s.b.APIKey()},
+	}
+	return s, nil
+}
+
+func (s *providerSims) close() {
+	if s.a != nil {
+		s.a.Close()
+	}
+	if s.b != nil {
+		s.b.Close()
+	}
+}
+
 // system is a platform serving on a loopback listener, with its bootstrap key.
 type system struct {
 	p      *platform.Platform
+	db     *store.DB
 	srv    *http.Server
 	base   string
 	boot   platform.Bootstrap
 	client *http.Client
 	runID  string
+	closed bool
 }
 
-// start builds the platform on db, serves it on 127.0.0.1, bootstraps a
-// workspace and raises the bootstrap key's limits to benchLimits.
-func start(ctx context.Context, db *store.DB, client *http.Client) (*system, error) {
+// start builds the platform on db with jobs and the simulators as test
+// mode's music providers, serves it on 127.0.0.1 (the listener opens
+// first, since its URL is the providers' callback base), bootstraps a
+// workspace, grants it benchCredits test credits and raises the bootstrap
+// key's limits to benchLimits.
+func start(ctx context.Context, db *store.DB, client *http.Client, sims *providerSims, jobs platform.JobsConfig) (*system, error) {
 	mailer, err := filemail.New(filepath.Join(os.TempDir(), "platform-bench-mail"), "no-reply@platform.localhost", nil)
-	if err != nil {
-		return nil, err
-	}
-	p, err := platform.New(ctx, platform.Config{Store: db, SecretKey: secretKey, Keys: apikey.Config{MaxLimits: benchLimits},
-		BlobDir: filepath.Join(os.TempDir(), "platform-bench-blobs"), Mailer: mailer}) // this bench uploads nothing
 	if err != nil {
 		return nil, err
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		p.Close()
 		return nil, err
 	}
+	var handler atomic.Pointer[http.Handler]
 	var rb [6]byte
 	rand.Read(rb[:])
-	s := &system{p: p, srv: &http.Server{Handler: p.Handler(), ReadHeaderTimeout: 10 * time.Second},
-		base: "http://" + ln.Addr().String(), client: client, runID: hex.EncodeToString(rb[:])}
+	s := &system{db: db, base: "http://" + ln.Addr().String(), client: client, runID: hex.EncodeToString(rb[:]),
+		srv: &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if h := handler.Load(); h != nil {
+				(*h).ServeHTTP(w, r)
+				return
+			}
+			http.Error(w, "starting", http.StatusServiceUnavailable)
+		})}}
 	go s.srv.Serve(ln)
-	s.boot, err = p.Bootstrap(ctx, platform.BootstrapInput{TenantName: "Bench Tenant", WorkspaceName: "Bench Studio",
-		OwnerEmail: "bench@example.test", OwnerName: "Bench Owner", KeyName: "bench"})
+	s.p, err = platform.New(ctx, platform.Config{Store: db, SecretKey: secretKey, Keys: apikey.Config{MaxLimits: benchLimits},
+		BlobDir: filepath.Join(os.TempDir(), "platform-bench-blobs"), Mailer: mailer, Jobs: jobs, MusicProviders: sims.music,
+		Generation: platform.GenerationConfig{CallbackBaseURL: s.base,
+			Tuning: operation.Tuning{CreateLimit: benchCreateLimit, CreateWindow: 10 * time.Second}}})
+	if err != nil {
+		s.srv.Close()
+		return nil, err
+	}
+	h := s.p.Handler()
+	handler.Store(&h)
+	s.boot, err = s.p.Bootstrap(ctx, platform.BootstrapInput{TenantName: "Bench Tenant", WorkspaceName: "Bench Studio",
+		OwnerEmail: "bench-" + s.runID + "@example.test", OwnerName: "Bench Owner", KeyName: "bench"})
 	if err != nil {
 		s.close()
 		return nil, err
+	}
+	scope := access.Scope{TenantID: s.boot.TenantID, WorkspaceID: s.boot.WorkspaceID, Environment: access.Test}
+	if err := db.InTx(ctx, func(tx *store.Tx) error {
+		_, _, err := ledger.New().Grant(ctx, tx, ledger.CreditsInput{Scope: scope, Ref: "bench:" + s.runID, Amount: benchCredits})
+		return err
+	}); err != nil {
+		s.close()
+		return nil, fmt.Errorf("grant test credits: %w", err)
 	}
 	lim, _ := json.Marshal(benchLimits)
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPut, s.base+"/api/v1/api-keys/"+s.boot.KeyID+"/limits", bytes.NewReader(lim))
@@ -308,7 +535,12 @@ func start(ctx context.Context, db *store.DB, client *http.Client) (*system, err
 	return s, nil
 }
 
+// close stops serving, then the platform; a second call does nothing.
 func (s *system) close() {
+	if s.closed {
+		return
+	}
+	s.closed = true
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	s.srv.Shutdown(sctx)
@@ -352,6 +584,151 @@ func (s *system) postKey() func(ctx context.Context, client, i int) (*http.Reque
 	}
 }
 
+// workspaceKeys bootstraps n tenants, each with one workspace holding
+// benchCredits test credits and a test key at benchLimits, and returns the
+// keys: a multi-tenant load, where no two clients share a workspace's
+// credit account.
+func (s *system) workspaceKeys(ctx context.Context, n int) ([]string, error) {
+	keys := make([]string, n)
+	for i := range n {
+		b, err := s.p.Bootstrap(ctx, platform.BootstrapInput{TenantName: fmt.Sprintf("Bench Tenant %d", i),
+			WorkspaceName: fmt.Sprintf("Bench Studio %d", i), OwnerEmail: fmt.Sprintf("bench-%s-%d@example.test", s.runID, i),
+			OwnerName: "Bench Owner", KeyName: "bench"})
+		if err != nil {
+			return nil, err
+		}
+		scope := access.Scope{TenantID: b.TenantID, WorkspaceID: b.WorkspaceID, Environment: access.Test}
+		if err := s.db.InTx(ctx, func(tx *store.Tx) error {
+			_, _, err := ledger.New().Grant(ctx, tx, ledger.CreditsInput{Scope: scope, Ref: "bench:" + s.runID, Amount: benchCredits})
+			return err
+		}); err != nil {
+			return nil, fmt.Errorf("grant test credits: %w", err)
+		}
+		lim, _ := json.Marshal(benchLimits)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPut, s.base+"/api/v1/api-keys/"+b.KeyID+"/limits", bytes.NewReader(lim))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+b.TestKey)
+		if status, rbody, err := do(s.client, req); err != nil || status != http.StatusOK {
+			return nil, fmt.Errorf("set limits: %d %v: %s", status, err, rbody)
+		}
+		keys[i] = b.TestKey
+	}
+	return keys, nil
+}
+
+// postGenerateAs is postGenerate with client c using keys[c].
+func (s *system) postGenerateAs(keys []string) func(ctx context.Context, client, i int) (*http.Request, error) {
+	return func(ctx context.Context, client, i int) (*http.Request, error) {
+		req, err := s.generateRequest(ctx, fmt.Sprintf("bench-genw-%s-%d-%d", s.runID, client, i))
+		if err == nil {
+			req.Header.Set("Authorization", "Bearer "+keys[client%len(keys)])
+		}
+		return req, err
+	}
+}
+
+// postGenerate returns a request maker for idempotent generates, each with
+// its own Idempotency-Key (unique across the run, the client and the
+// iteration).
+func (s *system) postGenerate() func(ctx context.Context, client, i int) (*http.Request, error) {
+	return func(ctx context.Context, client, i int) (*http.Request, error) {
+		return s.generateRequest(ctx, fmt.Sprintf("bench-gen-%s-%d-%d", s.runID, client, i))
+	}
+}
+
+func (s *system) generateRequest(ctx context.Context, key string) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.base+"/api/v1/music/generate", strings.NewReader(generateBody))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+s.boot.TestKey)
+	req.Header.Set("Idempotency-Key", key)
+	return req, nil
+}
+
+// completion runs n generations one after another, each polled every 5 ms
+// from its 202 until it is completed, and prints the accept-to-completed
+// times. An operation that ends otherwise, or is not completed within a
+// minute, is counted and reported.
+func (s *system) completion(ctx context.Context, name string, n int, advance time.Duration) error {
+	var times []time.Duration
+	var sum time.Duration
+	others := map[string]int{}
+	for k := range n {
+		req, err := s.generateRequest(ctx, fmt.Sprintf("bench-done-%s-%d", s.runID, k))
+		if err != nil {
+			return err
+		}
+		status, body, err := do(s.client, req)
+		if err != nil || status != http.StatusAccepted {
+			return fmt.Errorf("generate: %d %v: %.300s", status, err, body)
+		}
+		accepted := time.Now()
+		var acc struct {
+			Data struct {
+				OperationID string `json:"operationId"`
+			} `json:"data"`
+		}
+		if err := json.Unmarshal(body, &acc); err != nil || acc.Data.OperationID == "" {
+			return fmt.Errorf("generate: no operation id in %.300s", body)
+		}
+		end := ""
+		for end == "" {
+			if time.Since(accepted) > time.Minute {
+				end = "timeout (1 min)"
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.base+"/api/v1/operations/"+acc.Data.OperationID, nil)
+			if err != nil {
+				return err
+			}
+			req.Header.Set("Authorization", "Bearer "+s.boot.TestKey)
+			status, body, err := do(s.client, req)
+			if err != nil || status != http.StatusOK {
+				return fmt.Errorf("get operation: %d %v: %.300s", status, err, body)
+			}
+			var op struct {
+				Data struct {
+					Status string `json:"status"`
+				} `json:"data"`
+			}
+			if err := json.Unmarshal(body, &op); err != nil {
+				return fmt.Errorf("get operation: %w", err)
+			}
+			switch op.Data.Status {
+			case "completed":
+				el := time.Since(accepted)
+				times = append(times, el)
+				sum += el
+				end = "completed"
+			case "failed", "cancelled", "expired":
+				end = op.Data.Status
+			}
+		}
+		if end != "completed" {
+			others[end]++
+		}
+	}
+	slices.Sort(times)
+	label := "accept -> completed (" + name + ", sequential, GET every 5 ms):"
+	if len(times) == 0 {
+		fmt.Printf("%-68s none completed of %d %v\n", label, n, others)
+		return nil
+	}
+	mean := sum / time.Duration(len(times))
+	fmt.Printf("%-68s p50 %s, p99 %s, mean %s (%d completed of %d)\n", label,
+		fmtDur(percentile(times, 0.50)), fmtDur(percentile(times, 0.99)), fmtDur(mean), len(times), n)
+	fmt.Printf("  includes provider A's 3 stages x %s AutoAdvance = %s of simulated provider work; platform share of the mean %s",
+		advance, 3*advance, fmtDur(mean-3*advance))
+	if len(others) > 0 {
+		fmt.Printf("; not completed: %v", others)
+	}
+	fmt.Println()
+	return nil
+}
+
 // measureBare serves body from a bare handler on its own loopback listener
 // and measures GETs of it.
 func measureBare(ctx context.Context, client *http.Client, clients int, duration time.Duration, body []byte) (result, error) {
@@ -377,12 +754,12 @@ func measureBare(ctx context.Context, client *http.Client, clients int, duration
 
 // result is one measurement.
 type result struct {
-	ok        int
-	elapsed   time.Duration
-	p50, p99  time.Duration
-	others    map[int]int // status -> count of non-success answers
-	transport int         // transport errors
-	firstErr  string
+	ok       int
+	elapsed  time.Duration
+	p50, p99 time.Duration
+	others   map[int]int // status -> count of non-success answers
+	errs     int         // transport (or, for transactions, database) errors
+	firstErr string
 }
 
 func (r result) rps() float64 {
@@ -392,8 +769,8 @@ func (r result) rps() float64 {
 	return float64(r.ok) / r.elapsed.Seconds()
 }
 
-func (r result) print(label string) {
-	fmt.Printf("%-45s %6.0f req/s, p50 %s, p99 %s (%d ok in %s)\n", label+":", r.rps(), fmtDur(r.p50), fmtDur(r.p99), r.ok, r.elapsed.Round(time.Millisecond))
+func (r result) print(label, unit string) {
+	fmt.Printf("%-68s %6.0f %s, p50 %s, p99 %s (%d ok in %s)\n", label+":", r.rps(), unit, fmtDur(r.p50), fmtDur(r.p99), r.ok, r.elapsed.Round(time.Millisecond))
 	codes := make([]int, 0, len(r.others))
 	for c := range r.others {
 		codes = append(codes, c)
@@ -403,8 +780,8 @@ func (r result) print(label string) {
 	for _, c := range codes {
 		parts = append(parts, fmt.Sprintf("%d x%d", c, r.others[c]))
 	}
-	if r.transport > 0 {
-		parts = append(parts, fmt.Sprintf("transport errors x%d", r.transport))
+	if r.errs > 0 {
+		parts = append(parts, fmt.Sprintf("errors x%d", r.errs))
 	}
 	if len(parts) == 0 {
 		parts = []string{"none"}
@@ -420,26 +797,51 @@ func fmtDur(d time.Duration) string {
 	return fmt.Sprintf("%.3f ms", float64(d)/float64(time.Millisecond))
 }
 
+// refusal is a non-success HTTP answer of one timed call.
+type refusal struct {
+	status int
+	body   []byte
+}
+
+func (r *refusal) Error() string { return fmt.Sprintf("%d %.200s", r.status, r.body) }
+
 // measure runs clients loops of make+send until duration has passed (after
 // a short untimed warm-up) and counts answers of status want.
 func measure(ctx context.Context, client *http.Client, clients int, duration time.Duration, want int,
 	mk func(ctx context.Context, client, i int) (*http.Request, error)) result {
+	return measureOps(ctx, clients, duration, func(ctx context.Context, c, i int) error {
+		req, err := mk(ctx, c, i)
+		if err != nil {
+			return err
+		}
+		status, body, err := do(client, req)
+		if err != nil {
+			return err
+		}
+		if status != want {
+			return &refusal{status: status, body: body}
+		}
+		return nil
+	})
+}
+
+// measureOps runs clients loops of call until duration has passed (after
+// five untimed warm-up calls per client, with negative iteration numbers so
+// that keys never repeat) and times the calls that return nil. A *refusal
+// counts under its status, any other error as an error.
+func measureOps(ctx context.Context, clients int, duration time.Duration, call func(ctx context.Context, client, i int) error) result {
 	type clientResult struct {
-		lat       []time.Duration
-		others    map[int]int
-		transport int
-		firstErr  string
+		lat      []time.Duration
+		others   map[int]int
+		errs     int
+		firstErr string
 	}
 	per := make([]clientResult, clients)
-	// Warm-up: open the connections and fill caches; not counted. Iteration
-	// numbers are negative so idempotency keys never repeat.
 	var wg sync.WaitGroup
 	for c := range clients {
 		wg.Go(func() {
 			for i := range 5 {
-				if req, err := mk(ctx, c, -1-i); err == nil {
-					do(client, req)
-				}
+				call(ctx, c, -1-i)
 			}
 		})
 	}
@@ -455,29 +857,19 @@ func measure(ctx context.Context, client *http.Client, clients int, duration tim
 				if !t0.Before(deadline) {
 					break
 				}
-				req, err := mk(ctx, c, i)
-				if err != nil {
-					r.transport++
-					if r.firstErr == "" {
-						r.firstErr = err.Error()
-					}
-					continue
-				}
-				status, body, err := do(client, req)
+				err := call(ctx, c, i)
 				el := time.Since(t0)
+				var ref *refusal
 				switch {
-				case err != nil:
-					r.transport++
-					if r.firstErr == "" {
-						r.firstErr = err.Error()
-					}
-				case status == want:
+				case err == nil:
 					r.lat = append(r.lat, el)
+				case errors.As(err, &ref):
+					r.others[ref.status]++
 				default:
-					r.others[status]++
-					if r.firstErr == "" {
-						r.firstErr = fmt.Sprintf("%d %.200s", status, body)
-					}
+					r.errs++
+				}
+				if err != nil && r.firstErr == "" {
+					r.firstErr = err.Error()
 				}
 			}
 			per[c] = r
@@ -495,7 +887,7 @@ func measure(ctx context.Context, client *http.Client, clients int, duration tim
 		for k, v := range r.others {
 			res.others[k] += v
 		}
-		res.transport += r.transport
+		res.errs += r.errs
 		if res.firstErr == "" {
 			res.firstErr = r.firstErr
 		}

@@ -27,14 +27,22 @@
 // against api.stripe.com. Without them, checkouts of that environment answer
 // 503 PROVIDER_UNAVAILABLE.
 //
-// Music providers. -provider-sim starts the provider B simulator
-// (generation/providerb/providerbtest) in-process on a loopback port and
-// wires it as provider B of test mode, both as the platform-managed test
-// account and as the provider that customer keys are validated against;
-// the host prints its URL and its (simulator-only) API key, which can be
-// submitted to POST /api/v1/providers/credentials. Without it no music
-// provider is configured: GET /api/v1/providers reports both as
-// not_configured and credential routes answer 503 PROVIDER_UNAVAILABLE.
+// Music providers. -provider-sim starts both music provider simulators
+// in-process on loopback ports: provider A (generation/providera/
+// provideratest, sunoapi dialect) and provider B (generation/providerb/
+// providerbtest). They are wired as test mode's providers A and B with
+// platform-managed keys (A's callback key verifies its callbacks), and B
+// is also the provider that customer keys are validated against. Every
+// task they accept moves one stage per -provider-sim-advance (default 3s)
+// on its own and calls back this host at its loopback address
+// (/internal/providers/{provider}/callbacks/...), so POST
+// /api/v1/music/generate in test mode completes within seconds with two
+// MP3 tracks stored as assets. The host prints both simulators' URLs and
+// their (simulator-only) API keys; B's can be submitted to POST
+// /api/v1/providers/credentials. Without it no music provider is
+// configured: GET /api/v1/providers reports both as not_configured,
+// credential routes answer 503 PROVIDER_UNAVAILABLE and generating
+// answers 503 PROVIDER_UNAVAILABLE.
 package main
 
 import (
@@ -63,6 +71,8 @@ import (
 	"github.com/creatormusic/platform/billing/stripetest"
 	"github.com/creatormusic/platform/generation"
 	"github.com/creatormusic/platform/generation/credential"
+	"github.com/creatormusic/platform/generation/providera"
+	"github.com/creatormusic/platform/generation/providera/provideratest"
 	"github.com/creatormusic/platform/generation/providerb"
 	"github.com/creatormusic/platform/generation/providerb/providerbtest"
 	"github.com/creatormusic/platform/store"
@@ -97,7 +107,8 @@ func run() error {
 	stripeSim := flag.Bool("stripe-sim", false, "start the loopback Stripe simulator as the test-mode payment provider")
 	stripeLiveKey := flag.String("stripe-live-key", "", "Stripe live secret or restricted `key` (sk_live_/rk_live_) for live-mode checkouts")
 	stripeWebhookSecret := flag.String("stripe-webhook-secret", "", "signing `secret` (whsec_) of the live Stripe webhook endpoint")
-	providerSim := flag.Bool("provider-sim", false, "start the loopback music provider B simulator as the test-mode provider")
+	providerSim := flag.Bool("provider-sim", false, "start the loopback music provider A and B simulators as the test-mode providers")
+	providerAdvance := flag.Duration("provider-sim-advance", 3*time.Second, "with -provider-sim, how long each simulated task stays in a stage")
 	flag.Parse()
 
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -136,15 +147,14 @@ func run() error {
 	if sim != nil {
 		defer sim.Close()
 	}
-	music, provSim, err := musicProviders(*providerSim)
+	music, sims, err := musicProviders(*providerSim, *providerAdvance)
 	if err != nil {
 		return err
 	}
-	if provSim != nil {
-		defer provSim.Close()
-	}
+	defer sims.close()
 	p, err := platform.New(ctx, platform.Config{Store: db, SecretKey: key, Logger: log, BlobDir: filepath.Join(*data, "blobs"),
-		Mailer: mailer, BaseURL: "http://" + *addr, InsecureCookies: true, Payments: payments, MusicProviders: music})
+		Mailer: mailer, BaseURL: "http://" + *addr, InsecureCookies: true, Payments: payments, MusicProviders: music,
+		Generation: platform.GenerationConfig{CallbackBaseURL: loopbackURL(*addr)}})
 	if err != nil {
 		return err
 	}
@@ -182,8 +192,13 @@ func run() error {
 		fmt.Printf("Stripe simulator (test mode): %s\n  control routes: %s/_sim/... with Authorization: Bearer %s\n",
 			sim.URL(), sim.URL(), sim.SecretKey())
 	}
-	if provSim != nil {
-		fmt.Printf("Music provider B simulator (test mode): %s\n  simulator API key (test mode only): %s\n", provSim.URL(), provSim.APIKey())
+	if sims.a != nil {
+		fmt.Printf("Music provider A simulator (test mode, sunoapi dialect, a stage every %s): %s\n  simulator API key (test mode only): %s\n",
+			*providerAdvance, sims.a.URL(), sims.a.APIKey())
+	}
+	if sims.b != nil {
+		fmt.Printf("Music provider B simulator (test mode, a step every %s): %s\n  simulator API key (test mode only): %s\n",
+			*providerAdvance, sims.b.URL(), sims.b.APIKey())
 	}
 	select {
 	case err := <-errc:
@@ -196,6 +211,7 @@ func run() error {
 	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
+	sims.close() // stops their callbacks before the platform closes
 	if sim != nil {
 		return sim.Close() // stops its webhook deliveries before the platform closes
 	}
@@ -241,26 +257,59 @@ func paymentProviders(sim bool, liveKey, webhookSecret string, log *slog.Logger)
 	return out, srv, nil
 }
 
-// musicProviders builds the music providers: with sim, the provider B
-// simulator on loopback as test mode's provider B, with its key as the
-// platform-managed test credential.
-func musicProviders(sim bool) (credential.Providers, *providerbtest.Server, error) {
+// providerSims are the music provider simulators the host started.
+type providerSims struct {
+	a *provideratest.Server
+	b *providerbtest.Server
+}
+
+// close stops the simulators that run.
+func (s providerSims) close() {
+	if s.a != nil {
+		s.a.Close()
+	}
+	if s.b != nil {
+		s.b.Close()
+	}
+}
+
+// musicProviders builds the music providers: with sim, both simulators on
+// loopback, each advancing its tasks one stage per advance, as test mode's
+// providers A (sunoapi dialect) and B, with their keys as the
+// platform-managed test credentials.
+func musicProviders(sim bool, advance time.Duration) (credential.Providers, providerSims, error) {
 	var out credential.Providers
+	var sims providerSims
 	if !sim {
-		return out, nil, nil
+		return out, sims, nil
 	}
-	srv, err := providerbtest.New(providerbtest.Config{})
+	if advance <= 0 {
+		return out, sims, errors.New("-provider-sim-advance must be positive")
+	}
+	var err error
+	if sims.a, err = provideratest.New(provideratest.Config{Dialect: string(providera.DialectSunoAPI), AutoAdvance: advance}); err != nil {
+		return out, sims, fmt.Errorf("provider A simulator: %w", err)
+	}
+	if sims.b, err = providerbtest.New(providerbtest.Config{AutoAdvance: advance}); err != nil {
+		sims.close()
+		return out, sims, fmt.Errorf("provider B simulator: %w", err)
+	}
+	clientA, err := providera.New(providera.Config{BaseURL: sims.a.URL(), Dialect: providera.DialectSunoAPI})
 	if err != nil {
-		return out, nil, err
+		sims.close()
+		return out, sims, fmt.Errorf("provider A simulator client: %w", err)
 	}
-	client, err := providerb.New(providerb.Config{BaseURL: srv.URL()})
+	clientB, err := providerb.New(providerb.Config{BaseURL: sims.b.URL()})
 	if err != nil {
-		srv.Close()
-		return out, nil, fmt.Errorf("provider B simulator client: %w", err)
+		sims.close()
+		return out, sims, fmt.Errorf("provider B simulator client: %w", err)
 	}
-	out.Test = credential.Adapters{generation.ProviderB: client}
-	out.PlatformKeys.Test = credential.Keys{generation.ProviderB: {APIKey: srv.APIKey()}}
-	return out, srv, nil
+	out.Test = credential.Adapters{generation.ProviderA: clientA, generation.ProviderB: clientB}
+	out.PlatformKeys.Test = credential.Keys{
+		generation.ProviderA: {APIKey: sims.a.APIKey(), CallbackKey: sims.a.CallbackKey()},
+		generation.ProviderB: {APIKey: sims.b.APIKey()},
+	}
+	return out, sims, nil
 }
 
 // loopbackURL is the http URL of a listen address, with an unspecified

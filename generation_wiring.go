@@ -1,0 +1,88 @@
+package platform
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/creatormusic/platform/access"
+	"github.com/creatormusic/platform/account"
+	"github.com/creatormusic/platform/asset"
+	"github.com/creatormusic/platform/generation/credential"
+	"github.com/creatormusic/platform/generation/operation"
+	"github.com/creatormusic/platform/jobs"
+	"github.com/creatormusic/platform/ledger"
+	"github.com/creatormusic/platform/store"
+)
+
+// GenerationConfig configures music generation. Zero values take the
+// documented defaults of generation/operation.Config.
+type GenerationConfig struct {
+	// CallbackBaseURL is the address providers call back
+	// (scheme://host[:port]); empty means Config.BaseURL. Callbacks go to
+	// /internal/providers/{provider}/callbacks/{token} under it.
+	CallbackBaseURL string
+	// Pricing is published as the pricing.generation policy of an
+	// environment that has none; the zero value means
+	// operation.DefaultPricing. A published policy is never overridden.
+	Pricing operation.Pricing
+	// Tuning holds the limits and timings (create scheduler, polls,
+	// deadlines, cost drift); see operation.Tuning.
+	operation.Tuning
+	// Hook injects faults in tests; nil in production.
+	Hook operation.Hook
+}
+
+// startGeneration builds the generation service and publishes the default
+// pricing where an environment has none.
+func (p *Platform) startGeneration(ctx context.Context, cfg Config, providers *credential.Service, assets *asset.Service) error {
+	g := cfg.Generation
+	base := g.CallbackBaseURL
+	if base == "" {
+		base = cfg.BaseURL
+	}
+	if base == "" {
+		base = account.DefaultBaseURL
+	}
+	svc, err := operation.New(operation.Config{
+		Credentials: providers, Ledger: ledger.New(), Assets: assets, Digester: p.keyring,
+		Run: func(ctx context.Context, fn func(st operation.Store) error) error {
+			return p.db.InTx(ctx, func(tx *store.Tx) error { return fn(tx) })
+		},
+		Read: func() operation.Store { return p.db.Read() }, CallbackBase: strings.TrimRight(base, "/"),
+		Tuning: g.Tuning, Hook: g.Hook,
+	})
+	if err != nil {
+		return fmt.Errorf("platform: generation: %w", err)
+	}
+	pricing := g.Pricing
+	if pricing.Models == nil {
+		pricing = operation.DefaultPricing()
+	}
+	for _, env := range []access.Environment{access.Test, access.Live} {
+		if err := p.db.InTx(ctx, func(tx *store.Tx) error { return operation.SeedPricing(ctx, tx, env, pricing) }); err != nil {
+			return fmt.Errorf("platform: generation pricing (%s): %w", env, err)
+		}
+	}
+	p.generation = svc
+	return nil
+}
+
+// generationHandlers are the job handlers of music generation.
+func (p *Platform) generationHandlers() map[string]jobs.Handler {
+	return map[string]jobs.Handler{
+		operation.JobDispatch:  p.generation.DispatchHandler(),
+		operation.JobPoll:      p.generation.PollHandler(),
+		operation.JobIngest:    p.generation.IngestHandler(),
+		operation.JobReconcile: p.generation.ReconcileHandler(),
+		operation.JobExpire:    p.generation.ExpireHandler(),
+		operation.JobAmbiguous: p.generation.AmbiguousHandler(),
+	}
+}
+
+// wake wakes the job workers after a commit that enqueued work.
+func (p *Platform) wake() {
+	if p.pool != nil {
+		p.pool.Notify()
+	}
+}

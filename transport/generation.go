@@ -1,0 +1,405 @@
+package transport
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/creatormusic/platform/access"
+	"github.com/creatormusic/platform/fault"
+	"github.com/creatormusic/platform/generation"
+	genop "github.com/creatormusic/platform/generation/operation"
+	"github.com/creatormusic/platform/store"
+)
+
+// GenerateRequest is the body of POST /api/v1/music/generate.
+type GenerateRequest struct {
+	// Prompt describes the music (1 to 5000 characters).
+	Prompt string `json:"prompt" example:"An upbeat synth-pop track about city lights"`
+	// Instrumental asks for music without vocals.
+	Instrumental bool `json:"instrumental,omitempty" example:"false"`
+	// Model is a platform model id (v3.5, v4, v4.5, v4.5-plus, v4.5-all,
+	// v5); empty means v5. Each provider maps it to its own model.
+	Model string `json:"model,omitempty" example:"v5"`
+	// Duration is the wished length in seconds (0 to 480), forwarded only
+	// where the selected provider and model support it; neither current
+	// provider does, and the operation reports durationApplied false.
+	Duration float64 `json:"duration,omitempty" example:"120"`
+	// ProviderPolicy chooses the providers (scope providers:select).
+	ProviderPolicy *ProviderPolicyInput `json:"providerPolicy,omitempty"`
+}
+
+// ProviderPolicyInput is a generate request's provider routing.
+type ProviderPolicyInput struct {
+	Preferred string   `json:"preferred,omitempty" example:"MUSIC_PROVIDER_A" enum:"MUSIC_PROVIDER_A,MUSIC_PROVIDER_B"`
+	Fallback  []string `json:"fallback,omitempty" example:"MUSIC_PROVIDER_B"`
+}
+
+// GenerationBilling is what a generation costs the customer, in platform
+// credits (integer strings).
+type GenerationBilling struct {
+	Mode            string `json:"mode" example:"PLATFORM_MANAGED" enum:"PLATFORM_MANAGED,BYOK,BYOK_WITH_PLATFORM_FALLBACK"`
+	CreditsReserved string `json:"creditsReserved" example:"15"`
+}
+
+// GenerationAccepted is the answer of POST /api/v1/music/generate.
+type GenerationAccepted struct {
+	OperationID string            `json:"operationId" example:"op_01jd0000000000000000000000"`
+	Status      string            `json:"status" example:"queued" enum:"queued,dispatched,processing,completed,failed,cancelled,expired"`
+	Billing     GenerationBilling `json:"billing"`
+}
+
+// OperationBilling is an operation's credits: reserved at accept, then
+// settled (what the delivered result cost) and released (the rest).
+type OperationBilling struct {
+	Mode            string `json:"mode" example:"PLATFORM_MANAGED" enum:"PLATFORM_MANAGED,BYOK,BYOK_WITH_PLATFORM_FALLBACK"`
+	CreditsReserved string `json:"creditsReserved" example:"15"`
+	// CreditsSettled is null until the operation completed.
+	CreditsSettled *string `json:"creditsSettled" example:"15"`
+	// CreditsReleased is null while the operation runs.
+	CreditsReleased *string        `json:"creditsReleased" example:"0"`
+	PricingPolicy   PolicyRefView  `json:"pricingPolicy"`
+	ProviderCost    []ProviderCost `json:"providerCost"`
+}
+
+// PolicyRefView names the policy version an outcome applied.
+type PolicyRefView struct {
+	ID      string `json:"id" example:"pricing.generation"`
+	Version int    `json:"version" example:"1"`
+	Hash    string `json:"hash" example:"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"`
+}
+
+// ProviderCost is one attempt's provider cost reconciliation: what the
+// provider reported consuming, in the provider's own credits, never
+// platform credits.
+type ProviderCost struct {
+	AttemptNumber int    `json:"attemptNumber" example:"1"`
+	Provider      string `json:"provider" example:"MUSIC_PROVIDER_A"`
+	Status        string `json:"status" example:"MATCHED" enum:"MATCHED,UNDER_EXPECTED,OVER_EXPECTED,UNKNOWN"`
+	Source        string `json:"source" example:"reported" enum:"reported,price_table,none"`
+	// ExpectedProviderCredits and ActualProviderCredits are null when
+	// unknown.
+	ExpectedProviderCredits *string `json:"expectedProviderCredits" example:"12"`
+	ActualProviderCredits   *string `json:"actualProviderCredits" example:"12"`
+	DriftBps                int64   `json:"driftBps" example:"0"`
+}
+
+// AttemptView is one provider attempt. Provider task ids are correlation
+// data and never returned.
+type AttemptView struct {
+	Number    int    `json:"number" example:"1"`
+	Provider  string `json:"provider" example:"MUSIC_PROVIDER_A" enum:"MUSIC_PROVIDER_A,MUSIC_PROVIDER_B"`
+	Ownership string `json:"credentialOwnership" example:"PLATFORM_MANAGED" enum:"PLATFORM_MANAGED,CUSTOMER_BYOK"`
+	State     string `json:"state" example:"accepted" enum:"sending,accepted,ambiguous,transient,refused"`
+	// ErrorCode is the provider's refusal as a platform code, null when none.
+	ErrorCode *string   `json:"errorCode" example:"PROVIDER_UNAVAILABLE"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+// OutputView is one of the operation's two outputs as known so far.
+type OutputView struct {
+	Index int    `json:"index" example:"0"`
+	Title string `json:"title" example:"City Lights"`
+	Tags  string `json:"tags" example:"synth-pop, upbeat"`
+	// DurationMs is null until the provider reports it.
+	DurationMs *int64 `json:"durationMs" example:"182000"`
+	// AssetID is the durable asset once ingested, else null.
+	AssetID *string `json:"assetId" example:"ast_01jd0000000000000000000000"`
+}
+
+// FailureView is why an operation ended without a result.
+type FailureView struct {
+	Code string `json:"code" example:"CONTENT_POLICY_REJECTED"`
+}
+
+// OperationView is a generation operation's state.
+type OperationView struct {
+	ID     string `json:"id" example:"op_01jd0000000000000000000000"`
+	Object string `json:"object" example:"generation_operation"`
+	Type   string `json:"type" example:"music_generation"`
+	Status string `json:"status" example:"processing" enum:"queued,dispatched,processing,completed,failed,cancelled,expired"`
+	// Stage is queued, text, first, provider_complete, ingesting,
+	// finished, or failed.
+	Stage        string `json:"stage" example:"first" enum:"queued,text,first,provider_complete,ingesting,finished,failed"`
+	Environment  string `json:"environment" example:"test" enum:"test,live"`
+	Model        string `json:"model" example:"v5"`
+	Instrumental bool   `json:"instrumental" example:"false"`
+	// DurationApplied is null before a provider was selected, false when
+	// a requested duration was not forwarded.
+	DurationApplied *bool            `json:"durationApplied" example:"false"`
+	Billing         OperationBilling `json:"billing"`
+	Attempts        []AttemptView    `json:"attempts"`
+	Outputs         []OutputView     `json:"outputs"`
+	Failure         *FailureView     `json:"failure"`
+	DeadlineAt      time.Time        `json:"deadlineAt"`
+	CreatedAt       time.Time        `json:"createdAt"`
+	UpdatedAt       time.Time        `json:"updatedAt"`
+	EndedAt         *time.Time       `json:"endedAt"`
+}
+
+// ResultTrack is one delivered track: a durable platform asset.
+type ResultTrack struct {
+	Index     int    `json:"index" example:"0"`
+	AssetID   string `json:"assetId" example:"ast_01jd0000000000000000000000"`
+	Title     string `json:"title" example:"City Lights"`
+	Tags      string `json:"tags" example:"synth-pop, upbeat"`
+	Model     string `json:"model" example:"chirp-v5"`
+	MediaType string `json:"mediaType" example:"audio/mpeg"`
+	SizeBytes int64  `json:"sizeBytes" example:"2912000"`
+	SHA256    string `json:"sha256" example:"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"`
+	// DurationMs is null when unknown.
+	DurationMs *int64 `json:"durationMs" example:"182000"`
+	// ContentURL downloads the bytes (GET, authenticated).
+	ContentURL string `json:"contentUrl" example:"/api/v1/assets/ast_01jd0000000000000000000000/content"`
+}
+
+// GenerationResult is a completed operation's result.
+type GenerationResult struct {
+	OperationID string        `json:"operationId" example:"op_01jd0000000000000000000000"`
+	Object      string        `json:"object" example:"generation_result"`
+	Tracks      []ResultTrack `json:"tracks"`
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+func optItoa(n *int64) *string {
+	if n == nil {
+		return nil
+	}
+	s := itoa(*n)
+	return &s
+}
+
+func operationView(v genop.View) OperationView {
+	o := v.Operation
+	s := o.Snapshot
+	out := OperationView{ID: o.ID, Object: "generation_operation", Type: "music_generation", Status: string(s.Status),
+		Stage: string(s.Stage), Environment: string(o.Scope.Environment), Model: o.Request.Model, Instrumental: o.Request.Instrumental,
+		DurationApplied: o.DurationApplied, Attempts: []AttemptView{}, Outputs: []OutputView{},
+		Billing: OperationBilling{Mode: string(o.BillingMode), CreditsReserved: itoa(o.CreditsReserved), CreditsSettled: optItoa(o.CreditsSettled),
+			PricingPolicy: PolicyRefView{ID: o.Pricing.ID, Version: o.Pricing.Version, Hash: o.Pricing.Hash}, ProviderCost: []ProviderCost{}},
+		DeadlineAt: o.DeadlineAt, CreatedAt: o.CreatedAt, UpdatedAt: o.UpdatedAt, EndedAt: o.EndedAt}
+	if out.Stage == "" {
+		out.Stage = string(generation.StageQueued)
+	}
+	if s.Status.Terminal() {
+		settled := int64(0)
+		if o.CreditsSettled != nil {
+			settled = *o.CreditsSettled
+		}
+		out.Billing.CreditsReleased = optItoa(new(o.CreditsReserved - settled))
+	}
+	if s.Status == generation.StatusFailed || s.Status == generation.StatusExpired {
+		code := s.FailureCode
+		if code == "" {
+			code = string(fault.ProviderTimeout)
+		}
+		out.Failure = &FailureView{Code: code}
+	}
+	numbers := map[string]int{}
+	for _, a := range v.Attempts {
+		numbers[a.ID] = a.Number
+		av := AttemptView{Number: a.Number, Provider: string(a.Provider), Ownership: string(a.Ownership), State: string(a.State), CreatedAt: a.CreatedAt}
+		if a.ErrorCode != "" {
+			av.ErrorCode = new(a.ErrorCode)
+		}
+		out.Attempts = append(out.Attempts, av)
+	}
+	for _, c := range v.Costs {
+		out.Billing.ProviderCost = append(out.Billing.ProviderCost, ProviderCost{AttemptNumber: numbers[c.AttemptID], Provider: string(c.Provider),
+			Status: string(c.Status), Source: string(c.Source), ExpectedProviderCredits: optItoa(c.Expected),
+			ActualProviderCredits: optItoa(c.Actual), DriftBps: c.DriftBps})
+	}
+	for i, t := range s.Outputs {
+		ov := OutputView{Index: i, Title: t.Title, Tags: t.Tags}
+		if t.DurationMs > 0 {
+			ov.DurationMs = new(t.DurationMs)
+		}
+		if t.AssetID != "" {
+			ov.AssetID = new(t.AssetID)
+		}
+		out.Outputs = append(out.Outputs, ov)
+	}
+	return out
+}
+
+func exampleOperation() OperationView {
+	t := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	f := false
+	return OperationView{ID: "op_01jd0000000000000000000000", Object: "generation_operation", Type: "music_generation", Status: "processing",
+		Stage: "first", Environment: "test", Model: "v5", DurationApplied: &f,
+		Billing: OperationBilling{Mode: "PLATFORM_MANAGED", CreditsReserved: "15",
+			PricingPolicy: PolicyRefView{ID: genop.PricingPolicyID, Version: 1, Hash: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"},
+			ProviderCost:  []ProviderCost{}},
+		Attempts:   []AttemptView{{Number: 1, Provider: "MUSIC_PROVIDER_A", Ownership: "PLATFORM_MANAGED", State: "accepted", CreatedAt: t}},
+		Outputs:    []OutputView{{Index: 0, Title: "City Lights", Tags: "synth-pop"}, {Index: 1, Title: "City Lights", Tags: "synth-pop"}},
+		DeadlineAt: t.Add(30 * time.Minute), CreatedAt: t, UpdatedAt: t}
+}
+
+// generationRoutes are the music generation routes (spec, Music generation
+// and operations) and the internal callback receiver. Generating needs
+// track.generate (scope music:generate); reading and cancelling an
+// operation need the same, so the key that started an operation can
+// follow it. Choosing providers needs providers:select.
+func generationRoutes(svc *genop.Service, wake func(), log *slog.Logger) []Route {
+	if svc == nil {
+		return nil
+	}
+	if wake == nil {
+		wake = func() {}
+	}
+	gen := func(r Route) Route {
+		r.Tag, r.Auth, r.Private = TagMusicGeneration, AuthSessionOrKey, true
+		r.Permission, r.Scope = access.TrackGenerate, access.ScopeMusicGenerate
+		return r
+	}
+	return []Route{
+		gen(Route{Method: http.MethodPost, Pattern: "/api/v1/music/generate", OperationID: "generateMusic", Status: http.StatusAccepted,
+			Idempotency: IdempotencyRequired, OwnUnitOfWork: true,
+			Summary: "Generate music",
+			Description: "Accepts a generation as a durable operation and answers 202 with its id, status queued and the credits reserved: " +
+				"the model's price under the pricing.generation policy of the caller's environment (the BYOK fee when only the workspace's own " +
+				"provider key can serve it). The provider is called by a durable job after the commit; follow the operation with GET " +
+				"/api/v1/operations/{operationId}. Billing mode: BYOK_WITH_PLATFORM_FALLBACK when the routes offer both a healthy workspace key and " +
+				"a platform credential (the customer key is tried first; the full price is reserved and the BYOK fee settled when the customer key " +
+				"delivers), BYOK or PLATFORM_MANAGED when they offer one. providerPolicy (preferred, fallback) needs the providers:select scope, " +
+				"else 403 ACCESS_DENIED; a named provider that is not configured is 503 PROVIDER_UNAVAILABLE. Credits that do not cover the " +
+				"reservation are 422 INSUFFICIENT_CREDITS. The same Idempotency-Key with the same body returns the same operation; with another " +
+				"body 409 IDEMPOTENCY_CONFLICT.",
+			Request: GenerateRequest{Prompt: "An upbeat synth-pop track about city lights", Model: "v5"},
+			Response: GenerationAccepted{OperationID: "op_01jd0000000000000000000000", Status: "queued",
+				Billing: GenerationBilling{Mode: "PLATFORM_MANAGED", CreditsReserved: "15"}},
+			Errors: []string{string(fault.InsufficientCredits), string(fault.ProviderUnavailable), string(fault.AccessDenied)},
+			Handle: func(ctx context.Context, c *Call) (any, error) {
+				var in GenerateRequest
+				if err := c.Decode(&in); err != nil {
+					return nil, err
+				}
+				req := genop.Request{Prompt: in.Prompt, Instrumental: in.Instrumental, Model: in.Model, Duration: in.Duration}
+				if pp := in.ProviderPolicy; pp != nil {
+					req.ProviderPolicy = &genop.ProviderPolicy{Preferred: generation.ProviderID(pp.Preferred)}
+					for _, f := range pp.Fallback {
+						req.ProviderPolicy.Fallback = append(req.ProviderPolicy.Fallback, generation.ProviderID(f))
+					}
+				}
+				plan, err := svc.Prepare(ctx, c.Tx, c.Principal, req, canSelectProvider(c))
+				if err != nil {
+					return nil, err
+				}
+				return c.CommitResult(ctx, func(tx *store.Tx) (any, error) {
+					o, err := svc.Accept(ctx, tx, c.Principal, plan)
+					if err != nil {
+						return nil, err
+					}
+					tx.AfterCommit(wake)
+					return GenerationAccepted{OperationID: o.ID, Status: string(o.Status()),
+						Billing: GenerationBilling{Mode: string(o.BillingMode), CreditsReserved: itoa(o.CreditsReserved)}}, nil
+				})
+			}}),
+		gen(Route{Method: http.MethodGet, Pattern: "/api/v1/operations/{operationId}", OperationID: "getOperation",
+			Idempotency: IdempotencyNone, Summary: "Get a generation operation",
+			Description: "The operation's status and stage (queued, text, first, provider_complete, ingesting, finished; failed), its provider " +
+				"attempts (provider, credential ownership, state; never the provider's task id), its outputs as known so far, the credits " +
+				"reserved, settled and released, and the provider cost reconciliation. Another workspace's or environment's operation is 404.",
+			Response: exampleOperation(), Errors: []string{string(fault.NotFound)},
+			Handle: func(ctx context.Context, c *Call) (any, error) {
+				v, err := svc.Get(ctx, c.Tx, c.Principal, c.PathValue("operationId"))
+				if err != nil {
+					return nil, err
+				}
+				return operationView(v), nil
+			}}),
+		gen(Route{Method: http.MethodGet, Pattern: "/api/v1/operations/{operationId}/result", OperationID: "getOperationResult",
+			Idempotency: IdempotencyNone, Summary: "Get a generation result",
+			Description: "The two delivered tracks of a completed operation, each a durable platform asset (download with GET " +
+				"/api/v1/assets/{assetId}/content); never a provider URL. Before completion 409 RESULT_NOT_READY with details.status; an " +
+				"operation that ended without a result answers the same code with its status and details.failureCode.",
+			Response: GenerationResult{OperationID: "op_01jd0000000000000000000000", Object: "generation_result", Tracks: []ResultTrack{}},
+			Errors:   []string{string(fault.NotFound), string(fault.ResultNotReady)},
+			Handle: func(ctx context.Context, c *Call) (any, error) {
+				o, tracks, err := svc.Result(ctx, c.Tx, c.Principal, c.PathValue("operationId"))
+				if err != nil {
+					return nil, err
+				}
+				out := GenerationResult{OperationID: o.ID, Object: "generation_result", Tracks: make([]ResultTrack, len(tracks))}
+				for i, t := range tracks {
+					out.Tracks[i] = ResultTrack{Index: t.Index, AssetID: t.Asset.ID, Title: t.Output.Title, Tags: t.Output.Tags, Model: t.Output.Model,
+						MediaType: t.Asset.MediaType, SizeBytes: t.Asset.Size, SHA256: t.Asset.SHA256, DurationMs: t.Asset.DurationMs,
+						ContentURL: "/api/v1/assets/" + t.Asset.ID + "/content"}
+				}
+				return out, nil
+			}}),
+		gen(Route{Method: http.MethodPost, Pattern: "/api/v1/operations/{operationId}/cancel", OperationID: "cancelOperation",
+			Idempotency: IdempotencyOptional, Summary: "Cancel a generation operation",
+			Description: "Idempotent: a queued, dispatched or processing operation becomes cancelled and its reserved credits are released " +
+				"once; cancelling a cancelled, failed or expired operation returns it unchanged. Work already done at the provider is not undone, " +
+				"and nothing it delivers afterwards becomes an asset (its cost is still reconciled). A completed operation is 409 " +
+				"INVALID_STATE_TRANSITION.",
+			Response: exampleOperation(), Errors: []string{string(fault.NotFound), string(fault.InvalidState)},
+			Handle: func(ctx context.Context, c *Call) (any, error) {
+				if _, err := svc.Cancel(ctx, c.Tx, c.Principal, c.PathValue("operationId")); err != nil {
+					return nil, err
+				}
+				v, err := svc.Get(ctx, c.Tx, c.Principal, c.PathValue("operationId"))
+				if err != nil {
+					return nil, err
+				}
+				return operationView(v), nil
+			}}),
+		{Method: http.MethodPost, Pattern: "/internal/providers/{provider}/callbacks/{attemptToken}", OperationID: "receiveProviderCallback",
+			Tag: TagMusicGeneration, Summary: "Receive a music provider callback", Internal: true, Auth: AuthPublic,
+			Raw: callbackReceiver(svc, wake, log)},
+	}
+}
+
+// canSelectProvider reports whether the caller may choose providers: an
+// API key needs the providers:select scope; a signed-in user needs the
+// permissions that scope stands for.
+func canSelectProvider(c *Call) bool {
+	if c.Principal.Kind == access.CredentialAPIKey {
+		return c.Principal.HasScope(access.ScopeProvidersSelect)
+	}
+	ps, ok := access.ScopePermissions(access.ScopeProvidersSelect)
+	if !ok || c.Authority == nil {
+		return false
+	}
+	for _, p := range ps {
+		if _, ok := c.Authority.Has(p); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// callbackBodyLimit bounds a provider callback.
+const callbackBodyLimit = 1 << 20
+
+// callbackReceiver verifies a provider callback's raw body with the
+// attempt's adapter, stores it once and merges it, then answers 200 at
+// once: {received, duplicate}. An unknown token is 404; a bad or stale
+// signature 400 CALLBACK_FAILED with nothing stored.
+func callbackReceiver(svc *genop.Service, wake func(), log *slog.Logger) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reqID := RequestID(r)
+		w.Header().Set("X-Request-Id", reqID)
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, callbackBodyLimit))
+		if err != nil {
+			WriteError(w, log, reqID, tooLarge("transport.callback", callbackBodyLimit))
+			return
+		}
+		got, err := svc.Callback(r.Context(), generation.ProviderID(r.PathValue("provider")), r.PathValue("attemptToken"),
+			generation.Callback{Header: r.Header, Body: body})
+		if err != nil {
+			WriteError(w, log, reqID, err)
+			return
+		}
+		wake()
+		WriteData(w, http.StatusOK, reqID, struct {
+			Received  bool `json:"received"`
+			Duplicate bool `json:"duplicate"`
+		}{true, got.Duplicate})
+	})
+}

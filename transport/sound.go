@@ -1,0 +1,331 @@
+package transport
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/creatormusic/platform/access"
+	"github.com/creatormusic/platform/fault"
+	"github.com/creatormusic/platform/sound"
+)
+
+// SoundInput names a sound operation's input asset.
+type SoundInput struct {
+	AssetID string `json:"assetId" example:"ast_01jd0000000000000000000000"`
+}
+
+// AnalyzeRequest is the body of POST /api/v1/sound/analyze.
+type AnalyzeRequest struct {
+	Input SoundInput `json:"input"`
+	// Fields are the measures wanted (duration, loudness, peak, bpm, key,
+	// sampleRate, bitDepth, channelCount); empty means all of them.
+	Fields []string `json:"fields,omitempty" example:"loudness"`
+}
+
+// SoundProgress is a running operation's progress.
+type SoundProgress struct {
+	Percent int `json:"percent" example:"40"`
+}
+
+// SoundFailure is why an operation failed.
+type SoundFailure struct {
+	Code    string `json:"code" example:"INVALID_INPUT"`
+	Message string `json:"message" example:"The input audio could not be decoded."`
+}
+
+// SoundOperationView is a sound operation's state.
+type SoundOperationView struct {
+	ID     string `json:"id" example:"snd_01jd0000000000000000000000"`
+	Object string `json:"object" example:"sound_operation"`
+	Type   string `json:"type" example:"analysis" enum:"stem_separation,mastering,enhancement,analysis"`
+	Status string `json:"status" example:"processing" enum:"queued,dispatched,processing,completed,failed,cancelled,expired"`
+	Stage  string `json:"stage" example:"analyzing" enum:"accepted,uploading,decoding,analyzing,stem_isolation,mastering,enhancing,encoding,persisting,finished"`
+	// Progress is present while processing.
+	Progress    *SoundProgress `json:"progress,omitempty"`
+	Input       SoundInput     `json:"input"`
+	Environment string         `json:"environment" example:"test" enum:"test,live"`
+	Failure     *SoundFailure  `json:"failure"`
+	CreatedAt   time.Time      `json:"createdAt"`
+	StartedAt   *time.Time     `json:"startedAt"`
+	UpdatedAt   time.Time      `json:"updatedAt"`
+	EndedAt     *time.Time     `json:"endedAt"`
+}
+
+// SoundResult is a completed operation's result: for an analysis, the
+// requested measures, each a value or unavailable with a reason.
+type SoundResult struct {
+	ID      string        `json:"id" example:"snd_01jd0000000000000000000000"`
+	Status  string        `json:"status" example:"completed"`
+	Stage   string        `json:"stage" example:"finished"`
+	Outputs []SoundOutput `json:"outputs"`
+	// Analysis is an analysis's measures; absent for other types.
+	Analysis *sound.Analysis `json:"analysis,omitempty"`
+	// Mastering is a mastering's report (targets and the output as
+	// re-measured); absent for other types.
+	Mastering *sound.MasterResult `json:"mastering,omitempty"`
+}
+
+// EnhanceRequest is the body of POST /api/v1/sound/enhance.
+type EnhanceRequest struct {
+	Input SoundInput `json:"input"`
+	// Features are applied in the engine's fixed order (dehum, declick,
+	// denoise, voice_cleanup, clarity, stereo_width), each at most once.
+	Features []EnhanceFeature `json:"features"`
+	Output   SoundOutputSpec  `json:"output"`
+}
+
+// EnhanceFeature is one enhancement: a feature and its amount.
+type EnhanceFeature struct {
+	Name string `json:"name" example:"denoise" enum:"denoise,declick,dehum,clarity,stereo_width,voice_cleanup"`
+	// Amount is the feature's main parameter, 0 for its default: denoise
+	// and voice_cleanup reduction dB (18), declick threshold (5), dehum
+	// frequency (0 detects 50 or 60 Hz), clarity boost dB (3),
+	// stereo_width factor (1.5).
+	Amount float64 `json:"amount,omitempty" example:"0"`
+}
+
+// StemsRequest is the body of POST /api/v1/sound/stems.
+type StemsRequest struct {
+	Input SoundInput `json:"input"`
+	// Stems are the stems wanted: vocals, drums, bass, other; empty means
+	// all four.
+	Stems  []string        `json:"stems,omitempty" example:"vocals"`
+	Output SoundOutputSpec `json:"output"`
+}
+
+// MasterRequest is the body of POST /api/v1/sound/master.
+type MasterRequest struct {
+	Input SoundInput `json:"input"`
+	// Profile is balanced (-14 LUFS), streaming (-14), transparent (-16,
+	// peaks only) or loud (-9); all with a -1 dBTP ceiling.
+	Profile string `json:"profile,omitempty" example:"streaming" enum:"balanced,streaming,transparent,loud"`
+	// TargetLufs overrides the profile's target, within [-30, -6].
+	TargetLufs *float64 `json:"targetLufs,omitempty" example:"-14"`
+	// Output is the encoding of the mastered asset; it must be in the
+	// capability snapshot.
+	Output SoundOutputSpec `json:"output"`
+}
+
+// SoundOutputSpec is a requested output encoding.
+type SoundOutputSpec struct {
+	Format     string `json:"format" example:"wav" enum:"wav,flac"`
+	SampleRate int    `json:"sampleRate" example:"48000"`
+	BitDepth   int    `json:"bitDepth" example:"24"`
+}
+
+// SoundOutput is an output asset of an operation (none for an analysis).
+type SoundOutput struct {
+	Type       string `json:"type" example:"stem"`
+	Stem       string `json:"stem,omitempty" example:"vocals"`
+	AssetID    string `json:"assetId" example:"ast_01jd0000000000000000000000"`
+	Format     string `json:"format" example:"wav"`
+	SampleRate int    `json:"sampleRate" example:"48000"`
+	BitDepth   int    `json:"bitDepth" example:"24"`
+}
+
+func soundView(o sound.Operation) SoundOperationView {
+	v := SoundOperationView{ID: o.ID, Object: "sound_operation", Type: string(o.Type), Status: string(o.Status), Stage: string(o.Stage),
+		Input: SoundInput{AssetID: o.InputAssetID}, Environment: string(o.Scope.Environment), CreatedAt: o.CreatedAt,
+		StartedAt: o.StartedAt, UpdatedAt: o.UpdatedAt, EndedAt: o.EndedAt}
+	if o.Status == sound.StatusProcessing {
+		v.Progress = &SoundProgress{Percent: o.Progress}
+	}
+	if o.FailureCode != "" {
+		v.Failure = &SoundFailure{Code: o.FailureCode, Message: o.FailureMessage}
+	}
+	return v
+}
+
+func exampleSoundOperation() SoundOperationView {
+	t := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	return SoundOperationView{ID: "snd_01jd0000000000000000000000", Object: "sound_operation", Type: "analysis", Status: "processing",
+		Stage: "analyzing", Progress: &SoundProgress{Percent: 40}, Input: SoundInput{AssetID: "ast_01jd0000000000000000000000"},
+		Environment: "test", CreatedAt: t, StartedAt: &t, UpdatedAt: t}
+}
+
+// soundRoutes are the sound engine routes served so far (spec, Sound
+// engine): the capability snapshot, analysis, mastering, enhancement,
+// stems, and an operation's state, result and cancellation.
+// Reads need project.read (scope sound:read); analysis and cancel need
+// track.generate (scope sound:write) and an Idempotency-Key.
+func soundRoutes(svc *sound.Service) []Route {
+	if svc == nil {
+		return nil
+	}
+	read := func(r Route) Route {
+		r.Tag, r.Auth, r.Private = TagSoundEngine, AuthSessionOrKey, true
+		r.Permission, r.Scope, r.Idempotency = access.ProjectRead, access.ScopeSoundRead, IdempotencyNone
+		return r
+	}
+	write := func(r Route) Route {
+		r.Tag, r.Auth, r.Private = TagSoundEngine, AuthSessionOrKey, true
+		r.Permission, r.Scope, r.Idempotency = access.TrackGenerate, access.ScopeSoundWrite, IdempotencyRequired
+		return r
+	}
+	ex := exampleSoundOperation()
+	return []Route{
+		read(Route{Method: http.MethodGet, Pattern: "/api/v1/sound/capabilities", OperationID: "getSoundCapabilities",
+			Summary: "Get the sound engine's capabilities",
+			Description: "The capability snapshot of the built-in engine for the caller's workspace: output sample rates, bit depths, " +
+				"formats and channels (88.2/96 kHz and 32-bit only with the audio.hires entitlement), and which operations are served. " +
+				"Enhancement lists each feature it serves.",
+			Response: svc.Capabilities(nil),
+			Handle: func(ctx context.Context, c *Call) (any, error) {
+				return svc.Capabilities(c.Authority), nil
+			}}),
+		write(Route{Method: http.MethodPost, Pattern: "/api/v1/sound/analyze", OperationID: "analyzeSound", Status: http.StatusAccepted,
+			Summary: "Analyze an audio asset",
+			Description: "Accepts an analysis of an asset of the caller's workspace as a durable operation (type analysis) and answers 202. " +
+				"fields chooses among duration, loudness (integrated LUFS and loudness range, ITU-R BS.1770-4 / EBU R128), peak (sample peak " +
+				"dBFS and true peak dBTP), bpm, key, sampleRate, bitDepth and channelCount; empty means all. A measure the engine cannot " +
+				"establish is reported unavailable with a reason, never guessed. An unknown field is 400 INVALID_INPUT; an asset of another " +
+				"workspace is 404. The same Idempotency-Key and body return the same operation.",
+			Request:  AnalyzeRequest{Input: SoundInput{AssetID: "ast_01jd0000000000000000000000"}, Fields: []string{"loudness", "peak"}},
+			Response: ex, Errors: []string{string(fault.NotFound)},
+			Handle: func(ctx context.Context, c *Call) (any, error) {
+				var in AnalyzeRequest
+				if err := c.Decode(&in); err != nil {
+					return nil, err
+				}
+				o, err := svc.Analyze(ctx, c.Tx, c.Principal, c.Authority, sound.AnalyzeRequest{InputAssetID: in.Input.AssetID, Fields: in.Fields})
+				if err != nil {
+					return nil, err
+				}
+				return soundView(o), nil
+			}}),
+		write(Route{Method: http.MethodPost, Pattern: "/api/v1/sound/enhance", OperationID: "enhanceSound", Status: http.StatusAccepted,
+			Summary: "Enhance an audio asset",
+			Description: "Accepts an enhancement (type enhancement) of an asset of the caller's workspace and answers 202: features among " +
+				"denoise, declick, dehum, clarity, stereo_width and voice_cleanup, each at most once, applied in the engine's fixed order, " +
+				"into one derived asset in the requested output encoding. An unknown, repeated or out-of-range feature is 422 " +
+				"CAPABILITY_UNSUPPORTED naming features[i].name or features[i].amount, never ignored; so is an output outside the capability " +
+				"snapshot.",
+			Request: EnhanceRequest{Input: SoundInput{AssetID: "ast_01jd0000000000000000000000"}, Features: []EnhanceFeature{{Name: "denoise"}},
+				Output: SoundOutputSpec{Format: "wav", SampleRate: 48000, BitDepth: 24}},
+			Response: ex, Errors: []string{string(fault.NotFound), string(fault.CapabilityUnsupported)},
+			Handle: func(ctx context.Context, c *Call) (any, error) {
+				var in EnhanceRequest
+				if err := c.Decode(&in); err != nil {
+					return nil, err
+				}
+				req := sound.EnhanceRequest{InputAssetID: in.Input.AssetID,
+					Output: sound.OutputSpec{Format: in.Output.Format, SampleRate: in.Output.SampleRate, BitDepth: in.Output.BitDepth}}
+				for _, f := range in.Features {
+					req.Features = append(req.Features, sound.EnhanceFeature{Name: f.Name, Amount: f.Amount})
+				}
+				o, err := svc.Enhance(ctx, c.Tx, c.Principal, c.Authority, req)
+				if err != nil {
+					return nil, err
+				}
+				return soundView(o), nil
+			}}),
+		write(Route{Method: http.MethodPost, Pattern: "/api/v1/sound/stems", OperationID: "separateStems", Status: http.StatusAccepted,
+			Summary: "Separate an audio asset into stems",
+			Description: "Accepts a stem separation (type stem_separation) of an asset of the caller's workspace and answers 202. The built-in " +
+				"engine separates by signal processing (harmonic/percussive median filtering, centre extraction, band splitting) into vocals, " +
+				"drums, bass and other, built so that the stems sum back to the input; stems names the ones wanted (empty means all four). " +
+				"Each stem becomes one derived asset in the requested output encoding (result outputs[] with type stem and the stem name). " +
+				"A stem name the engine does not serve, or an output outside the capability snapshot, is 422 CAPABILITY_UNSUPPORTED naming " +
+				"the field.",
+			Request: StemsRequest{Input: SoundInput{AssetID: "ast_01jd0000000000000000000000"}, Stems: []string{"vocals", "drums", "bass", "other"},
+				Output: SoundOutputSpec{Format: "wav", SampleRate: 44100, BitDepth: 16}},
+			Response: ex, Errors: []string{string(fault.NotFound), string(fault.CapabilityUnsupported)},
+			Handle: func(ctx context.Context, c *Call) (any, error) {
+				var in StemsRequest
+				if err := c.Decode(&in); err != nil {
+					return nil, err
+				}
+				o, err := svc.Stems(ctx, c.Tx, c.Principal, c.Authority, sound.StemsRequest{InputAssetID: in.Input.AssetID, Stems: in.Stems,
+					Output: sound.OutputSpec{Format: in.Output.Format, SampleRate: in.Output.SampleRate, BitDepth: in.Output.BitDepth}})
+				if err != nil {
+					return nil, err
+				}
+				return soundView(o), nil
+			}}),
+		write(Route{Method: http.MethodPost, Pattern: "/api/v1/sound/master", OperationID: "masterSound", Status: http.StatusAccepted,
+			Summary: "Master an audio asset",
+			Description: "Accepts a mastering of an asset of the caller's workspace as a durable operation (type mastering) and answers 202. " +
+				"The engine measures the input's integrated loudness, applies the gain to the profile's target (or targetLufs, within " +
+				"[-30, -6]), limits true peaks under the -1 dBTP ceiling with a look-ahead limiter, re-measures, and stores the result as one " +
+				"derived asset in the requested output encoding (resampled with a band-limited resampler, TPDF-dithered when the bit depth " +
+				"falls). The result reports the achieved loudness and true peak. An output outside the capability snapshot, or a target out " +
+				"of range, is 422 CAPABILITY_UNSUPPORTED naming the field; a silent input fails the operation with INVALID_INPUT.",
+			Request: MasterRequest{Input: SoundInput{AssetID: "ast_01jd0000000000000000000000"}, Profile: "streaming",
+				Output: SoundOutputSpec{Format: "wav", SampleRate: 48000, BitDepth: 24}},
+			Response: ex, Errors: []string{string(fault.NotFound), string(fault.CapabilityUnsupported)},
+			Handle: func(ctx context.Context, c *Call) (any, error) {
+				var in MasterRequest
+				if err := c.Decode(&in); err != nil {
+					return nil, err
+				}
+				o, err := svc.Master(ctx, c.Tx, c.Principal, c.Authority, sound.MasterRequest{InputAssetID: in.Input.AssetID,
+					Profile: in.Profile, TargetLUFS: in.TargetLufs,
+					Output: sound.OutputSpec{Format: in.Output.Format, SampleRate: in.Output.SampleRate, BitDepth: in.Output.BitDepth}})
+				if err != nil {
+					return nil, err
+				}
+				return soundView(o), nil
+			}}),
+		read(Route{Method: http.MethodGet, Pattern: "/api/v1/sound/operations/{operationId}", OperationID: "getSoundOperation",
+			Summary: "Get a sound operation", Description: "State, stage and, while processing, progress.percent. Another workspace's operation is 404.",
+			Response: ex, Errors: []string{string(fault.NotFound)},
+			Handle: func(ctx context.Context, c *Call) (any, error) {
+				o, err := svc.Get(ctx, c.Tx, c.Principal, c.PathValue("operationId"))
+				if err != nil {
+					return nil, err
+				}
+				return soundView(o), nil
+			}}),
+		read(Route{Method: http.MethodGet, Pattern: "/api/v1/sound/operations/{operationId}/result", OperationID: "getSoundOperationResult",
+			Summary: "Get a sound operation's result",
+			Description: "The result of a completed operation: for an analysis, the requested measures (each a value with its unit, or " +
+				"unavailable with a reason). Before completion 409 RESULT_NOT_READY with details.status, never a synthetic result.",
+			Response: SoundResult{ID: "snd_01jd0000000000000000000000", Status: "completed", Stage: "finished", Outputs: []SoundOutput{}},
+			Errors:   []string{string(fault.NotFound), string(fault.ResultNotReady)},
+			Handle: func(ctx context.Context, c *Call) (any, error) {
+				o, err := svc.Result(ctx, c.Tx, c.Principal, c.PathValue("operationId"))
+				if err != nil {
+					return nil, err
+				}
+				outs, err := svc.Outputs(ctx, c.Tx, o.ID)
+				if err != nil {
+					return nil, err
+				}
+				out := SoundResult{ID: o.ID, Status: string(o.Status), Stage: string(o.Stage), Outputs: []SoundOutput{}}
+				for _, x := range outs {
+					v := SoundOutput{Type: x.Name, AssetID: x.AssetID, Format: x.Format, SampleRate: x.SampleRate, BitDepth: x.BitDepth}
+					if o.Type == sound.TypeStemSeparation {
+						v.Type, v.Stem = "stem", x.Name
+					}
+					out.Outputs = append(out.Outputs, v)
+				}
+				var dst any
+				switch o.Type {
+				case sound.TypeAnalysis:
+					dst = &out.Analysis
+				case sound.TypeMastering:
+					dst = &out.Mastering
+				}
+				if dst != nil {
+					if err := json.Unmarshal(o.Result, dst); err != nil {
+						return nil, fault.Wrap("transport.soundResult", err)
+					}
+				}
+				return out, nil
+			}}),
+		write(Route{Method: http.MethodPost, Pattern: "/api/v1/sound/operations/{operationId}/cancel", OperationID: "cancelSoundOperation",
+			Summary: "Cancel a sound operation",
+			Description: "Idempotent: a queued, dispatched or processing operation becomes cancelled and stops at its next step; a failed, " +
+				"cancelled or expired operation is returned unchanged; a completed one is 409 INVALID_STATE_TRANSITION. Nothing is rolled back.",
+			Response: ex, Errors: []string{string(fault.NotFound), string(fault.InvalidState)},
+			Handle: func(ctx context.Context, c *Call) (any, error) {
+				o, err := svc.Cancel(ctx, c.Tx, c.Principal, c.PathValue("operationId"))
+				if err != nil {
+					return nil, err
+				}
+				return soundView(o), nil
+			}}),
+	}
+}
