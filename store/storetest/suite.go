@@ -26,6 +26,8 @@ func Exercise(t *testing.T, open Opener) {
 	t.Run("Billing", func(t *testing.T) { exerciseBilling(t, open) })
 	t.Run("ProviderCredentials", func(t *testing.T) { exerciseCredentials(t, open) })
 	t.Run("Generation", func(t *testing.T) { exerciseGeneration(t, open) })
+	t.Run("Sale", func(t *testing.T) { exerciseSale(t, open) })
+	t.Run("Token", func(t *testing.T) { exerciseToken(t, open) })
 }
 
 // fresh opens a database on a new fake clock for one case.
