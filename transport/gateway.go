@@ -106,8 +106,13 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, rt Route, c *Cal
 		c.body = body
 	}
 
-	if rt.Auth != AuthPublic {
-		if err := g.authenticate(ctx, r, rt, c, w); err != nil {
+	authRoute := rt
+	if rt.Auth == AuthPublic && rt.OptionalAuth && (bearer(r) != "" || g.sessionCookie(r) != "") {
+		authRoute.Auth, authRoute.SignedIn = AuthSessionOrKey, true
+		w.Header().Set("Cache-Control", "private, no-store")
+	}
+	if authRoute.Auth != AuthPublic {
+		if err := g.authenticate(ctx, r, authRoute, c, w); err != nil {
 			return 0, err
 		}
 		release, err := g.limit(ctx, w, c)
@@ -115,6 +120,9 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, rt Route, c *Cal
 			return 0, err
 		}
 		defer release()
+	}
+	if rt.OptionalAuth {
+		w.Header().Add("Vary", "Authorization, Cookie")
 	}
 
 	if rt.Stream {

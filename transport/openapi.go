@@ -204,6 +204,16 @@ func securityOf(a AuthMode) []map[string][]string {
 	return []map[string][]string{}
 }
 
+// routeSecurity is securityOf the route's mode; an OptionalAuth public
+// route also admits the two credentials (the empty requirement first:
+// anonymous calls are allowed).
+func routeSecurity(r Route) []map[string][]string {
+	if r.Auth == AuthPublic && r.OptionalAuth {
+		return append([]map[string][]string{{}}, securityOf(AuthSessionOrKey)...)
+	}
+	return securityOf(r.Auth)
+}
+
 var wildcard = regexp.MustCompile(`\{([^{}]*)\}`)
 
 // openAPIPath turns a mux pattern into an OpenAPI path: "{rest...}" becomes
@@ -239,7 +249,7 @@ func operation(g *schemaGen, r Route) (map[string]any, error) {
 		"tags":          []string{r.Tag},
 		"summary":       r.Summary,
 		"description":   operationDescription(r),
-		"security":      securityOf(r.Auth),
+		"security":      routeSecurity(r),
 		"x-maturity":    string(maturityOf(r)),
 		"x-auth":        string(r.Auth),
 		"x-idempotency": string(idempotencyOf(r)),
@@ -522,6 +532,9 @@ func routeCodes(r Route) ([]fault.Code, error) {
 	switch r.Auth {
 	case AuthKey, AuthSessionOrKey, AuthInternal:
 		codes = append(codes, fault.RateLimited)
+	}
+	if r.Auth == AuthPublic && r.OptionalAuth {
+		codes = append(codes, fault.Unauthenticated, fault.SessionExpired, fault.RateLimited)
 	}
 	switch idempotencyOf(r) {
 	case IdempotencyRequired:

@@ -104,6 +104,14 @@ type Route struct {
 	Internal bool
 	// Private routes answer with Cache-Control: private, no-store.
 	Private bool
+	// OptionalAuth makes an AuthPublic route authenticate a credential when
+	// the request carries one (an API key, access token or session cookie;
+	// a bad one is refused as on any route) and set c.Principal, without
+	// evaluating workspace authority; the key's limits apply. Such a
+	// route answers for the caller's environment (anonymous callers see
+	// live) and, when a principal is present, with Cache-Control: private,
+	// no-store.
+	OptionalAuth bool
 	// Query documents query parameters.
 	Query []Param
 	// Request is a value of the request body type, filled with placeholder
