@@ -25,6 +25,8 @@ import (
 	"github.com/creatormusic/platform/secret"
 	"github.com/creatormusic/platform/sound"
 	"github.com/creatormusic/platform/store"
+	"github.com/creatormusic/platform/token"
+	"github.com/creatormusic/platform/token/sale"
 	"github.com/creatormusic/platform/transport"
 )
 
@@ -93,6 +95,9 @@ type Config struct {
 	MusicProviders credential.Providers
 	// Generation configures music generation operations.
 	Generation GenerationConfig
+	// Chain configures each environment's Solana cluster and token
+	// registry.
+	Chain ChainConfig
 	// TrustProxy takes the client address (for login throttling) from the
 	// first X-Forwarded-For entry; set it only behind a proxy that sets it.
 	TrustProxy bool
@@ -124,7 +129,10 @@ type Platform struct {
 	// generation runs music generation operations.
 	generation *operation.Service
 	// sound runs sound engine operations.
-	sound   *sound.Service
+	sound *sound.Service
+	// token is the token registry; sale the token sale.
+	token   *token.Service
+	sale    *sale.Service
 	pool    *jobs.Pool
 	limiter *transport.Limiter
 	handler http.Handler
@@ -207,6 +215,10 @@ func New(ctx context.Context, cfg Config) (*Platform, error) {
 		return nil, err
 	}
 	maps.Copy(handlers, p.soundHandlers())
+	if err := p.startToken(cfg.Chain); err != nil {
+		return nil, err
+	}
+	maps.Copy(handlers, p.tokenHandlers())
 	pool, err := jobs.New(jobs.Config{
 		Store: p.db.Jobs(), Handlers: handlers,
 		Workers: cfg.Jobs.Workers, Lease: cfg.Jobs.Lease, PollInterval: cfg.Jobs.PollInterval,
@@ -223,7 +235,7 @@ func New(ctx context.Context, cfg Config) (*Platform, error) {
 	}
 	api := transport.APIRoutes(transport.Services{Keys: p.keys, Assets: assets, Health: p.healthChecks(), Plans: p.plans,
 		Ledger: ledger.New(), Accounts: p.account, Billing: p.billing, DB: p.db, Log: log, Providers: providers,
-		Generation: p.generation, Sound: p.sound, Wake: p.wake})
+		Generation: p.generation, Sound: p.sound, Token: p.token, Sale: p.sale, Wake: p.wake})
 	tooling, err := transport.ToolingRoutes(api, Info())
 	if err != nil {
 		return nil, fmt.Errorf("platform: tooling: %w", err)
@@ -245,6 +257,10 @@ func New(ctx context.Context, cfg Config) (*Platform, error) {
 			}
 		}
 		if err := p.schedulePlanGrants(ctx); err != nil {
+			cancel()
+			return nil, err
+		}
+		if err := p.scheduleToken(ctx); err != nil {
 			cancel()
 			return nil, err
 		}

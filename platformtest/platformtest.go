@@ -17,6 +17,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/pb33f/libopenapi"
 	validator "github.com/pb33f/libopenapi-validator"
@@ -27,6 +28,8 @@ import (
 	"github.com/creatormusic/platform/billing"
 	"github.com/creatormusic/platform/billing/stripepay"
 	"github.com/creatormusic/platform/billing/stripetest"
+	"github.com/creatormusic/platform/chain/chaintest"
+	"github.com/creatormusic/platform/chain/solanarpc"
 	"github.com/creatormusic/platform/generation"
 	"github.com/creatormusic/platform/generation/credential"
 	"github.com/creatormusic/platform/generation/providera"
@@ -35,6 +38,8 @@ import (
 	"github.com/creatormusic/platform/generation/providerb/providerbtest"
 	"github.com/creatormusic/platform/store"
 	"github.com/creatormusic/platform/store/storetest"
+	"github.com/creatormusic/platform/token/sale"
+	"github.com/creatormusic/platform/token/tokentest"
 )
 
 // Options tune a System.
@@ -68,6 +73,18 @@ type Options struct {
 	ProviderADialect string
 	// Generation configures music generation.
 	Generation platform.GenerationConfig
+	// Chain starts the loopback Solana cluster (chain/chaintest) as the test
+	// environment's cluster, reached through chain/solanarpc over HTTP,
+	// with a policy mint deployed (System.Token) and the test registry
+	// configured for it. The live environment has no cluster.
+	Chain bool
+	// ChainConfig, when Chain is set, is passed on with its Test cluster
+	// and registry filled in (VerifyEvery, for one).
+	ChainConfig platform.ChainConfig
+	// Sale, when Chain is set, returns the test environment's sale
+	// configuration once the mint is deployed, so a test can deploy a
+	// sale's accounts on the cluster (tokentest.DeploySale).
+	Sale func(c *chaintest.Cluster, d tokentest.Deployment) sale.EnvConfig
 }
 
 // System is a running platform under test.
@@ -93,7 +110,11 @@ type System struct {
 	ProviderB *providerbtest.Server
 	// ProviderA is the music provider A simulator (Options.Music only).
 	ProviderA *provideratest.Server
-	doc       validator.Validator
+	// Cluster is the loopback Solana cluster and Token the mint deployed
+	// on it (Options.Chain only).
+	Cluster *chaintest.Cluster
+	Token   tokentest.Deployment
+	doc     validator.Validator
 }
 
 // SyncBuffer is a bytes.Buffer safe for concurrent writers.
@@ -182,7 +203,17 @@ func New(t testing.TB, opts Options) *System {
 	if gen.CallbackBaseURL == "" {
 		gen.CallbackBaseURL = srv.URL
 	}
-	p, err := platform.New(ctx, platform.Config{Payments: payments, MusicProviders: music, Generation: gen,
+	var cluster *chaintest.Cluster
+	var deployed tokentest.Deployment
+	chainCfg := opts.ChainConfig
+	if opts.Chain {
+		cluster, deployed, chainCfg.Test = startCluster(t)
+		if opts.Sale != nil {
+			chainCfg.Test.Sale = opts.Sale(cluster, deployed)
+			cluster.AdvanceSlots(40) // the sale's accounts are finalized
+		}
+	}
+	p, err := platform.New(ctx, platform.Config{Payments: payments, MusicProviders: music, Generation: gen, Chain: chainCfg,
 		Store: db, SecretKey: SecretKey, Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Jobs: opts.Jobs, Keys: opts.Keys, BlobDir: blobDir, MaxUploadBytes: opts.MaxUploadBytes,
 		Mailer: mailer, Passwords: pw, BaseURL: "http://platform.test", InsecureCookies: true, TrustProxy: opts.TrustProxy,
@@ -203,9 +234,32 @@ func New(t testing.TB, opts Options) *System {
 			t.Fatalf("stripetest webhook URL: %v", err)
 		}
 	}
-	s := &System{t: t, P: p, DB: db, Clock: clock, Server: srv, Boot: boot, Log: logs, BlobDir: blobDir, Mail: mailer, Stripe: sim, ProviderB: provB, ProviderA: provA}
+	s := &System{t: t, P: p, DB: db, Clock: clock, Server: srv, Boot: boot, Log: logs, BlobDir: blobDir, Mail: mailer, Stripe: sim, ProviderB: provB, ProviderA: provA,
+		Cluster: cluster, Token: deployed}
 	s.doc = s.loadValidator()
 	return s
+}
+
+// startCluster starts the loopback cluster with a policy mint deployed and
+// returns the test environment's chain configuration, reaching the cluster
+// over HTTP through the solanarpc adapter.
+func startCluster(t testing.TB) (*chaintest.Cluster, tokentest.Deployment, platform.ChainEnvironment) {
+	t.Helper()
+	c, err := chaintest.New(chaintest.Config{})
+	if err != nil {
+		t.Fatalf("chaintest.New: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	d, err := tokentest.Deploy(context.Background(), c)
+	if err != nil {
+		t.Fatalf("tokentest.Deploy: %v", err)
+	}
+	c.AdvanceSlots(40) // the deployment is finalized
+	client, err := solanarpc.New(solanarpc.Config{URL: c.URL(), Timeout: 2 * time.Second})
+	if err != nil {
+		t.Fatalf("solanarpc.New: %v", err)
+	}
+	return c, d, platform.ChainEnvironment{Client: client, Token: d.Config}
 }
 
 // startProviderA starts the provider A simulator on the clock and adds it

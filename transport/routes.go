@@ -13,6 +13,8 @@ import (
 	"github.com/creatormusic/platform/plan"
 	"github.com/creatormusic/platform/sound"
 	"github.com/creatormusic/platform/store"
+	"github.com/creatormusic/platform/token"
+	"github.com/creatormusic/platform/token/sale"
 )
 
 // Services are the domain services the route table serves.
@@ -40,6 +42,11 @@ type Services struct {
 	Generation *genop.Service
 	// Sound runs sound engine operations; nil leaves those routes out.
 	Sound *sound.Service
+	// Token is the token registry; nil leaves the token and chain status
+	// routes out.
+	Token *token.Service
+	// Sale is the token sale; nil leaves its routes out.
+	Sale *sale.Service
 	// Wake, when set, wakes the job workers after a commit that enqueued
 	// work (a generation accepted, a callback merged).
 	Wake func()
@@ -69,5 +76,8 @@ func APIRoutes(s Services) []Route {
 	rs = append(rs, providerRoutes(s.Providers, s.Accounts.Config().FreshWindow)...)
 	rs = append(rs, generationRoutes(s.Generation, s.Wake, s.Log)...)
 	rs = append(rs, soundRoutes(s.Sound)...)
+	rs = append(rs, tokenRoutes(s.Token)...)
+	rs = append(rs, web3Routes(s.Token, s.DB.Now)...)
+	rs = append(rs, saleRoutes(s.Sale)...)
 	return rs
 }

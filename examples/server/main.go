@@ -43,6 +43,19 @@
 // configured: GET /api/v1/providers reports both as not_configured,
 // credential routes answer 503 PROVIDER_UNAVAILABLE and generating
 // answers 503 PROVIDER_UNAVAILABLE.
+//
+// Chain. -chain-sim starts the loopback Solana cluster (chain/chaintest)
+// in-process as the test environment's cluster, reached over HTTP through
+// the solana-go adapter (chain/solanarpc), deploys on it a Token-2022 mint
+// that meets the token policy (9 decimals, 200 bps up to 5 tokens, mint
+// authority revoked, embedded metadata) and an open token sale with its
+// contract, funded inventory and pool, and advances one slot per
+// -chain-sim-slot (default 400ms). The registry's verification job reads
+// the mint at start, so the token routes with the demo test key show
+// LOCALNET_CONFIGURED, then LOCALNET_VERIFIED on the simulator's own
+// network (never mainnet, never production ready). Anonymous callers see
+// the live environment, which has no cluster: PRE_DEPLOYMENT. The cluster
+// lives in memory: each start deploys a new mint.
 package main
 
 import (
@@ -109,6 +122,8 @@ func run() error {
 	stripeWebhookSecret := flag.String("stripe-webhook-secret", "", "signing `secret` (whsec_) of the live Stripe webhook endpoint")
 	providerSim := flag.Bool("provider-sim", false, "start the loopback music provider A and B simulators as the test-mode providers")
 	providerAdvance := flag.Duration("provider-sim-advance", 3*time.Second, "with -provider-sim, how long each simulated task stays in a stage")
+	chainSimFlag := flag.Bool("chain-sim", false, "start the loopback Solana cluster with a deployed mint and sale as the test environment's cluster")
+	chainSlot := flag.Duration("chain-sim-slot", 400*time.Millisecond, "with -chain-sim, the simulated slot time")
 	flag.Parse()
 
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -152,9 +167,17 @@ func run() error {
 		return err
 	}
 	defer sims.close()
+	var chainCfg platform.ChainConfig
+	var cs *chainSim
+	if *chainSimFlag {
+		if cs, chainCfg.Test, err = startChainSim(ctx, *chainSlot); err != nil {
+			return err
+		}
+		defer cs.close()
+	}
 	p, err := platform.New(ctx, platform.Config{Store: db, SecretKey: key, Logger: log, BlobDir: filepath.Join(*data, "blobs"),
 		Mailer: mailer, BaseURL: "http://" + *addr, InsecureCookies: true, Payments: payments, MusicProviders: music,
-		Generation: platform.GenerationConfig{CallbackBaseURL: loopbackURL(*addr)}})
+		Generation: platform.GenerationConfig{CallbackBaseURL: loopbackURL(*addr)}, Chain: chainCfg})
 	if err != nil {
 		return err
 	}
@@ -199,6 +222,10 @@ func run() error {
 	if sims.b != nil {
 		fmt.Printf("Music provider B simulator (test mode, a step every %s): %s\n  simulator API key (test mode only): %s\n",
 			*providerAdvance, sims.b.URL(), sims.b.APIKey())
+	}
+	if cs != nil {
+		fmt.Printf("Solana cluster simulator (test mode, localnet %s, a slot every %s): %s\n  deployed mint: %s\n",
+			cs.cluster.Network().CAIP2(), *chainSlot, cs.cluster.URL(), cs.mint)
 	}
 	select {
 	case err := <-errc:

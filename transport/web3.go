@@ -1,0 +1,189 @@
+package transport
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/creatormusic/platform/token"
+)
+
+// Web3FeatureView is one chain feature's availability. Enablement is
+// separate from deployment: a feature is enabled only when it is built,
+// configured for the caller's environment and, where it moves value,
+// verified.
+type Web3FeatureView struct {
+	Feature    string  `json:"feature" example:"wallet_verification" enum:"token_registry,wallet_verification,transaction_intents,chain_payments,swap,cross_chain_transfers,payment_required_protocol,zk_verification"`
+	Enabled    bool    `json:"enabled" example:"false"`
+	Configured bool    `json:"configured" example:"false"`
+	Verified   bool    `json:"verified" example:"false"`
+	Reason     *string `json:"reason" example:"not_available"`
+}
+
+// Web3CapabilitiesView is GET /api/v1/web3/capabilities.
+type Web3CapabilitiesView struct {
+	Environment string            `json:"environment" example:"live" enum:"test,live"`
+	Network     *string           `json:"network" example:"solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp"`
+	Features    []Web3FeatureView `json:"features"`
+}
+
+// ClusterHealthView is the cluster as the newest verification run saw it;
+// no route calls the chain per request.
+type ClusterHealthView struct {
+	// Status is ok when the newest run read the cluster, unhealthy when
+	// the node was behind, unavailable when it could not be reached, and
+	// unknown before any run.
+	Status string `json:"status" example:"ok" enum:"ok,unhealthy,unavailable,unknown,not_configured"`
+	// Slot is the slot of the newest read; LagSeconds is how long ago its
+	// block was produced, as of the answer.
+	Slot       *uint64    `json:"slot" example:"312000000"`
+	BlockTime  *time.Time `json:"blockTime"`
+	LagSeconds *int64     `json:"lagSeconds" example:"4"`
+	ObservedAt *time.Time `json:"observedAt"`
+}
+
+// ProgramIDsView lists the programs the platform uses.
+type ProgramIDsView struct {
+	System          string `json:"system" example:"11111111111111111111111111111111"`
+	Token2022       string `json:"token2022" example:"TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb"`
+	AssociatedToken string `json:"associatedToken" example:"ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL"`
+	Memo            string `json:"memo" example:"MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr"`
+	ComputeBudget   string `json:"computeBudget" example:"ComputeBudget111111111111111111111111111111"`
+}
+
+// Web3DeploymentView is GET /api/v1/web3/deployment.
+type Web3DeploymentView struct {
+	Environment string              `json:"environment" example:"live" enum:"test,live"`
+	Cluster     string              `json:"cluster" example:"mainnet" enum:"mainnet,devnet,testnet,localnet"`
+	Network     *string             `json:"network" example:"solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp"`
+	Configured  bool                `json:"configured" example:"true"`
+	Health      ClusterHealthView   `json:"health"`
+	Programs    ProgramIDsView      `json:"programs"`
+	Token       TokenDeploymentLine `json:"token"`
+}
+
+// TokenDeploymentLine is the token's deployment state in the chain views.
+type TokenDeploymentLine struct {
+	State           string  `json:"state" example:"PRE_DEPLOYMENT"`
+	Mint            *string `json:"mint" example:"Mint111111111111111111111111111111111111111"`
+	Verified        bool    `json:"verified" example:"false"`
+	ProductionReady bool    `json:"productionReady" example:"false"`
+}
+
+// ChainIntegrationView is GET /api/v1/integrations/chain: the safe status
+// of the chain features. RPC URLs (they often carry provider keys) are never
+// part of it.
+type ChainIntegrationView struct {
+	Environment string              `json:"environment" example:"live" enum:"test,live"`
+	Provider    string              `json:"provider" example:"solana"`
+	Cluster     string              `json:"cluster" example:"mainnet" enum:"mainnet,devnet,testnet,localnet"`
+	Network     *string             `json:"network" example:"solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp"`
+	Configured  bool                `json:"configured" example:"true"`
+	Health      ClusterHealthView   `json:"health"`
+	Token       TokenDeploymentLine `json:"token"`
+	Features    []Web3FeatureView   `json:"features"`
+}
+
+// notBuilt are the chain features of the spec this release does not
+// serve; each is reported disabled with reason not_available.
+var notBuilt = []string{"wallet_verification", "transaction_intents", "chain_payments", "swap", "cross_chain_transfers",
+	"payment_required_protocol", "zk_verification"}
+
+func web3Features(svc *token.Service, v token.View) []Web3FeatureView {
+	hasChain := svc.HasChain(v.Environment)
+	reg := Web3FeatureView{Feature: "token_registry", Enabled: hasChain, Configured: v.Config.Configured() && hasChain, Verified: v.Verified()}
+	switch {
+	case !hasChain:
+		reg.Reason = optional("cluster_not_configured")
+	case !v.Config.Configured():
+		reg.Reason = optional("mint_not_configured")
+	case !v.Verified():
+		reg.Reason = optional("deployment_not_verified")
+	}
+	out := []Web3FeatureView{reg}
+	for _, f := range notBuilt {
+		out = append(out, Web3FeatureView{Feature: f, Reason: optional("not_available")})
+	}
+	return out
+}
+
+func clusterHealth(svc *token.Service, v token.View, now time.Time) ClusterHealthView {
+	if !svc.HasChain(v.Environment) {
+		return ClusterHealthView{Status: "not_configured"}
+	}
+	r := v.Latest
+	if r == nil {
+		return ClusterHealthView{Status: "unknown"}
+	}
+	at := r.FinishedAt
+	h := ClusterHealthView{Status: "ok", ObservedAt: &at}
+	switch r.ErrorCode {
+	case token.ErrorNodeBehind:
+		h.Status = "unhealthy"
+	case token.ErrorChainUnavailable:
+		h.Status = "unavailable"
+	}
+	if r.Slot != nil {
+		h.Slot, h.BlockTime = r.Slot, r.BlockTime
+		if r.BlockTime != nil {
+			lag := int64(now.Sub(*r.BlockTime) / time.Second)
+			h.LagSeconds = &lag
+		}
+	}
+	return h
+}
+
+func tokenLine(v token.View) TokenDeploymentLine {
+	return TokenDeploymentLine{State: string(v.State), Mint: optional(v.Config.Mint), Verified: v.Verified(), ProductionReady: v.ProductionReady()}
+}
+
+func web3Routes(svc *token.Service, now func() time.Time) []Route {
+	if svc == nil {
+		return nil
+	}
+	read := func(build func(v token.View) any) func(ctx context.Context, c *Call) (any, error) {
+		return func(ctx context.Context, c *Call) (any, error) {
+			v, err := svc.View(ctx, callerEnvironment(c), c.Tx)
+			if err != nil {
+				return nil, err
+			}
+			return build(v), nil
+		}
+	}
+	caps := func(v token.View) any {
+		return Web3CapabilitiesView{Environment: string(v.Environment), Network: optional(v.Network()), Features: web3Features(svc, v)}
+	}
+	deploy := func(v token.View) any {
+		return Web3DeploymentView{Environment: string(v.Environment), Cluster: string(v.Config.Cluster), Network: optional(v.Network()),
+			Configured: svc.HasChain(v.Environment), Health: clusterHealth(svc, v, now()), Token: tokenLine(v),
+			Programs: ProgramIDsView{System: "11111111111111111111111111111111", Token2022: token.ProgramID(),
+				AssociatedToken: "ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL", Memo: "MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr",
+				ComputeBudget: "ComputeBudget111111111111111111111111111111"}}
+	}
+	integ := func(v token.View) any {
+		return ChainIntegrationView{Environment: string(v.Environment), Provider: "solana", Cluster: string(v.Config.Cluster),
+			Network: optional(v.Network()), Configured: svc.HasChain(v.Environment), Health: clusterHealth(svc, v, now()),
+			Token: tokenLine(v), Features: web3Features(svc, v)}
+	}
+	empty := token.View{Environment: "live", State: token.PreDeployment, Config: token.Config{Cluster: "mainnet"}}
+	return []Route{
+		{Method: http.MethodGet, Pattern: "/api/v1/web3/capabilities", OperationID: "getWeb3Capabilities", Tag: TagWeb3,
+			Summary: "List the chain features and their availability",
+			Description: "Each chain feature with enabled, configured, verified and the reason when not enabled. Enablement is " +
+				"separate from deployment. Features this release does not serve are disabled with reason not_available." + tokenEnvNote,
+			Auth: AuthPublic, OptionalAuth: true, Response: caps(empty).(Web3CapabilitiesView), Handle: read(caps)},
+		{Method: http.MethodGet, Pattern: "/api/v1/web3/deployment", OperationID: "getWeb3Deployment", Tag: TagWeb3,
+			Summary: "Get the chain deployment",
+			Description: "The caller's environment's cluster: its network as CAIP-2 (read from the genesis hash), its health as " +
+				"the newest background read saw it (slot and lag), the program ids the platform uses and the token's deployment " +
+				"state. The RPC URL is never returned." + tokenEnvNote,
+			Auth: AuthPublic, OptionalAuth: true, Response: Web3DeploymentView{Environment: "live", Cluster: "mainnet",
+				Health: ClusterHealthView{Status: "unknown"}, Token: tokenLine(empty)}, Handle: read(deploy)},
+		{Method: http.MethodGet, Pattern: "/api/v1/integrations/chain", OperationID: "getChainIntegration", Tag: TagWallet,
+			Summary: "Get the chain integration's status",
+			Description: "The safe capability and deployment status of the chain features: cluster kind, network, health, token " +
+				"state and features. No RPC URL or provider key is ever part of it." + tokenEnvNote,
+			Auth: AuthPublic, OptionalAuth: true, Response: ChainIntegrationView{Environment: "live", Provider: "solana", Cluster: "mainnet",
+				Health: ClusterHealthView{Status: "unknown"}, Token: tokenLine(empty), Features: web3Features(svc, empty)}, Handle: read(integ)},
+	}
+}
