@@ -13,6 +13,7 @@ package chain
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/creatormusic/platform/chain/token2022"
 )
@@ -150,6 +151,10 @@ type RPCError struct {
 	// NumSlotsBehind is set on -32005 when the node said how far behind it
 	// is.
 	NumSlotsBehind *uint64
+	// Data is the error's data as JSON ("" when none): for -32002 the
+	// simulation result, whose "err" names the failure (BlockhashNotFound,
+	// AlreadyProcessed, an InstructionError).
+	Data string
 }
 
 // Error implements error.
@@ -177,3 +182,116 @@ var ErrUnavailable = errors.New("chain: cluster unavailable")
 // ErrBlockTimeUnavailable is returned by BlockTime when the node has no time
 // for the slot (-32004, -32007, -32009 or a null answer).
 var ErrBlockTimeUnavailable = errors.New("chain: block time unavailable")
+
+// Blockhash is a recent blockhash (getLatestBlockhash).
+type Blockhash struct {
+	// Hash is the blockhash in base58.
+	Hash string
+	// LastValidBlockHeight is the last block height at which a
+	// transaction using Hash can land.
+	LastValidBlockHeight uint64
+	// Slot is the context slot of the answer.
+	Slot uint64
+}
+
+// SendOptions tune sendTransaction.
+type SendOptions struct {
+	// SkipPreflight skips the node's simulation.
+	SkipPreflight bool
+	// PreflightCommitment is the simulation's bank; empty means finalized.
+	PreflightCommitment Commitment
+}
+
+// SignatureStatus is a signature's status (getSignatureStatuses).
+type SignatureStatus struct {
+	// Slot is the slot the transaction landed in.
+	Slot uint64
+	// Confirmations counts blocks confirmed since; nil once rooted.
+	Confirmations *uint64
+	// Err is the transaction's error as JSON ("" when it succeeded).
+	Err string
+	// Status is processed, confirmed or finalized.
+	Status Commitment
+}
+
+// TokenBalance is a token account's balance before or after a
+// transaction (meta.preTokenBalances / postTokenBalances).
+type TokenBalance struct {
+	// AccountIndex indexes the transaction's account keys.
+	AccountIndex int
+	// Account is the token account (AccountKeys[AccountIndex]).
+	Account Address
+	// Mint, Owner and ProgramID are the account's mint, owner and token
+	// program.
+	Mint      Address
+	Owner     Address
+	ProgramID Address
+	// Amount is the balance in atomic units; Decimals the mint's.
+	Amount   uint64
+	Decimals uint8
+}
+
+// Instruction is one compiled instruction with its keys resolved.
+type Instruction struct {
+	// ProgramID is the program called.
+	ProgramID Address
+	// Accounts are the instruction's accounts in order.
+	Accounts []Address
+	// Data is the instruction data.
+	Data []byte
+}
+
+// Transaction is a landed transaction (getTransaction) with the facts
+// effect verification reads.
+type Transaction struct {
+	// Signature is the first signature in base58.
+	Signature string
+	// Slot and BlockTime say when it landed; BlockTime may be unknown.
+	Slot      uint64
+	BlockTime *time.Time
+	// Err is meta.err as JSON ("" when the transaction succeeded).
+	Err string
+	// Fee is the fee paid in lamports.
+	Fee uint64
+	// AccountKeys are the message's static keys; the first NumSigners
+	// signed it and AccountKeys[0] paid the fee.
+	AccountKeys []Address
+	NumSigners  int
+	// RecentBlockhash is the message's blockhash in base58.
+	RecentBlockhash string
+	// Instructions are the top-level instructions.
+	Instructions []Instruction
+	// PreTokenBalances and PostTokenBalances are the token balances
+	// around the transaction.
+	PreTokenBalances  []TokenBalance
+	PostTokenBalances []TokenBalance
+	// LogMessages are the program logs.
+	LogMessages []string
+}
+
+// SignatureInfo is one entry of getSignaturesForAddress, newest first.
+type SignatureInfo struct {
+	// Signature is the transaction's first signature in base58.
+	Signature string
+	// Slot is where it landed; BlockTime when, if known.
+	Slot      uint64
+	BlockTime *time.Time
+	// Err is the transaction's error as JSON ("" when it succeeded).
+	Err string
+	// Memo is the node's memo summary ("[len] text; ...").
+	Memo string
+	// Status is processed, confirmed or finalized.
+	Status Commitment
+}
+
+// SignaturesOptions page getSignaturesForAddress.
+type SignaturesOptions struct {
+	// Limit bounds the answer (1 to 1000; zero means 1000).
+	Limit int
+	// Before and Until bound the page by signature.
+	Before, Until string
+}
+
+// ErrTransactionNotFound is returned when a node has no transaction for a
+// signature (a null getTransaction).
+var ErrTransactionNotFound = errors.New("chain: transaction not found")

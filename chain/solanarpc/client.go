@@ -34,8 +34,8 @@ type Config struct {
 	HTTPClient *http.Client
 }
 
-// Client reads a Solana cluster over JSON-RPC. It is safe for concurrent
-// use.
+// Client reads a Solana cluster and submits transactions to it over
+// JSON-RPC. It is safe for concurrent use.
 type Client struct {
 	rpc     *rpc.Client
 	origin  string // scheme://host of the URL, the only part errors show

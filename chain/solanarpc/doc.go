@@ -1,9 +1,11 @@
 // Package solanarpc is the adapter that reads a Solana cluster over
-// JSON-RPC through gagliardetto/solana-go's rpc client (v1.14.0). A Client
-// answers with the shared records and errors of package chain, so consumers
-// that declare their ports in chain's terms (token.ChainClient, for one) can
-// run against a real cluster through this package and against the loopback
-// cluster of chain/chaintest in tests.
+// JSON-RPC through gagliardetto/solana-go's rpc client (v1.14.0), and
+// sends and follows the transactions of a payment path (blockhashes,
+// sendTransaction, signature statuses, landed transactions, an address's
+// signature history). A Client answers with the shared records and errors
+// of package chain, so consumers that declare their ports in chain's terms
+// (token.ChainClient, for one) can run against a real cluster through this
+// package and against the loopback cluster of chain/chaintest in tests.
 //
 // # The URL is a secret
 //
@@ -24,13 +26,48 @@
 // explicit). getAccountInfo asks for base64 data and refuses any other
 // encoding in the answer.
 //
+// The payment path's methods follow the same rules:
+//
+//	Method                   Request
+//	-----------------------  -------------------------------------------------------------
+//	GetLatestBlockhash       getLatestBlockhash [{commitment}]
+//	GetBlockHeight           getBlockHeight [{commitment}]
+//	IsBlockhashValid         isBlockhashValid [hash, {commitment}]
+//	SendTransaction          sendTransaction [base64 tx, {encoding: base64, skipPreflight,
+//	                           preflightCommitment}]
+//	GetSignatureStatuses     getSignatureStatuses [[sig...], {searchTransactionHistory}],
+//	                           1 to 256 signatures (none: no request, empty answer)
+//	GetTransaction           getTransaction [sig, {encoding: base64, commitment,
+//	                           maxSupportedTransactionVersion: 0}]
+//	GetSignaturesForAddress  getSignaturesForAddress [addr, {commitment, limit, before?, until?}],
+//	                           limit 1..1000 always sent (zero means 1000)
+//
+// GetTransaction and GetSignaturesForAddress take confirmed or finalized
+// only: a node refuses processed, so the adapter does before any request.
+// SendTransaction never logs the transaction nor puts its bytes in an
+// error. GetTransaction decodes the base64 message with solana-go and
+// accepts only a canonical legacy or v0 transaction (re-encoding gives the
+// same bytes) whose first signature is the one asked for and whose
+// signature count matches its header; instruction and token-balance
+// account indexes resolve over the static keys followed by
+// meta.loadedAddresses (writable, then read-only), whose sizes must match
+// the message's address-table lookups. Transaction errors (meta.err, a
+// status's err) are returned as compact JSON, "" for null.
+//
 // # Error mapping
 //
 //	Node answer or failure                           Returned error
 //	-----------------------------------------------  ------------------------------------------------------
-//	JSON-RPC error object, any code                  *chain.RPCError{Method, Code, Message}, NumSlotsBehind
-//	                                                 set from data.numSlotsBehind when it is a u64
+//	JSON-RPC error object, any code                  *chain.RPCError{Method, Code, Message, Data}; Data is
+//	                                                 the error's data re-encoded as compact JSON ("" when
+//	                                                 absent or null); NumSlotsBehind set from
+//	                                                 data.numSlotsBehind when it is a u64
 //	-32005 node behind/unhealthy (GetHealth too)     *chain.RPCError, Unhealthy() true, NumSlotsBehind
+//	sendTransaction -32002 preflight failure         *chain.RPCError; Data is the simulation result, its
+//	                                                 "err" the reason: "BlockhashNotFound",
+//	                                                 "AlreadyProcessed", {"InstructionError":[i,{"Custom":n}]}
+//	sendTransaction -32003 bad signature,            *chain.RPCError
+//	  -32602 undecodable transaction
 //	getAccountInfo value null                        wraps chain.ErrAccountNotFound
 //	getTokenAccountBalance value null                wraps chain.ErrAccountNotFound
 //	getTokenAccountBalance -32602                    wraps chain.ErrAccountNotFound and *chain.RPCError
@@ -39,6 +76,8 @@
 //	  "not a Token account" (or "not a v2.0 ...")
 //	getBlockTime value null                          wraps chain.ErrBlockTimeUnavailable
 //	getBlockTime -32004, -32007, -32009              wraps chain.ErrBlockTimeUnavailable and *chain.RPCError
+//	getTransaction null                              wraps chain.ErrTransactionNotFound
+//	getSignatureStatuses null entry                  nil entry in the answer (unknown signature), no error
 //	transport failure, HTTP status outside 2xx,      wraps chain.ErrUnavailable and the URL-free cause
 //	  Config.Timeout, caller's deadline or cancel      (context.DeadlineExceeded, *HTTPStatusError, ...)
 //	malformed answer: undecodable body, unknown      wraps chain.ErrUnavailable
@@ -46,17 +85,31 @@
 //	  envelope strictly), null result, wrong types,
 //	  numbers that do not fit (negative block time,
 //	  amount over u64), data not base64, getHealth
-//	  other than "ok"
+//	  other than "ok", zero blockhash or signature,
+//	  a sendTransaction signature other than the
+//	  transaction's first, statuses not one per
+//	  signature, a confirmationStatus other than the
+//	  three levels or disagreeing with confirmations
+//	  (null exactly when finalized), a transaction
+//	  that is not canonical base64 legacy/v0 or not
+//	  the one asked for, a version disagreeing with
+//	  the message, an index outside the keys,
+//	  loadedAddresses not matching the lookups,
+//	  more signatures than the limit
 //
 // Where a sentinel and an RPC error both apply, the error is
 // fmt.Errorf("%w: %w", sentinel, rpcErr), so errors.Is finds the sentinel
-// and errors.As finds the *chain.RPCError. A commitment other than the
-// three levels is the caller's mistake and fails before any request with a
-// plain error.
+// and errors.As finds the *chain.RPCError. The caller's mistakes fail
+// before any request with a plain error: a commitment other than the three
+// levels (or processed where only confirmed or finalized is served), a
+// signature or blockhash that is not base58 of 64 or 32 bytes, more than
+// 256 signatures, a limit outside 1..1000, an empty transaction.
 //
 // # What is not used from solana-go
 //
-// Only the rpc client and its JSON-RPC layer are used. solana-go v1.14.0's
+// Only the rpc client and its JSON-RPC layer are used, with solana-go's
+// key, hash and signature types and its transaction decoder (for
+// getTransaction's base64 message). solana-go v1.14.0's
 // token helpers (solana.FindAssociatedTokenAddress, the associated token
 // account and token instruction builders, token.SetProgramID) hard-code or
 // globally switch the classic SPL Token program and know no Token-2022

@@ -1,6 +1,7 @@
 package solanarpc
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -125,15 +126,33 @@ func (c *Client) urlFreeCause(err error) error {
 }
 
 // toRPCError converts solana-go's JSON-RPC error to the shared one, with
-// NumSlotsBehind taken from data.numSlotsBehind when it is a u64.
+// NumSlotsBehind taken from data.numSlotsBehind when it is a u64 and Data
+// the error's data as compact JSON ("" when absent or null).
 func toRPCError(method string, e *jsonrpc.RPCError) *chain.RPCError {
-	re := &chain.RPCError{Method: method, Code: e.Code, Message: e.Message}
+	re := &chain.RPCError{Method: method, Code: e.Code, Message: e.Message, Data: dataJSON(e.Data)}
 	if data, ok := e.Data.(map[string]any); ok {
 		if n, ok := asU64(data["numSlotsBehind"]); ok {
 			re.NumSlotsBehind = &n
 		}
 	}
 	return re
+}
+
+// dataJSON re-encodes an error's data as compact JSON. solana-go decodes
+// it with UseNumber, so numbers keep their digits; object keys come out
+// sorted and HTML characters unescaped. Data that cannot be encoded (it
+// always can, having been decoded from JSON) gives "".
+func dataJSON(v any) string {
+	if v == nil {
+		return ""
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return ""
+	}
+	return strings.TrimSuffix(buf.String(), "\n")
 }
 
 // asU64 reads a JSON number (json.Number with UseNumber, float64
