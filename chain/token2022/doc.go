@@ -12,7 +12,10 @@
 // The package exists because solana-go, the client the chain adapter is built
 // on, decodes neither Token-2022 extensions nor the transfer-fee rules. It is
 // pure: no I/O, no clock, no RPC, nothing of the module but the fault error
-// type, and no dependency beyond the standard library. Decoders never panic on
+// type. Its one dependency beyond the standard library is
+// filippo.io/edwards25519, which tells whether a program-derived address
+// candidate is a curve point (FindProgramAddress); the standard library's
+// ed25519 does not expose point decoding. Decoders never panic on
 // any input; malformed bytes give a fault.InvalidInput error whose details name
 // the offending offset. Policy (such as the registry's cap on basis points)
 // belongs to its callers, not here.

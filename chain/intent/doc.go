@@ -1,0 +1,129 @@
+// Package intent is the chain payment path's domain: transaction intents
+// that freeze a payment's economics before any wallet signs, the unsigned
+// transaction prepared for them, submission, relay, network state,
+// effect verification from the chain, settlement through the owning
+// domain, and Solana Pay chain payment requests (spec, "Transaction intent
+// and chain payment request", the transactions and chain-pay routes, and
+// the value-moving path: intent, explicit signature, submission, chain
+// confirmation, effect verification, settlement, reconciliation).
+//
+// It is chain/intent rather than part of chain because chain stays a small
+// leaf of shared types (addresses, commitments, RPC records and errors)
+// that the token registry, the wallet domain and the adapters all import;
+// this package is a domain with ports, state tables and policy, and would
+// drag all of that into every consumer of those types. It imports no SDK:
+// the legacy message is built here from chain.md §3, and solana-go appears
+// only in tests, to decode what we build.
+//
+// # Purposes
+//
+// Intents come from a closed set of purposes registered by the domains that
+// own them (Registry; unknown purposes and duplicates are refused). A
+// Purpose has a settlement threshold (confirmed for user payments such as
+// credit_purchase, finalized for treasury and reward flows), a Price that
+// derives the economics from the request, and a Settle hook that runs in
+// the unit of work moving the intent to SETTLED. credit_purchase is
+// provided here, priced by the "credits.packs" policy (CreditPacks).
+//
+// # Freezing
+//
+// Create verifies the principal (a signed-in user; API keys are refused),
+// refuses caller-supplied recipient or amount, checks the wallet is the
+// user's verified wallet, prices the request, then reads the cluster
+// (genesis hash -> CAIP-2, epoch, mint, blockhash) and freezes: actor,
+// network, payer and its Token-2022 ATA, the environment's treasury and
+// its ATA, mint and decimals (from the mint account), gross, transfer fee
+// and net, the fee epoch and schedule, the policy reference, the business
+// reference "<purpose>:<intent id>", a reference key, the memo (the intent
+// id) and the expiry; EconomicsHash covers all of it and Submit and
+// reconciliation recompute it (and rebuild the prepared message) before
+// acting.
+//
+// Decision, gross-up: a pack price is what the treasury must receive. The
+// payer sends the smallest gross whose transfer fee at the current epoch
+// (TransferFeeConfig.FeeAt, maximum-fee cap included) leaves exactly the
+// price (GrossUp proves gross − fee == net). A fee change scheduled by the
+// mint takes effect two epochs after it is set, so it cannot land inside a
+// 15-minute intent unless already visible; if it does, TransferCheckedWithFee
+// fails on chain (FeeMismatch) and the intent FAILS, and a wallet-built
+// TransferChecked delivers a different net and goes to review.
+//
+// Decision, expiry: an intent lives Config.TTL (15 minutes); its prepared
+// transaction is further bounded by the blockhash's lastValidBlockHeight
+// (shown as Prepared.ExpiresAt, estimated at 400 ms per block). Submitting
+// after the intent's expiry is QUOTE_EXPIRED: the frozen terms are the
+// intent's quote, and no closer code exists. A signed transaction whose
+// blockhash lapsed cannot land; the relay then drops it (EXPIRED). There is
+// no re-prepare: a client whose blockhash lapsed before signing creates a
+// new intent (new idempotency key); never two live transactions for one
+// intent.
+//
+// Decision, the reference: HMAC-SHA256(ReferenceKey, "intent-reference:"+id),
+// 32 bytes, unique per intent and unlinkable without the key. It is a
+// read-only non-signer account of the transfer, so getSignaturesForAddress
+// finds the payment whoever built the transaction.
+//
+// # The prepared transaction
+//
+// A legacy message: fee payer first, then writable non-signers (source and
+// destination token accounts), then read-only non-signers, each group in
+// order of first appearance; instructions: a Memo (MemoSq4…) carrying the
+// intent id, immediately before the transfer, and the transfer last —
+// Token-2022 TransferCheckedWithFee (26, 1, amount, decimals, fee) when the
+// mint has a TransferFeeConfig, else TransferChecked (12, amount, decimals)
+// — with accounts source (w), mint, destination (w), owner (s) and the
+// reference. No compute-budget instruction. The destination ATA must exist
+// (the treasury's accounts are provisioned once per mint).
+//
+// # Submission and relay
+//
+// Submit records the signature (unique across intents) and, optionally,
+// the signed transaction, which must carry the prepared message byte for
+// byte and the payer's valid signature; it never sends and never settles.
+// A second, different signature for a submitted intent moves it to
+// REQUIRES_REVIEW (spec). Relay, a job body, inspects the signature's
+// status first (with history), sends only the identical stored bytes and
+// only while the blockhash is valid; an unanswered send leaves the intent
+// SUBMITTED with SUBMISSION_UNCERTAIN; AlreadyProcessed counts as sent;
+// once the finalized block height passes lastValidBlockHeight with no
+// status the intent EXPIRES (dropped), unless a payment under another
+// signature carries its reference (review). A signature the wallet
+// broadcast itself is never sent by us and gets Config.DropGrace before it
+// counts as dropped, since the wallet may have re-signed with a later
+// blockhash.
+//
+// # States
+//
+// Two tables as data. Network: unsent < submitted < processed < confirmed
+// < finalized, failed and dropped terminal; Advance applies an observation
+// only forward and reports a lower one as stale. Business: CREATED ->
+// SUBMITTED -> CONFIRMING -> VERIFIED -> SETTLED, with EXPIRED, FAILED and
+// REQUIRES_REVIEW (Transitions, Transit). Every write is a compare-and-set
+// on the intent's version inside one unit of work (Config.Run); chain
+// reads always happen before it, never inside.
+//
+// # Verification and settlement
+//
+// Verify reads the chain's record (getTransaction at confirmed), never the
+// caller's: cluster, success, fee payer and signer, the transfer last and of
+// Token-2022, its accounts and amounts, the reference, the memo, and the
+// treasury account's balance change (post − pre, missing pre = 0) equal to
+// the expected net, owned by the treasury, of the mint. Any mismatch moves
+// the intent to REQUIRES_REVIEW with the mismatches as evidence and credits
+// nothing. A match moves it to VERIFIED; at the purpose's threshold the
+// Settle hook runs once, in the same unit of work as the move to SETTLED.
+//
+// # Chain payment requests
+//
+// RequestPayment derives one Solana Pay transfer request per intent:
+// solana:<treasury wallet>?amount=<gross in user units>&spl-token=<mint>
+// &reference=<reference>&label=&message=&memo=<intent id>, spaces as %20.
+// The amount is the gross, because a wallet-built transfer has the fee
+// withheld and the treasury must receive the net (a generic Solana Pay
+// validator that demands received ≥ amount would fail on a fee mint; ours
+// checks the net). Reconciliation finds such a payment by its reference
+// (oldest successful signature), binds its signature and verifies it like
+// any other, accepting TransferChecked or TransferCheckedWithFee and a
+// missing memo (a memo that is present must match). The payer must still
+// be the frozen wallet.
+package intent

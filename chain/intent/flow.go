@@ -1,0 +1,528 @@
+package intent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+
+	"github.com/creatormusic/platform/access"
+	"github.com/creatormusic/platform/chain"
+	"github.com/creatormusic/platform/fault"
+)
+
+// Outcome is what one relay or reconciliation run did.
+type Outcome struct {
+	// Intent is the intent after the run.
+	Intent Intent
+	// Changed reports that the run wrote the intent.
+	Changed bool
+	// Observed is the network state the chain reported ("" when the
+	// run did not ask, NetworkSubmitted when the signature was unknown).
+	Observed NetworkState
+	// Stale reports an observation behind the intent's network state (a
+	// lagging node); it was ignored, never applied.
+	Stale bool
+	// Sent reports that the run sent the signed bytes.
+	Sent bool
+}
+
+// Relay is the relay job's body: it sends an intent's stored signed
+// transaction. It inspects the signature's status first (with history)
+// and never sends a transaction the chain already knows; it re-sends only
+// the identical stored bytes, only while the blockhash is valid, and never
+// builds another transaction. A send whose outcome is unknown (timeout,
+// unavailable node) leaves the intent SUBMITTED with LastError
+// SUBMISSION_UNCERTAIN and returns that error, so the job retries and the
+// next run inspects the chain before anything else. A refusal that can
+// never succeed (a failed preflight, a bad signature) fails the intent; a
+// -32002 AlreadyProcessed counts as sent. Once the finalized block height
+// passes the blockhash's last valid height with no status, the
+// transaction was dropped and the intent EXPIRES (or goes to review when
+// another payment carries its reference).
+//
+// Intents not waiting to be relayed are returned unchanged.
+//
+// Errors: NOT_FOUND; NETWORK_MISMATCH when the environment's cluster is
+// not the intent's; PROVIDER_UNAVAILABLE when the cluster cannot be read
+// (nothing changes); SUBMISSION_UNCERTAIN; TRANSACTION_FAILED or
+// SIGNATURE_REJECTED when the node refused the transaction for good (the
+// intent is FAILED); CONFLICT when the intent changed meanwhile.
+func (s *Service) Relay(ctx context.Context, id string) (Outcome, error) {
+	const op = "intent.Relay"
+	it, err := s.cfg.Read().Intent(ctx, id)
+	if err != nil {
+		return Outcome{}, fault.Wrap(op, err)
+	}
+	if it.State != StateSubmitted || it.Origin != OriginSigned || it.NetworkState != NetworkSubmitted {
+		return Outcome{Intent: it}, nil
+	}
+	c, netID, err := s.cluster(ctx, op, it)
+	if err != nil {
+		return Outcome{Intent: it}, err
+	}
+	st, err := status(ctx, op, c, it.Signature)
+	if err != nil {
+		return Outcome{Intent: it}, err
+	}
+	if st != nil {
+		return s.observe(ctx, op, c, netID, it, st)
+	}
+	return s.unknown(ctx, op, c, it)
+}
+
+// Reconcile is the reconciliation job's body: it moves one intent as far
+// as the chain allows. A CREATED intent is searched by its reference
+// (getSignaturesForAddress, oldest successful signature first), which
+// finds a wallet-built Solana Pay transfer or a prepared transaction the
+// wallet broadcast without a submit; with none found it EXPIRES once its
+// lifetime passes. A known signature's status is then read (with history):
+// unknown goes through the relay's rules (send or drop); known advances the
+// network state (never backwards: a lagging observation is ignored and
+// reported as Stale), verifies the effects once confirmed (VERIFIED, or
+// REQUIRES_REVIEW with the mismatches as evidence, crediting nothing) and
+// settles through the purpose's Settle hook once the network state reaches
+// the purpose's threshold, exactly once: SETTLED is terminal and the move
+// is a compare-and-set in the hook's unit of work.
+//
+// Errors: as Relay, plus VERIFICATION_FAILED when the stored economics no
+// longer match their hash, and the Settle hook's error (the move to
+// SETTLED is rolled back and retried).
+func (s *Service) Reconcile(ctx context.Context, id string) (Outcome, error) {
+	const op = "intent.Reconcile"
+	it, err := s.cfg.Read().Intent(ctx, id)
+	if err != nil {
+		return Outcome{}, fault.Wrap(op, err)
+	}
+	return s.reconcile(ctx, op, it)
+}
+
+// Check runs Reconcile for p's own intent: the protected chain-status
+// route. Errors: UNAUTHENTICATED, ACCESS_DENIED, NOT_FOUND, and those of
+// Reconcile.
+func (s *Service) Check(ctx context.Context, p *access.Principal, id string) (Outcome, error) {
+	const op = "intent.Check"
+	it, err := s.Get(ctx, p, id)
+	if err != nil {
+		return Outcome{}, fault.Wrap(op, err)
+	}
+	return s.reconcile(ctx, op, it)
+}
+
+// ReconcileDue reconciles up to limit non-terminal intents (the sweep
+// job) and returns each outcome; the errors of individual intents are
+// joined, and one intent's error does not stop the others.
+func (s *Service) ReconcileDue(ctx context.Context, limit int) ([]Outcome, error) {
+	const op = "intent.ReconcileDue"
+	list, err := s.cfg.Read().IntentsToReconcile(ctx, limit)
+	if err != nil {
+		return nil, fault.Wrap(op, err)
+	}
+	var outs []Outcome
+	var errs []error
+	for _, it := range list {
+		o, err := s.reconcile(ctx, op, it)
+		outs = append(outs, o)
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return outs, errors.Join(errs...)
+}
+
+func (s *Service) reconcile(ctx context.Context, op string, it Intent) (Outcome, error) {
+	if it.State.Terminal() {
+		return Outcome{Intent: it}, nil
+	}
+	if err := integrity(op, it); err != nil {
+		return Outcome{Intent: it}, err
+	}
+	c, netID, err := s.cluster(ctx, op, it)
+	if err != nil {
+		return Outcome{Intent: it}, err
+	}
+	if it.Signature == "" {
+		sig, err := findByReference(ctx, op, c, it, "")
+		if err != nil {
+			return Outcome{Intent: it}, err
+		}
+		now := s.cfg.Clock.Now().UTC()
+		next := it
+		next.Version++
+		next.UpdatedAt = now
+		if sig == "" {
+			if now.Before(it.ExpiresAt) {
+				return Outcome{Intent: it}, nil
+			}
+			if next.State, err = Transit(it.State, EventExpire); err != nil {
+				return Outcome{Intent: it}, err
+			}
+			return s.apply(ctx, op, it, next, "", false)
+		}
+		if next.State, err = Transit(it.State, EventSubmit); err != nil {
+			return Outcome{Intent: it}, err
+		}
+		if next.NetworkState, err = TransitNetwork(it.NetworkState, NetworkEventSign); err != nil {
+			return Outcome{Intent: it}, err
+		}
+		next.Signature, next.Origin, next.SubmittedAt = sig, OriginReference, now
+		o, err := s.apply(ctx, op, it, next, sig, false)
+		if err != nil {
+			return o, err
+		}
+		it = o.Intent
+	}
+	st, err := status(ctx, op, c, it.Signature)
+	if err != nil {
+		return Outcome{Intent: it}, err
+	}
+	if st != nil {
+		return s.observe(ctx, op, c, netID, it, st)
+	}
+	if it.NetworkState != NetworkSubmitted {
+		// The signature was seen before: this node lags. Ignore it.
+		return Outcome{Intent: it, Observed: NetworkSubmitted, Stale: true}, nil
+	}
+	return s.unknown(ctx, op, c, it)
+}
+
+// cluster returns the intent's environment client after checking that it
+// serves the intent's network. NETWORK_MISMATCH otherwise.
+func (s *Service) cluster(ctx context.Context, op string, it Intent) (ChainClient, string, error) {
+	envc, err := s.env(op, it.Actor.Environment)
+	if err != nil {
+		return nil, "", err
+	}
+	netID, err := network(ctx, op, envc.Client)
+	if err != nil {
+		return nil, "", err
+	}
+	if netID != it.Network {
+		return nil, "", fault.E(op, fault.NetworkMismatch, "the configured cluster is not the intent's network").
+			With("expected", it.Network).With("actual", netID)
+	}
+	return envc.Client, netID, nil
+}
+
+// status reads one signature's status with history.
+func status(ctx context.Context, op string, c ChainClient, sig string) (*chain.SignatureStatus, error) {
+	sts, err := c.GetSignatureStatuses(ctx, []string{sig}, true)
+	if err != nil {
+		return nil, chainErr(op, "signatureStatuses", err)
+	}
+	if len(sts) == 0 {
+		return nil, nil
+	}
+	return sts[0], nil
+}
+
+// findByReference returns the oldest successful signature that touched
+// the intent's reference, other than exclude; "" when none.
+func findByReference(ctx context.Context, op string, c ChainClient, it Intent, exclude string) (string, error) {
+	infos, err := c.GetSignaturesForAddress(ctx, it.Reference, chain.SignaturesOptions{Limit: 1000}, chain.Confirmed)
+	if err != nil {
+		return "", chainErr(op, "signaturesForAddress", err)
+	}
+	for i := len(infos) - 1; i >= 0; i-- {
+		if infos[i].Err == "" && infos[i].Signature != exclude {
+			return infos[i].Signature, nil
+		}
+	}
+	return "", nil
+}
+
+// unknown handles a signature the chain does not know: expire a dropped
+// transaction, wait for a wallet's own broadcast, or (re-)send the stored
+// signed bytes while the blockhash is valid.
+func (s *Service) unknown(ctx context.Context, op string, c ChainClient, it Intent) (Outcome, error) {
+	height, err := c.GetBlockHeight(ctx, chain.Finalized)
+	if err != nil {
+		return Outcome{Intent: it, Observed: NetworkSubmitted}, chainErr(op, "blockHeight", err)
+	}
+	now := s.cfg.Clock.Now()
+	grace := it.Origin != OriginSignature || !now.Before(it.SubmittedAt.Add(s.cfg.DropGrace))
+	if height > it.Transaction.LastValidBlockHeight && grace {
+		// Every block that could hold it is final; one more look closes
+		// the race with a landing between the first status and the height.
+		st, err := status(ctx, op, c, it.Signature)
+		if err != nil {
+			return Outcome{Intent: it, Observed: NetworkSubmitted}, err
+		}
+		if st != nil {
+			netID := it.Network
+			return s.observe(ctx, op, c, netID, it, st)
+		}
+		return s.dropped(ctx, op, c, it)
+	}
+	if it.Origin != OriginSigned {
+		return Outcome{Intent: it, Observed: NetworkSubmitted}, nil
+	}
+	valid, err := c.IsBlockhashValid(ctx, it.Transaction.Blockhash, chain.Processed)
+	if err != nil {
+		return Outcome{Intent: it, Observed: NetworkSubmitted}, chainErr(op, "isBlockhashValid", err)
+	}
+	if !valid {
+		// Lapsing but not yet final: the next run drops it.
+		return Outcome{Intent: it, Observed: NetworkSubmitted}, nil
+	}
+	return s.send(ctx, op, c, it)
+}
+
+// dropped expires an intent whose transaction can no longer land, unless
+// another payment carries its reference, which goes to review.
+func (s *Service) dropped(ctx context.Context, op string, c ChainClient, it Intent) (Outcome, error) {
+	other, err := findByReference(ctx, op, c, it, it.Signature)
+	if err != nil {
+		return Outcome{Intent: it, Observed: NetworkSubmitted}, err
+	}
+	next := it
+	next.Version++
+	next.UpdatedAt = s.cfg.Clock.Now().UTC()
+	next.LastError = ""
+	if other != "" {
+		if next.State, err = Transit(it.State, EventConflictingSignature); err != nil {
+			return Outcome{Intent: it}, err
+		}
+		next.Evidence = append(next.Evidence, Mismatch{Field: "signature", Expected: it.Signature, Actual: other})
+	} else {
+		if next.State, err = Transit(it.State, EventExpire); err != nil {
+			return Outcome{Intent: it}, err
+		}
+		if next.NetworkState, err = TransitNetwork(it.NetworkState, NetworkEventDrop); err != nil {
+			return Outcome{Intent: it}, err
+		}
+	}
+	o, err := s.apply(ctx, op, it, next, "", false)
+	o.Observed = NetworkSubmitted
+	return o, err
+}
+
+// sendClass is how a send answer is handled.
+type sendClass int
+
+const (
+	sendOK           sendClass = iota // accepted, or already processed
+	sendUncertain                     // no answer: it may or may not be in flight
+	sendStaleHash                     // the node no longer knows the blockhash
+	sendRefused                       // refused for good (preflight, signature, malformed)
+	sendBadSignature                  // refused: signature verification failure
+)
+
+// classifySend classifies a SendTransaction error; detail is the chain's
+// error for a refusal.
+func classifySend(err error) (sendClass, string) {
+	if err == nil {
+		return sendOK, ""
+	}
+	var re *chain.RPCError
+	if !errors.As(err, &re) {
+		return sendUncertain, ""
+	}
+	switch re.Code {
+	case chain.CodePreflightFailure:
+		name := simulationErr(re)
+		switch name {
+		case "AlreadyProcessed":
+			return sendOK, ""
+		case "BlockhashNotFound":
+			return sendStaleHash, name
+		}
+		return sendRefused, name
+	case chain.CodeSignatureFailure:
+		return sendBadSignature, "TransactionSignatureVerificationFailure"
+	case chain.CodeInvalidParams:
+		return sendRefused, re.Message
+	}
+	return sendUncertain, ""
+}
+
+// simulationErr extracts the simulation's err from a -32002's data: a
+// unit error's name, or an instruction error's JSON.
+func simulationErr(re *chain.RPCError) string {
+	var d struct {
+		Err json.RawMessage `json:"err"`
+	}
+	if re.Data != "" && json.Unmarshal([]byte(re.Data), &d) == nil && len(d.Err) > 0 && string(d.Err) != "null" {
+		var name string
+		if json.Unmarshal(d.Err, &name) == nil {
+			return name
+		}
+		return string(d.Err)
+	}
+	switch {
+	case strings.Contains(re.Message, "Blockhash not found"):
+		return "BlockhashNotFound"
+	case strings.Contains(re.Message, "AlreadyProcessed"), strings.Contains(re.Message, "already been processed"):
+		return "AlreadyProcessed"
+	}
+	return re.Message
+}
+
+// send sends the stored signed bytes, identical every time, and records
+// the attempt.
+func (s *Service) send(ctx context.Context, op string, c ChainClient, it Intent) (Outcome, error) {
+	_, sendErr := c.SendTransaction(ctx, it.SignedTransaction, chain.SendOptions{PreflightCommitment: chain.Confirmed})
+	class, detail := classifySend(sendErr)
+	next := it
+	next.Version++
+	next.SendAttempts++
+	next.UpdatedAt = s.cfg.Clock.Now().UTC()
+	var after error
+	var err error
+	switch class {
+	case sendOK:
+		next.LastError = ""
+	case sendUncertain, sendStaleHash:
+		next.LastError = fault.SubmissionUncertain
+		if class == sendUncertain {
+			after = &fault.Error{Op: op, Code: fault.SubmissionUncertain,
+				Message: "the transaction's submission is uncertain; the chain is inspected before any retry", Err: sendErr}
+		}
+	case sendRefused, sendBadSignature:
+		code := fault.TransactionFailed
+		if class == sendBadSignature {
+			code = fault.SignatureRejected
+		}
+		if next.State, err = Transit(it.State, EventFail); err != nil {
+			return Outcome{Intent: it}, err
+		}
+		if next.NetworkState, err = TransitNetwork(it.NetworkState, NetworkEventFailed); err != nil {
+			return Outcome{Intent: it}, err
+		}
+		next.LastError, next.ChainError = code, detail
+		after = &fault.Error{Op: op, Code: code, Message: "the cluster refused the transaction", Err: sendErr}
+	}
+	o, err := s.apply(ctx, op, it, next, "", false)
+	o.Sent, o.Observed = true, NetworkSubmitted
+	if err != nil {
+		return o, err
+	}
+	return o, after
+}
+
+// observe applies a known status: the network state moves forward only,
+// the business state follows, effects are verified at confirmed, and
+// settlement happens at the purpose's threshold.
+func (s *Service) observe(ctx context.Context, op string, c ChainClient, netID string, it Intent, st *chain.SignatureStatus) (Outcome, error) {
+	observed := Observe(st)
+	netNext, moved := Advance(it.NetworkState, observed)
+	stale := !moved && observed != it.NetworkState
+	next := it
+	changed := moved
+	next.NetworkState = netNext
+	if moved && st.Slot != 0 {
+		next.Slot = st.Slot
+	}
+	var err error
+	settle := false
+	if netNext == NetworkFailed {
+		if it.State == StateSubmitted || it.State == StateConfirming {
+			if next.State, err = Transit(it.State, EventFail); err != nil {
+				return Outcome{Intent: it}, err
+			}
+			next.ChainError, next.LastError = st.Err, fault.TransactionFailed
+			changed = true
+		}
+	} else {
+		if next.State == StateSubmitted && netNext.AtLeast(chain.Processed) {
+			if next.State, err = Transit(next.State, EventLand); err != nil {
+				return Outcome{Intent: it}, err
+			}
+			next.LastError = ""
+			changed = true
+		}
+		if next.State == StateConfirming && netNext.AtLeast(chain.Confirmed) {
+			tx, err := c.GetTransaction(ctx, it.Signature, chain.Confirmed)
+			switch {
+			case errors.Is(err, chain.ErrTransactionNotFound):
+				// Not served yet at confirmed: the next run verifies.
+			case err != nil:
+				return Outcome{Intent: it, Observed: observed}, chainErr(op, "transaction", err)
+			default:
+				now := s.cfg.Clock.Now().UTC()
+				if mm := Verify(next, netID, tx); len(mm) > 0 {
+					if next.State, err = Transit(next.State, EventMismatch); err != nil {
+						return Outcome{Intent: it}, err
+					}
+					next.Evidence = append(next.Evidence, mm...)
+					next.LastError = fault.RequiresReview
+				} else {
+					if next.State, err = Transit(next.State, EventVerify); err != nil {
+						return Outcome{Intent: it}, err
+					}
+					next.VerifiedAt = now
+				}
+				if tx.Slot != 0 {
+					next.Slot = tx.Slot
+				}
+				changed = true
+			}
+		}
+		if next.State == StateVerified {
+			p, err := s.cfg.Registry.Lookup(it.Purpose)
+			if err != nil {
+				return Outcome{Intent: it}, fault.Wrap(op, err)
+			}
+			if netNext.AtLeast(p.Threshold) {
+				if next.State, err = Transit(next.State, EventSettle); err != nil {
+					return Outcome{Intent: it}, err
+				}
+				next.SettledAt = s.cfg.Clock.Now().UTC()
+				settle, changed = true, true
+			}
+		}
+	}
+	if !changed {
+		return Outcome{Intent: it, Observed: observed, Stale: stale}, nil
+	}
+	next.Version = it.Version + 1
+	next.UpdatedAt = s.cfg.Clock.Now().UTC()
+	o, err := s.apply(ctx, op, it, next, "", settle)
+	o.Observed, o.Stale = observed, stale
+	return o, err
+}
+
+// apply writes next over prev in one unit of work: the intent is locked
+// and must still be at prev's version (CONFLICT otherwise: another run
+// moved it, and the job retries from the new state); bind, when set, is
+// bound to the intent first; settle runs the purpose's Settle hook in the
+// same unit, so the credits and the SETTLED state commit together.
+func (s *Service) apply(ctx context.Context, op string, prev, next Intent, bind string, settle bool) (Outcome, error) {
+	err := s.cfg.Run(ctx, func(st Store) error {
+		cur, err := st.LockIntent(ctx, prev.ID)
+		if err != nil {
+			return err
+		}
+		if cur.Version != prev.Version {
+			return fault.E(op, fault.Conflict, "the intent changed meanwhile").With("intentId", prev.ID)
+		}
+		if bind != "" {
+			if err := CheckSignatureFree(ctx, st, bind, prev.ID); err != nil {
+				return err
+			}
+			if err := st.BindSignature(ctx, bind, prev.ID); err != nil {
+				return err
+			}
+		}
+		if settle {
+			p, err := s.cfg.Registry.Lookup(next.Purpose)
+			if err != nil {
+				return err
+			}
+			if err := p.Settle(ctx, st, next); err != nil {
+				if fault.CodeOf(err) == fault.Internal {
+					return &fault.Error{Op: op, Code: fault.SettlementFailed, Message: "the payment could not be settled", Err: err}
+				}
+				return err
+			}
+		}
+		if err := st.UpdateIntent(ctx, next, prev.Version); err != nil {
+			return err
+		}
+		return s.changed(ctx, st, next)
+	})
+	if err != nil {
+		return Outcome{Intent: prev}, fault.Wrap(op, err)
+	}
+	return Outcome{Intent: next, Changed: true}, nil
+}

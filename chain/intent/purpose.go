@@ -1,0 +1,145 @@
+package intent
+
+import (
+	"context"
+	"slices"
+	"sync"
+
+	"github.com/creatormusic/platform/chain"
+	"github.com/creatormusic/platform/fault"
+)
+
+// PolicyRef is what an intent records about the policy that priced it: the
+// policy id, its integer version and the hex SHA-256 of its canonical
+// content (the policy package's Ref, restated so this domain imports no
+// storage-facing package).
+type PolicyRef struct {
+	// ID is the policy id, such as "credits.packs".
+	ID string
+	// Version is the version applied.
+	Version int
+	// Hash is the version's content hash.
+	Hash string
+}
+
+// PriceInput is what a purpose prices: the acting user and the request.
+type PriceInput struct {
+	// Actor is who asks; Actor.Environment selects the policy.
+	Actor Actor
+	// Request is the caller's request; Wallet is already verified.
+	Request Request
+}
+
+// Price is a purpose's economics for one request. The intent domain adds
+// the chain's part (transfer fee, gross amount, accounts) and freezes it.
+type Price struct {
+	// Mint is the payment mint; it must be a Token-2022 mint.
+	Mint chain.Address
+	// NetAtomic is what the recipient must receive, in the mint's atomic
+	// units, after any transfer fee.
+	NetAtomic uint64
+	// Quantity is what is bought, in the purpose's unit (credits for
+	// credit_purchase), as a canonical decimal string.
+	Quantity string
+	// Description is the review text, such as "500 credits".
+	Description string
+	// Policy is the policy version that priced it.
+	Policy PolicyRef
+}
+
+// PriceFunc derives a purpose's economics from a request. It validates the
+// purpose's own fields (INVALID_INPUT naming the field) and reads its
+// policy; it never reads the chain.
+type PriceFunc func(ctx context.Context, in PriceInput) (Price, error)
+
+// SettleFunc applies a verified payment's business effect (credits granted,
+// reward funded) inside the unit of work that moves the intent to
+// SETTLED; st is that unit's store, which the wiring's store also
+// implements the owning domain's ports on. It must be idempotent by the
+// intent's BusinessReference: the state compare-and-set already makes it
+// run once per intent, and the reference makes a replay harmless.
+type SettleFunc func(ctx context.Context, st Store, it Intent) error
+
+// Purpose is one registered kind of transaction intent, owned by the
+// domain that settles it.
+type Purpose struct {
+	// Name is the purpose's stable name, such as "credit_purchase".
+	Name string
+	// Threshold is the network state settlement waits for: Confirmed for
+	// user payments, Finalized for treasury and reward flows.
+	Threshold chain.Commitment
+	// Price derives the economics. Required.
+	Price PriceFunc
+	// Settle applies the effect. Required.
+	Settle SettleFunc
+}
+
+// validPurposeName reports whether name is lower-case snake case: a letter,
+// then letters, digits and underscores, at most 64 bytes.
+func validPurposeName(name string) bool {
+	if name == "" || len(name) > 64 || name[0] < 'a' || name[0] > 'z' {
+		return false
+	}
+	for _, c := range []byte(name) {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// Registry is the closed set of purposes. Domains register theirs while
+// the platform is wired; lookups are safe for concurrent use.
+type Registry struct {
+	mu       sync.RWMutex
+	purposes map[string]Purpose
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry { return &Registry{purposes: map[string]Purpose{}} }
+
+// Register adds p. It fails with INVALID_INPUT on a malformed name, a
+// threshold other than confirmed or finalized, or a missing Price or
+// Settle, and with CONFLICT when the name is already registered.
+func (r *Registry) Register(p Purpose) error {
+	const op = "intent.Registry.Register"
+	switch {
+	case !validPurposeName(p.Name):
+		return fault.Invalid(op, "name", "a purpose name is lower-case snake case")
+	case p.Threshold != chain.Confirmed && p.Threshold != chain.Finalized:
+		return fault.Invalid(op, "threshold", "a purpose settles at confirmed or finalized")
+	case p.Price == nil || p.Settle == nil:
+		return fault.Invalid(op, "price", "a purpose needs Price and Settle")
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, dup := r.purposes[p.Name]; dup {
+		return fault.E(op, fault.Conflict, "the purpose is already registered").With("purpose", p.Name)
+	}
+	r.purposes[p.Name] = p
+	return nil
+}
+
+// Lookup returns the purpose named name. An unknown name fails with
+// INVALID_INPUT naming the field "purpose".
+func (r *Registry) Lookup(name string) (Purpose, error) {
+	r.mu.RLock()
+	p, ok := r.purposes[name]
+	r.mu.RUnlock()
+	if !ok {
+		return Purpose{}, fault.Invalid("intent.Registry.Lookup", "purpose", "unknown purpose").With("allowed", r.Names())
+	}
+	return p, nil
+}
+
+// Names lists the registered purposes, sorted.
+func (r *Registry) Names() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]string, 0, len(r.purposes))
+	for n := range r.purposes {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,507 @@
+package intent
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/creatormusic/platform/access"
+	"github.com/creatormusic/platform/chain"
+	"github.com/creatormusic/platform/chain/token2022"
+	"github.com/creatormusic/platform/fault"
+)
+
+// Defaults of Config.
+const (
+	// DefaultTTL is an intent's lifetime when Config.TTL is zero.
+	DefaultTTL = 15 * time.Minute
+	// DefaultDropGrace is how long after submission a signature the
+	// wallet broadcast itself may stay unknown once the prepared
+	// blockhash has lapsed, before the intent counts as dropped.
+	DefaultDropGrace = 2 * time.Minute
+	// DefaultLabel is the Solana Pay label when Config.Label is empty.
+	DefaultLabel = "Creator Music"
+	// slotTime is a slot's nominal duration (chain.md §10), used to
+	// estimate when a blockhash lapses.
+	slotTime = 400 * time.Millisecond
+)
+
+// Environment is one environment's cluster and treasury.
+type Environment struct {
+	// Client reads and sends to the environment's cluster. Required.
+	Client ChainClient
+	// Treasury is the wallet every payment of the environment goes to;
+	// payments land in its Token-2022 associated token account for the
+	// mint. Required.
+	Treasury chain.Address
+}
+
+// Config configures a Service. Zero values take the documented defaults.
+type Config struct {
+	// Registry is the closed set of purposes. Required.
+	Registry *Registry
+	// Environments maps test and live to their cluster and treasury; an
+	// environment without an entry refuses intents (SERVICE_UNAVAILABLE).
+	Environments map[access.Environment]Environment
+	// Wallets answers wallet verification. Required.
+	Wallets Wallets
+	// Clock tells the time. Required.
+	Clock Clock
+	// Run runs a unit of work; Read returns the read pool. Required.
+	Run  RunFunc
+	Read func() Store
+	// ReferenceKey is the server secret references are derived with
+	// (HMAC-SHA256), at least 32 bytes. Required.
+	ReferenceKey []byte
+	// TTL is an intent's lifetime; zero means DefaultTTL.
+	TTL time.Duration
+	// DropGrace: see DefaultDropGrace; zero means that.
+	DropGrace time.Duration
+	// Label is the Solana Pay label; empty means DefaultLabel.
+	Label string
+	// NewID returns a fresh intent or payment-request id suffix; nil
+	// means 16 random bytes in hex. The service adds "txi_" or "cpr_".
+	NewID func() string
+	// Changed, when set, runs inside every unit of work that writes an
+	// intent, after the write: the wiring records the outbox event and
+	// schedules the intent's next job there (relay while SUBMITTED with
+	// signed bytes, reconciliation while not terminal).
+	Changed func(ctx context.Context, st Store, it Intent) error
+}
+
+// Service creates, submits, relays and reconciles transaction intents and
+// their chain payment requests. It is safe for concurrent use.
+type Service struct {
+	cfg Config
+}
+
+// New validates cfg and returns a Service.
+func New(cfg Config) (*Service, error) {
+	switch {
+	case cfg.Registry == nil, cfg.Wallets == nil, cfg.Clock == nil, cfg.Run == nil, cfg.Read == nil:
+		return nil, errors.New("intent: Registry, Wallets, Clock, Run and Read are required")
+	case len(cfg.ReferenceKey) < 32:
+		return nil, errors.New("intent: ReferenceKey must hold at least 32 bytes")
+	}
+	for env, e := range cfg.Environments {
+		if !env.Valid() || e.Client == nil || e.Treasury.IsZero() {
+			return nil, errors.New("intent: each environment needs a valid name, a Client and a Treasury")
+		}
+	}
+	if cfg.TTL <= 0 {
+		cfg.TTL = DefaultTTL
+	}
+	if cfg.DropGrace <= 0 {
+		cfg.DropGrace = DefaultDropGrace
+	}
+	if cfg.Label == "" {
+		cfg.Label = DefaultLabel
+	}
+	if cfg.NewID == nil {
+		cfg.NewID = func() string {
+			var b [16]byte
+			_, _ = rand.Read(b[:])
+			return hex.EncodeToString(b[:])
+		}
+	}
+	return &Service{cfg: cfg}, nil
+}
+
+// actorOf checks that p may hold intents (a signed-in user: session or
+// access token) and returns its actor. Errors: UNAUTHENTICATED without a
+// user; ACCESS_DENIED for an API key.
+func actorOf(op string, p *access.Principal) (Actor, error) {
+	if p == nil || p.UserID == "" {
+		return Actor{}, fault.E(op, fault.Unauthenticated, "a signed-in user is required")
+	}
+	if p.Kind != access.CredentialSession && p.Kind != access.CredentialAccessToken {
+		return Actor{}, fault.E(op, fault.AccessDenied, "transaction intents need a signed-in user, not an API key")
+	}
+	return Actor{TenantID: p.TenantID, WorkspaceID: p.WorkspaceID, UserID: p.UserID, Environment: p.Environment}, nil
+}
+
+// owned returns NOT_FOUND unless it belongs to actor.
+func owned(op string, it Intent, a Actor) error {
+	if it.Actor != a {
+		return fault.E(op, fault.NotFound, "the transaction intent was not found")
+	}
+	return nil
+}
+
+// env returns the environment's configuration. SERVICE_UNAVAILABLE when
+// none is configured.
+func (s *Service) env(op string, e access.Environment) (Environment, error) {
+	c, ok := s.cfg.Environments[e]
+	if !ok {
+		return Environment{}, fault.E(op, fault.ServiceUnavailable, "no cluster is configured for this environment").With("environment", string(e))
+	}
+	return c, nil
+}
+
+// chainErr turns a chain read failure into PROVIDER_UNAVAILABLE (the
+// cluster is the provider), keeping the cause.
+func chainErr(op, what string, err error) error {
+	return &fault.Error{Op: op, Code: fault.ProviderUnavailable, Message: "the cluster could not be read", Details: map[string]any{"read": what}, Err: err}
+}
+
+// network reads the cluster's CAIP-2 id.
+func network(ctx context.Context, op string, c ChainClient) (string, error) {
+	gh, err := c.GetGenesisHash(ctx)
+	if err != nil {
+		return "", chainErr(op, "genesisHash", err)
+	}
+	return chain.Network{GenesisHash: gh}.CAIP2(), nil
+}
+
+// Create freezes a new intent for p from req and prepares its unsigned
+// transaction. All reads (purpose policy, wallet verification, the
+// cluster's genesis hash, epoch, mint and blockhash) happen first; one
+// unit of work then inserts the intent.
+//
+// Errors: UNAUTHENTICATED; ACCESS_DENIED for an API key; INVALID_INPUT
+// naming "recipient" or "amount" when the caller sent either, "purpose"
+// for an unknown purpose, "wallet", "mint" or "credits" for malformed or
+// unoffered values (also a mint that is not an initialized, transferable
+// Token-2022 mint); WALLET_REQUIRED when the wallet is not a verified
+// wallet of the user; INVALID_AMOUNT when no payment covers the price
+// after the transfer fee; SERVICE_UNAVAILABLE without a configured
+// cluster; PROVIDER_UNAVAILABLE when the cluster cannot be read.
+func (s *Service) Create(ctx context.Context, p *access.Principal, req Request) (Intent, error) {
+	const op = "intent.Create"
+	actor, err := actorOf(op, p)
+	if err != nil {
+		return Intent{}, err
+	}
+	if len(req.Recipient) > 0 {
+		return Intent{}, fault.Invalid(op, "recipient", "the recipient is set by the server, never by the caller")
+	}
+	if len(req.Amount) > 0 {
+		return Intent{}, fault.Invalid(op, "amount", "the amount is derived from the purpose, never sent by the caller")
+	}
+	purpose, err := s.cfg.Registry.Lookup(req.Purpose)
+	if err != nil {
+		return Intent{}, fault.Wrap(op, err)
+	}
+	if req.Wallet == "" {
+		return Intent{}, fault.E(op, fault.WalletRequired, "a verified wallet is required").With("field", "wallet")
+	}
+	payer, err := token2022.ParsePublicKey(req.Wallet)
+	if err != nil {
+		return Intent{}, fault.Invalid(op, "wallet", "wallet is a base58 address")
+	}
+	ok, err := s.cfg.Wallets.Verified(ctx, actor.TenantID, actor.UserID, payer)
+	if err != nil {
+		return Intent{}, fault.Wrap(op, err)
+	}
+	if !ok {
+		return Intent{}, fault.E(op, fault.WalletRequired, "the wallet is not a verified wallet of this user").With("field", "wallet")
+	}
+	envc, err := s.env(op, actor.Environment)
+	if err != nil {
+		return Intent{}, err
+	}
+	price, err := purpose.Price(ctx, PriceInput{Actor: actor, Request: req})
+	if err != nil {
+		return Intent{}, fault.Wrap(op, err)
+	}
+
+	// Chain reads, outside any unit of work.
+	c := envc.Client
+	netID, err := network(ctx, op, c)
+	if err != nil {
+		return Intent{}, err
+	}
+	mint, err := readMint(ctx, op, c, price.Mint)
+	if err != nil {
+		return Intent{}, err
+	}
+	epoch, err := c.GetEpochInfo(ctx, chain.Confirmed)
+	if err != nil {
+		return Intent{}, chainErr(op, "epochInfo", err)
+	}
+	bh, err := c.GetLatestBlockhash(ctx, chain.Confirmed)
+	if err != nil {
+		return Intent{}, chainErr(op, "latestBlockhash", err)
+	}
+
+	var schedule token2022.TransferFee
+	feeCfg, hasFee := mint.TransferFeeConfig()
+	if hasFee {
+		schedule = feeCfg.EpochFee(epoch.Epoch)
+	}
+	gross, fee, err := GrossUp(price.NetAtomic, schedule)
+	if err != nil {
+		return Intent{}, fault.Wrap(op, err)
+	}
+
+	now := s.cfg.Clock.Now().UTC()
+	id := "txi_" + s.cfg.NewID()
+	it := Intent{
+		ID: id, Version: 1, Actor: actor,
+		Purpose: purpose.Name, BusinessReference: purpose.Name + ":" + id,
+		Quantity: price.Quantity, Description: price.Description, Policy: price.Policy,
+		Network: netID,
+		Payer:   payer, Source: token2022.AssociatedTokenAddress(payer, price.Mint),
+		Recipient: envc.Treasury, Destination: token2022.AssociatedTokenAddress(envc.Treasury, price.Mint),
+		Mint: price.Mint, TokenProgram: token2022.ProgramID(), Decimals: mint.Decimals,
+		GrossAtomic: gross, FeeAtomic: fee, NetAtomic: price.NetAtomic, FeeEpoch: epoch.Epoch,
+		TransferFee: schedule, HasTransferFee: hasFee,
+		Reference: DeriveReference(s.cfg.ReferenceKey, id), Memo: id,
+		CreatedAt: now, ExpiresAt: now.Add(s.cfg.TTL),
+		RequestFingerprint: RequestFingerprint(req),
+		State:              StateCreated, NetworkState: NetworkUnsent, UpdatedAt: now,
+	}
+	if it.Payer == it.Recipient {
+		return Intent{}, fault.Invalid(op, "wallet", "the treasury cannot pay itself")
+	}
+	it.EconomicsHash = ComputeEconomicsHash(it)
+	txExp := now
+	if bh.LastValidBlockHeight > epoch.BlockHeight {
+		txExp = now.Add(time.Duration(bh.LastValidBlockHeight-epoch.BlockHeight) * slotTime)
+	}
+	it.Transaction = Prepared{Blockhash: bh.Hash, LastValidBlockHeight: bh.LastValidBlockHeight, ExpiresAt: minTime(txExp, it.ExpiresAt)}
+	if it.Transaction.Message, err = buildMessage(it); err != nil {
+		return Intent{}, fault.Wrap(op, err)
+	}
+	err = s.cfg.Run(ctx, func(st Store) error {
+		if err := st.InsertIntent(ctx, it); err != nil {
+			return err
+		}
+		return s.changed(ctx, st, it)
+	})
+	if err != nil {
+		return Intent{}, fault.Wrap(op, err)
+	}
+	return it, nil
+}
+
+// readMint reads and decodes a payment mint: it must exist, be owned by
+// Token-2022, be initialized and have no extension that blocks or
+// redirects a plain transfer (NonTransferable, TransferHook, Pausable).
+func readMint(ctx context.Context, op string, c ChainClient, addr chain.Address) (token2022.Mint, error) {
+	acct, err := c.GetAccountInfo(ctx, addr, chain.Confirmed)
+	if errors.Is(err, chain.ErrAccountNotFound) {
+		return token2022.Mint{}, fault.Invalid(op, "mint", "the mint does not exist on the cluster")
+	}
+	if err != nil {
+		return token2022.Mint{}, chainErr(op, "mint", err)
+	}
+	if acct.Owner != token2022.ProgramID() {
+		return token2022.Mint{}, fault.Invalid(op, "mint", "the mint is not a Token-2022 mint")
+	}
+	m, err := token2022.DecodeMint(acct.Data)
+	if err != nil || !m.IsInitialized {
+		return token2022.Mint{}, fault.Invalid(op, "mint", "the mint account is not an initialized mint")
+	}
+	for _, t := range []token2022.ExtensionType{token2022.ExtensionNonTransferable, token2022.ExtensionTransferHook, token2022.ExtensionPausable} {
+		if _, has := m.Extension(t); has {
+			return token2022.Mint{}, fault.Invalid(op, "mint", "the mint's extensions do not allow a plain transfer").With("extension", t.String())
+		}
+	}
+	return m, nil
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+// changed runs Config.Changed, if any.
+func (s *Service) changed(ctx context.Context, st Store, it Intent) error {
+	if s.cfg.Changed == nil {
+		return nil
+	}
+	return s.cfg.Changed(ctx, st, it)
+}
+
+// Get returns p's intent id. Errors: UNAUTHENTICATED, ACCESS_DENIED,
+// NOT_FOUND (also for another user's intent).
+func (s *Service) Get(ctx context.Context, p *access.Principal, id string) (Intent, error) {
+	const op = "intent.Get"
+	actor, err := actorOf(op, p)
+	if err != nil {
+		return Intent{}, err
+	}
+	it, err := s.cfg.Read().Intent(ctx, id)
+	if err != nil {
+		return Intent{}, fault.Wrap(op, err)
+	}
+	if err := owned(op, it, actor); err != nil {
+		return Intent{}, err
+	}
+	return it, nil
+}
+
+// SubmitRequest is a submit request: the transaction signature, and the
+// signed transaction when the client wants the platform to relay it.
+type SubmitRequest struct {
+	// Signature is the transaction's first signature in base58. Required.
+	Signature string `json:"signature"`
+	// SignedTransactionBase64 is the signed wire transaction; omitted when
+	// the wallet broadcast it itself.
+	SignedTransactionBase64 string `json:"signedTransactionBase64,omitempty"`
+}
+
+// Submit records a signature on p's intent and moves it to SUBMITTED; it
+// never settles, and sends nothing (the relay job sends the signed
+// bytes). A signed transaction must carry exactly the prepared message,
+// byte for byte, signed by the payer with Signature. The intent's
+// integrity (EconomicsHash and prepared message) and expiry are re-checked.
+// Submitting the recorded signature again returns the intent unchanged
+// (and attaches the signed bytes if they were not sent before).
+//
+// Errors: UNAUTHENTICATED; ACCESS_DENIED for an API key; NOT_FOUND;
+// INVALID_INPUT naming "signature" or "signedTransactionBase64" for
+// malformed values; SIGNATURE_REJECTED when the signed message differs
+// from the prepared one, carries another signature than Signature, or the
+// payer's signature does not verify; QUOTE_EXPIRED when the intent's
+// lifetime has passed (the intent's frozen terms are its quote; the
+// reconciler still finds a payment that landed by its reference before
+// expiring it); CONFLICT when the signature is already bound to another
+// intent, or the intent is settled, failed or under review; REQUIRES_REVIEW,
+// after committing the move, when the intent is already bound to another
+// signature and not yet settled; VERIFICATION_FAILED when the stored
+// economics no longer match their hash.
+func (s *Service) Submit(ctx context.Context, p *access.Principal, id string, req SubmitRequest) (Intent, error) {
+	const op = "intent.Submit"
+	actor, err := actorOf(op, p)
+	if err != nil {
+		return Intent{}, err
+	}
+	sig, err := ParseSignature(req.Signature)
+	if err != nil {
+		return Intent{}, fault.Wrap(op, err)
+	}
+	var signed []byte
+	var tx signedTransaction
+	if req.SignedTransactionBase64 != "" {
+		signed, err = base64.StdEncoding.DecodeString(strings.TrimSpace(req.SignedTransactionBase64))
+		if err != nil {
+			return Intent{}, fault.Invalid(op, "signedTransactionBase64", "the signed transaction is standard base64")
+		}
+		var ok bool
+		if tx, ok = parseTransaction(signed); !ok {
+			return Intent{}, fault.Invalid(op, "signedTransactionBase64", "the signed transaction is not a well-formed transaction")
+		}
+	}
+	var out Intent
+	var review error
+	err = s.cfg.Run(ctx, func(st Store) error {
+		it, err := st.LockIntent(ctx, id)
+		if err != nil {
+			return err
+		}
+		if err := owned(op, it, actor); err != nil {
+			return err
+		}
+		if err := integrity(op, it); err != nil {
+			return err
+		}
+		if signed != nil {
+			if err := checkSigned(op, it, tx, sig); err != nil {
+				return err
+			}
+		}
+		now := s.cfg.Clock.Now().UTC()
+		next := it
+		next.Version++
+		next.UpdatedAt = now
+		if it.Signature != "" {
+			if it.Signature == req.Signature {
+				if signed == nil || it.SignedTransaction != nil || it.State != StateSubmitted {
+					out = it
+					return nil
+				}
+				next.SignedTransaction, next.Origin = signed, OriginSigned
+			} else {
+				switch it.State {
+				case StateSubmitted, StateConfirming, StateVerified:
+				default:
+					return fault.E(op, fault.Conflict, "the intent is already bound to another signature").With("state", string(it.State))
+				}
+				if next.State, err = Transit(it.State, EventConflictingSignature); err != nil {
+					return err
+				}
+				next.Evidence = append(next.Evidence, Mismatch{Field: "signature", Expected: it.Signature, Actual: req.Signature})
+				review = fault.E(op, fault.RequiresReview, "the intent is already bound to another signature; it needs review")
+			}
+		} else {
+			switch {
+			case it.State == StateExpired || (it.State == StateCreated && !now.Before(it.ExpiresAt)):
+				return fault.E(op, fault.QuoteExpired, "the transaction intent has expired").With("expiresAt", it.ExpiresAt)
+			case it.State != StateCreated:
+				return fault.E(op, fault.Conflict, "the intent cannot be submitted in its current state").With("state", string(it.State))
+			}
+			if err := CheckSignatureFree(ctx, st, req.Signature, it.ID); err != nil {
+				return err
+			}
+			if err := st.BindSignature(ctx, req.Signature, it.ID); err != nil {
+				return err
+			}
+			if next.State, err = Transit(it.State, EventSubmit); err != nil {
+				return err
+			}
+			if next.NetworkState, err = TransitNetwork(it.NetworkState, NetworkEventSign); err != nil {
+				return err
+			}
+			next.Signature, next.SubmittedAt = req.Signature, now
+			next.Origin = OriginSignature
+			if signed != nil {
+				next.SignedTransaction, next.Origin = signed, OriginSigned
+			}
+		}
+		if err := st.UpdateIntent(ctx, next, it.Version); err != nil {
+			return err
+		}
+		out = next
+		return s.changed(ctx, st, next)
+	})
+	if err != nil {
+		return Intent{}, fault.Wrap(op, err)
+	}
+	return out, review
+}
+
+// checkSigned checks a submitted signed transaction against the intent:
+// one signature, equal to the submitted one, over exactly the prepared
+// message, valid for the payer. SIGNATURE_REJECTED otherwise.
+func checkSigned(op string, it Intent, tx signedTransaction, sig []byte) error {
+	if !hmac.Equal(tx.message, it.Transaction.Message) {
+		return fault.E(op, fault.SignatureRejected, "the signed transaction's message differs from the prepared transaction").
+			With("field", "signedTransactionBase64")
+	}
+	if len(tx.signatures) != 1 || !hmac.Equal(tx.signatures[0], sig) {
+		return fault.E(op, fault.SignatureRejected, "the signed transaction carries another signature than the one submitted").
+			With("field", "signature")
+	}
+	if !verifySignature(it.Payer, tx.message, tx.signatures[0]) {
+		return fault.E(op, fault.SignatureRejected, "the payer's signature does not verify over the prepared transaction").
+			With("field", "signedTransactionBase64")
+	}
+	return nil
+}
+
+// CheckSignatureFree enforces non-duplication: one signature settles at
+// most one intent. It returns nil when signature is unbound or bound to
+// intentID, and CONFLICT when another intent holds it. (The store's
+// unique index enforces the same rule under concurrency; BindSignature
+// returns CONFLICT there.)
+func CheckSignatureFree(ctx context.Context, st Store, signature, intentID string) error {
+	other, err := st.SignatureIntent(ctx, signature)
+	switch {
+	case fault.Is(err, fault.NotFound):
+		return nil
+	case err != nil:
+		return fault.Wrap("intent.CheckSignatureFree", err)
+	case other != intentID:
+		return fault.E("intent.CheckSignatureFree", fault.Conflict, "the signature is already bound to another intent").With("field", "signature")
+	}
+	return nil
+}

@@ -1,0 +1,299 @@
+package intent
+
+import (
+	"github.com/creatormusic/platform/chain"
+	"github.com/creatormusic/platform/fault"
+)
+
+// State is an intent's business state. It moves only through Transit over
+// the Transitions table, and stores compare-and-set on the intent's
+// version.
+type State string
+
+// The business states (spec, "Transaction intent"; the swap operation's
+// forward order, cut to what a payment intent needs).
+const (
+	// StateCreated: the economics are frozen and the unsigned transaction
+	// is prepared; nothing is signed yet.
+	StateCreated State = "CREATED"
+	// StateSubmitted: a signature is recorded (and, when the client sent
+	// it, the signed transaction, which a job relays). Not settlement.
+	StateSubmitted State = "SUBMITTED"
+	// StateConfirming: the chain reports the signature; its effects are
+	// verified once it reaches confirmed.
+	StateConfirming State = "CONFIRMING"
+	// StateVerified: the landed transaction's effects match the frozen
+	// economics; settlement waits for the purpose's threshold.
+	StateVerified State = "VERIFIED"
+	// StateSettled: the purpose's Settle hook ran (once). Terminal.
+	StateSettled State = "SETTLED"
+	// StateExpired: the intent lapsed, or its transaction was dropped,
+	// before any payment landed. Terminal.
+	StateExpired State = "EXPIRED"
+	// StateFailed: the transaction landed with an error, or the node
+	// refused it for good (preflight, signature). Terminal.
+	StateFailed State = "FAILED"
+	// StateRequiresReview: a payment landed that does not match the
+	// intent, or the intent got a second signature; nothing is credited
+	// and a person decides. Terminal for the machine.
+	StateRequiresReview State = "REQUIRES_REVIEW"
+)
+
+// States lists every business state in forward order, then the exceptional
+// ones.
+func States() []State {
+	return []State{StateCreated, StateSubmitted, StateConfirming, StateVerified, StateSettled,
+		StateExpired, StateFailed, StateRequiresReview}
+}
+
+// Terminal reports whether no event moves s any more.
+func (s State) Terminal() bool {
+	switch s {
+	case StateSettled, StateExpired, StateFailed, StateRequiresReview:
+		return true
+	}
+	return false
+}
+
+// Event is what moves a business state.
+type Event string
+
+// The business events.
+const (
+	// EventSubmit records a signature: the client's submit, or a payment
+	// found by the intent's reference (chain pay).
+	EventSubmit Event = "submit"
+	// EventLand: the chain reports the recorded signature without error.
+	EventLand Event = "land"
+	// EventVerify: effect verification matched every frozen item.
+	EventVerify Event = "verify"
+	// EventMismatch: the landed payment does not match the intent.
+	EventMismatch Event = "mismatch"
+	// EventSettle: the purpose's threshold is reached and Settle ran.
+	EventSettle Event = "settle"
+	// EventFail: the transaction failed on chain or was refused for good.
+	EventFail Event = "fail"
+	// EventExpire: the intent's lifetime passed, or its transaction can no
+	// longer land, and no payment was found.
+	EventExpire Event = "expire"
+	// EventConflictingSignature: a second, different signature was
+	// submitted for an intent already bound to one (spec: "submit with a
+	// different signature ... REQUIRES_REVIEW").
+	EventConflictingSignature Event = "conflicting_signature"
+)
+
+// Transition is one row of a state table: event moves From to To.
+type Transition struct {
+	From  State
+	Event Event
+	To    State
+}
+
+// Transitions returns the business state table (a fresh copy; served as
+// data by the architecture route).
+func Transitions() []Transition {
+	return []Transition{
+		{StateCreated, EventSubmit, StateSubmitted},
+		{StateCreated, EventExpire, StateExpired},
+		{StateSubmitted, EventLand, StateConfirming},
+		{StateSubmitted, EventFail, StateFailed},
+		{StateSubmitted, EventExpire, StateExpired},
+		{StateSubmitted, EventConflictingSignature, StateRequiresReview},
+		{StateConfirming, EventVerify, StateVerified},
+		{StateConfirming, EventMismatch, StateRequiresReview},
+		{StateConfirming, EventFail, StateFailed},
+		{StateConfirming, EventConflictingSignature, StateRequiresReview},
+		{StateVerified, EventSettle, StateSettled},
+		{StateVerified, EventConflictingSignature, StateRequiresReview},
+	}
+}
+
+// Transit returns the state event moves from to. It fails with
+// INVALID_STATE_TRANSITION when the table has no such row.
+func Transit(from State, ev Event) (State, error) {
+	for _, t := range Transitions() {
+		if t.From == from && t.Event == ev {
+			return t.To, nil
+		}
+	}
+	return from, fault.E("intent.Transit", fault.InvalidState, "the intent cannot take this step in its current state").
+		With("state", string(from)).With("event", string(ev))
+}
+
+// NetworkState is how far the chain has taken an intent's transaction. It
+// only moves forward: unsent < submitted < processed < confirmed <
+// finalized; failed and dropped are terminal.
+type NetworkState string
+
+// The network states.
+const (
+	// NetworkUnsent: no signature is known yet.
+	NetworkUnsent NetworkState = "unsent"
+	// NetworkSubmitted: a signature is known; the chain has not reported it.
+	NetworkSubmitted NetworkState = "submitted"
+	// NetworkProcessed: a node's heaviest bank holds it; it may be skipped.
+	NetworkProcessed NetworkState = "processed"
+	// NetworkConfirmed: optimistically confirmed by a supermajority.
+	NetworkConfirmed NetworkState = "confirmed"
+	// NetworkFinalized: rooted by a supermajority.
+	NetworkFinalized NetworkState = "finalized"
+	// NetworkFailed: it landed with an error, or a node refused it for good.
+	NetworkFailed NetworkState = "failed"
+	// NetworkDropped: it never landed and its blockhash has expired.
+	NetworkDropped NetworkState = "dropped"
+)
+
+// NetworkStates lists the network states in order, then the terminal
+// failures.
+func NetworkStates() []NetworkState {
+	return []NetworkState{NetworkUnsent, NetworkSubmitted, NetworkProcessed, NetworkConfirmed, NetworkFinalized,
+		NetworkFailed, NetworkDropped}
+}
+
+// rank orders the forward network states; failed and dropped rank above
+// everything, since nothing moves them.
+func (n NetworkState) rank() int {
+	switch n {
+	case NetworkUnsent:
+		return 0
+	case NetworkSubmitted:
+		return 1
+	case NetworkProcessed:
+		return 2
+	case NetworkConfirmed:
+		return 3
+	case NetworkFinalized:
+		return 4
+	case NetworkFailed, NetworkDropped:
+		return 5
+	}
+	return -1
+}
+
+// Terminal reports whether n is finalized, failed or dropped.
+func (n NetworkState) Terminal() bool {
+	return n == NetworkFinalized || n == NetworkFailed || n == NetworkDropped
+}
+
+// AtLeast reports whether n has reached commitment c (processed,
+// confirmed or finalized) without failing.
+func (n NetworkState) AtLeast(c chain.Commitment) bool {
+	if n == NetworkFailed || n == NetworkDropped {
+		return false
+	}
+	want := NetworkState(c)
+	return want.rank() >= 2 && want.rank() <= 4 && n.rank() >= want.rank()
+}
+
+// NetworkEvent is what moves a network state.
+type NetworkEvent string
+
+// The network events.
+const (
+	// NetworkEventSign: a signature became known (submit or reference).
+	NetworkEventSign NetworkEvent = "sign"
+	// NetworkEventProcessed, NetworkEventConfirmed and
+	// NetworkEventFinalized: a status observation at that level.
+	NetworkEventProcessed NetworkEvent = "observe_processed"
+	NetworkEventConfirmed NetworkEvent = "observe_confirmed"
+	NetworkEventFinalized NetworkEvent = "observe_finalized"
+	// NetworkEventFailed: the chain reports the transaction's error, or a
+	// node refused it for good.
+	NetworkEventFailed NetworkEvent = "observe_failed"
+	// NetworkEventDrop: no status, and the blockhash can no longer land.
+	NetworkEventDrop NetworkEvent = "drop"
+)
+
+// NetworkTransition is one row of the network table.
+type NetworkTransition struct {
+	From  NetworkState
+	Event NetworkEvent
+	To    NetworkState
+}
+
+// NetworkTransitions returns the network state table. Every row moves
+// forward; there is no row back, so a late or lagging observation finds
+// no transition.
+func NetworkTransitions() []NetworkTransition {
+	return []NetworkTransition{
+		{NetworkUnsent, NetworkEventSign, NetworkSubmitted},
+		{NetworkUnsent, NetworkEventProcessed, NetworkProcessed},
+		{NetworkUnsent, NetworkEventConfirmed, NetworkConfirmed},
+		{NetworkUnsent, NetworkEventFinalized, NetworkFinalized},
+		{NetworkUnsent, NetworkEventFailed, NetworkFailed},
+		{NetworkSubmitted, NetworkEventProcessed, NetworkProcessed},
+		{NetworkSubmitted, NetworkEventConfirmed, NetworkConfirmed},
+		{NetworkSubmitted, NetworkEventFinalized, NetworkFinalized},
+		{NetworkSubmitted, NetworkEventFailed, NetworkFailed},
+		{NetworkSubmitted, NetworkEventDrop, NetworkDropped},
+		{NetworkProcessed, NetworkEventConfirmed, NetworkConfirmed},
+		{NetworkProcessed, NetworkEventFinalized, NetworkFinalized},
+		{NetworkProcessed, NetworkEventFailed, NetworkFailed},
+		{NetworkConfirmed, NetworkEventFinalized, NetworkFinalized},
+	}
+}
+
+// TransitNetwork returns the network state event moves from to. It fails
+// with INVALID_STATE_TRANSITION when the table has no such row (every
+// backward move).
+func TransitNetwork(from NetworkState, ev NetworkEvent) (NetworkState, error) {
+	for _, t := range NetworkTransitions() {
+		if t.From == from && t.Event == ev {
+			return t.To, nil
+		}
+	}
+	return from, fault.E("intent.TransitNetwork", fault.InvalidState, "the network state cannot move this way").
+		With("state", string(from)).With("event", string(ev))
+}
+
+// observationEvent maps an observed network state to its event.
+func observationEvent(observed NetworkState) (NetworkEvent, bool) {
+	switch observed {
+	case NetworkProcessed:
+		return NetworkEventProcessed, true
+	case NetworkConfirmed:
+		return NetworkEventConfirmed, true
+	case NetworkFinalized:
+		return NetworkEventFinalized, true
+	case NetworkFailed:
+		return NetworkEventFailed, true
+	case NetworkDropped:
+		return NetworkEventDrop, true
+	}
+	return "", false
+}
+
+// Advance applies a chain observation to current. It returns the next
+// state and whether it moved; an observation at or below current (a
+// lagging node, a stale job) or one the table does not allow leaves
+// current unchanged and reports moved=false, never an error: observations
+// are facts about some node, not commands.
+func Advance(current, observed NetworkState) (next NetworkState, moved bool) {
+	ev, ok := observationEvent(observed)
+	if !ok {
+		return current, false
+	}
+	to, err := TransitNetwork(current, ev)
+	if err != nil {
+		return current, false
+	}
+	return to, true
+}
+
+// Observe maps a signature status to the network state it reports: failed
+// when it carries an error, else its confirmation level. A nil status
+// (unknown signature) reports NetworkSubmitted, which never advances a
+// known signature.
+func Observe(st *chain.SignatureStatus) NetworkState {
+	switch {
+	case st == nil:
+		return NetworkSubmitted
+	case st.Err != "":
+		return NetworkFailed
+	case st.Status == chain.Finalized:
+		return NetworkFinalized
+	case st.Status == chain.Confirmed:
+		return NetworkConfirmed
+	}
+	return NetworkProcessed
+}

@@ -1,0 +1,167 @@
+package intent
+
+import (
+	"strconv"
+
+	"github.com/creatormusic/platform/chain"
+)
+
+// Verify checks a landed transaction's effects against the intent, from
+// the chain's record alone (never from the caller), and returns every
+// mismatch; none means the payment is the intent's. network is the CAIP-2
+// id of the cluster the transaction was read from.
+//
+// It checks: the cluster; the signature; success; the fee payer
+// (AccountKeys[0]) is the payer and signed; the last instruction is a
+// Token-2022 TransferChecked or TransferCheckedWithFee of the gross
+// amount with the frozen decimals (and fee, when stated) from the payer's
+// source account, of the mint, to the treasury's account, authorized by
+// the payer, with the intent's reference as the only account after the
+// four required ones; the memo instruction immediately before it carries
+// the intent id; and from the token balances, that the destination is
+// owned by the treasury, holds the mint, and grew by exactly the expected
+// net (a missing pre-balance counts as zero).
+//
+// A transaction the platform relayed or the payer's wallet broadcast
+// (origins signed_transaction and signature) must carry the memo; a
+// wallet-built Solana Pay transfer found by reference may omit it (the
+// reference binds it), but a memo it does carry must match.
+func Verify(it Intent, network string, tx chain.Transaction) []Mismatch {
+	var out []Mismatch
+	miss := func(field, expected, actual string) {
+		out = append(out, Mismatch{Field: field, Expected: expected, Actual: actual})
+	}
+	u := func(v uint64) string { return strconv.FormatUint(v, 10) }
+	if network != it.Network {
+		miss("network", it.Network, network)
+	}
+	if tx.Signature != "" && it.Signature != "" && tx.Signature != it.Signature {
+		miss("signature", it.Signature, tx.Signature)
+	}
+	if tx.Err != "" {
+		miss("success", "ok", tx.Err)
+	}
+	payerIdx := -1
+	for i, k := range tx.AccountKeys {
+		if k == it.Payer {
+			payerIdx = i
+			break
+		}
+	}
+	switch {
+	case len(tx.AccountKeys) == 0:
+		miss("payer", it.Payer.String(), "")
+	case tx.AccountKeys[0] != it.Payer:
+		miss("payer", it.Payer.String(), tx.AccountKeys[0].String())
+	}
+	if payerIdx < 0 || payerIdx >= tx.NumSigners {
+		miss("signer", it.Payer.String(), "not a signer")
+	}
+
+	n := len(tx.Instructions)
+	if n == 0 {
+		miss("instruction", "token transfer last", "no instructions")
+		return out
+	}
+	ix := tx.Instructions[n-1]
+	if ix.ProgramID != it.TokenProgram {
+		miss("program", it.TokenProgram.String(), ix.ProgramID.String())
+	}
+	tk, ok := decodeTransfer(ix.Data)
+	if !ok {
+		miss("instruction", "TransferChecked or TransferCheckedWithFee", "other")
+	} else {
+		if tk.amount != it.GrossAtomic {
+			miss("amount", u(it.GrossAtomic), u(tk.amount))
+		}
+		if tk.decimals != it.Decimals {
+			miss("decimals", u(uint64(it.Decimals)), u(uint64(tk.decimals)))
+		}
+		if tk.withFee && tk.fee != it.FeeAtomic {
+			miss("fee", u(it.FeeAtomic), u(tk.fee))
+		}
+	}
+	acct := func(i int) string {
+		if i < len(ix.Accounts) {
+			return ix.Accounts[i].String()
+		}
+		return ""
+	}
+	for i, want := range []struct {
+		field string
+		key   chain.Address
+	}{{"source", it.Source}, {"mint", it.Mint}, {"destination", it.Destination}, {"owner", it.Payer}} {
+		if got := acct(i); got != want.key.String() {
+			miss(want.field, want.key.String(), got)
+		}
+	}
+	if len(ix.Accounts) != 5 || ix.Accounts[4] != it.Reference {
+		got := ""
+		if len(ix.Accounts) > 4 {
+			for i, a := range ix.Accounts[4:] {
+				if i > 0 {
+					got += ","
+				}
+				got += a.String()
+			}
+		}
+		miss("reference", it.Reference.String(), got)
+	}
+
+	memoPresent := n >= 2 && isMemoProgram(tx.Instructions[n-2].ProgramID)
+	switch {
+	case memoPresent && string(tx.Instructions[n-2].Data) != it.Memo:
+		miss("memo", it.Memo, string(tx.Instructions[n-2].Data))
+	case !memoPresent && it.Origin != OriginReference:
+		miss("memo", it.Memo, "")
+	}
+
+	var pre, post *chain.TokenBalance
+	for i := range tx.PreTokenBalances {
+		if balanceAccount(tx, tx.PreTokenBalances[i]) == it.Destination {
+			pre = &tx.PreTokenBalances[i]
+		}
+	}
+	for i := range tx.PostTokenBalances {
+		if balanceAccount(tx, tx.PostTokenBalances[i]) == it.Destination {
+			post = &tx.PostTokenBalances[i]
+		}
+	}
+	if post == nil {
+		miss("recipientBalance", "present", "missing")
+		return out
+	}
+	if post.Owner != it.Recipient {
+		miss("recipient", it.Recipient.String(), post.Owner.String())
+	}
+	if post.Mint != it.Mint {
+		miss("recipientMint", it.Mint.String(), post.Mint.String())
+	}
+	var before uint64
+	if pre != nil {
+		before = pre.Amount
+	}
+	if post.Amount < before {
+		miss("net", u(it.NetAtomic), "-"+u(before-post.Amount))
+	} else if got := post.Amount - before; got != it.NetAtomic {
+		miss("net", u(it.NetAtomic), u(got))
+	}
+	return out
+}
+
+// balanceAccount is the token account a balance entry describes: its
+// Account, or the key its AccountIndex names.
+func balanceAccount(tx chain.Transaction, b chain.TokenBalance) chain.Address {
+	if !b.Account.IsZero() {
+		return b.Account
+	}
+	if b.AccountIndex >= 0 && b.AccountIndex < len(tx.AccountKeys) {
+		return tx.AccountKeys[b.AccountIndex]
+	}
+	return chain.Address{}
+}
+
+// isMemoProgram reports whether p is one of the Memo programs.
+func isMemoProgram(p chain.Address) bool {
+	return p == MemoProgramID() || p == memoV1ProgramID()
+}

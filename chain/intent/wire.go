@@ -1,0 +1,342 @@
+package intent
+
+import (
+	"crypto/ed25519"
+	"encoding/base64"
+	"encoding/binary"
+	"strings"
+
+	"github.com/creatormusic/platform/chain"
+	"github.com/creatormusic/platform/chain/token2022"
+	"github.com/creatormusic/platform/fault"
+)
+
+// Wire limits (chain.md §3).
+const (
+	// MaxTransactionSize is the largest serialized transaction (1280 − 40 − 8).
+	MaxTransactionSize = 1232
+	// SignatureSize is an ed25519 signature's length.
+	SignatureSize = 64
+)
+
+// Token instruction discriminants (chain.md §4).
+const (
+	ixTransferChecked        = 12
+	ixTransferFeeExtension   = 26
+	ixTransferCheckedWithFee = 1
+)
+
+// MemoProgramID returns the Memo program id the prepared transaction uses,
+// MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr.
+func MemoProgramID() chain.Address {
+	return chain.Address{
+		0x05, 0x4a, 0x53, 0x5a, 0x99, 0x29, 0x21, 0x06, 0x4d, 0x24, 0xe8, 0x71, 0x60, 0xda, 0x38, 0x7c,
+		0x7c, 0x35, 0xb5, 0xdd, 0xbc, 0x92, 0xbb, 0x81, 0xe4, 0x1f, 0xa8, 0x40, 0x41, 0x05, 0x44, 0x8d,
+	}
+}
+
+// memoV1ProgramID is the first Memo program,
+// Memo1UhkJRfHyvLMcVucJwxXeuD728EqVDDwQDxFMNo, which some wallets still use.
+func memoV1ProgramID() chain.Address {
+	k, _ := token2022.ParsePublicKey("Memo1UhkJRfHyvLMcVucJwxXeuD728EqVDDwQDxFMNo")
+	return k
+}
+
+// accountMeta is an instruction account with its flags.
+type accountMeta struct {
+	key      chain.Address
+	signer   bool
+	writable bool
+}
+
+// instruction is an instruction before compilation.
+type instruction struct {
+	program  chain.Address
+	accounts []accountMeta
+	data     []byte
+}
+
+// appendCompactU16 appends n in Solana's compact-u16 encoding: 7 bits per
+// byte, low first, 0x80 marking more.
+func appendCompactU16(b []byte, n int) []byte {
+	v := uint16(n)
+	for {
+		c := byte(v & 0x7f)
+		v >>= 7
+		if v == 0 {
+			return append(b, c)
+		}
+		b = append(b, c|0x80)
+	}
+}
+
+// readCompactU16 decodes a compact-u16 at the start of b and returns it
+// with the number of bytes read; ok is false on truncated or overlong
+// input.
+func readCompactU16(b []byte) (n, size int, ok bool) {
+	for i := 0; i < 3; i++ {
+		if i >= len(b) {
+			return 0, 0, false
+		}
+		c := b[i]
+		n |= int(c&0x7f) << (7 * i)
+		if c&0x80 == 0 {
+			if i > 0 && c == 0 {
+				return 0, 0, false // non-minimal encoding
+			}
+			if n > 0xffff {
+				return 0, 0, false
+			}
+			return n, i + 1, true
+		}
+	}
+	return 0, 0, false
+}
+
+// compileMessage serializes a legacy message (chain.md §3): header, the
+// keys (fee payer first, then writable signers, read-only signers,
+// writable non-signers and read-only non-signers, each group in order of
+// first appearance, flags merged), the blockhash and the compiled
+// instructions.
+func compileMessage(payer chain.Address, blockhash chain.Address, ixs []instruction) ([]byte, error) {
+	type entry struct {
+		key              chain.Address
+		signer, writable bool
+	}
+	var keys []entry
+	index := map[chain.Address]int{}
+	add := func(m accountMeta) {
+		if i, ok := index[m.key]; ok {
+			keys[i].signer = keys[i].signer || m.signer
+			keys[i].writable = keys[i].writable || m.writable
+			return
+		}
+		index[m.key] = len(keys)
+		keys = append(keys, entry{m.key, m.signer, m.writable})
+	}
+	add(accountMeta{key: payer, signer: true, writable: true})
+	for _, ix := range ixs {
+		for _, a := range ix.accounts {
+			add(a)
+		}
+		add(accountMeta{key: ix.program})
+	}
+	// Stable order: payer, then the four groups.
+	group := func(e entry) int {
+		switch {
+		case e.key == payer:
+			return 0
+		case e.signer && e.writable:
+			return 1
+		case e.signer:
+			return 2
+		case e.writable:
+			return 3
+		}
+		return 4
+	}
+	ordered := make([]entry, 0, len(keys))
+	for g := 0; g <= 4; g++ {
+		for _, e := range keys {
+			if group(e) == g {
+				ordered = append(ordered, e)
+			}
+		}
+	}
+	if len(ordered) > 256 {
+		return nil, fault.E("intent.compileMessage", fault.Internal, "a message holds at most 256 keys")
+	}
+	pos := map[chain.Address]int{}
+	var signers, roSigners, roUnsigned int
+	for i, e := range ordered {
+		pos[e.key] = i
+		switch {
+		case e.signer && !e.writable:
+			signers++
+			roSigners++
+		case e.signer:
+			signers++
+		case !e.writable:
+			roUnsigned++
+		}
+	}
+	b := []byte{byte(signers), byte(roSigners), byte(roUnsigned)}
+	b = appendCompactU16(b, len(ordered))
+	for _, e := range ordered {
+		b = append(b, e.key[:]...)
+	}
+	b = append(b, blockhash[:]...)
+	b = appendCompactU16(b, len(ixs))
+	for _, ix := range ixs {
+		b = append(b, byte(pos[ix.program]))
+		b = appendCompactU16(b, len(ix.accounts))
+		for _, a := range ix.accounts {
+			b = append(b, byte(pos[a.key]))
+		}
+		b = appendCompactU16(b, len(ix.data))
+		b = append(b, ix.data...)
+	}
+	if 1+SignatureSize*signers+len(b) > MaxTransactionSize {
+		return nil, fault.E("intent.compileMessage", fault.Internal, "the transaction exceeds 1232 bytes")
+	}
+	return b, nil
+}
+
+// transferData encodes the transfer instruction data: Token-2022
+// TransferCheckedWithFee (26, 1, u64 amount, u8 decimals, u64 fee) when
+// withFee, else TransferChecked (12, u64 amount, u8 decimals).
+func transferData(amount uint64, decimals uint8, withFee bool, fee uint64) []byte {
+	if withFee {
+		b := []byte{ixTransferFeeExtension, ixTransferCheckedWithFee}
+		b = binary.LittleEndian.AppendUint64(b, amount)
+		b = append(b, decimals)
+		return binary.LittleEndian.AppendUint64(b, fee)
+	}
+	b := []byte{ixTransferChecked}
+	b = binary.LittleEndian.AppendUint64(b, amount)
+	return append(b, decimals)
+}
+
+// transferKind is the decoded form of a token transfer instruction.
+type transferKind struct {
+	withFee  bool
+	amount   uint64
+	decimals uint8
+	fee      uint64
+}
+
+// decodeTransfer decodes TransferChecked or TransferCheckedWithFee data.
+func decodeTransfer(data []byte) (transferKind, bool) {
+	switch {
+	case len(data) == 10 && data[0] == ixTransferChecked:
+		return transferKind{amount: binary.LittleEndian.Uint64(data[1:]), decimals: data[9]}, true
+	case len(data) == 19 && data[0] == ixTransferFeeExtension && data[1] == ixTransferCheckedWithFee:
+		return transferKind{withFee: true, amount: binary.LittleEndian.Uint64(data[2:]), decimals: data[10],
+			fee: binary.LittleEndian.Uint64(data[11:])}, true
+	}
+	return transferKind{}, false
+}
+
+// unsignedTransaction wraps a one-signer message with an empty signature:
+// compact-u16 1, 64 zero bytes, the message.
+func unsignedTransaction(message []byte) []byte {
+	b := make([]byte, 0, 1+SignatureSize+len(message))
+	b = appendCompactU16(b, 1)
+	b = append(b, make([]byte, SignatureSize)...)
+	return append(b, message...)
+}
+
+// signedTransaction is a decoded wire transaction.
+type signedTransaction struct {
+	signatures [][]byte
+	message    []byte
+}
+
+// parseTransaction splits a wire transaction into its signatures and
+// message; the signature count must equal the message's
+// numRequiredSignatures (a legacy message's first byte).
+func parseTransaction(b []byte) (signedTransaction, bool) {
+	n, size, ok := readCompactU16(b)
+	if !ok || n == 0 || len(b) > MaxTransactionSize {
+		return signedTransaction{}, false
+	}
+	rest := b[size:]
+	if len(rest) < n*SignatureSize+1 {
+		return signedTransaction{}, false
+	}
+	var tx signedTransaction
+	for i := 0; i < n; i++ {
+		tx.signatures = append(tx.signatures, rest[i*SignatureSize:(i+1)*SignatureSize])
+	}
+	tx.message = rest[n*SignatureSize:]
+	if tx.message[0]&0x80 == 0 && int(tx.message[0]) != n {
+		return signedTransaction{}, false
+	}
+	return tx, true
+}
+
+// verifySignature reports whether sig is signer's ed25519 signature of
+// message.
+func verifySignature(signer chain.Address, message, sig []byte) bool {
+	return len(sig) == SignatureSize && ed25519.Verify(ed25519.PublicKey(signer[:]), message, sig)
+}
+
+// base64Std encodes b in standard base64 with padding.
+func base64Std(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
+
+// base58Alphabet is Bitcoin's base58 alphabet, which Solana uses.
+const base58Alphabet = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+
+// encodeBase58 renders b (a big-endian number) in base 58, one '1' per
+// leading zero byte.
+func encodeBase58(b []byte) string {
+	zeros := 0
+	for zeros < len(b) && b[zeros] == 0 {
+		zeros++
+	}
+	digits := make([]byte, 0, len(b)*138/100+1) // base 58, least significant first
+	for _, c := range b[zeros:] {
+		carry := int(c)
+		for i := range digits {
+			carry += int(digits[i]) << 8
+			digits[i] = byte(carry % 58)
+			carry /= 58
+		}
+		for carry > 0 {
+			digits = append(digits, byte(carry%58))
+			carry /= 58
+		}
+	}
+	var sb strings.Builder
+	sb.Grow(zeros + len(digits))
+	for range zeros {
+		sb.WriteByte('1')
+	}
+	for i := len(digits) - 1; i >= 0; i-- {
+		sb.WriteByte(base58Alphabet[digits[i]])
+	}
+	return sb.String()
+}
+
+// decodeBase58 is encodeBase58's inverse; ok is false on a character
+// outside the alphabet or text longer than maxLen.
+func decodeBase58(s string, maxLen int) (b []byte, ok bool) {
+	if len(s) > maxLen {
+		return nil, false
+	}
+	zeros := 0
+	for zeros < len(s) && s[zeros] == '1' {
+		zeros++
+	}
+	num := make([]byte, 0, len(s)) // base 256, least significant first
+	for i := zeros; i < len(s); i++ {
+		carry := strings.IndexByte(base58Alphabet, s[i])
+		if carry < 0 {
+			return nil, false
+		}
+		for j := range num {
+			carry += int(num[j]) * 58
+			num[j] = byte(carry)
+			carry >>= 8
+		}
+		for carry > 0 {
+			num = append(num, byte(carry))
+			carry >>= 8
+		}
+	}
+	out := make([]byte, zeros+len(num))
+	for i, c := range num {
+		out[len(out)-1-i] = c
+	}
+	return out, true
+}
+
+// ParseSignature decodes a base58 transaction signature (64 bytes). It
+// fails with INVALID_INPUT naming the field "signature".
+func ParseSignature(s string) ([]byte, error) {
+	b, ok := decodeBase58(s, 88)
+	if !ok || len(b) != SignatureSize {
+		return nil, fault.Invalid("intent.ParseSignature", "signature", "a signature is 64 bytes in base58")
+	}
+	return b, nil
+}
