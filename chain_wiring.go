@@ -10,6 +10,7 @@ import (
 
 	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/chain"
+	"github.com/creatormusic/platform/chain/wallet"
 	"github.com/creatormusic/platform/jobs"
 	"github.com/creatormusic/platform/store"
 	"github.com/creatormusic/platform/token"
@@ -63,7 +64,8 @@ type tokenJob struct {
 	Environment access.Environment `json:"environment"`
 }
 
-// startToken builds the token registry and the token sale.
+// startToken builds the token registry, the token sale and wallet
+// verification.
 func (p *Platform) startToken(cfg ChainConfig) error {
 	envs := map[access.Environment]token.Environment{}
 	for env, e := range map[access.Environment]ChainEnvironment{access.Test: cfg.Test, access.Live: cfg.Live} {
@@ -98,6 +100,19 @@ func (p *Platform) startToken(cfg ChainConfig) error {
 		return fmt.Errorf("platform: token sale: %w", err)
 	}
 	p.sale = ss
+	// Wallet verification needs no cluster; a challenge names the
+	// environment's cluster kind as its Chain ID where one is configured.
+	clusters := map[access.Environment]chain.Cluster{}
+	for env, e := range map[access.Environment]ChainEnvironment{access.Test: cfg.Test, access.Live: cfg.Live} {
+		if e.Client != nil {
+			clusters[env] = p.token.Config(env).Cluster
+		}
+	}
+	ws, err := wallet.New(wallet.Config{BaseURL: p.cfg.BaseURL, Clusters: clusters, Now: p.db.Now})
+	if err != nil {
+		return fmt.Errorf("platform: wallet verification: %w", err)
+	}
+	p.wallet = ws
 	return nil
 }
 

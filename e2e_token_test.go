@@ -126,7 +126,7 @@ func TestTokenRegistryVerifiesTheSimulatorMint(t *testing.T) {
 				t.Fatalf("capabilities = %+v", caps)
 			}
 			for _, f := range caps.Features {
-				want := f.Feature == "token_registry"
+				want := f.Feature == "token_registry" || f.Feature == "wallet_verification"
 				if f.Enabled != want || f.Verified != want || (!want && (f.Reason == nil || *f.Reason != "not_available")) {
 					t.Errorf("feature %+v", f)
 				}

@@ -16,6 +16,7 @@ import (
 	"github.com/creatormusic/platform/apikey"
 	"github.com/creatormusic/platform/asset"
 	"github.com/creatormusic/platform/billing"
+	"github.com/creatormusic/platform/chain/wallet"
 	"github.com/creatormusic/platform/generation/credential"
 	"github.com/creatormusic/platform/generation/operation"
 	"github.com/creatormusic/platform/idempotency"
@@ -131,8 +132,10 @@ type Platform struct {
 	// sound runs sound engine operations.
 	sound *sound.Service
 	// token is the token registry; sale the token sale.
-	token   *token.Service
-	sale    *sale.Service
+	token *token.Service
+	sale  *sale.Service
+	// wallet verifies wallets with Sign-In With Solana messages.
+	wallet  *wallet.Service
 	pool    *jobs.Pool
 	limiter *transport.Limiter
 	handler http.Handler
@@ -235,7 +238,7 @@ func New(ctx context.Context, cfg Config) (*Platform, error) {
 	}
 	api := transport.APIRoutes(transport.Services{Keys: p.keys, Assets: assets, Health: p.healthChecks(), Plans: p.plans,
 		Ledger: ledger.New(), Accounts: p.account, Billing: p.billing, DB: p.db, Log: log, Providers: providers,
-		Generation: p.generation, Sound: p.sound, Token: p.token, Sale: p.sale, Wake: p.wake})
+		Generation: p.generation, Sound: p.sound, Token: p.token, Sale: p.sale, Wallet: p.wallet, Wake: p.wake})
 	tooling, err := transport.ToolingRoutes(api, Info())
 	if err != nil {
 		return nil, fmt.Errorf("platform: tooling: %w", err)

@@ -7,6 +7,7 @@ import (
 	"github.com/creatormusic/platform/apikey"
 	"github.com/creatormusic/platform/asset"
 	"github.com/creatormusic/platform/billing"
+	"github.com/creatormusic/platform/chain/wallet"
 	"github.com/creatormusic/platform/generation/credential"
 	genop "github.com/creatormusic/platform/generation/operation"
 	"github.com/creatormusic/platform/ledger"
@@ -47,6 +48,8 @@ type Services struct {
 	Token *token.Service
 	// Sale is the token sale; nil leaves its routes out.
 	Sale *sale.Service
+	// Wallet verifies wallets; nil leaves its routes out.
+	Wallet *wallet.Service
 	// Wake, when set, wakes the job workers after a commit that enqueued
 	// work (a generation accepted, a callback merged).
 	Wake func()
@@ -77,7 +80,8 @@ func APIRoutes(s Services) []Route {
 	rs = append(rs, generationRoutes(s.Generation, s.Wake, s.Log)...)
 	rs = append(rs, soundRoutes(s.Sound)...)
 	rs = append(rs, tokenRoutes(s.Token)...)
-	rs = append(rs, web3Routes(s.Token, s.DB.Now)...)
+	rs = append(rs, web3Routes(s.Token, s.Wallet != nil, s.DB.Now)...)
+	rs = append(rs, walletRoutes(s.Wallet)...)
 	rs = append(rs, saleRoutes(s.Sale)...)
 	return rs
 }

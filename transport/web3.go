@@ -9,9 +9,10 @@ import (
 )
 
 // Web3FeatureView is one chain feature's availability. Enablement is
-// separate from deployment: a feature is enabled only when it is built,
-// configured for the caller's environment and, where it moves value,
-// verified.
+// separate from deployment: a feature is enabled only when it is built
+// and configured for the caller's environment. verified says its on-chain
+// prerequisites are proven (the registry's mint by a passing run); a
+// feature with none, such as wallet verification, reports true.
 type Web3FeatureView struct {
 	Feature    string  `json:"feature" example:"wallet_verification" enum:"token_registry,wallet_verification,transaction_intents,chain_payments,swap,cross_chain_transfers,payment_required_protocol,zk_verification"`
 	Enabled    bool    `json:"enabled" example:"false"`
@@ -89,7 +90,7 @@ type ChainIntegrationView struct {
 var notBuilt = []string{"wallet_verification", "transaction_intents", "chain_payments", "swap", "cross_chain_transfers",
 	"payment_required_protocol", "zk_verification"}
 
-func web3Features(svc *token.Service, v token.View) []Web3FeatureView {
+func web3Features(svc *token.Service, walletOn bool, v token.View) []Web3FeatureView {
 	hasChain := svc.HasChain(v.Environment)
 	reg := Web3FeatureView{Feature: "token_registry", Enabled: hasChain, Configured: v.Config.Configured() && hasChain, Verified: v.Verified()}
 	switch {
@@ -101,7 +102,14 @@ func web3Features(svc *token.Service, v token.View) []Web3FeatureView {
 		reg.Reason = optional("deployment_not_verified")
 	}
 	out := []Web3FeatureView{reg}
+	if walletOn {
+		// Sign-In With Solana needs nothing on chain: nothing to verify.
+		out = append(out, Web3FeatureView{Feature: "wallet_verification", Enabled: true, Configured: true, Verified: true})
+	}
 	for _, f := range notBuilt {
+		if walletOn && f == "wallet_verification" {
+			continue
+		}
 		out = append(out, Web3FeatureView{Feature: f, Reason: optional("not_available")})
 	}
 	return out
@@ -137,7 +145,7 @@ func tokenLine(v token.View) TokenDeploymentLine {
 	return TokenDeploymentLine{State: string(v.State), Mint: optional(v.Config.Mint), Verified: v.Verified(), ProductionReady: v.ProductionReady()}
 }
 
-func web3Routes(svc *token.Service, now func() time.Time) []Route {
+func web3Routes(svc *token.Service, walletOn bool, now func() time.Time) []Route {
 	if svc == nil {
 		return nil
 	}
@@ -151,7 +159,7 @@ func web3Routes(svc *token.Service, now func() time.Time) []Route {
 		}
 	}
 	caps := func(v token.View) any {
-		return Web3CapabilitiesView{Environment: string(v.Environment), Network: optional(v.Network()), Features: web3Features(svc, v)}
+		return Web3CapabilitiesView{Environment: string(v.Environment), Network: optional(v.Network()), Features: web3Features(svc, walletOn, v)}
 	}
 	deploy := func(v token.View) any {
 		return Web3DeploymentView{Environment: string(v.Environment), Cluster: string(v.Config.Cluster), Network: optional(v.Network()),
@@ -163,7 +171,7 @@ func web3Routes(svc *token.Service, now func() time.Time) []Route {
 	integ := func(v token.View) any {
 		return ChainIntegrationView{Environment: string(v.Environment), Provider: "solana", Cluster: string(v.Config.Cluster),
 			Network: optional(v.Network()), Configured: svc.HasChain(v.Environment), Health: clusterHealth(svc, v, now()),
-			Token: tokenLine(v), Features: web3Features(svc, v)}
+			Token: tokenLine(v), Features: web3Features(svc, walletOn, v)}
 	}
 	empty := token.View{Environment: "live", State: token.PreDeployment, Config: token.Config{Cluster: "mainnet"}}
 	return []Route{
@@ -184,6 +192,6 @@ func web3Routes(svc *token.Service, now func() time.Time) []Route {
 			Description: "The safe capability and deployment status of the chain features: cluster kind, network, health, token " +
 				"state and features. No RPC URL or provider key is ever part of it." + tokenEnvNote,
 			Auth: AuthPublic, OptionalAuth: true, Response: ChainIntegrationView{Environment: "live", Provider: "solana", Cluster: "mainnet",
-				Health: ClusterHealthView{Status: "unknown"}, Token: tokenLine(empty), Features: web3Features(svc, empty)}, Handle: read(integ)},
+				Health: ClusterHealthView{Status: "unknown"}, Token: tokenLine(empty), Features: web3Features(svc, walletOn, empty)}, Handle: read(integ)},
 	}
 }
