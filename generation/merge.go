@@ -8,6 +8,8 @@ import (
 	"path"
 	"slices"
 	"strings"
+
+	"github.com/creatormusic/platform/fault"
 )
 
 // This file holds the one merge path shared by callbacks and recovery
@@ -449,8 +451,19 @@ func IngestFailed(cur Snapshot, code string) (Snapshot, []Effect) {
 // Cancel cancels an operation: ReleaseCredits once when it was not
 // terminal; a repeated cancel, or a cancel of a failed or expired
 // operation, changes nothing. INVALID_STATE_TRANSITION for a completed
-// operation.
+// operation, and for one whose delivery has begun (a track is already a
+// stored asset): a cancelled operation never holds an asset, and the
+// provider's work is then delivered in full.
 func Cancel(cur Snapshot) (Snapshot, []Effect, error) {
+	if !cur.Status.Terminal() {
+		for _, o := range cur.Outputs {
+			if o.AssetID != "" {
+				return cur, nil, fault.E("generation.Cancel", fault.InvalidState,
+					"The operation's tracks are being delivered; it can no longer be cancelled.").
+					With("from", string(cur.Status)).With("event", string(EventCancel))
+			}
+		}
+	}
 	return end(cur, EventCancel)
 }
 

@@ -527,6 +527,11 @@ func TestIngestedSettlesOnce(t *testing.T) {
 	if s2, e := Ingested(s, 0, "asset_other"); e != nil || s2.Outputs[0].AssetID != "asset_a" {
 		t.Fatalf("repeated slot: %v, %+v", e, s2.Outputs[0])
 	}
+	// Delivery has begun: a cancel can no longer win (it would leave the
+	// stored track on a cancelled operation).
+	if s2, e, err := Cancel(s); !isInvalidState(err) || e != nil || s2.Status == StatusCancelled {
+		t.Fatalf("cancel after one track was stored: %s %v %v", s2.Status, e, err)
+	}
 	s, e = Ingested(s, 1, "asset_b")
 	if s.Status != StatusCompleted || s.Stage != StageFinished || !slices.Equal(sortEffects(e), sortEffects([]Effect{SettleCredits{}})) {
 		t.Fatalf("after both: %s %s %v", s.Status, s.Stage, e)

@@ -336,8 +336,8 @@ func generationRoutes(svc *genop.Service, wake func(), log *slog.Logger) []Route
 			Idempotency: IdempotencyOptional, Summary: "Cancel a generation operation",
 			Description: "Idempotent: a queued, dispatched or processing operation becomes cancelled and its reserved credits are released " +
 				"once; cancelling a cancelled, failed or expired operation returns it unchanged. Work already done at the provider is not undone, " +
-				"and nothing it delivers afterwards becomes an asset (its cost is still reconciled). A completed operation is 409 " +
-				"INVALID_STATE_TRANSITION.",
+				"and nothing it delivers afterwards becomes an asset (its cost is still reconciled). A completed operation, or one whose " +
+				"delivery has begun (a track is already stored), is 409 INVALID_STATE_TRANSITION: a cancelled operation never holds an asset.",
 			Response: exampleOperation(), Errors: []string{string(fault.NotFound), string(fault.InvalidState)},
 			Handle: func(ctx context.Context, c *Call) (any, error) {
 				if _, err := svc.Cancel(ctx, c.Tx, c.Principal, c.PathValue("operationId")); err != nil {
