@@ -29,6 +29,7 @@ func Exercise(t *testing.T, open Opener) {
 	t.Run("Sale", func(t *testing.T) { exerciseSale(t, open) })
 	t.Run("Token", func(t *testing.T) { exerciseToken(t, open) })
 	t.Run("Wallet", func(t *testing.T) { exerciseWallet(t, open) })
+	t.Run("Intent", func(t *testing.T) { exerciseIntent(t, open) })
 }
 
 // fresh opens a database on a new fake clock for one case.
