@@ -10,6 +10,7 @@ import (
 
 	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/chain"
+	"github.com/creatormusic/platform/chain/intent"
 	"github.com/creatormusic/platform/chain/wallet"
 	"github.com/creatormusic/platform/jobs"
 	"github.com/creatormusic/platform/store"
@@ -17,12 +18,13 @@ import (
 	"github.com/creatormusic/platform/token/sale"
 )
 
-// ChainClient is what the platform reads from a Solana cluster: the token
-// registry's port and the token balance the sale's verification reads.
-// chain/solanarpc.Client satisfies it against a real cluster and
-// chain/chaintest.Cluster in process.
+// ChainClient is what the platform asks of a Solana cluster: the token
+// registry's reads, the token balance the sale's verification reads, and
+// the chain payment path's sends and transaction reads.
+// chain/solanarpc.Client satisfies it.
 type ChainClient interface {
 	token.ChainClient
+	intent.ChainClient
 	GetTokenAccountBalance(ctx context.Context, addr chain.Address, commitment chain.Commitment) (chain.TokenAmount, error)
 }
 
@@ -36,6 +38,10 @@ type ChainConfig struct {
 	// zero means one hour. A run also happens at start for a configuration
 	// that has not been verified yet, and on demand (Platform.VerifyToken).
 	VerifyEvery time.Duration
+	// SweepEvery is the period of the chain payment sweep, which
+	// reconciles every open transaction intent; zero means 5 seconds. A
+	// submitted intent is also watched every second until it ends.
+	SweepEvery time.Duration
 }
 
 // ChainEnvironment is one environment's cluster and registry.
@@ -49,6 +55,13 @@ type ChainEnvironment struct {
 	// Sale configures the token sales of the environment; its Chain is
 	// set from Client.
 	Sale sale.EnvConfig
+	// Treasury is the wallet (base58) that chain payments of the
+	// environment pay; with Client it enables transaction intents there.
+	Treasury string
+	// CreditPacks is published as the environment's credits.packs policy
+	// when it has none; nil means intent.DefaultCreditPacks priced in
+	// Token.Mint. A published policy is never overridden.
+	CreditPacks *intent.CreditPacks
 }
 
 // jobTokenVerify runs the registry's verification of one environment

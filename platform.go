@@ -16,6 +16,7 @@ import (
 	"github.com/creatormusic/platform/apikey"
 	"github.com/creatormusic/platform/asset"
 	"github.com/creatormusic/platform/billing"
+	"github.com/creatormusic/platform/chain/intent"
 	"github.com/creatormusic/platform/chain/wallet"
 	"github.com/creatormusic/platform/generation/credential"
 	"github.com/creatormusic/platform/generation/operation"
@@ -135,7 +136,9 @@ type Platform struct {
 	token *token.Service
 	sale  *sale.Service
 	// wallet verifies wallets with Sign-In With Solana messages.
-	wallet  *wallet.Service
+	wallet *wallet.Service
+	// intents runs the chain payment path.
+	intents *intent.Service
 	pool    *jobs.Pool
 	limiter *transport.Limiter
 	handler http.Handler
@@ -222,6 +225,10 @@ func New(ctx context.Context, cfg Config) (*Platform, error) {
 		return nil, err
 	}
 	maps.Copy(handlers, p.tokenHandlers())
+	if err := p.startIntents(ctx, cfg.Chain); err != nil {
+		return nil, err
+	}
+	maps.Copy(handlers, p.intentHandlers())
 	pool, err := jobs.New(jobs.Config{
 		Store: p.db.Jobs(), Handlers: handlers,
 		Workers: cfg.Jobs.Workers, Lease: cfg.Jobs.Lease, PollInterval: cfg.Jobs.PollInterval,
@@ -238,7 +245,7 @@ func New(ctx context.Context, cfg Config) (*Platform, error) {
 	}
 	api := transport.APIRoutes(transport.Services{Keys: p.keys, Assets: assets, Health: p.healthChecks(), Plans: p.plans,
 		Ledger: ledger.New(), Accounts: p.account, Billing: p.billing, DB: p.db, Log: log, Providers: providers,
-		Generation: p.generation, Sound: p.sound, Token: p.token, Sale: p.sale, Wallet: p.wallet, Wake: p.wake})
+		Generation: p.generation, Sound: p.sound, Token: p.token, Sale: p.sale, Wallet: p.wallet, Intents: p.intents, Wake: p.wake})
 	tooling, err := transport.ToolingRoutes(api, Info())
 	if err != nil {
 		return nil, fmt.Errorf("platform: tooling: %w", err)
@@ -264,6 +271,10 @@ func New(ctx context.Context, cfg Config) (*Platform, error) {
 			return nil, err
 		}
 		if err := p.scheduleToken(ctx); err != nil {
+			cancel()
+			return nil, err
+		}
+		if err := p.scheduleEvery(ctx, jobIntentSweep, p.sweepEvery()); err != nil {
 			cancel()
 			return nil, err
 		}

@@ -259,7 +259,9 @@ func startCluster(t testing.TB) (*chaintest.Cluster, tokentest.Deployment, platf
 	if err != nil {
 		t.Fatalf("solanarpc.New: %v", err)
 	}
-	return c, d, platform.ChainEnvironment{Client: client, Token: d.Config}
+	// The deployment's treasury, which holds the supply in its associated
+	// token account, is also the environment's payment treasury.
+	return c, d, platform.ChainEnvironment{Client: client, Token: d.Config, Treasury: d.Treasury.String()}
 }
 
 // startProviderA starts the provider A simulator on the clock and adds it

@@ -7,6 +7,7 @@ import (
 	"github.com/creatormusic/platform/apikey"
 	"github.com/creatormusic/platform/asset"
 	"github.com/creatormusic/platform/billing"
+	"github.com/creatormusic/platform/chain/intent"
 	"github.com/creatormusic/platform/chain/wallet"
 	"github.com/creatormusic/platform/generation/credential"
 	genop "github.com/creatormusic/platform/generation/operation"
@@ -50,6 +51,8 @@ type Services struct {
 	Sale *sale.Service
 	// Wallet verifies wallets; nil leaves its routes out.
 	Wallet *wallet.Service
+	// Intents runs the chain payment path; nil leaves its routes out.
+	Intents *intent.Service
 	// Wake, when set, wakes the job workers after a commit that enqueued
 	// work (a generation accepted, a callback merged).
 	Wake func()
@@ -82,6 +85,7 @@ func APIRoutes(s Services) []Route {
 	rs = append(rs, tokenRoutes(s.Token)...)
 	rs = append(rs, web3Routes(s.Token, s.Wallet != nil, s.DB.Now)...)
 	rs = append(rs, walletRoutes(s.Wallet)...)
+	rs = append(rs, intentRoutes(s.Intents)...)
 	rs = append(rs, saleRoutes(s.Sale)...)
 	return rs
 }

@@ -109,6 +109,21 @@ func (s *Service) Check(ctx context.Context, p *access.Principal, id string) (Ou
 	return s.reconcile(ctx, op, it)
 }
 
+// CheckInternal runs Check for an operator holding the internal scope
+// (the chain-status route): any intent of environment env, whoever owns
+// it. An intent of the other environment is NOT_FOUND.
+func (s *Service) CheckInternal(ctx context.Context, env access.Environment, id string) (Outcome, error) {
+	const op = "intent.CheckInternal"
+	it, err := s.cfg.Read().Intent(ctx, id)
+	if err != nil {
+		return Outcome{}, fault.Wrap(op, err)
+	}
+	if it.Actor.Environment != env {
+		return Outcome{}, fault.E(op, fault.NotFound, "the transaction intent was not found")
+	}
+	return s.reconcile(ctx, op, it)
+}
+
 // ReconcileDue reconciles up to limit non-terminal intents (the sweep
 // job) and returns each outcome; the errors of individual intents are
 // joined, and one intent's error does not stop the others.
@@ -132,6 +147,9 @@ func (s *Service) ReconcileDue(ctx context.Context, limit int) ([]Outcome, error
 
 func (s *Service) reconcile(ctx context.Context, op string, it Intent) (Outcome, error) {
 	if it.State.Terminal() {
+		if Following(it) {
+			return s.follow(ctx, op, it)
+		}
 		return Outcome{Intent: it}, nil
 	}
 	if err := integrity(op, it); err != nil {
@@ -184,6 +202,38 @@ func (s *Service) reconcile(ctx context.Context, op string, it Intent) (Outcome,
 		return Outcome{Intent: it, Observed: NetworkSubmitted, Stale: true}, nil
 	}
 	return s.unknown(ctx, op, c, it)
+}
+
+// Following reports whether a settled intent's transaction is still
+// followed: a purpose may settle at confirmed, and the network state then
+// moves on to finalized (or failed) without moving the business state.
+func Following(it Intent) bool {
+	return it.State == StateSettled && it.Signature != "" && it.NetworkState != NetworkFinalized && !it.NetworkState.Terminal()
+}
+
+// follow advances a settled intent's network state from the signature's
+// status; the business state and the settlement never change.
+func (s *Service) follow(ctx context.Context, op string, it Intent) (Outcome, error) {
+	c, _, err := s.cluster(ctx, op, it)
+	if err != nil {
+		return Outcome{Intent: it}, err
+	}
+	st, err := status(ctx, op, c, it.Signature)
+	if err != nil || st == nil {
+		return Outcome{Intent: it}, err
+	}
+	observed := Observe(st)
+	next, moved := Advance(it.NetworkState, observed)
+	if !moved || next == it.NetworkState {
+		return Outcome{Intent: it, Observed: observed, Stale: !moved}, nil
+	}
+	n := it
+	n.Version++
+	n.UpdatedAt = s.cfg.Clock.Now().UTC()
+	n.NetworkState = next
+	o, err := s.apply(ctx, op, it, n, "", false)
+	o.Observed = observed
+	return o, err
 }
 
 // cluster returns the intent's environment client after checking that it
@@ -488,7 +538,7 @@ func (s *Service) observe(ctx context.Context, op string, c ChainClient, netID s
 // bound to the intent first; settle runs the purpose's Settle hook in the
 // same unit, so the credits and the SETTLED state commit together.
 func (s *Service) apply(ctx context.Context, op string, prev, next Intent, bind string, settle bool) (Outcome, error) {
-	err := s.cfg.Run(ctx, func(st Store) error {
+	err := s.run(ctx, func(st Store) error {
 		cur, err := st.LockIntent(ctx, prev.ID)
 		if err != nil {
 			return err

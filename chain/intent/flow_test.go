@@ -41,12 +41,17 @@ func TestRelayHappyPathSettlesOnce(t *testing.T) {
 	if o.Intent.State != StateSettled || o.Intent.NetworkState != NetworkConfirmed || o.Intent.VerifiedAt.IsZero() || o.Intent.SettledAt.IsZero() {
 		t.Fatalf("confirmed: %s/%s %+v", o.Intent.State, o.Intent.NetworkState, o.Intent.Evidence)
 	}
-	// Repeated reconciliation (and finalization) never settles twice.
+	// Finalization moves only the network state of the settled intent;
+	// repeated reconciliation never settles twice.
 	h.land(it, chain.Finalized, it.NetAtomic)
+	o = must[Outcome](t)(h.svc.Reconcile(ctx, it.ID))
+	if !o.Changed || o.Intent.State != StateSettled || o.Intent.NetworkState != NetworkFinalized || Following(o.Intent) {
+		t.Fatalf("finalized: changed %v %s/%s", o.Changed, o.Intent.State, o.Intent.NetworkState)
+	}
 	for range 3 {
 		o = must[Outcome](t)(h.svc.Reconcile(ctx, it.ID))
 		if o.Changed {
-			t.Fatal("a settled intent changed")
+			t.Fatal("a settled, finalized intent changed")
 		}
 	}
 	if _, err := h.svc.ReconcileDue(ctx, 10); err != nil {

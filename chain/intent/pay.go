@@ -129,7 +129,7 @@ func (s *Service) RequestPayment(ctx context.Context, p *access.Principal, id st
 		return PaymentRequest{}, err
 	}
 	var out PaymentRequest
-	err = s.cfg.Run(ctx, func(st Store) error {
+	err = s.run(ctx, func(st Store) error {
 		it, err := st.LockIntent(ctx, id)
 		if err != nil {
 			return err

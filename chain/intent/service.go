@@ -172,6 +172,22 @@ func network(ctx context.Context, op string, c ChainClient) (string, error) {
 // after the transfer fee; SERVICE_UNAVAILABLE without a configured
 // cluster; PROVIDER_UNAVAILABLE when the cluster cannot be read.
 func (s *Service) Create(ctx context.Context, p *access.Principal, req Request) (Intent, error) {
+	it, err := s.Prepare(ctx, p, req)
+	if err != nil {
+		return Intent{}, err
+	}
+	if err := s.run(ctx, func(st Store) error { return s.Record(ctx, st, it) }); err != nil {
+		return Intent{}, fault.Wrap("intent.Create", err)
+	}
+	return it, nil
+}
+
+// Prepare is Create's first half: it checks the request, reads the
+// cluster (outside any unit of work) and returns the frozen intent with
+// its prepared transaction, unsaved. Record saves it; a caller that owns
+// the transaction (an HTTP route committing its idempotency record with
+// the intent) calls the two itself.
+func (s *Service) Prepare(ctx context.Context, p *access.Principal, req Request) (Intent, error) {
 	const op = "intent.Create"
 	actor, err := actorOf(op, p)
 	if err != nil {
@@ -268,16 +284,35 @@ func (s *Service) Create(ctx context.Context, p *access.Principal, req Request) 
 	if it.Transaction.Message, err = buildMessage(it); err != nil {
 		return Intent{}, fault.Wrap(op, err)
 	}
-	err = s.cfg.Run(ctx, func(st Store) error {
-		if err := st.InsertIntent(ctx, it); err != nil {
-			return err
-		}
-		return s.changed(ctx, st, it)
-	})
-	if err != nil {
-		return Intent{}, fault.Wrap(op, err)
-	}
 	return it, nil
+}
+
+// Record saves an intent Prepare returned, in st's unit of work, with the
+// Changed hook's writes.
+func (s *Service) Record(ctx context.Context, st Store, it Intent) error {
+	if err := st.InsertIntent(ctx, it); err != nil {
+		return fault.Wrap("intent.Record", err)
+	}
+	return s.changed(ctx, st, it)
+}
+
+// unitKey carries a caller's unit of work in a context (WithUnit).
+type unitKey struct{}
+
+// WithUnit returns a context under which the service's next unit of work
+// runs in run instead of Config.Run: an HTTP route that writes its
+// request receipt in the same transaction passes its own. Each of
+// Submit, RequestPayment and Check runs exactly one unit of work.
+func WithUnit(ctx context.Context, run RunFunc) context.Context {
+	return context.WithValue(ctx, unitKey{}, run)
+}
+
+// run runs fn in the context's unit of work, or Config.Run.
+func (s *Service) run(ctx context.Context, fn func(st Store) error) error {
+	if run, ok := ctx.Value(unitKey{}).(RunFunc); ok && run != nil {
+		return run(ctx, fn)
+	}
+	return s.cfg.Run(ctx, fn)
 }
 
 // readMint reads and decodes a payment mint: it must exist, be owned by
@@ -393,7 +428,7 @@ func (s *Service) Submit(ctx context.Context, p *access.Principal, id string, re
 	}
 	var out Intent
 	var review error
-	err = s.cfg.Run(ctx, func(st Store) error {
+	err = s.run(ctx, func(st Store) error {
 		it, err := st.LockIntent(ctx, id)
 		if err != nil {
 			return err
