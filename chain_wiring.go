@@ -58,9 +58,10 @@ type ChainEnvironment struct {
 	// Treasury is the wallet (base58) that chain payments of the
 	// environment pay; with Client it enables transaction intents there.
 	Treasury string
-	// CreditPacks is published as the environment's credits.packs policy
-	// when it has none; nil means intent.DefaultCreditPacks priced in
-	// Token.Mint. A published policy is never overridden.
+	// CreditPacks is the environment's credits.packs policy: published at
+	// start as a new version whenever it differs from the current one.
+	// nil means intent.DefaultCreditPacks priced in Token.Mint, published
+	// only when the environment has no policy yet.
 	CreditPacks *intent.CreditPacks
 }
 

@@ -126,7 +126,8 @@ func TestTokenRegistryVerifiesTheSimulatorMint(t *testing.T) {
 				t.Fatalf("capabilities = %+v", caps)
 			}
 			for _, f := range caps.Features {
-				want := f.Feature == "token_registry" || f.Feature == "wallet_verification"
+				want := f.Feature == "token_registry" || f.Feature == "wallet_verification" || f.Feature == "transaction_intents" ||
+					f.Feature == "chain_payments"
 				if f.Enabled != want || f.Verified != want || (!want && (f.Reason == nil || *f.Reason != "not_available")) {
 					t.Errorf("feature %+v", f)
 				}
@@ -134,6 +135,11 @@ func TestTokenRegistryVerifiesTheSimulatorMint(t *testing.T) {
 			lc, _ := tokenGet[transport.Web3CapabilitiesView](t, s, "/api/v1/web3/capabilities", "")
 			if lc.Environment != "live" || lc.Features[0].Enabled || *lc.Features[0].Reason != "cluster_not_configured" {
 				t.Fatalf("live capabilities = %+v", lc)
+			}
+			for _, f := range lc.Features {
+				if (f.Feature == "transaction_intents" || f.Feature == "chain_payments") && (f.Enabled || *f.Reason != "cluster_not_configured") {
+					t.Errorf("live %s = %+v", f.Feature, f)
+				}
 			}
 			wd, _ := tokenGet[transport.Web3DeploymentView](t, s, "/api/v1/web3/deployment", key)
 			if wd.Health.Status != "ok" || wd.Health.Slot == nil || wd.Health.LagSeconds == nil || wd.Token.State != "LOCALNET_VERIFIED" ||

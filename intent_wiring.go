@@ -98,11 +98,15 @@ func (p *Platform) startIntents(ctx context.Context, cfg ChainConfig) error {
 	return nil
 }
 
-// seedCreditPacks publishes env's credit packs when env has none: the
-// configured packs, or DefaultCreditPacks priced in the registry's mint.
-// A published policy is never overridden.
+// seedCreditPacks publishes env's credit packs. Configured packs are the
+// source of truth: content that differs from the current version is
+// published as the next version (versions are immutable; intents keep the
+// one that priced them). Without configured packs, DefaultCreditPacks
+// priced in the registry's mint is published only when env has none, so a
+// restart never overrides a policy published since.
 func (p *Platform) seedCreditPacks(ctx context.Context, env access.Environment, e ChainEnvironment) error {
 	packs := e.CreditPacks
+	configured := packs != nil
 	if packs == nil {
 		if e.Token.Mint == "" {
 			return nil
@@ -119,9 +123,9 @@ func (p *Platform) seedCreditPacks(ctx context.Context, env access.Environment, 
 	}
 	return p.db.InTx(ctx, func(tx *store.Tx) error {
 		sc := policy.Scope{Environment: env}
-		if _, err := policy.Current(ctx, tx, sc, intent.CreditPacksPolicyID); err == nil {
+		if _, err := policy.Current(ctx, tx, sc, intent.CreditPacksPolicyID); err == nil && !configured {
 			return nil
-		} else if !fault.Is(err, fault.NotFound) {
+		} else if err != nil && !fault.Is(err, fault.NotFound) {
 			return err
 		}
 		_, _, err := policy.Publish(ctx, tx, sc, intent.CreditPacksPolicyID, packs, "system:configuration")

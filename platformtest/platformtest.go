@@ -114,7 +114,9 @@ type System struct {
 	// on it (Options.Chain only).
 	Cluster *chaintest.Cluster
 	Token   tokentest.Deployment
-	doc     validator.Validator
+	// RPC reaches Cluster over HTTP, as the platform does.
+	RPC *solanarpc.Client
+	doc validator.Validator
 }
 
 // SyncBuffer is a bytes.Buffer safe for concurrent writers.
@@ -236,6 +238,9 @@ func New(t testing.TB, opts Options) *System {
 	}
 	s := &System{t: t, P: p, DB: db, Clock: clock, Server: srv, Boot: boot, Log: logs, BlobDir: blobDir, Mail: mailer, Stripe: sim, ProviderB: provB, ProviderA: provA,
 		Cluster: cluster, Token: deployed}
+	if c, ok := chainCfg.Test.Client.(*solanarpc.Client); ok && opts.Chain {
+		s.RPC = c
+	}
 	s.doc = s.loadValidator()
 	return s
 }

@@ -83,7 +83,11 @@ func APIRoutes(s Services) []Route {
 	rs = append(rs, generationRoutes(s.Generation, s.Wake, s.Log)...)
 	rs = append(rs, soundRoutes(s.Sound)...)
 	rs = append(rs, tokenRoutes(s.Token)...)
-	rs = append(rs, web3Routes(s.Token, s.Wallet != nil, s.DB.Now)...)
+	cf := chainFeatures{wallet: s.Wallet != nil}
+	if s.Intents != nil {
+		cf.payments = s.Intents.Configured
+	}
+	rs = append(rs, web3Routes(s.Token, cf, s.DB.Now)...)
 	rs = append(rs, walletRoutes(s.Wallet)...)
 	rs = append(rs, intentRoutes(s.Intents)...)
 	rs = append(rs, saleRoutes(s.Sale)...)

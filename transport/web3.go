@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/token"
 )
 
@@ -90,7 +91,16 @@ type ChainIntegrationView struct {
 var notBuilt = []string{"wallet_verification", "transaction_intents", "chain_payments", "swap", "cross_chain_transfers",
 	"payment_required_protocol", "zk_verification"}
 
-func web3Features(svc *token.Service, walletOn bool, v token.View) []Web3FeatureView {
+// chainFeatures says which built chain features serve the environments.
+type chainFeatures struct {
+	// wallet is wallet verification (it needs no cluster).
+	wallet bool
+	// payments reports whether an environment takes transaction intents
+	// and chain payment requests (a cluster and a treasury).
+	payments func(access.Environment) bool
+}
+
+func web3Features(svc *token.Service, cf chainFeatures, v token.View) []Web3FeatureView {
 	hasChain := svc.HasChain(v.Environment)
 	reg := Web3FeatureView{Feature: "token_registry", Enabled: hasChain, Configured: v.Config.Configured() && hasChain, Verified: v.Verified()}
 	switch {
@@ -102,12 +112,31 @@ func web3Features(svc *token.Service, walletOn bool, v token.View) []Web3Feature
 		reg.Reason = optional("deployment_not_verified")
 	}
 	out := []Web3FeatureView{reg}
-	if walletOn {
+	if cf.wallet {
 		// Sign-In With Solana needs nothing on chain: nothing to verify.
 		out = append(out, Web3FeatureView{Feature: "wallet_verification", Enabled: true, Configured: true, Verified: true})
 	}
+	built := map[string]bool{"wallet_verification": cf.wallet}
+	if cf.payments != nil {
+		on := cf.payments(v.Environment)
+		for _, f := range []string{"transaction_intents", "chain_payments"} {
+			built[f] = true
+			// Payments are verified when the registry's mint is: the
+			// token the rail moves is proven on the cluster.
+			fv := Web3FeatureView{Feature: f, Enabled: on, Configured: on, Verified: on && v.Verified()}
+			switch {
+			case !svc.HasChain(v.Environment):
+				fv.Reason = optional("cluster_not_configured")
+			case !on:
+				fv.Reason = optional("treasury_not_configured")
+			case !v.Verified():
+				fv.Reason = optional("deployment_not_verified")
+			}
+			out = append(out, fv)
+		}
+	}
 	for _, f := range notBuilt {
-		if walletOn && f == "wallet_verification" {
+		if built[f] {
 			continue
 		}
 		out = append(out, Web3FeatureView{Feature: f, Reason: optional("not_available")})
@@ -145,7 +174,7 @@ func tokenLine(v token.View) TokenDeploymentLine {
 	return TokenDeploymentLine{State: string(v.State), Mint: optional(v.Config.Mint), Verified: v.Verified(), ProductionReady: v.ProductionReady()}
 }
 
-func web3Routes(svc *token.Service, walletOn bool, now func() time.Time) []Route {
+func web3Routes(svc *token.Service, cf chainFeatures, now func() time.Time) []Route {
 	if svc == nil {
 		return nil
 	}
@@ -159,7 +188,7 @@ func web3Routes(svc *token.Service, walletOn bool, now func() time.Time) []Route
 		}
 	}
 	caps := func(v token.View) any {
-		return Web3CapabilitiesView{Environment: string(v.Environment), Network: optional(v.Network()), Features: web3Features(svc, walletOn, v)}
+		return Web3CapabilitiesView{Environment: string(v.Environment), Network: optional(v.Network()), Features: web3Features(svc, cf, v)}
 	}
 	deploy := func(v token.View) any {
 		return Web3DeploymentView{Environment: string(v.Environment), Cluster: string(v.Config.Cluster), Network: optional(v.Network()),
@@ -171,7 +200,7 @@ func web3Routes(svc *token.Service, walletOn bool, now func() time.Time) []Route
 	integ := func(v token.View) any {
 		return ChainIntegrationView{Environment: string(v.Environment), Provider: "solana", Cluster: string(v.Config.Cluster),
 			Network: optional(v.Network()), Configured: svc.HasChain(v.Environment), Health: clusterHealth(svc, v, now()),
-			Token: tokenLine(v), Features: web3Features(svc, walletOn, v)}
+			Token: tokenLine(v), Features: web3Features(svc, cf, v)}
 	}
 	empty := token.View{Environment: "live", State: token.PreDeployment, Config: token.Config{Cluster: "mainnet"}}
 	return []Route{
@@ -192,6 +221,6 @@ func web3Routes(svc *token.Service, walletOn bool, now func() time.Time) []Route
 			Description: "The safe capability and deployment status of the chain features: cluster kind, network, health, token " +
 				"state and features. No RPC URL or provider key is ever part of it." + tokenEnvNote,
 			Auth: AuthPublic, OptionalAuth: true, Response: ChainIntegrationView{Environment: "live", Provider: "solana", Cluster: "mainnet",
-				Health: ClusterHealthView{Status: "unknown"}, Token: tokenLine(empty), Features: web3Features(svc, walletOn, empty)}, Handle: read(integ)},
+				Health: ClusterHealthView{Status: "unknown"}, Token: tokenLine(empty), Features: web3Features(svc, cf, empty)}, Handle: read(integ)},
 	}
 }

@@ -133,6 +133,13 @@ func owned(op string, it Intent, a Actor) error {
 	return nil
 }
 
+// Configured reports whether environment e takes intents (a cluster and
+// a treasury are configured for it).
+func (s *Service) Configured(e access.Environment) bool {
+	_, ok := s.cfg.Environments[e]
+	return ok
+}
+
 // env returns the environment's configuration. SERVICE_UNAVAILABLE when
 // none is configured.
 func (s *Service) env(op string, e access.Environment) (Environment, error) {

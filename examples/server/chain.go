@@ -2,21 +2,43 @@ package main
 
 import (
 	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/creatormusic/platform"
+	"github.com/creatormusic/platform/chain"
 	"github.com/creatormusic/platform/chain/chaintest"
+	"github.com/creatormusic/platform/chain/intent"
 	"github.com/creatormusic/platform/chain/solanarpc"
 	"github.com/creatormusic/platform/token/sale"
 	"github.com/creatormusic/platform/token/tokentest"
 )
+
+// The demo wallet's funding on every start of the simulator: lamports for
+// fees and tokens of the deployed mint (9 decimals) to pay with.
+const (
+	demoWalletLamports uint64 = 2_000_000_000         // 2 SOL
+	demoWalletTokens   uint64 = 1_000 * 1_000_000_000 // 1,000 tokens
+)
+
+// demoWalletFile is the demo wallet's keypair file in the data folder.
+const demoWalletFile = "demo-wallet.json"
 
 // chainSim is the loopback Solana cluster the host started (-chain-sim).
 type chainSim struct {
 	cluster *chaintest.Cluster
 	stop    func()
 	mint    string
+	// treasury is the wallet chain payments of the test environment pay.
+	treasury string
+	// wallet is the demo wallet's address, walletPath its keypair file.
+	wallet, walletPath string
 }
 
 // close stops the cluster's clock and the cluster.
@@ -30,38 +52,113 @@ func (c *chainSim) close() {
 
 // startChainSim starts the loopback cluster, deploys a mint that meets the
 // token policy and an open token sale with its accounts (contract, funded
-// inventory, a pool), advances a slot every slot interval, and returns
-// the test environment's chain configuration: the cluster reached over
-// HTTP through the solana-go adapter, as a real cluster would be.
-func startChainSim(ctx context.Context, slot time.Duration) (*chainSim, platform.ChainEnvironment, error) {
+// inventory, a pool), funds the demo wallet (its keypair in data, created
+// on first use), advances a slot every slot interval, and returns the test
+// environment's chain configuration: the cluster reached over HTTP through
+// the solana-go adapter, as a real cluster would be, with the deployment's
+// treasury (which holds the supply) as the wallet chain payments pay.
+func startChainSim(ctx context.Context, slot time.Duration, data string) (*chainSim, platform.ChainEnvironment, error) {
 	if slot <= 0 {
 		return nil, platform.ChainEnvironment{}, fmt.Errorf("-chain-sim-slot must be positive")
 	}
+	walletPath := filepath.Join(data, demoWalletFile)
+	walletKey, err := demoWallet(walletPath)
+	if err != nil {
+		return nil, platform.ChainEnvironment{}, err
+	}
+	var walletAddr chain.Address
+	copy(walletAddr[:], walletKey.Public().(ed25519.PublicKey))
 	// Slot 0 is now, so block times and the cluster's lag read true.
 	now := time.Now().UTC().Truncate(time.Second)
 	c, err := chaintest.New(chaintest.Config{Start: now})
 	if err != nil {
-		return nil, platform.ChainEnvironment{}, err
+		return nil, platform.ChainEnvironment{}, fmt.Errorf("chain simulator: %w", err)
 	}
 	d, err := tokentest.Deploy(ctx, c)
 	if err != nil {
 		c.Close()
-		return nil, platform.ChainEnvironment{}, err
+		return nil, platform.ChainEnvironment{}, fmt.Errorf("chain simulator: deploy the mint: %w", err)
 	}
 	sd, err := tokentest.DeploySale(c, d, "presale-demo", sale.Window{Opens: now.Add(-time.Hour), Closes: now.Add(30 * 24 * time.Hour)})
 	if err != nil {
 		c.Close()
-		return nil, platform.ChainEnvironment{}, err
+		return nil, platform.ChainEnvironment{}, fmt.Errorf("chain simulator: deploy the sale: %w", err)
 	}
-	c.AdvanceSlots(40) // the deployment is finalized before the first run
+	// The cluster lives in memory: the demo wallet is funded on every start.
+	c.Airdrop(walletAddr, demoWalletLamports)
+	if _, err := c.MintTo(walletAddr, d.Mint, demoWalletTokens); err != nil {
+		c.Close()
+		return nil, platform.ChainEnvironment{}, fmt.Errorf("chain simulator: fund the demo wallet: %w", err)
+	}
+	c.AdvanceSlots(40) // the deployment and the funding are finalized before the first run
 	client, err := solanarpc.New(solanarpc.Config{URL: c.URL(), Timeout: 5 * time.Second})
 	if err != nil {
 		c.Close()
-		return nil, platform.ChainEnvironment{}, err
+		return nil, platform.ChainEnvironment{}, fmt.Errorf("chain simulator client: %w", err)
 	}
-	env := platform.ChainEnvironment{Client: client, Token: d.Config, Sale: sale.EnvConfig{
+	// Each start deploys a new mint: the packs are configured, so the
+	// credits.packs policy gets a new version priced in it.
+	packs := intent.DefaultCreditPacks(map[chain.Address]uint8{d.Mint: 9})
+	env := platform.ChainEnvironment{Client: client, Token: d.Config, Treasury: d.Treasury.String(), CreditPacks: &packs, Sale: sale.EnvConfig{
 		Sales: []sale.Sale{sd.Sale}, Current: sd.Sale.ID,
 		Jurisdictions: sale.JurisdictionPolicy{Allowed: []string{"DE", "FR", "GB", "NL", "ES", "IT"}, Blocked: []string{"KP", "IR"}},
 		Disclosure:    sale.Disclosure{Version: "demo-1"}}}
-	return &chainSim{cluster: c, stop: c.Run(slot), mint: d.Mint.String()}, env, nil
+	return &chainSim{cluster: c, stop: c.Run(slot), mint: d.Mint.String(), treasury: d.Treasury.String(),
+		wallet: walletAddr.String(), walletPath: walletPath}, env, nil
+}
+
+// demoWallet reads the demo wallet's keypair from path, or generates one
+// and writes it there (mode 0600) in the Solana CLI's keypair format: a
+// JSON array of the 64 bytes of the ed25519 secret key (seed, then public
+// key), as solana-keygen writes it.
+func demoWallet(path string) (ed25519.PrivateKey, error) {
+	b, err := os.ReadFile(path)
+	if err == nil {
+		var raw []byte
+		var nums []int
+		if err := json.Unmarshal(b, &nums); err != nil {
+			return nil, fmt.Errorf("read %s: not a keypair file (a JSON array of 64 bytes): %w", path, err)
+		}
+		for _, n := range nums {
+			if n < 0 || n > 255 {
+				return nil, fmt.Errorf("read %s: %d is not a byte", path, n)
+			}
+			raw = append(raw, byte(n))
+		}
+		if len(raw) != ed25519.PrivateKeySize {
+			return nil, fmt.Errorf("read %s: %d bytes, want %d", path, len(raw), ed25519.PrivateKeySize)
+		}
+		key := ed25519.NewKeyFromSeed(raw[:ed25519.SeedSize])
+		if !key.Equal(ed25519.PrivateKey(raw)) {
+			return nil, fmt.Errorf("read %s: the public key does not match the secret key", path)
+		}
+		return key, nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	_, key, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		return nil, fmt.Errorf("generate the demo wallet: %w", err)
+	}
+	nums := make([]int, len(key))
+	for i, x := range key {
+		nums[i] = int(x)
+	}
+	out, err := json.Marshal(nums)
+	if err != nil {
+		return nil, fmt.Errorf("encode the demo wallet: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("write %s: %w", path, err)
+	}
+	if _, err := f.Write(out); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return nil, fmt.Errorf("write %s: %w", path, err)
+	}
+	return key, nil
 }

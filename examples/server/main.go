@@ -170,7 +170,7 @@ func run() error {
 	var chainCfg platform.ChainConfig
 	var cs *chainSim
 	if *chainSimFlag {
-		if cs, chainCfg.Test, err = startChainSim(ctx, *chainSlot); err != nil {
+		if cs, chainCfg.Test, err = startChainSim(ctx, *chainSlot, *data); err != nil {
 			return err
 		}
 		defer cs.close()
@@ -226,6 +226,8 @@ func run() error {
 	if cs != nil {
 		fmt.Printf("Solana cluster simulator (test mode, localnet %s, a slot every %s): %s\n  deployed mint: %s\n",
 			cs.cluster.Network().CAIP2(), *chainSlot, cs.cluster.URL(), cs.mint)
+		fmt.Printf("  payment treasury: %s\n  demo wallet (funded with 2 SOL and 1,000 tokens): %s\n  demo wallet keypair: %s\n",
+			cs.treasury, cs.wallet, cs.walletPath)
 	}
 	select {
 	case err := <-errc:

@@ -1,0 +1,435 @@
+// Command chainpay buys platform credits in test mode with the demo wallet,
+// through the HTTP API, as a wallet app would: on the example host started
+// with the loopback Solana cluster.
+//
+//	go run ./examples/server -chain-sim     # in one shell
+//	go run ./examples/chainpay              # in another
+//
+// It reads DATA/demo-credentials.json (the demo owner's email and password,
+// the test API key) and DATA/demo-wallet.json (the demo wallet's keypair in
+// the Solana CLI's format, which the host writes and funds), then, with
+// Platform-Environment: test on every request:
+//
+//  1. signs in as the demo owner (POST /api/v1/auth/login) and keeps the
+//     session cookie;
+//  2. verifies the wallet: asks for a link_wallet challenge, signs the
+//     message's bytes with the keypair and posts the signature (a wallet
+//     linked already returns its existing link);
+//  3. reads the workspace's credits (GET /api/v1/saas/me);
+//  4. creates a credit_purchase intent for -credits paid in -mint (by
+//     default the deployed mint, read from GET /api/v1/token/deployment
+//     with the test key) and prints its review: what the wallet pays, the
+//     transfer fee, what the treasury receives, the recipient and network;
+//  5. signs the prepared message, builds the signed wire transaction and
+//     submits it with its signature for the platform to relay;
+//  6. polls the intent every 500ms until it is SETTLED or ends otherwise
+//     (at most -timeout), then prints the credits after, the difference and
+//     the ledger movement that granted them.
+//
+// Flags: -addr (default http://127.0.0.1:8080), -data (default ./data),
+// -credits (a pack of the credits.packs policy: 100, 500 or 2000 by
+// default), -mint, -timeout. A failed call prints the API's error code and
+// message. It prints the transaction's signature, never the keypair or the
+// password.
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/big"
+	"net/http"
+	"net/url"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/gagliardetto/solana-go"
+
+	"github.com/creatormusic/platform/account"
+	"github.com/creatormusic/platform/transport"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "chainpay:", err)
+		os.Exit(1)
+	}
+}
+
+// credentials are the fields of demo-credentials.json chainpay uses.
+type credentials struct {
+	APIKey        string `json:"apiKey"`
+	OwnerEmail    string `json:"ownerEmail"`
+	OwnerPassword string `json:"ownerPassword"`
+}
+
+func run() error {
+	addr := flag.String("addr", "http://127.0.0.1:8080", "the example host's base `URL`")
+	data := flag.String("data", "./data", "the host's data `folder` (demo-credentials.json, demo-wallet.json)")
+	credits := flag.String("credits", "100", "the credit pack to buy")
+	mint := flag.String("mint", "", "the payment mint (base58); empty means the test environment's deployed mint")
+	timeout := flag.Duration("timeout", 60*time.Second, "how long to wait for the payment to settle")
+	flag.Parse()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+
+	var cred credentials
+	credPath := filepath.Join(*data, "demo-credentials.json")
+	b, err := os.ReadFile(credPath)
+	if err != nil {
+		return fmt.Errorf("read the demo credentials (start the host first): %w", err)
+	}
+	if err := json.Unmarshal(b, &cred); err != nil {
+		return fmt.Errorf("read %s: %w", credPath, err)
+	}
+	if cred.OwnerEmail == "" || cred.OwnerPassword == "" {
+		return fmt.Errorf("%s holds no demo owner email and password", credPath)
+	}
+	walletPath := filepath.Join(*data, "demo-wallet.json")
+	key, err := readKeypair(walletPath)
+	if err != nil {
+		return fmt.Errorf("read the demo wallet (start the host with -chain-sim first): %w", err)
+	}
+	wallet := solana.PublicKeyFromBytes(key.Public().(ed25519.PublicKey)).String()
+
+	c := &client{base: strings.TrimRight(*addr, "/"), http: &http.Client{Timeout: 15 * time.Second}}
+	fmt.Printf("Host %s, test mode. Demo wallet %s (keypair %s).\n", c.base, wallet, walletPath)
+
+	if *mint == "" {
+		var dep transport.TokenDeploymentView
+		if _, err := c.call(ctx, http.MethodGet, "/api/v1/token/deployment", nil, auth{apiKey: cred.APIKey}, &dep); err != nil {
+			return fmt.Errorf("read the test environment's token deployment: %w", err)
+		}
+		if dep.Mint == nil {
+			return fmt.Errorf("the test environment has no deployed mint (state %s): start the host with -chain-sim", dep.State)
+		}
+		*mint = *dep.Mint
+		fmt.Printf("Token: mint %s, %s.\n", *mint, dep.State)
+	}
+
+	// 1. Sign in as the demo owner; the session cookie authenticates the rest.
+	var signedIn transport.SignedIn
+	res, err := c.call(ctx, http.MethodPost, "/api/v1/auth/login",
+		map[string]string{"email": cred.OwnerEmail, "password": cred.OwnerPassword}, auth{}, &signedIn)
+	if err != nil {
+		return fmt.Errorf("sign in as the demo owner: %w", err)
+	}
+	session := auth{}
+	for _, ck := range res.Cookies() {
+		if ck.Name == account.CookieName && ck.Value != "" {
+			session.cookie = ck
+		}
+	}
+	if session.cookie == nil {
+		return fmt.Errorf("sign in as the demo owner: the response set no %s cookie", account.CookieName)
+	}
+	fmt.Printf("Signed in as %s.\n", cred.OwnerEmail)
+
+	// 2. Verify the wallet: sign the challenge's message bytes.
+	var ch transport.WalletChallengeView
+	if _, err := c.call(ctx, http.MethodPost, "/api/v1/wallet/challenge",
+		map[string]string{"address": wallet, "purpose": "link_wallet"}, session, &ch); err != nil {
+		return fmt.Errorf("ask for a wallet challenge: %w", err)
+	}
+	msgSig := ed25519.Sign(key, []byte(ch.Message))
+	var link transport.WalletLinkView
+	if _, err := c.call(ctx, http.MethodPost, "/api/v1/wallet/verify",
+		map[string]string{"challengeId": ch.ID, "signature": solana.SignatureFromBytes(msgSig).String()}, session, &link); err != nil {
+		return fmt.Errorf("verify the wallet: %w", err)
+	}
+	if link.LinkedAt.Before(link.VerifiedAt) {
+		fmt.Printf("Wallet verified again (challenge %s, chain id %s); linked since %s (%s).\n",
+			ch.ID, ch.SignInInput.ChainID, link.LinkedAt.Format(time.RFC3339), link.LinkID)
+	} else {
+		fmt.Printf("Wallet verified (challenge %s, chain id %s) and linked: %s.\n", ch.ID, ch.SignInInput.ChainID, link.LinkID)
+	}
+
+	// 3. The workspace's credits before.
+	before, err := c.creditBalance(ctx, session)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("Workspace credits before: %s\n", before)
+
+	// 4. Create the intent; the server derives every economic item.
+	var it transport.TransactionIntentView
+	idem := auth{cookie: session.cookie, idempotencyKey: "chainpay-" + randomHex(12)}
+	if _, err := c.call(ctx, http.MethodPost, "/api/v1/transactions/intent",
+		map[string]string{"purpose": "credit_purchase", "credits": *credits, "mint": *mint, "wallet": wallet}, idem, &it); err != nil {
+		return fmt.Errorf("create the credit_purchase intent: %w", err)
+	}
+	if it.Transaction == nil {
+		return fmt.Errorf("intent %s (%s) carries no prepared transaction", it.ID, it.State)
+	}
+	r := it.Review
+	fmt.Printf("Intent %s (%s): %s\n", it.ID, it.State, r.Description)
+	fmt.Printf("  pay        %s (atomic %s)\n  fee        %s (atomic %s, the token's transfer fee)\n  net        %s (atomic %s, what the recipient receives)\n",
+		r.Pay, it.GrossAtomic, r.Fee, it.FeeAtomic, r.Net, it.NetAtomic)
+	fmt.Printf("  mint       %s (%d decimals)\n  payer      %s\n  recipient  %s\n  network    %s\n  expires    %s\n",
+		r.Mint, r.Decimals, r.Payer, r.Recipient, r.Network, r.ExpiresAt.Format(time.RFC3339))
+
+	// 5. Sign the prepared message and submit the signed transaction.
+	msg, err := base64.StdEncoding.DecodeString(it.Transaction.MessageBase64)
+	if err != nil {
+		return fmt.Errorf("decode the prepared message: %w", err)
+	}
+	sig := ed25519.Sign(key, msg)
+	// The wire transaction: the signature count (compact-u16 1), the
+	// signature, the message.
+	wire := make([]byte, 0, 1+len(sig)+len(msg))
+	wire = append(append(append(wire, 1), sig...), msg...)
+	signature := solana.SignatureFromBytes(sig).String()
+	if _, err := c.call(ctx, http.MethodPost, "/api/v1/transactions/"+url.PathEscape(it.ID)+"/submit",
+		map[string]string{"signature": signature, "signedTransactionBase64": base64.StdEncoding.EncodeToString(wire)}, session, &it); err != nil {
+		return fmt.Errorf("submit the signed transaction: %w", err)
+	}
+	fmt.Printf("Submitted: signature %s (%s, network %s)\n", signature, it.State, it.NetworkState)
+
+	// 6. Poll until the payment settles or ends otherwise.
+	deadline := time.Now().Add(*timeout)
+	last := it.State + "/" + it.NetworkState
+	for !terminal(it.State) {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("intent %s is still %s (network %s) after %s", it.ID, it.State, it.NetworkState, *timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+		if _, err := c.call(ctx, http.MethodGet, "/api/v1/transactions/"+url.PathEscape(it.ID), nil, session, &it); err != nil {
+			return fmt.Errorf("read intent %s: %w", it.ID, err)
+		}
+		if now := it.State + "/" + it.NetworkState; now != last {
+			fmt.Printf("  %s (network %s)\n", it.State, it.NetworkState)
+			last = now
+		}
+	}
+	if it.State != "SETTLED" {
+		detail := ""
+		if it.ChainError != nil {
+			detail += ", chain error " + *it.ChainError
+		}
+		for _, m := range it.Evidence {
+			detail += fmt.Sprintf(", %s expected %s got %s", m.Field, m.Expected, m.Actual)
+		}
+		return fmt.Errorf("intent %s ended %s (network %s%s): no credits were granted", it.ID, it.State, it.NetworkState, detail)
+	}
+	slot := ""
+	if it.Slot != nil {
+		slot = fmt.Sprintf(" in slot %d", *it.Slot)
+	}
+	fmt.Printf("Settled%s (network %s).\n", slot, it.NetworkState)
+
+	after, err := c.creditBalance(ctx, session)
+	if err != nil {
+		return err
+	}
+	diff, err := difference(before, after)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("Workspace credits after: %s (%s)\n", after, diff)
+	if grant, err := c.grantOf(ctx, session, it.BusinessReference); err != nil {
+		return err
+	} else if grant != "" {
+		fmt.Println(grant)
+	}
+	return nil
+}
+
+// terminal reports whether an intent's business state is final.
+func terminal(state string) bool {
+	switch state {
+	case "SETTLED", "EXPIRED", "FAILED", "REQUIRES_REVIEW":
+		return true
+	}
+	return false
+}
+
+// difference is after - before of two integer strings, signed.
+func difference(before, after string) (string, error) {
+	b, ok := new(big.Int).SetString(before, 10)
+	if !ok {
+		return "", fmt.Errorf("credits %q are not an integer", before)
+	}
+	a, ok := new(big.Int).SetString(after, 10)
+	if !ok {
+		return "", fmt.Errorf("credits %q are not an integer", after)
+	}
+	d := new(big.Int).Sub(a, b)
+	if d.Sign() >= 0 {
+		return "+" + d.String(), nil
+	}
+	return d.String(), nil
+}
+
+// auth is how one request authenticates: a session cookie, an API key or
+// nothing, and an optional Idempotency-Key.
+type auth struct {
+	cookie         *http.Cookie
+	apiKey         string
+	idempotencyKey string
+}
+
+// client calls the platform's API in test mode.
+type client struct {
+	base string
+	http *http.Client
+}
+
+// apiError is the error envelope's error.
+type apiError struct {
+	Status  int             `json:"-"`
+	Code    string          `json:"code"`
+	Message string          `json:"message"`
+	Details json.RawMessage `json:"details,omitempty"`
+}
+
+func (e *apiError) Error() string {
+	s := fmt.Sprintf("%d %s: %s", e.Status, e.Code, e.Message)
+	if len(e.Details) > 0 && string(e.Details) != "null" && string(e.Details) != "{}" {
+		s += " " + string(e.Details)
+	}
+	return s
+}
+
+// call sends one request with Platform-Environment: test and decodes the
+// envelope's data into out; an error envelope is an *apiError.
+func (c *client) call(ctx context.Context, method, path string, body any, a auth, out any) (*http.Response, error) {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return nil, fmt.Errorf("%s %s: encode the body: %w", method, path, err)
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	req.Header.Set(transport.EnvironmentHeader, "test")
+	req.Header.Set("Accept", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if a.cookie != nil {
+		req.AddCookie(a.cookie)
+	}
+	if a.apiKey != "" {
+		req.Header.Set("Authorization", "Bearer "+a.apiKey)
+	}
+	if a.idempotencyKey != "" {
+		req.Header.Set("Idempotency-Key", a.idempotencyKey)
+	}
+	res, err := c.http.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	defer res.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(res.Body, 8<<20))
+	if err != nil {
+		return res, fmt.Errorf("%s %s: read the response: %w", method, path, err)
+	}
+	var env struct {
+		Data  json.RawMessage `json:"data"`
+		Error *apiError       `json:"error"`
+	}
+	if err := json.Unmarshal(raw, &env); err != nil {
+		return res, fmt.Errorf("%s %s: %d, not an API envelope: %.200q", method, path, res.StatusCode, raw)
+	}
+	if env.Error != nil {
+		env.Error.Status = res.StatusCode
+		return res, fmt.Errorf("%s %s: %w", method, path, env.Error)
+	}
+	if res.StatusCode >= 300 {
+		return res, fmt.Errorf("%s %s: status %d without an error", method, path, res.StatusCode)
+	}
+	if out != nil {
+		if err := json.Unmarshal(env.Data, out); err != nil {
+			return res, fmt.Errorf("%s %s: decode the data: %w", method, path, err)
+		}
+	}
+	return res, nil
+}
+
+// creditBalance is the workspace's credit balance in test mode.
+func (c *client) creditBalance(ctx context.Context, a auth) (string, error) {
+	var me transport.SaasMe
+	if _, err := c.call(ctx, http.MethodGet, "/api/v1/saas/me", nil, a, &me); err != nil {
+		return "", fmt.Errorf("read the workspace's credits: %w", err)
+	}
+	return me.Credits, nil
+}
+
+// grantOf describes the credits ledger's movement that settled the
+// intent with business reference ref, among the newest movements; "" when
+// it is not among them.
+func (c *client) grantOf(ctx context.Context, a auth, ref string) (string, error) {
+	var page transport.LedgerPage
+	if _, err := c.call(ctx, http.MethodGet, "/api/v1/ledgers/activity?limit=20", nil, a, &page); err != nil {
+		return "", fmt.Errorf("read the credit activity: %w", err)
+	}
+	for _, m := range page.Items {
+		if m.Reference != ref && !strings.HasSuffix(m.Reference, ":"+ref) {
+			continue
+		}
+		for _, p := range m.Postings {
+			if p.Account == "workspace:credits" {
+				return fmt.Sprintf("Ledger: %s %s of %s credits to %s (reference %s).", m.Ledger, m.Type, p.AmountAtomic, p.Account, m.Reference), nil
+			}
+		}
+		return fmt.Sprintf("Ledger: %s %s (reference %s).", m.Ledger, m.Type, m.Reference), nil
+	}
+	return "", nil
+}
+
+// readKeypair reads a Solana CLI keypair file: a JSON array of the 64
+// bytes of an ed25519 secret key (seed, then public key).
+func readKeypair(path string) (ed25519.PrivateKey, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var nums []int
+	if err := json.Unmarshal(b, &nums); err != nil {
+		return nil, fmt.Errorf("%s is not a keypair file (a JSON array of 64 bytes): %w", path, err)
+	}
+	if len(nums) != ed25519.PrivateKeySize {
+		return nil, fmt.Errorf("%s holds %d bytes, want %d", path, len(nums), ed25519.PrivateKeySize)
+	}
+	raw := make([]byte, len(nums))
+	for i, n := range nums {
+		if n < 0 || n > 255 {
+			return nil, fmt.Errorf("%s: %d is not a byte", path, n)
+		}
+		raw[i] = byte(n)
+	}
+	key := ed25519.NewKeyFromSeed(raw[:ed25519.SeedSize])
+	if !key.Equal(ed25519.PrivateKey(raw)) {
+		return nil, errors.New(path + ": the public key does not match the secret key")
+	}
+	return key, nil
+}
+
+// randomHex is n random bytes in hex.
+func randomHex(n int) string {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		panic("chainpay: random: " + err.Error())
+	}
+	return hex.EncodeToString(b)
+}
