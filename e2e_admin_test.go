@@ -22,7 +22,7 @@ type person struct {
 }
 
 // signIn signs email up (verified) and in.
-func signIn(t *testing.T, s *platformtest.System, email, name string) person {
+func signIn(t testing.TB, s *platformtest.System, email, name string) person {
 	t.Helper()
 	s.Signup(email, testPassword, name)
 	cookie, token := s.Login(email, testPassword)
@@ -30,7 +30,7 @@ func signIn(t *testing.T, s *platformtest.System, email, name string) person {
 }
 
 // onboard creates a workspace for p and returns its id.
-func onboard(t *testing.T, s *platformtest.System, p *person, name string) string {
+func onboard(t testing.TB, s *platformtest.System, p *person, name string) string {
 	t.Helper()
 	r := s.Do(platformtest.Request{Method: "POST", Path: "/api/v1/auth/onboarding", Cookie: p.cookie,
 		Body: map[string]any{"action": "create", "name": name, "goal": "creator"}})
@@ -43,7 +43,7 @@ func onboard(t *testing.T, s *platformtest.System, p *person, name string) strin
 	return o.Workspace.ID
 }
 
-func authContext(t *testing.T, s *platformtest.System, cookie string) transport.AuthContext {
+func authContext(t testing.TB, s *platformtest.System, cookie string) transport.AuthContext {
 	t.Helper()
 	r := s.Do(platformtest.Request{Method: "GET", Path: "/api/v1/auth/context", Cookie: cookie})
 	if r.Status != http.StatusOK {

@@ -49,7 +49,7 @@ func saleGet[T any](t *testing.T, s *platformtest.System, path, key string) T {
 
 // testSession signs a user up, gives them a workspace, and returns their
 // session cookie; requests with it act in test mode through testMode.
-func testSession(t *testing.T, s *platformtest.System, email string) person {
+func testSession(t testing.TB, s *platformtest.System, email string) person {
 	t.Helper()
 	p := signIn(t, s, email, "Buyer")
 	onboard(t, s, &p, "Buyer Studio")

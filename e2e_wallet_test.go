@@ -20,7 +20,7 @@ type walletKey struct {
 	addr string
 }
 
-func newWalletKey(t *testing.T) walletKey {
+func newWalletKey(t testing.TB) walletKey {
 	t.Helper()
 	pub, priv, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
@@ -30,7 +30,7 @@ func newWalletKey(t *testing.T) walletKey {
 }
 
 // challenge asks for a link_wallet challenge for addr as p.
-func challenge(t *testing.T, s *platformtest.System, p person, addr string) transport.WalletChallengeView {
+func challenge(t testing.TB, s *platformtest.System, p person, addr string) transport.WalletChallengeView {
 	t.Helper()
 	r := s.Do(platformtest.Request{Method: http.MethodPost, Path: "/api/v1/wallet/challenge", Cookie: p.cookie,
 		Body: map[string]any{"address": addr, "purpose": "link_wallet"}})

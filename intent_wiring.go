@@ -238,7 +238,7 @@ func (p *Platform) intentHandlers() map[string]jobs.Handler {
 			return p.enqueueIntentJob(ctx, jobIntentWatch, in.ID, p.db.Now().Format(time.RFC3339Nano), watchEvery)
 		},
 		jobIntentSweep: func(ctx context.Context, _ jobs.Job) error {
-			if _, err := p.intents.ReconcileDue(ctx, sweepBatch); err != nil {
+			if _, err := p.ReconcileIntents(ctx, sweepBatch); err != nil {
 				p.log.Warn("chain payment sweep", "error", err.Error())
 			}
 			return p.scheduleEvery(ctx, jobIntentSweep, p.sweepEvery())
@@ -270,4 +270,21 @@ func (w walletLinks) Verified(ctx context.Context, tenantID, userID string, addr
 		return false, err
 	}
 	return l.UserID == userID, nil
+}
+
+// ReconcileIntents reconciles up to limit open transaction intents now,
+// least recently updated first, as the sweep job does: each is checked
+// against its cluster (signature status, or the payment reference),
+// verified and settled at its threshold. It returns how many it changed;
+// one intent's failure does not stop the others, and the errors are
+// joined.
+func (p *Platform) ReconcileIntents(ctx context.Context, limit int) (int, error) {
+	outs, err := p.intents.ReconcileDue(ctx, limit)
+	changed := 0
+	for _, o := range outs {
+		if o.Changed {
+			changed++
+		}
+	}
+	return changed, err
 }

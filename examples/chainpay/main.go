@@ -22,7 +22,7 @@
 //     transfer fee, what the treasury receives, the recipient and network;
 //  5. signs the prepared message, builds the signed wire transaction and
 //     submits it with its signature for the platform to relay;
-//  6. polls the intent every 500ms until it is SETTLED or ends otherwise
+//  6. polls the intent every 100ms until it is SETTLED or ends otherwise
 //     (at most -timeout), then prints the credits after, the difference and
 //     the ledger movement that granted them.
 //
@@ -195,6 +195,7 @@ func run() error {
 		map[string]string{"signature": signature, "signedTransactionBase64": base64.StdEncoding.EncodeToString(wire)}, session, &it); err != nil {
 		return fmt.Errorf("submit the signed transaction: %w", err)
 	}
+	submitted := time.Now()
 	fmt.Printf("Submitted: signature %s (%s, network %s)\n", signature, it.State, it.NetworkState)
 
 	// 6. Poll until the payment settles or ends otherwise.
@@ -207,7 +208,7 @@ func run() error {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(500 * time.Millisecond):
+		case <-time.After(100 * time.Millisecond):
 		}
 		if _, err := c.call(ctx, http.MethodGet, "/api/v1/transactions/"+url.PathEscape(it.ID), nil, session, &it); err != nil {
 			return fmt.Errorf("read intent %s: %w", it.ID, err)
@@ -231,7 +232,9 @@ func run() error {
 	if it.Slot != nil {
 		slot = fmt.Sprintf(" in slot %d", *it.Slot)
 	}
-	fmt.Printf("Settled%s (network %s).\n", slot, it.NetworkState)
+	// The poll interval bounds the figure's resolution (100ms).
+	fmt.Printf("Settled%s (network %s), %s after the submit answered.\n", slot, it.NetworkState,
+		time.Since(submitted).Round(time.Millisecond))
 
 	after, err := c.creditBalance(ctx, session)
 	if err != nil {
