@@ -289,6 +289,24 @@ func TestIntentSubmitRefusals(t *testing.T) {
 	if r := submit(s, p, c.ID, sigC, wireC); r.Code() != "QUOTE_EXPIRED" {
 		t.Fatalf("expired intent: %d %s", r.Status, r.Body)
 	}
+	// The server derives the recipient and the amount; an API key is no
+	// signed-in user.
+	for field, v := range map[string]any{"recipient": s.Token.Treasury.String(), "amount": "1"} {
+		body := map[string]any{"purpose": "credit_purchase", "credits": "100", "mint": s.Token.Mint.String(), "wallet": p.wallet.addr, field: v}
+		if r := createIntent(s, p, "extra-"+field, body); r.Code() != "INVALID_INPUT" || !strings.Contains(string(r.Body), `"field":"`+field+`"`) {
+			t.Fatalf("caller-supplied %s: %d %s", field, r.Status, r.Body)
+		}
+	}
+	if r := s.Do(platformtest.Request{Method: http.MethodPost, Path: "/api/v1/transactions/intent", Key: s.Boot.TestKey,
+		Header: map[string]string{"Idempotency-Key": "key-caller"}, Body: map[string]any{"purpose": "credit_purchase", "credits": "100",
+			"mint": s.Token.Mint.String(), "wallet": p.wallet.addr}}); r.Code() != "ACCESS_DENIED" {
+		t.Fatalf("an API key: %d %s", r.Status, r.Body)
+	}
+	// A wallet the user has not verified cannot pay.
+	if r := createIntent(s, p, "unverified", map[string]any{"purpose": "credit_purchase", "credits": "100", "mint": s.Token.Mint.String(),
+		"wallet": newWalletKey(t).addr}); r.Code() != "WALLET_REQUIRED" {
+		t.Fatalf("an unverified wallet: %d %s", r.Status, r.Body)
+	}
 	if n := s.Cluster.Calls("sendTransaction"); n != 0 {
 		t.Fatalf("%d sends with the job pool disabled", n)
 	}
@@ -466,6 +484,11 @@ func TestChainPaymentRequest(t *testing.T) {
 			payFromURI(t, s, p, spv, net, spv.Recipient) // the fee comes off: the treasury nets less than the price
 			v := awaitState(t, s, p, short.ID, "REQUIRES_REVIEW", 5*time.Second)
 			if len(v.Evidence) == 0 {
+				t.Fatalf("review without evidence: %+v", v)
+			}
+			wrongAmount, apv := request("uri-wrong-amount")
+			payFromURI(t, s, p, apv, gross/2, apv.Recipient)
+			if v := awaitState(t, s, p, wrongAmount.ID, "REQUIRES_REVIEW", 5*time.Second); len(v.Evidence) == 0 {
 				t.Fatalf("review without evidence: %+v", v)
 			}
 			_, elsewhere := chaintest.NewKeypair()
