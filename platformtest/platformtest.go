@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -41,6 +42,11 @@ import (
 	"github.com/creatormusic/platform/token/sale"
 	"github.com/creatormusic/platform/token/tokentest"
 )
+
+// PostgresOnlyEnv names the variable that, set to 1, makes New skip
+// every SQLite system: CI's PostgreSQL pass runs the end-to-end suite's
+// PostgreSQL halves alone after the SQLite pass ran everything on SQLite.
+const PostgresOnlyEnv = "PLATFORM_TEST_POSTGRES_ONLY"
 
 // Options tune a System.
 type Options struct {
@@ -145,6 +151,9 @@ var SecretKey = []byte("platformtest-master-secret-0123456789abcdef")
 // New starts a System, stopped at t's cleanup.
 func New(t testing.TB, opts Options) *System {
 	t.Helper()
+	if !opts.Postgres && os.Getenv(PostgresOnlyEnv) == "1" {
+		t.Skipf("%s=1: this pass runs the PostgreSQL systems alone; the SQLite pass runs this one", PostgresOnlyEnv)
+	}
 	clock := storetest.NewClock(storetest.Epoch)
 	var db *store.DB
 	if opts.Postgres {
