@@ -22,6 +22,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -59,6 +60,10 @@ type DB struct {
 	// read serves reads outside transactions.
 	read  *bun.DB
 	clock Clock
+	// committed runs after every committed unit of work; closer is closed
+	// with the DB (Options.Committed, Options.Closer).
+	committed func()
+	closer    io.Closer
 	// writeStmts and readStmts are the statements prepared on write and
 	// on read (one cache when they are the same pool).
 	writeStmts *stmtCache
@@ -69,6 +74,12 @@ type DB struct {
 type Options struct {
 	// Clock supplies now for every unit of work. Nil means the wall clock.
 	Clock Clock
+	// Committed, when set, runs after every committed unit of work, before
+	// its AfterCommit functions; it must not block (the SQLite store wakes
+	// its checkpointer with it).
+	Committed func()
+	// Closer, when set, is closed by Close before the database handles.
+	Closer io.Closer
 }
 
 // New wraps opened bun handles. Dialect packages call it after migrating;
@@ -81,7 +92,8 @@ func New(d Dialect, write, read *bun.DB, opts Options) *DB {
 	if read == nil {
 		read = write
 	}
-	db := &DB{dialect: d, write: write, read: read, clock: c, writeStmts: newStmtCache(write.DB, d)}
+	db := &DB{dialect: d, write: write, read: read, clock: c, committed: opts.Committed, closer: opts.Closer,
+		writeStmts: newStmtCache(write.DB, d)}
 	db.readStmts = db.writeStmts
 	if read != write {
 		db.readStmts = newStmtCache(read.DB, d)
@@ -98,7 +110,11 @@ func (db *DB) Now() time.Time { return db.clock.Now().UTC().Truncate(time.Micros
 
 // Close closes the database handles.
 func (db *DB) Close() error {
-	err := db.writeStmts.close()
+	var err error
+	if db.closer != nil {
+		err = db.closer.Close()
+	}
+	err = errors.Join(err, db.writeStmts.close())
 	if db.readStmts != db.writeStmts {
 		err = errors.Join(err, db.readStmts.close())
 	}
@@ -191,6 +207,9 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 	db.writeStmts.prepareWanted(context.WithoutCancel(ctx))
 	if err != nil {
 		return err
+	}
+	if db.committed != nil {
+		db.committed()
 	}
 	for _, f := range tx.onCommit {
 		f()
