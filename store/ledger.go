@@ -64,10 +64,9 @@ const ledgerAccountColumns = `tenant_id, workspace_id, environment, ledger, name
 	CAST(balance AS TEXT) AS balance, version, created_at, updated_at`
 
 // LedgerAccountsLock implements ledger.Store. Missing accounts are inserted
-// in one statement; the rows are then read with FOR UPDATE on Postgres, one
-// account at a time in the order given (callers sort by name), so two
-// movements never wait on each other in a cycle. SQLite has one writer: the
-// transaction itself serializes movements.
+// in one statement; the rows are then read in another, with FOR UPDATE on
+// Postgres in the order given (callers sort by name). SQLite has one
+// writer: the transaction itself serializes movements.
 func (tx *Tx) LedgerAccountsLock(ctx context.Context, s ledger.Scope, k ledger.Kind, specs []ledger.AccountSpec) ([]ledger.Account, error) {
 	const op = "store.LedgerAccountsLock"
 	if len(specs) == 0 {
@@ -89,21 +88,50 @@ func (tx *Tx) LedgerAccountsLock(ctx context.Context, s ledger.Scope, k ledger.K
 	if _, err := tx.exec(ctx, q.String(), args...); err != nil {
 		return nil, errf(op, err)
 	}
-	lock := ""
-	if tx.db.dialect == Postgres {
-		lock = " FOR UPDATE"
-	}
-	out := make([]ledger.Account, len(specs))
+	// One statement reads (and on Postgres locks) every account. Postgres
+	// locks the rows in the order of its ORDER BY, by name in byte order
+	// as the callers sort specs, so two movements never wait on each other
+	// in a cycle.
+	var sel strings.Builder
+	sel.WriteString(`SELECT ` + ledgerAccountColumns + ` FROM ledger_accounts
+		WHERE tenant_id = ? AND workspace_id = ? AND environment = ? AND ledger = ? AND name IN (`)
+	args = append(args[:0], s.TenantID, s.WorkspaceID, string(s.Environment), string(k))
 	for i, sp := range specs {
+		if i > 0 {
+			sel.WriteString(", ")
+		}
+		sel.WriteString("?")
+		args = append(args, sp.Name)
+	}
+	sel.WriteString(")")
+	if tx.db.dialect == Postgres {
+		sel.WriteString(` ORDER BY name COLLATE "C" FOR UPDATE`)
+	}
+	rows, err := tx.query(ctx, sel.String(), args...)
+	if err != nil {
+		return nil, errf(op, err)
+	}
+	defer rows.Close()
+	byName := make(map[string]ledger.Account, len(specs))
+	for rows.Next() {
 		var row ledgerAccountRow
-		if err := tx.queryRow(ctx, `SELECT `+ledgerAccountColumns+` FROM ledger_accounts
-			WHERE tenant_id = ? AND workspace_id = ? AND environment = ? AND ledger = ? AND name = ?`+lock,
-			s.TenantID, s.WorkspaceID, string(s.Environment), string(k), sp.Name).Scan(row.fields()...); err != nil {
-			return nil, notFound(op, err)
+		if err := rows.Scan(row.fields()...); err != nil {
+			return nil, errf(op, err)
 		}
 		a, err := row.account()
 		if err != nil {
 			return nil, corrupt(op, err)
+		}
+		byName[a.Name] = a
+	}
+	if err := rows.Err(); err != nil {
+		return nil, errf(op, err)
+	}
+	out := make([]ledger.Account, len(specs))
+	for i, sp := range specs {
+		a, ok := byName[sp.Name]
+		if !ok {
+			return nil, fault.E(op, fault.NotFound, "")
 		}
 		out[i] = a
 	}
