@@ -228,3 +228,34 @@ func (tx *Tx) queryRow(ctx context.Context, query string, args ...any) *sql.Row 
 	}
 	return tx.conn().QueryRowContext(ctx, tx.db.dialect.placeholders(query), args...)
 }
+
+// scanOne runs query like exec and scans its first row into dest (a struct
+// pointer, by column name, as bun's Scan does); sql.ErrNoRows when there is
+// no row.
+func (tx *Tx) scanOne(ctx context.Context, dest any, query string, args ...any) error {
+	rows, err := tx.query(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		return sql.ErrNoRows
+	}
+	if err := tx.db.read.ScanRow(ctx, rows, dest); err != nil {
+		return err
+	}
+	return rows.Close()
+}
+
+// scanAll runs query like exec and scans every row into dest (a pointer to
+// a slice of structs, by column name, as bun's Scan does).
+func (tx *Tx) scanAll(ctx context.Context, dest any, query string, args ...any) error {
+	rows, err := tx.query(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	return tx.db.read.ScanRows(ctx, rows, dest)
+}
