@@ -115,7 +115,10 @@ type movementPayload struct {
 // movement (details.field names the part); CONFLICT for a reference taken by
 // other content, or an account opened with other decimals;
 // INSUFFICIENT_CREDITS (or m.InsufficientCode) when a debit would take an
-// account that may not go negative below zero (details.account).
+// account that may not go negative below zero (details.account). After an
+// error the movement may be partly written: the caller's unit of work must
+// fail (roll back) with it, as every unit of work that returns the error
+// does.
 func (s *Service) Post(ctx context.Context, st Store, m Movement) (Posted, bool, error) {
 	const op = "ledger.Post"
 	if err := validate(op, m); err != nil {
@@ -126,22 +129,39 @@ func (s *Service) Post(ctx context.Context, st Store, m Movement) (Posted, bool,
 	for i, p := range ps {
 		specs[i] = AccountSpec{Name: p.Account, Decimals: m.Decimals, AllowNegative: AllowsNegative(p.Account)}
 	}
-	// Lock first, then look for the reference: two posts of one movement
-	// touch the same accounts, so the second waits here until the first
-	// commits and then finds it.
-	accounts, err := st.LedgerAccountsLock(ctx, m.Scope, m.Ledger, specs)
-	if err != nil {
-		return Posted{}, false, fault.Wrap(op, err)
-	}
-	prev, err := st.LedgerMovementGet(ctx, m.Scope, m.Reference)
-	switch {
-	case err == nil:
+	// Write first, lock last: the accounts (a workspace's credit balance is
+	// contended by every operation of the workspace) stay locked only for
+	// the balance check, their update and the commit. Two posts of one
+	// movement meet at the reference's unique index: the second waits
+	// there until the first commits and then finds it.
+	out := Posted{ID: st.NewID("mov_"), Scope: m.Scope, Ledger: m.Ledger, Type: m.Type, Reference: m.Reference,
+		Decimals: m.Decimals, Postings: slices.Clone(m.Postings), Actor: m.Actor, CreatedAt: st.Now()}
+	if err := st.LedgerMovementInsert(ctx, out); err != nil {
+		if !fault.Is(err, fault.Conflict) {
+			return Posted{}, false, fault.Wrap(op, err)
+		}
+		prev, err := st.LedgerMovementGet(ctx, m.Scope, m.Reference)
+		if err != nil {
+			return Posted{}, false, fault.Wrap(op, err)
+		}
 		if !sameContent(prev, m) {
 			return Posted{}, false, fault.E(op, fault.Conflict, "The reference was already posted with other content.").
 				With("reference", m.Reference)
 		}
 		return prev, false, nil
-	case !fault.Is(err, fault.NotFound):
+	}
+	payload, err := json.Marshal(movementPayload{MovementID: out.ID, Ledger: out.Ledger, Type: out.Type,
+		Reference: out.Reference, Decimals: out.Decimals, Postings: out.Postings, Actor: out.Actor})
+	if err != nil {
+		return Posted{}, false, fault.Wrap(op, err)
+	}
+	if _, err := st.OutboxInsert(ctx, outbox.Event{TenantID: m.Scope.TenantID, WorkspaceID: m.Scope.WorkspaceID,
+		Environment: string(m.Scope.Environment), Type: EventMovementPosted, AggregateID: out.ID, AggregateVersion: 1,
+		Payload: payload}); err != nil {
+		return Posted{}, false, fault.Wrap(op, err)
+	}
+	accounts, err := st.LedgerAccountsLock(ctx, m.Scope, m.Ledger, specs)
+	if err != nil {
 		return Posted{}, false, fault.Wrap(op, err)
 	}
 	code := m.InsufficientCode
@@ -168,22 +188,7 @@ func (s *Service) Post(ctx context.Context, st Store, m Movement) (Posted, bool,
 		}
 		a.Version++
 	}
-	out := Posted{ID: st.NewID("mov_"), Scope: m.Scope, Ledger: m.Ledger, Type: m.Type, Reference: m.Reference,
-		Decimals: m.Decimals, Postings: slices.Clone(m.Postings), Actor: m.Actor, CreatedAt: st.Now()}
-	if err := st.LedgerMovementInsert(ctx, out); err != nil {
-		return Posted{}, false, fault.Wrap(op, err)
-	}
 	if err := st.LedgerAccountsUpdate(ctx, accounts); err != nil {
-		return Posted{}, false, fault.Wrap(op, err)
-	}
-	payload, err := json.Marshal(movementPayload{MovementID: out.ID, Ledger: out.Ledger, Type: out.Type,
-		Reference: out.Reference, Decimals: out.Decimals, Postings: out.Postings, Actor: out.Actor})
-	if err != nil {
-		return Posted{}, false, fault.Wrap(op, err)
-	}
-	if _, err := st.OutboxInsert(ctx, outbox.Event{TenantID: m.Scope.TenantID, WorkspaceID: m.Scope.WorkspaceID,
-		Environment: string(m.Scope.Environment), Type: EventMovementPosted, AggregateID: out.ID, AggregateVersion: 1,
-		Payload: payload}); err != nil {
 		return Posted{}, false, fault.Wrap(op, err)
 	}
 	return out, true, nil

@@ -105,7 +105,7 @@ func (tx *Tx) ProviderCredentialList(ctx context.Context, sc access.Scope, befor
 	q += ` ORDER BY c.id DESC LIMIT ?`
 	args = append(args, limit)
 	var rows []providerCredentialRow
-	if err := tx.idb.NewRaw(q, args...).Scan(ctx, &rows); err != nil && !errors.Is(err, sql.ErrNoRows) {
+	if err := tx.scanAll(ctx, &rows, q, args...); err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, errf("store.ProviderCredentialList", err)
 	}
 	out := make([]credential.Credential, 0, len(rows))

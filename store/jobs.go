@@ -115,7 +115,7 @@ func (tx *Tx) JobInsert(ctx context.Context, p jobs.InsertParams) (bool, error) 
 	if p.UniqueKey != "" {
 		key = p.UniqueKey
 	}
-	res, err := tx.idb.ExecContext(ctx, `INSERT INTO jobs
+	res, err := tx.exec(ctx, `INSERT INTO jobs
 		(id, kind, payload, state, unique_key, run_at, attempts, max_attempts, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?)
 		ON CONFLICT (unique_key) WHERE unique_key IS NOT NULL DO NOTHING`,

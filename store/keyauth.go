@@ -5,10 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
-	"strings"
-	"sync"
-
-	"github.com/uptrace/bun"
 
 	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/apikey"
@@ -23,40 +19,10 @@ const keyAuthSQL = `SELECT k.id, k.tenant_id, k.workspace_id, k.environment, k.s
 	CAST(COALESCE((SELECT SUM(v.version) FROM authz_versions v WHERE v.scope IN (k.workspace_id, 'global')), 0) AS BIGINT)
 	FROM api_key_secrets s JOIN api_keys k ON k.id = s.key_id WHERE s.digest = ?`
 
-// hotStatements are statements prepared once on the read pool for the
-// per-request path, so SQLite does not parse them on every request.
-type hotStatements struct {
-	once    sync.Once
-	keyAuth *sql.Stmt
-	err     error
-}
-
-func (db *DB) prepared(ctx context.Context) (*hotStatements, error) {
-	h := &db.hot
-	h.once.Do(func() {
-		q := keyAuthSQL
-		if db.dialect == Postgres {
-			q = strings.Replace(q, "?", "$1", 1)
-		}
-		h.keyAuth, h.err = db.read.DB.PrepareContext(ctx, q)
-	})
-	return h, h.err
-}
-
-// KeyAuth implements apikey.AuthStore. Outside a transaction it runs a
-// statement prepared once on the read pool.
+// KeyAuth implements apikey.AuthStore through a prepared statement.
 func (tx *Tx) KeyAuth(ctx context.Context, digest string) (apikey.AuthRecord, error) {
 	const op = "store.KeyAuth"
-	var row *sql.Row
-	if tx.idb == bun.IDB(tx.db.read) {
-		h, err := tx.db.prepared(context.WithoutCancel(ctx))
-		if err != nil {
-			return apikey.AuthRecord{}, errf(op, err)
-		}
-		row = h.keyAuth.QueryRowContext(ctx, digest)
-	} else {
-		row = tx.idb.QueryRowContext(ctx, keyAuthSQL, digest)
-	}
+	row := tx.queryRow(ctx, keyAuthSQL, digest)
 	var (
 		r       apikey.AuthRecord
 		env     string

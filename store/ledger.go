@@ -42,6 +42,12 @@ type ledgerAccountRow struct {
 	UpdatedAt     time.Time `bun:"updated_at"`
 }
 
+// fields are the scan destinations of ledgerAccountColumns, in order.
+func (r *ledgerAccountRow) fields() []any {
+	return []any{&r.TenantID, &r.WorkspaceID, &r.Environment, &r.Ledger, &r.Name, &r.Decimals, &r.AllowNegative,
+		&r.Balance, &r.Version, &r.CreatedAt, &r.UpdatedAt}
+}
+
 func (r ledgerAccountRow) account() (ledger.Account, error) {
 	b, err := money.ParseSum(r.Balance)
 	if err != nil {
@@ -58,10 +64,9 @@ const ledgerAccountColumns = `tenant_id, workspace_id, environment, ledger, name
 	CAST(balance AS TEXT) AS balance, version, created_at, updated_at`
 
 // LedgerAccountsLock implements ledger.Store. Missing accounts are inserted
-// in one statement; the rows are then read with FOR UPDATE on Postgres, one
-// account at a time in the order given (callers sort by name), so two
-// movements never wait on each other in a cycle. SQLite has one writer: the
-// transaction itself serializes movements.
+// in one statement; the rows are then read in another, with FOR UPDATE on
+// Postgres in the order given (callers sort by name). SQLite has one
+// writer: the transaction itself serializes movements.
 func (tx *Tx) LedgerAccountsLock(ctx context.Context, s ledger.Scope, k ledger.Kind, specs []ledger.AccountSpec) ([]ledger.Account, error) {
 	const op = "store.LedgerAccountsLock"
 	if len(specs) == 0 {
@@ -80,24 +85,53 @@ func (tx *Tx) LedgerAccountsLock(ctx context.Context, s ledger.Scope, k ledger.K
 			sp.AllowNegative, tx.now, tx.now)
 	}
 	q.WriteString(` ON CONFLICT (tenant_id, workspace_id, environment, ledger, name) DO NOTHING`)
-	if _, err := tx.idb.ExecContext(ctx, q.String(), args...); err != nil {
+	if _, err := tx.exec(ctx, q.String(), args...); err != nil {
 		return nil, errf(op, err)
 	}
-	lock := ""
-	if tx.db.dialect == Postgres {
-		lock = " FOR UPDATE"
-	}
-	out := make([]ledger.Account, len(specs))
+	// One statement reads (and on Postgres locks) every account. Postgres
+	// locks the rows in the order of its ORDER BY, by name in byte order
+	// as the callers sort specs, so two movements never wait on each other
+	// in a cycle.
+	var sel strings.Builder
+	sel.WriteString(`SELECT ` + ledgerAccountColumns + ` FROM ledger_accounts
+		WHERE tenant_id = ? AND workspace_id = ? AND environment = ? AND ledger = ? AND name IN (`)
+	args = append(args[:0], s.TenantID, s.WorkspaceID, string(s.Environment), string(k))
 	for i, sp := range specs {
+		if i > 0 {
+			sel.WriteString(", ")
+		}
+		sel.WriteString("?")
+		args = append(args, sp.Name)
+	}
+	sel.WriteString(")")
+	if tx.db.dialect == Postgres {
+		sel.WriteString(` ORDER BY name COLLATE "C" FOR UPDATE`)
+	}
+	rows, err := tx.query(ctx, sel.String(), args...)
+	if err != nil {
+		return nil, errf(op, err)
+	}
+	defer rows.Close()
+	byName := make(map[string]ledger.Account, len(specs))
+	for rows.Next() {
 		var row ledgerAccountRow
-		if err := tx.idb.NewRaw(`SELECT `+ledgerAccountColumns+` FROM ledger_accounts
-			WHERE tenant_id = ? AND workspace_id = ? AND environment = ? AND ledger = ? AND name = ?`+lock,
-			s.TenantID, s.WorkspaceID, string(s.Environment), string(k), sp.Name).Scan(ctx, &row); err != nil {
-			return nil, notFound(op, err)
+		if err := rows.Scan(row.fields()...); err != nil {
+			return nil, errf(op, err)
 		}
 		a, err := row.account()
 		if err != nil {
 			return nil, corrupt(op, err)
+		}
+		byName[a.Name] = a
+	}
+	if err := rows.Err(); err != nil {
+		return nil, errf(op, err)
+	}
+	out := make([]ledger.Account, len(specs))
+	for i, sp := range specs {
+		a, ok := byName[sp.Name]
+		if !ok {
+			return nil, fault.E(op, fault.NotFound, "")
 		}
 		out[i] = a
 	}
@@ -110,7 +144,7 @@ func (tx *Tx) LedgerAccountsLock(ctx context.Context, s ledger.Scope, k ledger.K
 func (tx *Tx) LedgerAccountsUpdate(ctx context.Context, accounts []ledger.Account) error {
 	const op = "store.LedgerAccountsUpdate"
 	for _, a := range accounts {
-		res, err := tx.idb.ExecContext(ctx, `UPDATE ledger_accounts SET balance = ?, version = ?, updated_at = ?
+		res, err := tx.exec(ctx, `UPDATE ledger_accounts SET balance = ?, version = ?, updated_at = ?
 			WHERE tenant_id = ? AND workspace_id = ? AND environment = ? AND ledger = ? AND name = ? AND version = ?`,
 			a.Balance.String(), a.Version, tx.now, a.Scope.TenantID, a.Scope.WorkspaceID, string(a.Scope.Environment),
 			string(a.Ledger), a.Name, a.Version-1)
@@ -176,7 +210,7 @@ const ledgerMovementColumns = `id, tenant_id, workspace_id, environment, ledger,
 // LedgerMovementInsert implements ledger.Store.
 func (tx *Tx) LedgerMovementInsert(ctx context.Context, m ledger.Posted) error {
 	const op = "store.LedgerMovementInsert"
-	res, err := tx.idb.ExecContext(ctx, `INSERT INTO ledger_movements (`+ledgerMovementColumns+`)
+	res, err := tx.exec(ctx, `INSERT INTO ledger_movements (`+ledgerMovementColumns+`)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (tenant_id, workspace_id, environment, reference) DO NOTHING`,
 		m.ID, m.Scope.TenantID, m.Scope.WorkspaceID, string(m.Scope.Environment), string(m.Ledger), string(m.Type),
@@ -199,7 +233,7 @@ func (tx *Tx) LedgerMovementInsert(ctx context.Context, m ledger.Posted) error {
 		args = append(args, m.ID, i, m.Scope.TenantID, m.Scope.WorkspaceID, string(m.Scope.Environment), string(m.Ledger),
 			p.Account, string(p.Direction), p.Amount.String())
 	}
-	_, err = tx.idb.ExecContext(ctx, q.String(), args...)
+	_, err = tx.exec(ctx, q.String(), args...)
 	return errf(op, err)
 }
 
@@ -207,9 +241,11 @@ func (tx *Tx) LedgerMovementInsert(ctx context.Context, m ledger.Posted) error {
 func (tx *Tx) LedgerMovementGet(ctx context.Context, s ledger.Scope, reference string) (ledger.Posted, error) {
 	const op = "store.LedgerMovementGet"
 	var row ledgerMovementRow
-	if err := tx.idb.NewRaw(`SELECT `+ledgerMovementColumns+` FROM ledger_movements
+	if err := tx.queryRow(ctx, `SELECT `+ledgerMovementColumns+` FROM ledger_movements
 		WHERE tenant_id = ? AND workspace_id = ? AND environment = ? AND reference = ?`,
-		s.TenantID, s.WorkspaceID, string(s.Environment), reference).Scan(ctx, &row); err != nil {
+		s.TenantID, s.WorkspaceID, string(s.Environment), reference).Scan(&row.ID, &row.TenantID, &row.WorkspaceID,
+		&row.Environment, &row.Ledger, &row.Type, &row.Reference, &row.Decimals, &row.ActorUserID, &row.ActorKeyID,
+		&row.CreatedAt); err != nil {
 		return ledger.Posted{}, notFound(op, err)
 	}
 	ms, err := tx.ledgerWithPostings(ctx, []ledgerMovementRow{row})

@@ -54,9 +54,9 @@ func (tx *Tx) PolicyInsert(ctx context.Context, v policy.Version) (policy.Versio
 // PolicyCurrent implements policy.Store.
 func (tx *Tx) PolicyCurrent(ctx context.Context, s policy.Scope, id string) (policy.Version, error) {
 	var r policyRow
-	err := tx.idb.NewRaw(`SELECT `+policyColumns+` FROM policy_versions
+	err := tx.scanOne(ctx, &r, `SELECT `+policyColumns+` FROM policy_versions
 		WHERE environment = ? AND tenant_id = ? AND policy_id = ? ORDER BY version DESC LIMIT 1`,
-		string(s.Environment), s.TenantID, id).Scan(ctx, &r)
+		string(s.Environment), s.TenantID, id)
 	if err != nil {
 		return policy.Version{}, notFound("store.PolicyCurrent", err)
 	}

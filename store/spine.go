@@ -25,7 +25,7 @@ func (tx *Tx) IdempotencyInsert(ctx context.Context, r idempotency.Record) (bool
 	if r.ID == "" {
 		r.ID = tx.NewID("idem_")
 	}
-	res, err := tx.idb.ExecContext(ctx, `INSERT INTO idempotency_records
+	res, err := tx.exec(ctx, `INSERT INTO idempotency_records
 		(id, tenant_id, workspace_id, environment, endpoint, idem_key, request_hash, state, created_at, expires_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, 'executing', ?, ?)
 		ON CONFLICT (tenant_id, workspace_id, environment, endpoint, idem_key) DO NOTHING`,
@@ -42,7 +42,7 @@ func (tx *Tx) IdempotencyInsert(ctx context.Context, r idempotency.Record) (bool
 
 // IdempotencyComplete implements idempotency.Store.
 func (tx *Tx) IdempotencyComplete(ctx context.Context, recID string, status int, body []byte, sealed bool) error {
-	res, err := tx.idb.ExecContext(ctx, `UPDATE idempotency_records
+	res, err := tx.exec(ctx, `UPDATE idempotency_records
 		SET state = 'completed', response_status = ?, response_body = ?, sealed = ? WHERE id = ?`,
 		status, body, sealed, recID)
 	if err != nil {
@@ -72,14 +72,17 @@ type idemRow struct {
 // IdempotencyGet implements idempotency.Store.
 func (tx *Tx) IdempotencyGet(ctx context.Context, s idempotency.Scope, endpoint, key string) (idempotency.Record, error) {
 	var row idemRow
-	err := tx.idb.NewRaw(`SELECT id, tenant_id, workspace_id, environment, endpoint, idem_key, request_hash,
+	var body []byte
+	err := tx.queryRow(ctx, `SELECT id, tenant_id, workspace_id, environment, endpoint, idem_key, request_hash,
 		response_status, response_body, sealed, created_at, expires_at
 		FROM idempotency_records
 		WHERE tenant_id = ? AND workspace_id = ? AND environment = ? AND endpoint = ? AND idem_key = ? AND state = 'completed'`,
-		s.TenantID, s.WorkspaceID, s.Environment, endpoint, key).Scan(ctx, &row)
+		s.TenantID, s.WorkspaceID, s.Environment, endpoint, key).Scan(&row.ID, &row.TenantID, &row.WorkspaceID, &row.Environment,
+		&row.Endpoint, &row.IdemKey, &row.RequestHash, &row.ResponseStatus, &body, &row.Sealed, &row.CreatedAt, &row.ExpiresAt)
 	if err != nil {
 		return idempotency.Record{}, notFound("store.IdempotencyGet", err)
 	}
+	row.ResponseBody = body
 	return idempotency.Record{
 		ID: row.ID, Scope: idempotency.Scope{TenantID: row.TenantID, WorkspaceID: row.WorkspaceID, Environment: row.Environment},
 		Endpoint: row.Endpoint, Key: row.IdemKey, RequestHash: row.RequestHash,
@@ -114,7 +117,7 @@ type Receipt struct {
 // ReceiptInsert stores a request receipt at the unit of work's time. A
 // second receipt for the same request id is ignored.
 func (tx *Tx) ReceiptInsert(ctx context.Context, r Receipt) error {
-	_, err := tx.idb.ExecContext(ctx, `INSERT INTO request_receipts
+	_, err := tx.exec(ctx, `INSERT INTO request_receipts
 		(request_id, tenant_id, workspace_id, environment, principal, method, operation_id, status, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (request_id) DO NOTHING`,
 		r.RequestID, r.TenantID, r.WorkspaceID, r.Environment, r.Principal, r.Method, r.OperationID, r.Status, tx.now)
@@ -144,7 +147,7 @@ func (tx *Tx) OutboxInsert(ctx context.Context, e outbox.Event) (outbox.Event, e
 	if len(e.Payload) == 0 {
 		e.Payload = json.RawMessage("{}")
 	}
-	_, err := tx.idb.ExecContext(ctx, `INSERT INTO outbox_events
+	_, err := tx.exec(ctx, `INSERT INTO outbox_events
 		(id, tenant_id, workspace_id, environment, type, schema_version, aggregate_id, aggregate_version, occurred_at, payload)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		e.ID, e.TenantID, e.WorkspaceID, e.Environment, e.Type, e.SchemaVersion, e.AggregateID, e.AggregateVersion,

@@ -22,6 +22,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -59,13 +60,26 @@ type DB struct {
 	// read serves reads outside transactions.
 	read  *bun.DB
 	clock Clock
-	hot   hotStatements
+	// committed runs after every committed unit of work; closer is closed
+	// with the DB (Options.Committed, Options.Closer).
+	committed func()
+	closer    io.Closer
+	// writeStmts and readStmts are the statements prepared on write and
+	// on read (one cache when they are the same pool).
+	writeStmts *stmtCache
+	readStmts  *stmtCache
 }
 
 // Options are the dialect-independent settings of a DB.
 type Options struct {
 	// Clock supplies now for every unit of work. Nil means the wall clock.
 	Clock Clock
+	// Committed, when set, runs after every committed unit of work, before
+	// its AfterCommit functions; it must not block (the SQLite store wakes
+	// its checkpointer with it).
+	Committed func()
+	// Closer, when set, is closed by Close before the database handles.
+	Closer io.Closer
 }
 
 // New wraps opened bun handles. Dialect packages call it after migrating;
@@ -78,7 +92,13 @@ func New(d Dialect, write, read *bun.DB, opts Options) *DB {
 	if read == nil {
 		read = write
 	}
-	return &DB{dialect: d, write: write, read: read, clock: c}
+	db := &DB{dialect: d, write: write, read: read, clock: c, committed: opts.Committed, closer: opts.Closer,
+		writeStmts: newStmtCache(write.DB, d)}
+	db.readStmts = db.writeStmts
+	if read != write {
+		db.readStmts = newStmtCache(read.DB, d)
+	}
+	return db
 }
 
 // Dialect reports the database's dialect.
@@ -91,8 +111,12 @@ func (db *DB) Now() time.Time { return db.clock.Now().UTC().Truncate(time.Micros
 // Close closes the database handles.
 func (db *DB) Close() error {
 	var err error
-	if db.hot.keyAuth != nil {
-		err = db.hot.keyAuth.Close()
+	if db.closer != nil {
+		err = db.closer.Close()
+	}
+	err = errors.Join(err, db.writeStmts.close())
+	if db.readStmts != db.writeStmts {
+		err = errors.Join(err, db.readStmts.close())
 	}
 	err = errors.Join(err, db.write.Close())
 	if db.read != db.write {
@@ -114,7 +138,9 @@ func (db *DB) Ping(ctx context.Context) error {
 type Tx struct {
 	db  *DB
 	idb bun.IDB
-	now time.Time
+	// sqlTx is the transaction under idb; nil on the read pool.
+	sqlTx *sql.Tx
+	now   time.Time
 	// onCommit runs after a successful commit, in order.
 	onCommit []func()
 	// beforeCommit runs after the unit of work's function succeeded, just
@@ -167,7 +193,7 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 	now := db.Now()
 	tx := &Tx{db: db, now: now}
 	err := db.write.RunInTx(ctx, &sql.TxOptions{}, func(ctx context.Context, btx bun.Tx) error {
-		tx.idb = btx
+		tx.idb, tx.sqlTx = btx, btx.Tx
 		if err := fn(tx); err != nil {
 			return err
 		}
@@ -178,8 +204,12 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 		}
 		return nil
 	})
+	db.writeStmts.prepareWanted(context.WithoutCancel(ctx))
 	if err != nil {
 		return err
+	}
+	if db.committed != nil {
+		db.committed()
 	}
 	for _, f := range tx.onCommit {
 		f()

@@ -1,6 +1,7 @@
 // Package sqlite opens the platform's store on SQLite (modernc.org/sqlite,
 // pure Go): WAL journal, a busy timeout, foreign keys on, one writer
-// connection for transactions and a pool of readers. It embeds the SQLite
+// connection for transactions, a pool of readers, and a checkpointer that
+// copies the WAL into the database file beside the writer. It embeds the SQLite
 // migrations and applies them on open.
 package sqlite
 
@@ -55,6 +56,7 @@ func Open(ctx context.Context, cfg Config) (*store.DB, error) {
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "foreign_keys(1)")
 	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Add("_pragma", fmt.Sprintf("wal_autocheckpoint(%d)", writerCheckpointPages))
 	q.Set("_txlock", "immediate")
 	q.Set("_time_format", "sqlite")
 	dsn := "file:" + cfg.Path + "?" + q.Encode()
@@ -89,5 +91,14 @@ func Open(ctx context.Context, cfg Config) (*store.DB, error) {
 	rsql.SetMaxOpenConns(readers)
 	rsql.SetMaxIdleConns(readers)
 	read := bun.NewDB(rsql, sqlitedialect.New())
-	return store.New(store.SQLite, write, read, store.Options{Clock: cfg.Clock}), nil
+	csql, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		write.Close()
+		read.Close()
+		return nil, fmt.Errorf("sqlite: open checkpointer: %w", err)
+	}
+	csql.SetMaxOpenConns(1)
+	csql.SetMaxIdleConns(1)
+	ckpt := startCheckpointer(csql)
+	return store.New(store.SQLite, write, read, store.Options{Clock: cfg.Clock, Committed: ckpt.committed, Closer: ckpt}), nil
 }
