@@ -339,6 +339,7 @@ func resign(s *platformtest.System, payload []byte) string {
 // webhook row, no inbox row, no job, the checkout still open), while the
 // same event validly signed activates the paid checkout.
 func TestBillingWebhookSignatures(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, billingOptions(), func(t *testing.T, s *platformtest.System) {
 		u := newPayer(t, s, "wh@example.test")
 		chk, session := u.checkout(t, s, "pro")
@@ -424,6 +425,7 @@ func TestBillingWebhookSignatures(t *testing.T) {
 // invoice.paid webhook replayed, a new event about the same invoice and a
 // second run of the period-end job grant nothing more.
 func TestBillingRenewalTwice(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, billingOptions(), func(t *testing.T, s *platformtest.System) {
 		t.Run("job first", func(t *testing.T) { renewTwice(t, s, "job@example.test", true) })
 		t.Run("webhooks first", func(t *testing.T) { renewTwice(t, s, "hooks@example.test", false) })
@@ -524,6 +526,7 @@ func renewTwice(t *testing.T, s *platformtest.System, email string, holdWebhooks
 // subscription at the provider from a durable job (so a later payment retry
 // cannot charge), and the provider's deletion webhook changes nothing.
 func TestBillingRenewalPaymentFailed(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, billingOptions(), func(t *testing.T, s *platformtest.System) {
 		u := newPayer(t, s, "unpaid@example.test")
 		first := u.subscribe(t, s, "pro").sub
@@ -596,6 +599,7 @@ func simClient(t testing.TB, s *platformtest.System) *stripepay.Client {
 // ends and refunds nothing; when the provider ends the subscription at
 // period end the workspace is back on free, with no further grant.
 func TestBillingCancelAtPeriodEnd(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, billingOptions(), func(t *testing.T, s *platformtest.System) {
 		u := newPayer(t, s, "cancel@example.test")
 		first := u.subscribe(t, s, "pro").sub
@@ -648,6 +652,7 @@ func TestBillingCancelAtPeriodEnd(t *testing.T) {
 // payment; the subscription keeps the price the checkout captured, and the
 // provider charged exactly that, while a new checkout gets the new price.
 func TestBillingSupersededPrice(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, billingOptions(), func(t *testing.T, s *platformtest.System) {
 		ctx := context.Background()
 		u := newPayer(t, s, "price@example.test")
@@ -712,6 +717,7 @@ func TestBillingSupersededPrice(t *testing.T) {
 // body under a new key is the next version, and the earlier one stays
 // readable.
 func TestBillingFeePolicyPublish(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, billingOptions(), func(t *testing.T, s *platformtest.System) {
 		sam := signIn(t, s, "sam@example.test", "Sam")
 		onboard(t, s, &sam, "Sam Studio")
@@ -797,6 +803,7 @@ func TestBillingFeePolicyPublish(t *testing.T) {
 // PROVIDER_UNAVAILABLE and writes nothing, while the same person checks
 // out in test mode.
 func TestBillingLiveCheckoutUnavailable(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, billingOptions(), func(t *testing.T, s *platformtest.System) {
 		u := newPayer(t, s, "live@example.test")
 		for _, key := range []string{"", "live-checkout-1"} {
@@ -826,6 +833,7 @@ func TestBillingLiveCheckoutUnavailable(t *testing.T) {
 // next reconcile converges. It waits out the provider timeout (10 s) on
 // each dialect, so -short skips it.
 func TestBillingReconcileProviderTimeout(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("waits out the 10 s provider timeout")
 	}

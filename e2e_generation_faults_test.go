@@ -173,6 +173,7 @@ func gfDeliveryStatuses(s *platformtest.System, task string) []int {
 // F1: the same stage's callback delivered again, also after the operation
 // completed, is stored and merged once.
 func TestGenerationFaultF1DuplicateCallbacks(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, gfOptions(), func(t *testing.T, s *platformtest.System) {
 		op := gfStart(t, s, "f1")
 		if err := s.ProviderA.Complete(op.task); err != nil {
@@ -208,6 +209,7 @@ func TestGenerationFaultF1DuplicateCallbacks(t *testing.T) {
 // F1 under concurrency: the complete callback delivered five times at once
 // materializes two assets and settles once; every delivery is answered 200.
 func TestGenerationFaultF1ConcurrentDuplicates(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, gfOptions(), func(t *testing.T, s *platformtest.System) {
 		op := gfStart(t, s, "f1-concurrent")
 		if err := s.ProviderA.DropCallbacks(op.task, "complete"); err != nil {
@@ -242,6 +244,7 @@ func TestGenerationFaultF1ConcurrentDuplicates(t *testing.T) {
 // reports the task half done), and an old webhook is redelivered after
 // completion.
 func TestGenerationFaultF2ProviderBClipOrder(t *testing.T) {
+	t.Parallel()
 	o := gfOptions()
 	o.Generation.Routes = []generation.ProviderID{generation.ProviderB}
 	platformtest.Dialects(t, o, func(t *testing.T, s *platformtest.System) {
@@ -278,6 +281,7 @@ func TestGenerationFaultF2ProviderBClipOrder(t *testing.T) {
 
 // F1 on provider B: every webhook arrives three times with the same id.
 func TestGenerationFaultF1DuplicateWebhooksProviderB(t *testing.T) {
+	t.Parallel()
 	o := gfOptions()
 	o.Generation.Routes = []generation.ProviderID{generation.ProviderB}
 	platformtest.Dialects(t, o, func(t *testing.T, s *platformtest.System) {
@@ -316,6 +320,7 @@ func TestGenerationFaultF1DuplicateWebhooksProviderB(t *testing.T) {
 // F2: complete arrives without text or first, and a stale first arrives
 // after complete: the operation completes and its stage never regresses.
 func TestGenerationFaultF2Reorder(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, gfOptions(), func(t *testing.T, s *platformtest.System) {
 		op := gfStart(t, s, "f2")
 		if err := s.ProviderA.DropCallbacks(op.task, "text", "first"); err != nil {
@@ -345,6 +350,7 @@ func TestGenerationFaultF2Reorder(t *testing.T) {
 // from a SUCCESS record or a CALLBACK_EXCEPTION record with its tracks; a
 // CALLBACK_EXCEPTION without tracks fails it and releases the credits.
 func TestGenerationFaultF3CallbackNeverArrives(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, gfOptions(), func(t *testing.T, s *platformtest.System) {
 		dropped := gfStart(t, s, "f3-dropped")
 		if err := s.ProviderA.DropCallbacks(dropped.task, "*"); err != nil {
@@ -405,6 +411,7 @@ func TestGenerationFaultF3CallbackNeverArrives(t *testing.T) {
 // was made — PROVIDER_UNAVAILABLE with details.ambiguous — cannot be
 // produced deterministically by either simulator, so it is not covered.)
 func TestGenerationFaultF4LostCreateAnswer(t *testing.T) {
+	t.Parallel()
 	var armed atomic.Bool
 	o := gfOptions()
 	o.Generation.Hook = func(ctx context.Context, point string) error {
@@ -472,6 +479,7 @@ func TestGenerationFaultF4LostCreateAnswer(t *testing.T) {
 // candidate (no task was made); polls answered 500, a malformed body or
 // 455 only schedule the next poll, which completes the operation.
 func TestGenerationFaultF5TransientErrors(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, gfOptions(), func(t *testing.T, s *platformtest.System) {
 		s.ProviderA.FailNext(provideratest.EndpointCreate, provideratest.Failure{HTTPStatus: 500, Code: 500, Msg: "Internal Server Error"})
 		s.ProviderA.FailNext(provideratest.EndpointCreate, provideratest.Failure{Code: 455, Msg: "System maintenance"})
@@ -518,6 +526,7 @@ func TestGenerationFaultF5TransientErrors(t *testing.T) {
 // F6: a throttled create (sunoapi 405/430, kie 429/433) is RATE_LIMITED and
 // retried; exactly one task is made in the end.
 func TestGenerationFaultF6Throttle(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		dialect string
 		codes   []int
@@ -561,6 +570,7 @@ func TestGenerationFaultF6Throttle(t *testing.T) {
 // scheduler holds the creates above its limit until the window moves, so
 // the provider never throttles and every operation makes one task.
 func TestGenerationFaultF6CreateWindow(t *testing.T) {
+	t.Parallel()
 	o := gfOptions()
 	o.Generation.CreateLimit = 3
 	platformtest.Dialects(t, o, func(t *testing.T, s *platformtest.System) {
@@ -617,6 +627,7 @@ func TestGenerationFaultF6CreateWindow(t *testing.T) {
 // next route (provider B's platform credential) delivers, under the same
 // operation id.
 func TestGenerationFaultF6ThrottleFallsBackToB(t *testing.T) {
+	t.Parallel()
 	o := gfOptions()
 	o.Generation.TransientRetries = 2
 	platformtest.Dialects(t, o, func(t *testing.T, s *platformtest.System) {
@@ -649,6 +660,7 @@ func TestGenerationFaultF6ThrottleFallsBackToB(t *testing.T) {
 // reconciled: nothing reported on sunoapi (UNKNOWN), creditsConsumed 0 on
 // the kie market after a refunded 531 (MATCHED, next test).
 func TestGenerationFaultF7AcceptedThenFails(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, gfOptions(), func(t *testing.T, s *platformtest.System) {
 		policy := gfStart(t, s, "f7-400")
 		if _, err := s.ProviderA.Advance(policy.task); err != nil {
@@ -690,6 +702,7 @@ func TestGenerationFaultF7AcceptedThenFails(t *testing.T) {
 // F7 on the kie market: a 531 failure is refunded by the provider and
 // reported with creditsConsumed 0, which reconciles as MATCHED.
 func TestGenerationFaultF7RefundedMarket(t *testing.T) {
+	t.Parallel()
 	o := gfOptions()
 	o.ProviderADialect = "kie_market"
 	platformtest.Dialects(t, o, func(t *testing.T, s *platformtest.System) {
@@ -713,6 +726,7 @@ func TestGenerationFaultF7RefundedMarket(t *testing.T) {
 // F8: the first stage carries the stream link in audio_url: nothing is
 // ingested from it; the assets are the final MP3s, byte for byte.
 func TestGenerationFaultF8StreamURL(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, gfOptions(), func(t *testing.T, s *platformtest.System) {
 		s.ProviderA.SetStreamInAudioURL(true)
 		op := gfStart(t, s, "f8")
@@ -754,6 +768,7 @@ func TestGenerationFaultF8StreamURL(t *testing.T) {
 // fail the operation with RESULT_EXPIRED, and zero-byte media with
 // GENERATION_FAILED; both release the credits.
 func TestGenerationFaultF9Media(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, gfOptions(), func(t *testing.T, s *platformtest.System) {
 		op := gfStart(t, s, "f9-403")
 		for n := range 2 {
@@ -799,6 +814,7 @@ func TestGenerationFaultF9Media(t *testing.T) {
 // F10: placeholder tracks (empty ids, .../None.mp3) before the tracks are
 // ready never take an output slot: exactly two outputs.
 func TestGenerationFaultF10Placeholders(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, gfOptions(), func(t *testing.T, s *platformtest.System) {
 		s.ProviderA.SetPlaceholders(true)
 		op := gfStart(t, s, "f10")
@@ -825,6 +841,7 @@ func TestGenerationFaultF10Placeholders(t *testing.T) {
 // F11: callbacks name the task as taskId and records carry a top-level
 // sunoData: the callback path and the poll path both complete.
 func TestGenerationFaultF11KeyDrift(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, gfOptions(), func(t *testing.T, s *platformtest.System) {
 		s.ProviderA.SetKeyDrift(true)
 		byCallback := gfStart(t, s, "f11-callback")
@@ -853,6 +870,7 @@ func TestGenerationFaultF11KeyDrift(t *testing.T) {
 // F12: a task that never finishes expires the operation at its deadline
 // and releases the credits; a completion reported afterwards is ignored.
 func TestGenerationFaultF12Hang(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, gfOptions(), func(t *testing.T, s *platformtest.System) {
 		op := gfStart(t, s, "f12")
 		if _, err := s.ProviderA.Advance(op.task); err != nil {
@@ -891,6 +909,7 @@ func TestGenerationFaultF12Hang(t *testing.T) {
 // answered 422, cannot happen through the platform: every create carries
 // the attempt's callback URL, which the test checks on the simulator.
 func TestGenerationFaultF13UnknownTask(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		dialect string
 		unknown provideratest.Failure
@@ -928,6 +947,7 @@ func TestGenerationFaultF13UnknownTask(t *testing.T) {
 // A callback with a bad, stale or missing signature is refused (400) and
 // stored nowhere; the recovery poll still completes the operation.
 func TestGenerationFaultBadSignature(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, gfOptions(), func(t *testing.T, s *platformtest.System) {
 		op := gfStart(t, s, "sig")
 		s.ProviderA.SetSignature(provideratest.SignBad)
@@ -964,6 +984,7 @@ func TestGenerationFaultBadSignature(t *testing.T) {
 // operation shows OVER_EXPECTED from the reported figure and one
 // PROVIDER_COST_DRIFT event is written; the customer still pays the price.
 func TestGenerationFaultCostDrift(t *testing.T) {
+	t.Parallel()
 	o := gfOptions()
 	o.ProviderADialect = "kie_market"
 	platformtest.Dialects(t, o, func(t *testing.T, s *platformtest.System) {
@@ -1007,6 +1028,7 @@ func gfStartB(t *testing.T, s *platformtest.System, idem string) (int64, transpo
 // F5 and F3 on provider B: webhooks dropped, and the first polls answer
 // 500 and a truncated body; a later poll completes the operation.
 func TestGenerationFaultProviderBPolls(t *testing.T) {
+	t.Parallel()
 	o := gfOptions()
 	o.Generation.Routes = []generation.ProviderID{generation.ProviderB}
 	platformtest.Dialects(t, o, func(t *testing.T, s *platformtest.System) {

@@ -116,6 +116,7 @@ func waitTasksA(t testing.TB, s *platformtest.System, n int) {
 }
 
 func TestGenerationEndToEnd(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, genOptions(), func(t *testing.T, s *platformtest.System) {
 		before := creditInt(t, s, ledger.AccountWorkspaceCredits)
 		acc := acceptedID(t, generate(s, "gen-1", map[string]any{"prompt": "A calm piano piece", "duration": 90}))
@@ -181,6 +182,7 @@ func TestGenerationEndToEnd(t *testing.T) {
 }
 
 func TestGenerationConcurrentDuplicates(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, genOptions(), func(t *testing.T, s *platformtest.System) {
 		before := creditInt(t, s, ledger.AccountWorkspaceCredits)
 		if r := s.Do(platformtest.Request{Method: "PUT", Path: "/api/v1/api-keys/" + s.Boot.KeyID + "/limits", Key: s.Boot.TestKey,
@@ -237,6 +239,7 @@ func TestGenerationConcurrentDuplicates(t *testing.T) {
 }
 
 func TestGenerationStopBetweenCreateAndRecord(t *testing.T) {
+	t.Parallel()
 	var stopped atomic.Bool
 	opts := genOptions()
 	opts.Generation.Hook = func(ctx context.Context, point string) error {
@@ -286,6 +289,7 @@ func TestGenerationStopBetweenCreateAndRecord(t *testing.T) {
 }
 
 func TestGenerationFailoverToProviderB(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, genOptions(), func(t *testing.T, s *platformtest.System) {
 		s.ProviderA.SetCredits(0) // A answers "no credits": never retried on the same credential
 		acc := acceptedID(t, generate(s, "failover-1", map[string]any{"prompt": "Provider A is out of credits"}))
@@ -312,6 +316,7 @@ func TestGenerationFailoverToProviderB(t *testing.T) {
 }
 
 func TestGenerationNoRouteLeftFails(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, genOptions(), func(t *testing.T, s *platformtest.System) {
 		before := creditInt(t, s, ledger.AccountWorkspaceCredits)
 		s.ProviderA.SetCredits(0)
@@ -332,6 +337,7 @@ func TestGenerationNoRouteLeftFails(t *testing.T) {
 }
 
 func TestGenerationProviderPolicyNeedsScope(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, genOptions(), func(t *testing.T, s *platformtest.System) {
 		_, narrow := createKey(t, s, s.Boot.TestKey, map[string]any{"name": "gen only", "scopes": []string{"music:generate"}}, "")
 		body := map[string]any{"prompt": "Choose B", "providerPolicy": map[string]any{"preferred": "MUSIC_PROVIDER_B"}}
@@ -357,6 +363,7 @@ func TestGenerationProviderPolicyNeedsScope(t *testing.T) {
 }
 
 func TestGenerationInsufficientCredits(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, genOptions(), func(t *testing.T, s *platformtest.System) {
 		ctx := context.Background()
 		sc := ledger.Scope{TenantID: s.Boot.TenantID, WorkspaceID: s.Boot.WorkspaceID, Environment: access.Test}
@@ -390,6 +397,7 @@ func TestGenerationInsufficientCredits(t *testing.T) {
 }
 
 func TestGenerationCancel(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, genOptions(), func(t *testing.T, s *platformtest.System) {
 		before := creditInt(t, s, ledger.AccountWorkspaceCredits)
 		acc := acceptedID(t, generate(s, "cancel-1", map[string]any{"prompt": "Changed my mind"}))
@@ -433,6 +441,7 @@ func TestGenerationCancel(t *testing.T) {
 }
 
 func TestGenerationCancelRacesCompletion(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, genOptions(), func(t *testing.T, s *platformtest.System) {
 		for round := range 4 {
 			before := creditInt(t, s, ledger.AccountWorkspaceCredits)
@@ -480,6 +489,7 @@ func TestGenerationCancelRacesCompletion(t *testing.T) {
 // recovery poll at a random point; every order ends the same way — one
 // completed operation, two outputs, one settlement.
 func TestGenerationMergeOrdersThroughStore(t *testing.T) {
+	t.Parallel()
 	opts := genOptions()
 	opts.Generation.PollAfter = time.Second
 	opts.Generation.PollMinInterval = time.Millisecond
@@ -534,6 +544,7 @@ func TestGenerationMergeOrdersThroughStore(t *testing.T) {
 }
 
 func TestGenerationBYOK(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, genOptions(), func(t *testing.T, s *platformtest.System) {
 		submit := func() string {
 			r := createCredential(s, s.Boot.TestKey, map[string]any{"provider": "MUSIC_PROVIDER_B", "apiKey": s.ProviderB.APIKey()}, nil)
@@ -597,6 +608,7 @@ func TestGenerationBYOK(t *testing.T) {
 }
 
 func TestGenerationCreateScheduler(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, genOptions(), func(t *testing.T, s *platformtest.System) {
 		if r := s.Do(platformtest.Request{Method: "PUT", Path: "/api/v1/api-keys/" + s.Boot.KeyID + "/limits", Key: s.Boot.TestKey,
 			Body: map[string]any{"requestsPerMinute": 6000, "maxConcurrentRequests": 64, "monthlyRequestBudget": 1000000}}); r.Status != 200 {

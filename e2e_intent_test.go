@@ -124,6 +124,7 @@ func internalKey(t *testing.T, s *platformtest.System) string {
 // loopback cluster with a real keypair: challenge, verify, intent, sign,
 // submit, relay, confirm, finalize, and the credits granted once.
 func TestCreditPurchaseOnChain(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, platformtest.Options{Chain: true, Jobs: platform.JobsConfig{PollInterval: 20 * time.Millisecond}},
 		func(t *testing.T, s *platformtest.System) {
 			p := fundedBuyer(t, s, "payer@example.test", 100_000_000_000)
@@ -260,6 +261,7 @@ func awaitState(t *testing.T, s *platformtest.System, p buyer, id, state string,
 // from the prepared one, a signature already bound to another intent and
 // an expired intent are refused, and nothing is sent or settled.
 func TestIntentSubmitRefusals(t *testing.T) {
+	t.Parallel()
 	s, p, create := buyerSetup(t, platformtest.Options{Chain: true, Jobs: platform.JobsConfig{Disabled: true}})
 	a := create("a")
 	b := create("b")
@@ -320,6 +322,7 @@ func TestIntentSubmitRefusals(t *testing.T) {
 // transaction the cluster drops expires the intent once its blockhash
 // can no longer land, crediting nothing.
 func TestIntentRelayFaults(t *testing.T) {
+	t.Parallel()
 	s, p, create := buyerSetup(t, platformtest.Options{Chain: true, Jobs: platform.JobsConfig{PollInterval: 20 * time.Millisecond}})
 	before := workspaceCreditsAfterGrant(t, s, p)
 
@@ -432,6 +435,7 @@ func payFromURI(t *testing.T, s *platformtest.System, p buyer, pv transport.Chai
 // settles; an amount short by the transfer fee, or paid to another
 // recipient, goes to REQUIRES_REVIEW with its evidence and credits nothing.
 func TestChainPaymentRequest(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, platformtest.Options{Chain: true, Jobs: platform.JobsConfig{PollInterval: 20 * time.Millisecond}},
 		func(t *testing.T, s *platformtest.System) {
 			p := fundedBuyer(t, s, "payer@example.test", 100_000_000_000)

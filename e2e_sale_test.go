@@ -70,6 +70,7 @@ func intent(s *platformtest.System, p person, saleID string, body map[string]any
 // executable, and access intents hand over only for the verified, open
 // sale inside its window from an allowed jurisdiction.
 func TestTokenSaleProjectionsAndAccessIntents(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, saleOptions(), func(t *testing.T, s *platformtest.System) {
 		key := s.Boot.TestKey
 		var ver transport.SaleVerificationView

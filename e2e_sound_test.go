@@ -98,6 +98,7 @@ func soundOptions() platformtest.Options {
 }
 
 func TestSoundAnalysis(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, soundOptions(), func(t *testing.T, s *platformtest.System) {
 		r := s.Do(platformtest.Request{Method: "GET", Path: "/api/v1/sound/capabilities", Key: s.Boot.TestKey})
 		var caps map[string]any
@@ -149,6 +150,7 @@ func TestSoundAnalysis(t *testing.T) {
 }
 
 func TestSoundAnalysisRequests(t *testing.T) {
+	t.Parallel()
 	opts := soundOptions()
 	opts.Jobs.Disabled = true
 	platformtest.Dialects(t, opts, func(t *testing.T, s *platformtest.System) {
@@ -228,6 +230,7 @@ func TestSoundAnalysisRequests(t *testing.T) {
 }
 
 func TestSoundMastering(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, soundOptions(), func(t *testing.T, s *platformtest.System) {
 		// A quiet, music-like input: two tones with a beating envelope at
 		// about -30 LUFS.
@@ -301,6 +304,7 @@ func TestSoundMastering(t *testing.T) {
 }
 
 func TestSoundStems(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, soundOptions(), func(t *testing.T, s *platformtest.System) {
 		const rate = 44100
 		// Bass and a centred tone above it, with clicks every half second.
@@ -371,6 +375,7 @@ func TestSoundStems(t *testing.T) {
 }
 
 func TestSoundEnhance(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, soundOptions(), func(t *testing.T, s *platformtest.System) {
 		const rate = 48000
 		// A 1 kHz tone under a 50 Hz hum with harmonics.

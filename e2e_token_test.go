@@ -36,6 +36,7 @@ func tokenGet[T any](t *testing.T, s *platformtest.System, path, key string) (T,
 // network, never as mainnet and never production ready; the live
 // environment, which has no cluster, stays PRE_DEPLOYMENT.
 func TestTokenRegistryVerifiesTheSimulatorMint(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, platformtest.Options{Chain: true, Jobs: platform.JobsConfig{PollInterval: 20 * time.Millisecond}},
 		func(t *testing.T, s *platformtest.System) {
 			key := s.Boot.TestKey
@@ -167,6 +168,7 @@ func TestTokenRegistryVerifiesTheSimulatorMint(t *testing.T) {
 // that cannot read the cluster (node behind, timeout, HTTP error) is an
 // ERROR run that passes nothing and moves nothing, even from verified.
 func TestTokenVerificationDeviations(t *testing.T) {
+	t.Parallel()
 	s := platformtest.New(t, platformtest.Options{Chain: true, Jobs: platform.JobsConfig{Disabled: true}})
 	ctx := context.Background()
 	key := s.Boot.TestKey

@@ -57,6 +57,7 @@ func verifyWallet(s *platformtest.System, p person, id string, sig []byte, signe
 // another account's challenge and an API key. A verification creates a
 // wallet link and nothing else: no session, role or entitlement.
 func TestWalletVerification(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, platformtest.Options{Chain: true}, func(t *testing.T, s *platformtest.System) {
 		alice := testSession(t, s, "alice@example.test")
 		bob := testSession(t, s, "bob@example.test")
