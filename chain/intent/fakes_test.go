@@ -280,7 +280,7 @@ func (f *fakeChain) SendTransaction(_ context.Context, b []byte, _ chain.SendOpt
 	if f.onSend != nil {
 		f.onSend(b)
 	}
-	return encodeBase58(b[1:65]), nil
+	return token2022.EncodeBase58(b[1:65]), nil
 }
 func (f *fakeChain) GetSignatureStatuses(_ context.Context, sigs []string, _ bool) ([]*chain.SignatureStatus, error) {
 	f.mu.Lock()
@@ -433,7 +433,7 @@ func (h *harness) sign(it Intent) (string, []byte) {
 	b := appendCompactU16(nil, 1)
 	b = append(b, sig...)
 	b = append(b, it.Transaction.Message...)
-	return encodeBase58(sig), b
+	return token2022.EncodeBase58(sig), b
 }
 
 // submitSigned signs and submits it with the signed bytes.

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/creatormusic/platform/chain"
+	"github.com/creatormusic/platform/chain/token2022"
 	"github.com/creatormusic/platform/fault"
 )
 
@@ -77,7 +78,7 @@ func TestRequestPaymentAndSettleByReference(t *testing.T) {
 	}
 	// The signature is now bound: no other intent can use it.
 	b := h.create()
-	_, err = h.svc.Submit(ctx, h.user, b.ID, SubmitRequest{Signature: encodeBase58(make([]byte, 64))})
+	_, err = h.svc.Submit(ctx, h.user, b.ID, SubmitRequest{Signature: token2022.EncodeBase58(make([]byte, 64))})
 	if err != nil {
 		t.Fatal(err)
 	}

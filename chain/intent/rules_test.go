@@ -222,17 +222,3 @@ func TestCompactU16(t *testing.T) {
 		t.Fatal("non-minimal accepted")
 	}
 }
-
-func TestBase58RoundTrip(t *testing.T) {
-	for _, b := range [][]byte{make([]byte, 64), append(make([]byte, 3), 1, 2, 3), {255, 254}} {
-		s := encodeBase58(b)
-		got, ok := decodeBase58(s, 200)
-		if !ok || string(got) != string(b) {
-			t.Fatalf("% x -> %s -> % x", b, s, got)
-		}
-	}
-	k := key("x")
-	if encodeBase58(k[:]) != k.String() {
-		t.Fatal("disagrees with token2022's base58")
-	}
-}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/creatormusic/platform/access"
+	"github.com/creatormusic/platform/chain/token2022"
 	"github.com/creatormusic/platform/fault"
 )
 
@@ -59,7 +60,7 @@ func TestSubmitRefusals(t *testing.T) {
 		sig := ed25519.Sign(h.payerKey, msg)
 		b := append(appendCompactU16(nil, 1), sig...)
 		b = append(b, msg...)
-		_, err := h.svc.Submit(ctx, h.user, it.ID, SubmitRequest{Signature: encodeBase58(sig), SignedTransactionBase64: base64Std(b)})
+		_, err := h.svc.Submit(ctx, h.user, it.ID, SubmitRequest{Signature: token2022.EncodeBase58(sig), SignedTransactionBase64: base64Std(b)})
 		wantCode(t, err, fault.SignatureRejected)
 		if h.store.intent(it.ID).State != StateCreated {
 			t.Fatal("state moved")
@@ -72,14 +73,14 @@ func TestSubmitRefusals(t *testing.T) {
 		sig := ed25519.Sign(other, it.Transaction.Message)
 		b := append(appendCompactU16(nil, 1), sig...)
 		b = append(b, it.Transaction.Message...)
-		_, err := h.svc.Submit(ctx, h.user, it.ID, SubmitRequest{Signature: encodeBase58(sig), SignedTransactionBase64: base64Std(b)})
+		_, err := h.svc.Submit(ctx, h.user, it.ID, SubmitRequest{Signature: token2022.EncodeBase58(sig), SignedTransactionBase64: base64Std(b)})
 		wantCode(t, err, fault.SignatureRejected)
 	})
 	t.Run("signature differs from the signed bytes", func(t *testing.T) {
 		h := newHarness(t, feeMint(6, 200, 5_000_000))
 		it := h.create()
 		_, b := h.sign(it)
-		_, err := h.svc.Submit(ctx, h.user, it.ID, SubmitRequest{Signature: encodeBase58(make([]byte, 64)), SignedTransactionBase64: base64Std(b)})
+		_, err := h.svc.Submit(ctx, h.user, it.ID, SubmitRequest{Signature: token2022.EncodeBase58(make([]byte, 64)), SignedTransactionBase64: base64Std(b)})
 		wantCode(t, err, fault.SignatureRejected)
 	})
 	t.Run("malformed", func(t *testing.T) {
@@ -143,7 +144,7 @@ func TestSubmitDifferentSignatureNeedsReview(t *testing.T) {
 	h := newHarness(t, feeMint(6, 200, 5_000_000))
 	it := h.create()
 	h.submitSigned(it)
-	other := encodeBase58(append(make([]byte, 63), 7))
+	other := token2022.EncodeBase58(append(make([]byte, 63), 7))
 	out, err := h.svc.Submit(context.Background(), h.user, it.ID, SubmitRequest{Signature: other})
 	wantCode(t, err, fault.RequiresReview)
 	got := h.store.intent(it.ID)

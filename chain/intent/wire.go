@@ -4,7 +4,6 @@ import (
 	"crypto/ed25519"
 	"encoding/base64"
 	"encoding/binary"
-	"strings"
 
 	"github.com/creatormusic/platform/chain"
 	"github.com/creatormusic/platform/chain/token2022"
@@ -264,77 +263,13 @@ func verifySignature(signer chain.Address, message, sig []byte) bool {
 // base64Std encodes b in standard base64 with padding.
 func base64Std(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
 
-// base58Alphabet is Bitcoin's base58 alphabet, which Solana uses.
-const base58Alphabet = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
-
-// encodeBase58 renders b (a big-endian number) in base 58, one '1' per
-// leading zero byte.
-func encodeBase58(b []byte) string {
-	zeros := 0
-	for zeros < len(b) && b[zeros] == 0 {
-		zeros++
-	}
-	digits := make([]byte, 0, len(b)*138/100+1) // base 58, least significant first
-	for _, c := range b[zeros:] {
-		carry := int(c)
-		for i := range digits {
-			carry += int(digits[i]) << 8
-			digits[i] = byte(carry % 58)
-			carry /= 58
-		}
-		for carry > 0 {
-			digits = append(digits, byte(carry%58))
-			carry /= 58
-		}
-	}
-	var sb strings.Builder
-	sb.Grow(zeros + len(digits))
-	for range zeros {
-		sb.WriteByte('1')
-	}
-	for i := len(digits) - 1; i >= 0; i-- {
-		sb.WriteByte(base58Alphabet[digits[i]])
-	}
-	return sb.String()
-}
-
-// decodeBase58 is encodeBase58's inverse; ok is false on a character
-// outside the alphabet or text longer than maxLen.
-func decodeBase58(s string, maxLen int) (b []byte, ok bool) {
-	if len(s) > maxLen {
-		return nil, false
-	}
-	zeros := 0
-	for zeros < len(s) && s[zeros] == '1' {
-		zeros++
-	}
-	num := make([]byte, 0, len(s)) // base 256, least significant first
-	for i := zeros; i < len(s); i++ {
-		carry := strings.IndexByte(base58Alphabet, s[i])
-		if carry < 0 {
-			return nil, false
-		}
-		for j := range num {
-			carry += int(num[j]) * 58
-			num[j] = byte(carry)
-			carry >>= 8
-		}
-		for carry > 0 {
-			num = append(num, byte(carry))
-			carry >>= 8
-		}
-	}
-	out := make([]byte, zeros+len(num))
-	for i, c := range num {
-		out[len(out)-1-i] = c
-	}
-	return out, true
-}
-
 // ParseSignature decodes a base58 transaction signature (64 bytes). It
 // fails with INVALID_INPUT naming the field "signature".
 func ParseSignature(s string) ([]byte, error) {
-	b, ok := decodeBase58(s, 88)
+	if len(s) > 88 {
+		return nil, fault.Invalid("intent.ParseSignature", "signature", "a signature is 64 bytes in base58")
+	}
+	b, ok := token2022.DecodeBase58(s)
 	if !ok || len(b) != SignatureSize {
 		return nil, fault.Invalid("intent.ParseSignature", "signature", "a signature is 64 bytes in base58")
 	}

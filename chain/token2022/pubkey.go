@@ -39,7 +39,7 @@ func ParsePublicKey(s string) (PublicKey, error) {
 	if len(s) == 0 || len(s) > maxPublicKeyText {
 		return k, fault.E(op, fault.InvalidInput, "a public key is 32 to 44 base58 characters").With("length", len(s))
 	}
-	b, ok := decodeBase58(s)
+	b, ok := DecodeBase58(s)
 	if !ok {
 		return k, fault.E(op, fault.InvalidInput, "a public key is base58 text")
 	}
@@ -51,15 +51,16 @@ func ParsePublicKey(s string) (PublicKey, error) {
 }
 
 // String returns the base58 text of k.
-func (k PublicKey) String() string { return encodeBase58(k[:]) }
+func (k PublicKey) String() string { return EncodeBase58(k[:]) }
 
 // IsZero reports whether k is all zeros, which an OptionalNonZeroPubkey field
 // uses to mean none. (The System Program's id is also all zeros.)
 func (k PublicKey) IsZero() bool { return k == PublicKey{} }
 
-// encodeBase58 converts b, a big-endian number, to base 58; each leading zero
-// byte becomes a leading '1'.
-func encodeBase58(b []byte) string {
+// EncodeBase58 converts b, a big-endian number, to base 58 in Solana's
+// (Bitcoin's) alphabet; each leading zero byte becomes a leading '1'.
+// Addresses, signatures and blockhashes are printed this way.
+func EncodeBase58(b []byte) string {
 	zeros := 0
 	for zeros < len(b) && b[zeros] == 0 {
 		zeros++
@@ -89,9 +90,10 @@ func encodeBase58(b []byte) string {
 	return sb.String()
 }
 
-// decodeBase58 is the inverse of encodeBase58; ok is false on a character
-// outside the alphabet.
-func decodeBase58(s string) (b []byte, ok bool) {
+// DecodeBase58 is the inverse of EncodeBase58; ok is false on a character
+// outside the alphabet. Its work grows with the square of len(s): callers
+// bound the length first.
+func DecodeBase58(s string) (b []byte, ok bool) {
 	zeros := 0
 	for zeros < len(s) && s[zeros] == '1' {
 		zeros++

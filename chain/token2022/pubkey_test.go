@@ -71,3 +71,18 @@ func TestParsePublicKeyInvalid(t *testing.T) {
 		}
 	}
 }
+
+// TestBase58AnyLength round-trips values of other lengths than a key:
+// signatures (64 bytes), leading zero bytes, short values.
+func TestBase58AnyLength(t *testing.T) {
+	for _, b := range [][]byte{make([]byte, 64), append(make([]byte, 3), 1, 2, 3), {255, 254}, {}} {
+		s := EncodeBase58(b)
+		got, ok := DecodeBase58(s)
+		if !ok || string(got) != string(b) {
+			t.Fatalf("% x -> %s -> % x", b, s, got)
+		}
+	}
+	if _, ok := DecodeBase58("0OIl"); ok {
+		t.Fatal("characters outside the alphabet accepted")
+	}
+}

@@ -157,32 +157,7 @@ func (x *fixture) verify(p *access.Principal, req VerifyRequest) (Verified, erro
 }
 
 func (x *fixture) sign(msg string) string {
-	return encodeBase58(ed25519.Sign(x.priv, []byte(msg)))
-}
-
-// encodeBase58 is the test's base58 encoder (any length).
-func encodeBase58(b []byte) string {
-	zeros := 0
-	for zeros < len(b) && b[zeros] == 0 {
-		zeros++
-	}
-	var digits []byte
-	for _, c := range b[zeros:] {
-		carry := int(c)
-		for i := range digits {
-			carry += int(digits[i]) << 8
-			digits[i] = byte(carry % 58)
-			carry /= 58
-		}
-		for ; carry > 0; carry /= 58 {
-			digits = append(digits, byte(carry%58))
-		}
-	}
-	out := strings.Repeat("1", zeros)
-	for i := len(digits) - 1; i >= 0; i-- {
-		out += string(base58Alphabet[digits[i]])
-	}
-	return out
+	return token2022.EncodeBase58(ed25519.Sign(x.priv, []byte(msg)))
 }
 
 func wantCode(t *testing.T, err error, code fault.Code, reason string) {
@@ -311,7 +286,7 @@ func TestVerifyRejects(t *testing.T) {
 		x := newFixture(t)
 		c := x.challenge(t, x.alice)
 		other := ed25519.NewKeyFromSeed(make([]byte, ed25519.SeedSize))
-		_, err := x.verify(x.alice, VerifyRequest{ChallengeID: c.ID, Signature: encodeBase58(ed25519.Sign(other, []byte(c.Message)))})
+		_, err := x.verify(x.alice, VerifyRequest{ChallengeID: c.ID, Signature: token2022.EncodeBase58(ed25519.Sign(other, []byte(c.Message)))})
 		wantCode(t, err, fault.SignatureRejected, "signature_invalid")
 		if got := x.st.challenges[c.ID]; got.Status != StatusPending || got.Attempts != 1 || x.st.fails != 1 {
 			t.Errorf("after a failure: %+v, failed units %d", got, x.st.fails)
@@ -378,7 +353,7 @@ func TestVerifyRejects(t *testing.T) {
 	t.Run("attempts exhausted", func(t *testing.T) {
 		x := newFixture(t)
 		c := x.challenge(t, x.alice)
-		bad := encodeBase58(make([]byte, 64))
+		bad := token2022.EncodeBase58(make([]byte, 64))
 		for i := 1; i <= DefaultMaxAttempts; i++ {
 			_, err := x.verify(x.alice, VerifyRequest{ChallengeID: c.ID, Signature: bad})
 			wantCode(t, err, fault.SignatureRejected, "signature_invalid")
@@ -405,7 +380,7 @@ func TestVerifyRejects(t *testing.T) {
 	t.Run("malformed signature", func(t *testing.T) {
 		x := newFixture(t)
 		c := x.challenge(t, x.alice)
-		for _, s := range []string{"", "abc", encodeBase58(make([]byte, 63)), base64.StdEncoding.EncodeToString(make([]byte, 65)), "0OIl" + x.sign(c.Message)[4:]} {
+		for _, s := range []string{"", "abc", token2022.EncodeBase58(make([]byte, 63)), base64.StdEncoding.EncodeToString(make([]byte, 65)), "0OIl" + x.sign(c.Message)[4:]} {
 			_, err := x.verify(x.alice, VerifyRequest{ChallengeID: c.ID, Signature: s})
 			wantCode(t, err, fault.InvalidInput, "")
 		}
