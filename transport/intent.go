@@ -252,6 +252,16 @@ func unitOfCall(c *Call) intent.RunFunc {
 	}
 }
 
+// commitReceipt commits the request receipt alone when the service's
+// unit of work did not run (nothing changed: a repeated submit, an
+// existing payment request, a check that observed nothing new).
+func commitReceipt(ctx context.Context, c *Call) error {
+	if c.committed {
+		return nil
+	}
+	return c.Commit(ctx, func(*store.Tx) error { return nil })
+}
+
 func exampleIntent() TransactionIntentView {
 	t := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	return TransactionIntentView{ID: "txi_0123456789abcdef0123456789abcdef", Object: "transaction_intent", Environment: "test",
@@ -288,12 +298,9 @@ func intentRoutes(svc *intent.Service) []Route {
 	// requestPayment creates or returns the intent's payment request in
 	// the route's unit of work.
 	requestPayment := func(ctx context.Context, c *Call, id string) (any, error) {
-		var pr intent.PaymentRequest
-		var err error
-		pr, err = svc.RequestPayment(intent.WithUnit(ctx, unitOfCall(c)), c.Principal, id)
-		if err == nil && !c.committed {
-			// The request existed: nothing was written but the receipt.
-			err = c.Commit(ctx, func(*store.Tx) error { return nil })
+		pr, err := svc.RequestPayment(intent.WithUnit(ctx, unitOfCall(c)), c.Principal, id)
+		if err == nil {
+			err = commitReceipt(ctx, c)
 		}
 		return payView(pr, err)
 	}
@@ -376,10 +383,8 @@ func intentRoutes(svc *intent.Service) []Route {
 				if err != nil {
 					return nil, err
 				}
-				if !c.committed {
-					if err := c.Commit(ctx, func(*store.Tx) error { return nil }); err != nil {
-						return nil, err
-					}
+				if err := commitReceipt(ctx, c); err != nil {
+					return nil, err
 				}
 				return intentView(it), nil
 			}}),
@@ -399,10 +404,8 @@ func intentRoutes(svc *intent.Service) []Route {
 				if err != nil {
 					return nil, err
 				}
-				if !c.committed {
-					if err := c.Commit(ctx, func(*store.Tx) error { return nil }); err != nil {
-						return nil, err
-					}
+				if err := commitReceipt(ctx, c); err != nil {
+					return nil, err
 				}
 				return ChainStatusView{Intent: intentView(out.Intent), Observed: optional(string(out.Observed)), Stale: out.Stale,
 					Changed: out.Changed}, nil

@@ -43,7 +43,7 @@ func exerciseToken(t *testing.T, open Opener) {
 	if passed.ID == "" {
 		t.Fatal("no id assigned")
 	}
-	errored := insert(token.Run{Environment: access.Test, ConfigHash: "h1", Mint: "Mint1", Outcome: token.Errored,
+	insert(token.Run{Environment: access.Test, ConfigHash: "h1", Mint: "Mint1", Outcome: token.Errored,
 		ErrorCode: token.ErrorNodeBehind, ErrorMessage: "the node is behind", StartedAt: at(), FinishedAt: at()})
 	other := insert(token.Run{Environment: access.Test, ConfigHash: "h2", Mint: "Mint2", Outcome: token.Failed,
 		Checks: []token.Check{{Code: "MINT_EXISTS", Required: true, Actual: false}}, StartedAt: at(), FinishedAt: at()})
@@ -67,5 +67,4 @@ func exerciseToken(t *testing.T, open Opener) {
 	if _, ok, err := read.TokenRunLatestDecisive(ctx, access.Live, "h1"); ok || err != nil {
 		t.Fatalf("an ERROR run counted as decisive: %v %v", ok, err)
 	}
-	_ = errored
 }
