@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/hkdf"
 	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -169,8 +170,9 @@ func (p *Platform) tokenHandlers() map[string]jobs.Handler {
 }
 
 // scheduleToken enqueues, at start, a verification of every configured
-// registry whose configuration has no run yet (a new or changed
-// configuration), once across hosts, and the periodic schedule.
+// registry and its sales whose configuration has not been verified yet (a
+// new or changed token or sale configuration), once across hosts, and the
+// periodic schedule.
 func (p *Platform) scheduleToken(ctx context.Context) error {
 	err := p.db.InTx(ctx, func(tx *store.Tx) error {
 		for _, env := range []access.Environment{access.Test, access.Live} {
@@ -180,7 +182,7 @@ func (p *Platform) scheduleToken(ctx context.Context) error {
 			}
 			payload, _ := json.Marshal(tokenJob{Environment: env})
 			if _, err := tx.JobInsert(ctx, jobs.InsertParams{Kind: jobTokenVerify, Payload: payload,
-				UniqueKey: jobTokenVerify + ":" + string(env) + ":" + cfg.Hash()}); err != nil {
+				UniqueKey: jobTokenVerify + ":" + string(env) + ":" + cfg.Hash() + ":" + p.saleHash(env)}); err != nil {
 				return err
 			}
 		}
@@ -213,6 +215,19 @@ func (p *Platform) VerifyToken(ctx context.Context, env access.Environment) (tok
 		p.log.Warn("token verification could not read the cluster", "environment", string(env), "code", r.ErrorCode)
 	}
 	return r, nil
+}
+
+// saleHash identifies env's sale configuration (its cluster client
+// aside), so that a changed sale is verified at the next start.
+func (p *Platform) saleHash(env access.Environment) string {
+	sc := p.saleConfig(env)
+	sc.Chain = nil
+	b, err := json.Marshal(sc)
+	if err != nil {
+		return "unhashable"
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8])
 }
 
 // saleConfig is env's sale configuration.
