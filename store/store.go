@@ -68,6 +68,8 @@ type DB struct {
 	// on read (one cache when they are the same pool).
 	writeStmts *stmtCache
 	readStmts  *stmtCache
+	// group runs units of work with group commit (Options.GroupCommit).
+	group *committer
 }
 
 // Options are the dialect-independent settings of a DB.
@@ -80,6 +82,11 @@ type Options struct {
 	Committed func()
 	// Closer, when set, is closed by Close before the database handles.
 	Closer io.Closer
+	// GroupCommit runs the units of work that wait for the writer in one
+	// transaction, each in its own savepoint (see group.go). The SQLite
+	// store sets it: its single writer then writes shared pages to the WAL
+	// once per group instead of once per unit.
+	GroupCommit bool
 }
 
 // New wraps opened bun handles. Dialect packages call it after migrating;
@@ -98,6 +105,9 @@ func New(d Dialect, write, read *bun.DB, opts Options) *DB {
 	if read != write {
 		db.readStmts = newStmtCache(read.DB, d)
 	}
+	if opts.GroupCommit {
+		db.group = startCommitter(db)
+	}
 	return db
 }
 
@@ -110,6 +120,9 @@ func (db *DB) Now() time.Time { return db.clock.Now().UTC().Truncate(time.Micros
 
 // Close closes the database handles.
 func (db *DB) Close() error {
+	if db.group != nil {
+		db.group.close()
+	}
 	var err error
 	if db.closer != nil {
 		err = db.closer.Close()
@@ -189,20 +202,19 @@ func (tx *Tx) IDB() bun.IDB { return tx.idb }
 // InTx runs fn in one transaction. If fn returns an error or panics, nothing
 // it wrote is kept. Every write of a mutation (domain rows, idempotency
 // record, ledger entries, outbox events) goes through the one *Tx.
+//
+// With group commit (Options.GroupCommit) fn runs inside a savepoint of a
+// transaction shared with the units that wait beside it; InTx returns once
+// that transaction has ended, with the same guarantees (group.go).
 func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) error {
+	if db.group != nil {
+		return db.group.do(ctx, fn)
+	}
 	now := db.Now()
 	tx := &Tx{db: db, now: now}
 	err := db.write.RunInTx(ctx, &sql.TxOptions{}, func(ctx context.Context, btx bun.Tx) error {
 		tx.idb, tx.sqlTx = btx, btx.Tx
-		if err := fn(tx); err != nil {
-			return err
-		}
-		for i := 0; i < len(tx.beforeCommit); i++ {
-			if err := tx.beforeCommit[i](ctx); err != nil {
-				return err
-			}
-		}
-		return nil
+		return runWithHooks(ctx, tx, fn)
 	})
 	db.writeStmts.prepareWanted(context.WithoutCancel(ctx))
 	if err != nil {

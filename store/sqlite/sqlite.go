@@ -1,8 +1,10 @@
 // Package sqlite opens the platform's store on SQLite (modernc.org/sqlite,
 // pure Go): WAL journal, a busy timeout, foreign keys on, one writer
 // connection for transactions, a pool of readers, and a checkpointer that
-// copies the WAL into the database file beside the writer. It embeds the SQLite
-// migrations and applies them on open.
+// copies the WAL into the database file beside the writer. Units of work
+// that wait for the writer commit in groups (store.Options.GroupCommit),
+// each in its own savepoint. It embeds the SQLite migrations and applies
+// them on open.
 package sqlite
 
 import (
@@ -56,6 +58,9 @@ func Open(ctx context.Context, cfg Config) (*store.DB, error) {
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "foreign_keys(1)")
 	q.Add("_pragma", "synchronous(NORMAL)")
+	// Savepoints (group commit, store/group.go) keep the original of every page
+	// they change in a sub-journal: in memory, not a temp file.
+	q.Add("_pragma", "temp_store(MEMORY)")
 	q.Add("_pragma", fmt.Sprintf("wal_autocheckpoint(%d)", writerCheckpointPages))
 	q.Set("_txlock", "immediate")
 	q.Set("_time_format", "sqlite")
@@ -100,5 +105,5 @@ func Open(ctx context.Context, cfg Config) (*store.DB, error) {
 	csql.SetMaxOpenConns(1)
 	csql.SetMaxIdleConns(1)
 	ckpt := startCheckpointer(csql)
-	return store.New(store.SQLite, write, read, store.Options{Clock: cfg.Clock, Committed: ckpt.committed, Closer: ckpt}), nil
+	return store.New(store.SQLite, write, read, store.Options{Clock: cfg.Clock, Committed: ckpt.committed, Closer: ckpt, GroupCommit: true}), nil
 }

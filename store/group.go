@@ -1,0 +1,309 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// Group commit. SQLite has one writer, and a commit writes every page the
+// transaction touched to the WAL: an accept touches about thirty B-tree
+// pages, most of them the same rightmost leaves as the next accept's. With
+// Options.GroupCommit, the units of work that wait for the writer run one
+// after another in one transaction, each inside its own savepoint, and
+// commit together: the shared pages are written once per group, and the
+// lock and commit costs are paid once.
+//
+// Each unit keeps its meaning: it runs alone on the writer and sees every
+// earlier unit's writes (the same serial order a queue of transactions
+// would give); a unit whose function fails or panics is rolled back to its
+// savepoint and leaves nothing; a unit that succeeded is durable only when
+// the group commits, and InTx returns only after that, with the group's
+// error if the commit failed. A unit that failed also returns only when
+// its group has ended, so a caller that reads after the error (an
+// idempotent replay that met another unit's claim) reads committed rows.
+//
+// A statement error that ends the whole transaction (an interrupt from a
+// cancelled context, a full disk) is found when the unit's savepoint can
+// no longer be released or rolled back to: the group then rolls back and
+// every unit in it fails.
+
+// Group limits: a group takes the units waiting for the writer until it
+// holds maxGroupUnits or has been open for maxGroupTime, so the first
+// unit's commit waits for at most that much of others' work.
+const (
+	maxGroupUnits = 64
+	maxGroupTime  = 4 * time.Millisecond
+)
+
+// errClosed is returned by InTx after Close.
+var errClosed = errors.New("store: database is closed")
+
+// committer runs the units of work of a DB with GroupCommit. One goroutine
+// owns the writer and runs every unit's function itself, one after
+// another: the writer never waits for a caller's goroutine to be
+// scheduled, which on a busy machine cost more than the statements.
+type committer struct {
+	db *DB
+	// maxTime is maxGroupTime (tests lengthen it).
+	maxTime time.Duration
+
+	mu     sync.Mutex
+	queue  []*unit
+	closed bool
+	// wake is signalled (without blocking) when a unit is queued.
+	wake    chan struct{}
+	quit    chan struct{}
+	stopped chan struct{}
+}
+
+// unit is one InTx call waiting for, or holding, the writer.
+type unit struct {
+	ctx context.Context
+	fn  func(tx *Tx) error
+	// done receives how the unit ended, once its group has ended.
+	done chan unitResult
+}
+
+// unitResult is how a unit ended: tx is the committed unit's handle (for
+// its AfterCommit functions); err is its own error or its group's;
+// panicked is the value its function panicked with.
+type unitResult struct {
+	tx       *Tx
+	err      error
+	panicked any
+}
+
+// outcome is how a unit's function ended: err is its error (or the
+// panic's stand-in); broken reports that the transaction itself was lost.
+type outcome struct {
+	err    error
+	broken error
+}
+
+func startCommitter(db *DB) *committer {
+	c := &committer{db: db, maxTime: maxGroupTime, wake: make(chan struct{}, 1), quit: make(chan struct{}), stopped: make(chan struct{})}
+	go c.loop()
+	return c
+}
+
+// close stops the writer loop once the group in progress has ended; units
+// still queued fail with errClosed.
+func (c *committer) close() {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return
+	}
+	c.closed = true
+	c.mu.Unlock()
+	close(c.quit)
+	<-c.stopped
+	c.mu.Lock()
+	rest := c.queue
+	c.queue = nil
+	c.mu.Unlock()
+	for _, u := range rest {
+		u.done <- unitResult{err: errClosed}
+	}
+}
+
+// pop takes the unit that has waited longest, or nil.
+func (c *committer) pop() *unit {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.queue) == 0 {
+		return nil
+	}
+	u := c.queue[0]
+	c.queue[0] = nil
+	c.queue = c.queue[1:]
+	return u
+}
+
+// withdraw removes u from the queue; false when the writer took it first.
+func (c *committer) withdraw(u *unit) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, q := range c.queue {
+		if q == u {
+			c.queue = append(c.queue[:i], c.queue[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+// isClosed reports whether close has begun.
+func (c *committer) isClosed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closed
+}
+
+// queued is how many units wait for the writer.
+func (c *committer) queued() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.queue)
+}
+
+func (c *committer) loop() {
+	defer close(c.stopped)
+	for {
+		if u := c.pop(); u != nil {
+			c.group(u)
+			c.db.writeStmts.prepareWanted(context.Background())
+			continue
+		}
+		select {
+		case <-c.wake:
+		case <-c.quit:
+			return
+		}
+	}
+}
+
+// next returns the next waiting unit for a group of n units open since
+// start, or nil when the group should commit: none waits (waiting for
+// more was measured to gain nothing), or the group is full.
+func (c *committer) next(n int, start time.Time) *unit {
+	if n >= maxGroupUnits || time.Since(start) >= c.maxTime {
+		return nil
+	}
+	return c.pop()
+}
+
+// member is a unit that ran in a group.
+type member struct {
+	u        *unit
+	tx       *Tx
+	out      outcome
+	panicked any
+}
+
+// group runs first and the units that follow it in one transaction.
+func (c *committer) group(first *unit) {
+	ctx := context.Background()
+	btx, err := c.db.write.BeginTx(ctx, &sql.TxOptions{})
+	if err != nil {
+		first.done <- unitResult{err: fmt.Errorf("store: begin: %w", err)}
+		return
+	}
+	start := time.Now()
+	var members []member
+	var broken error
+	for u := first; u != nil; u = c.next(len(members), start) {
+		tx := &Tx{db: c.db, idb: btx, sqlTx: btx.Tx, now: c.db.Now()}
+		out, panicked := runUnit(u.ctx, tx, fmt.Sprintf("u%d", len(members)+1), u.fn)
+		members = append(members, member{u: u, tx: tx, out: out, panicked: panicked})
+		if out.broken != nil {
+			broken = out.broken
+			break
+		}
+	}
+	var result error
+	if broken != nil {
+		_ = btx.Rollback()
+		result = fmt.Errorf("store: the transaction was lost, nothing of this unit of work was kept: %w", broken)
+	} else if err := btx.Commit(); err != nil {
+		result = fmt.Errorf("store: commit: %w", err)
+	}
+	if result == nil && c.db.committed != nil {
+		c.db.committed()
+	}
+	for _, m := range members {
+		switch {
+		case m.out.err != nil:
+			m.u.done <- unitResult{err: m.out.err, panicked: m.panicked}
+		case result != nil:
+			m.u.done <- unitResult{err: result}
+		default:
+			m.u.done <- unitResult{tx: m.tx}
+		}
+	}
+}
+
+// do runs fn as one unit of work of a group (see InTx).
+func (c *committer) do(ctx context.Context, fn func(tx *Tx) error) error {
+	u := &unit{ctx: ctx, fn: fn, done: make(chan unitResult, 1)}
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return errClosed
+	}
+	c.queue = append(c.queue, u)
+	c.mu.Unlock()
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+	var r unitResult
+	select {
+	case r = <-u.done:
+	case <-ctx.Done():
+		if c.withdraw(u) {
+			return ctx.Err()
+		}
+		// The writer took it first: it runs (and fails on the cancelled
+		// context) as a transaction begun before the cancel would.
+		r = <-u.done
+	}
+	if r.panicked != nil {
+		panic(r.panicked)
+	}
+	if r.err != nil {
+		return r.err
+	}
+	for _, f := range r.tx.onCommit {
+		f()
+	}
+	return nil
+}
+
+// errPanicked stands for a unit whose function panicked.
+var errPanicked = errors.New("store: the unit of work panicked")
+
+// runUnit runs fn and its BeforeCommit functions inside savepoint on tx,
+// and releases the savepoint, or rolls back to it when fn failed or
+// panicked (the panic value is returned for the caller to raise again).
+func runUnit(ctx context.Context, tx *Tx, savepoint string, fn func(tx *Tx) error) (out outcome, panicked any) {
+	bg := context.WithoutCancel(ctx)
+	if _, err := tx.sqlTx.ExecContext(bg, "SAVEPOINT "+savepoint); err != nil {
+		return outcome{err: err, broken: err}, nil
+	}
+	func() {
+		defer func() {
+			if p := recover(); p != nil {
+				panicked, out.err = p, errPanicked
+			}
+		}()
+		out.err = runWithHooks(ctx, tx, fn)
+	}()
+	if out.err != nil {
+		if _, err := tx.sqlTx.ExecContext(bg, "ROLLBACK TO "+savepoint); err != nil {
+			out.broken = err
+			return out, panicked
+		}
+	}
+	if _, err := tx.sqlTx.ExecContext(bg, "RELEASE "+savepoint); err != nil {
+		out.broken = err
+	}
+	return out, panicked
+}
+
+// runWithHooks runs fn, then the BeforeCommit functions it registered.
+func runWithHooks(ctx context.Context, tx *Tx, fn func(tx *Tx) error) error {
+	if err := fn(tx); err != nil {
+		return err
+	}
+	for i := 0; i < len(tx.beforeCommit); i++ {
+		if err := tx.beforeCommit[i](ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
