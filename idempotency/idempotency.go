@@ -16,9 +16,13 @@
 // Only executions that succeed are recorded: a request rejected by
 // validation or a domain rule rolls back with its effects and may be retried
 // with the same key (Stripe records nothing for requests that fail
-// validation either). Concurrent duplicates converge on one execution: the
-// record's unique index makes the later transactions wait for the first and
-// then replay its answer.
+// validation either). The record is written once, with its response, as
+// the last write of the mutation's transaction (one statement, not a claim
+// and a later update): the transaction's other writes are rolled back with
+// it if the key is taken. Concurrent duplicates converge on one execution:
+// the record's unique index makes the later transactions wait for the
+// first (or, on SQLite's single writer, run after it) and then replay its
+// answer.
 //
 // Records are kept for the configured retention (at least 24 hours) and then
 // pruned by a job.
@@ -70,13 +74,11 @@ type Record struct {
 
 // Store is the port the gateway uses, on the transaction of the mutation.
 type Store interface {
-	// IdempotencyInsert inserts r unless a record with its scope, endpoint
-	// and key exists; it reports whether it inserted. On PostgreSQL a
-	// concurrent uncommitted insert of the same key makes it wait for that
-	// transaction to finish.
+	// IdempotencyInsert inserts r, a completed execution with its
+	// response, unless a record with its scope, endpoint and key exists; it
+	// reports whether it inserted. On PostgreSQL a concurrent uncommitted
+	// insert of the same key makes it wait for that transaction to finish.
 	IdempotencyInsert(ctx context.Context, r Record) (bool, error)
-	// IdempotencyComplete stores the response of the record id.
-	IdempotencyComplete(ctx context.Context, id string, status int, body []byte, sealed bool) error
 	// IdempotencyGet returns the record, or NOT_FOUND.
 	IdempotencyGet(ctx context.Context, s Scope, endpoint, key string) (Record, error)
 	// IdempotencyPrune deletes up to limit records that expired before t.

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"time"
 
-	"github.com/creatormusic/platform/fault"
 	"github.com/creatormusic/platform/idempotency"
 	"github.com/creatormusic/platform/outbox"
 )
@@ -26,10 +25,12 @@ func (tx *Tx) IdempotencyInsert(ctx context.Context, r idempotency.Record) (bool
 		r.ID = tx.NewID("idem_")
 	}
 	res, err := tx.exec(ctx, `INSERT INTO idempotency_records
-		(id, tenant_id, workspace_id, environment, endpoint, idem_key, request_hash, state, created_at, expires_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, 'executing', ?, ?)
+		(id, tenant_id, workspace_id, environment, endpoint, idem_key, request_hash, state, response_status, response_body, sealed,
+		created_at, expires_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, 'completed', ?, ?, ?, ?, ?)
 		ON CONFLICT (tenant_id, workspace_id, environment, endpoint, idem_key) DO NOTHING`,
-		r.ID, r.Scope.TenantID, r.Scope.WorkspaceID, r.Scope.Environment, r.Endpoint, r.Key, r.RequestHash, tx.now, r.ExpiresAt)
+		r.ID, r.Scope.TenantID, r.Scope.WorkspaceID, r.Scope.Environment, r.Endpoint, r.Key, r.RequestHash,
+		r.Status, r.Body, r.Sealed, tx.now, r.ExpiresAt)
 	if err != nil {
 		return false, errf("store.IdempotencyInsert", err)
 	}
@@ -38,20 +39,6 @@ func (tx *Tx) IdempotencyInsert(ctx context.Context, r idempotency.Record) (bool
 		return false, errf("store.IdempotencyInsert", err)
 	}
 	return n == 1, nil
-}
-
-// IdempotencyComplete implements idempotency.Store.
-func (tx *Tx) IdempotencyComplete(ctx context.Context, recID string, status int, body []byte, sealed bool) error {
-	res, err := tx.exec(ctx, `UPDATE idempotency_records
-		SET state = 'completed', response_status = ?, response_body = ?, sealed = ? WHERE id = ?`,
-		status, body, sealed, recID)
-	if err != nil {
-		return errf("store.IdempotencyComplete", err)
-	}
-	if n, _ := res.RowsAffected(); n != 1 {
-		return fault.E("store.IdempotencyComplete", fault.NotFound, "")
-	}
-	return nil
 }
 
 type idemRow struct {

@@ -306,9 +306,6 @@ func (g *Gateway) mutate(ctx context.Context, w http.ResponseWriter, rt Route, c
 	var data []byte
 	err = g.DB.InTx(ctx, func(tx *store.Tx) error {
 		c.Tx = tx
-		if err := g.claim(ctx, tx, rec); err != nil {
-			return err
-		}
 		out, err := rt.Handle(ctx, c)
 		if err != nil {
 			return err
@@ -364,27 +361,11 @@ func (g *Gateway) idempotencyRecord(w http.ResponseWriter, rt Route, c *Call) (*
 	return rec, code, done, err
 }
 
-// claim inserts the idempotency record in the unit of work, or returns
-// errDuplicate when another request holds the key.
-func (g *Gateway) claim(ctx context.Context, tx *store.Tx, rec *idempotency.Record) error {
-	if rec == nil {
-		return nil
-	}
-	rec.ID = tx.NewID("idem_")
-	rec.ExpiresAt = tx.Now().Add(g.IdempotencyTTL)
-	ok, err := tx.IdempotencyInsert(ctx, *rec)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return errDuplicate
-	}
-	return nil
-}
-
-// complete encodes the response, stores it with the idempotency record
-// (sealed when it carries a one-time secret) and writes the receipt, all in
-// the unit of work.
+// complete encodes the response and writes the receipt and, for an
+// idempotent request, the idempotency record with the response (sealed
+// when it carries a one-time secret), all in the unit of work. The record
+// is the unit's last write: when another request holds the key it returns
+// errDuplicate and the whole unit rolls back.
 func (g *Gateway) complete(ctx context.Context, tx *store.Tx, rt Route, c *Call, rec *idempotency.Record, status int, out any) (int, []byte, error) {
 	code := status
 	if c.status != 0 {
@@ -394,16 +375,24 @@ func (g *Gateway) complete(ctx context.Context, tx *store.Tx, rt Route, c *Call,
 	if err != nil {
 		return 0, nil, fault.Wrap("transport.complete", err)
 	}
+	if err := tx.ReceiptInsert(ctx, g.receipt(rt, c, code)); err != nil {
+		return 0, nil, err
+	}
 	if rec != nil {
-		stored, sealed := data, false
+		r := *rec
+		r.ID, r.ExpiresAt, r.Status, r.Body = tx.NewID("idem_"), tx.Now().Add(g.IdempotencyTTL), code, data
 		if rt.SealResponse {
-			stored, sealed = g.Keyring.Seal(data, []byte(rec.ID)), true
+			r.Body, r.Sealed = g.Keyring.Seal(data, []byte(r.ID)), true
 		}
-		if err := tx.IdempotencyComplete(ctx, rec.ID, code, stored, sealed); err != nil {
+		ok, err := tx.IdempotencyInsert(ctx, r)
+		if err != nil {
 			return 0, nil, err
 		}
+		if !ok {
+			return 0, nil, errDuplicate
+		}
 	}
-	return code, data, tx.ReceiptInsert(ctx, g.receipt(rt, c, code))
+	return code, data, nil
 }
 
 // replayDuplicate answers a request whose key another request committed
@@ -557,9 +546,6 @@ func (g *Gateway) stream(ctx context.Context, w http.ResponseWriter, rt Route, c
 		var out any
 		err := g.DB.InTx(ctx, func(tx *store.Tx) error {
 			c.Tx = tx
-			if err := g.claim(ctx, tx, rec); err != nil {
-				return err
-			}
 			var err error
 			if out, err = fn(tx); err != nil {
 				return err
