@@ -28,6 +28,7 @@ func exerciseLedger(t *testing.T, open Opener) {
 	t.Run("ConcurrentDebits", func(t *testing.T) { ledgerConcurrentDebits(t, open) })
 	t.Run("ConcurrentReplays", func(t *testing.T) { ledgerConcurrentReplays(t, open) })
 	t.Run("WideBalances", func(t *testing.T) { ledgerWide(t, open) })
+	t.Run("StaleUpdateFails", func(t *testing.T) { ledgerStaleUpdate(t, open) })
 	t.Run("Scoping", func(t *testing.T) { ledgerScoping(t, open) })
 	t.Run("Pagination", func(t *testing.T) { ledgerPagination(t, open) })
 }
@@ -418,6 +419,36 @@ func ledgerWide(t *testing.T, open Opener) {
 		t.Errorf("grants = %s", got)
 	}
 	ledgerAudit(t, db, ledgerScope, ledger.AccountWorkspaceCredits, ledger.AccountSystemGrants)
+}
+
+// ledgerStaleUpdate writes accounts at a version other than the one their
+// lock read: the update fails as a conflict and no balance changes, even
+// when only one of the accounts is stale.
+func ledgerStaleUpdate(t *testing.T, open Opener) {
+	db, _ := fresh(t, open)
+	ledgerGrant(t, db, ledgerScope, "g1", 100)
+	specs := []ledger.AccountSpec{{Name: ledger.AccountSystemGrants, AllowNegative: true}, {Name: ledger.AccountWorkspaceCredits}}
+	err := ledgerDo(db, func(ctx context.Context, tx *store.Tx) error {
+		accounts, err := tx.LedgerAccountsLock(ctx, ledgerScope, ledger.Credits, specs)
+		if err != nil {
+			return err
+		}
+		for i := range accounts {
+			accounts[i].Balance = money.SumOf(5)
+			accounts[i].Version++
+		}
+		accounts[1].Version++ // skips a version: stale
+		return tx.LedgerAccountsUpdate(ctx, accounts)
+	})
+	if !fault.Is(err, fault.Conflict) {
+		t.Fatalf("stale update: %v, want CONFLICT", err)
+	}
+	if got := ledgerBalance(t, db, ledgerScope, ledger.AccountWorkspaceCredits); got != "100" {
+		t.Errorf("balance after a failed update = %s, want 100", got)
+	}
+	if got := ledgerBalance(t, db, ledgerScope, ledger.AccountSystemGrants); got != "-100" {
+		t.Errorf("grants after a failed update = %s, want -100", got)
+	}
 }
 
 func ledgerScoping(t *testing.T, open Opener) {
