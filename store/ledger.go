@@ -138,49 +138,22 @@ func (tx *Tx) LedgerAccountsLock(ctx context.Context, s ledger.Scope, k ledger.K
 	return out, nil
 }
 
-// LedgerAccountsUpdate implements ledger.Store. One statement updates
-// every account of a movement (a movement is posted on a workspace's
-// accounts of one ledger), each comparing and setting the version the lock
-// read, so a write that skipped the lock fails loudly instead of losing a
-// movement.
+// LedgerAccountsUpdate implements ledger.Store. Each update compares and
+// sets the version the lock read, so a write that skipped the lock fails
+// loudly instead of losing a movement.
 func (tx *Tx) LedgerAccountsUpdate(ctx context.Context, accounts []ledger.Account) error {
 	const op = "store.LedgerAccountsUpdate"
-	if len(accounts) == 0 {
-		return nil
-	}
-	first := accounts[0]
-	for _, a := range accounts[1:] {
-		if a.Scope != first.Scope || a.Ledger != first.Ledger {
-			return fault.Wrap(op, fmt.Errorf("accounts of one movement span scopes or ledgers"))
+	for _, a := range accounts {
+		res, err := tx.exec(ctx, `UPDATE ledger_accounts SET balance = ?, version = ?, updated_at = ?
+			WHERE tenant_id = ? AND workspace_id = ? AND environment = ? AND ledger = ? AND name = ? AND version = ?`,
+			a.Balance.String(), a.Version, tx.now, a.Scope.TenantID, a.Scope.WorkspaceID, string(a.Scope.Environment),
+			string(a.Ledger), a.Name, a.Version-1)
+		if err != nil {
+			return errf(op, err)
 		}
-	}
-	// VALUES columns are column1.. on both dialects; PostgreSQL needs the
-	// parameters' types, and SQLite keeps balances as TEXT (a cast there
-	// would go through REAL and lose digits).
-	row := "(?, ?, ?, ?)"
-	if tx.db.dialect == Postgres {
-		row = "(?, CAST(? AS NUMERIC), CAST(? AS BIGINT), CAST(? AS BIGINT))"
-	}
-	var q strings.Builder
-	q.WriteString(`UPDATE ledger_accounts SET balance = v.column2, version = v.column3, updated_at = ? FROM (VALUES `)
-	args := make([]any, 0, 5+4*len(accounts))
-	args = append(args, tx.now)
-	for i, a := range accounts {
-		if i > 0 {
-			q.WriteString(", ")
+		if n, err := res.RowsAffected(); err != nil || n != 1 {
+			return fault.E(op, fault.Conflict, "The account changed during the movement; retry.").With("account", a.Name)
 		}
-		q.WriteString(row)
-		args = append(args, a.Name, a.Balance.String(), a.Version, a.Version-1)
-	}
-	q.WriteString(`) AS v WHERE ledger_accounts.tenant_id = ? AND ledger_accounts.workspace_id = ? AND ledger_accounts.environment = ?
-		AND ledger_accounts.ledger = ? AND ledger_accounts.name = v.column1 AND ledger_accounts.version = v.column4`)
-	args = append(args, first.Scope.TenantID, first.Scope.WorkspaceID, string(first.Scope.Environment), string(first.Ledger))
-	res, err := tx.exec(ctx, q.String(), args...)
-	if err != nil {
-		return errf(op, err)
-	}
-	if n, err := res.RowsAffected(); err != nil || n != int64(len(accounts)) {
-		return fault.E(op, fault.Conflict, "An account changed during the movement; retry.")
 	}
 	return nil
 }
