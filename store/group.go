@@ -24,12 +24,14 @@ import (
 // the group commits, and InTx returns only after that, with the group's
 // error if the commit failed. A unit that failed also returns only when
 // its group has ended, so a caller that reads after the error (an
-// idempotent replay that met another unit's claim) reads committed rows.
+// idempotent replay that met another unit's record) reads committed rows.
 //
-// A statement error that ends the whole transaction (an interrupt from a
-// cancelled context, a full disk) is found when the unit's savepoint can
-// no longer be released or rolled back to: the group then rolls back and
-// every unit in it fails.
+// A context cancelled while its unit's statement runs interrupts that
+// statement only: the unit fails and rolls back to its savepoint, and the
+// group goes on (store/sqlite's TestCancelledUnitLeavesItsGroup). An error
+// that ends the whole transaction (a full disk, an I/O error) is found when
+// the unit's savepoint can no longer be released or rolled back to: the
+// group then rolls back and every unit in it fails.
 
 // Group limits: a group takes the units waiting for the writer until it
 // holds maxGroupUnits or has been open for maxGroupTime, so the first
@@ -44,8 +46,7 @@ var errClosed = errors.New("store: database is closed")
 
 // committer runs the units of work of a DB with GroupCommit. One goroutine
 // owns the writer and runs every unit's function itself, one after
-// another: the writer never waits for a caller's goroutine to be
-// scheduled, which on a busy machine cost more than the statements.
+// another; a unit's panic is raised again in its caller.
 type committer struct {
 	db *DB
 	// maxTime is maxGroupTime (tests lengthen it).
