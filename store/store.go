@@ -9,6 +9,12 @@
 // idempotency, receipt and outbox writers. A domain write and its idempotency
 // record therefore commit together or not at all.
 //
+// On SQLite the units of work that wait for its single writer commit in
+// groups: one transaction, each unit in its own savepoint, so a unit that
+// fails leaves nothing while the others commit, and InTx returns once its
+// group has committed (group.go). PostgreSQL runs each unit in a
+// transaction of its own.
+//
 // Time is never read from the database: the clock's now is passed into SQL
 // as a parameter, so tests drive leases, expiries and periods with a fake
 // clock on both dialects.
