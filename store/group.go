@@ -91,8 +91,8 @@ func startCommitter(db *DB) *committer {
 	return c
 }
 
-// close stops the writer loop once the group in progress has ended; units
-// still queued fail with errClosed.
+// close stops the writer loop once it has run every unit already queued
+// (they commit as usual); InTx calls after close fail with errClosed.
 func (c *committer) close() {
 	c.mu.Lock()
 	if c.closed {
