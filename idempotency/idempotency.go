@@ -16,10 +16,10 @@
 // Only executions that succeed are recorded: a request rejected by
 // validation or a domain rule rolls back with its effects and may be retried
 // with the same key (Stripe records nothing for requests that fail
-// validation either). The record is written once, with its response, as
-// the last write of the mutation's transaction (one statement, not a claim
-// and a later update): the transaction's other writes are rolled back with
-// it if the key is taken. Concurrent duplicates converge on one execution:
+// validation either). The record is written once, with its response, after
+// the handler's writes (one statement, not a claim and a later update):
+// the transaction's other writes are rolled back with it if the key is
+// taken. Concurrent duplicates converge on one execution:
 // the record's unique index makes the later transactions wait for the
 // first (or, on SQLite's single writer, run after it) and then replay its
 // answer.

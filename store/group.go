@@ -78,13 +78,6 @@ type unitResult struct {
 	panicked any
 }
 
-// outcome is how a unit's function ended: err is its error (or the
-// panic's stand-in); broken reports that the transaction itself was lost.
-type outcome struct {
-	err    error
-	broken error
-}
-
 func startCommitter(db *DB) *committer {
 	c := &committer{db: db, maxTime: maxGroupTime, wake: make(chan struct{}, 1), quit: make(chan struct{}), stopped: make(chan struct{})}
 	go c.loop()
@@ -138,20 +131,6 @@ func (c *committer) withdraw(u *unit) bool {
 	return false
 }
 
-// isClosed reports whether close has begun.
-func (c *committer) isClosed() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.closed
-}
-
-// queued is how many units wait for the writer.
-func (c *committer) queued() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.queue)
-}
-
 func (c *committer) loop() {
 	defer close(c.stopped)
 	for {
@@ -178,11 +157,12 @@ func (c *committer) next(n int, start time.Time) *unit {
 	return c.pop()
 }
 
-// member is a unit that ran in a group.
+// member is a unit that ran in a group: err is its own error (or the
+// panic's stand-in), panicked the value its function panicked with.
 type member struct {
 	u        *unit
 	tx       *Tx
-	out      outcome
+	err      error
 	panicked any
 }
 
@@ -199,10 +179,11 @@ func (c *committer) group(first *unit) {
 	var broken error
 	for u := first; u != nil; u = c.next(len(members), start) {
 		tx := &Tx{db: c.db, idb: btx, sqlTx: btx.Tx, now: c.db.Now()}
-		out, panicked := runUnit(u.ctx, tx, fmt.Sprintf("u%d", len(members)+1), u.fn)
-		members = append(members, member{u: u, tx: tx, out: out, panicked: panicked})
-		if out.broken != nil {
-			broken = out.broken
+		var m member
+		m.err, broken, m.panicked = runUnit(u.ctx, tx, fmt.Sprintf("u%d", len(members)+1), u.fn)
+		m.u, m.tx = u, tx
+		members = append(members, m)
+		if broken != nil {
 			break
 		}
 	}
@@ -218,8 +199,8 @@ func (c *committer) group(first *unit) {
 	}
 	for _, m := range members {
 		switch {
-		case m.out.err != nil:
-			m.u.done <- unitResult{err: m.out.err, panicked: m.panicked}
+		case m.err != nil:
+			m.u.done <- unitResult{err: m.err, panicked: m.panicked}
 		case result != nil:
 			m.u.done <- unitResult{err: result}
 		default:
@@ -270,30 +251,31 @@ var errPanicked = errors.New("store: the unit of work panicked")
 
 // runUnit runs fn and its BeforeCommit functions inside savepoint on tx,
 // and releases the savepoint, or rolls back to it when fn failed or
-// panicked (the panic value is returned for the caller to raise again).
-func runUnit(ctx context.Context, tx *Tx, savepoint string, fn func(tx *Tx) error) (out outcome, panicked any) {
+// panicked. err is fn's error (errPanicked after a panic, whose value is
+// returned for the caller to raise again); broken reports that the
+// transaction itself was lost.
+func runUnit(ctx context.Context, tx *Tx, savepoint string, fn func(tx *Tx) error) (err, broken error, panicked any) {
 	bg := context.WithoutCancel(ctx)
 	if _, err := tx.sqlTx.ExecContext(bg, "SAVEPOINT "+savepoint); err != nil {
-		return outcome{err: err, broken: err}, nil
+		return err, err, nil
 	}
 	func() {
 		defer func() {
 			if p := recover(); p != nil {
-				panicked, out.err = p, errPanicked
+				panicked, err = p, errPanicked
 			}
 		}()
-		out.err = runWithHooks(ctx, tx, fn)
+		err = runWithHooks(ctx, tx, fn)
 	}()
-	if out.err != nil {
-		if _, err := tx.sqlTx.ExecContext(bg, "ROLLBACK TO "+savepoint); err != nil {
-			out.broken = err
-			return out, panicked
+	if err != nil {
+		if _, rerr := tx.sqlTx.ExecContext(bg, "ROLLBACK TO "+savepoint); rerr != nil {
+			return err, rerr, panicked
 		}
 	}
-	if _, err := tx.sqlTx.ExecContext(bg, "RELEASE "+savepoint); err != nil {
-		out.broken = err
+	if _, rerr := tx.sqlTx.ExecContext(bg, "RELEASE "+savepoint); rerr != nil {
+		broken = rerr
 	}
-	return out, panicked
+	return err, broken, panicked
 }
 
 // runWithHooks runs fn, then the BeforeCommit functions it registered.

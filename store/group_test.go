@@ -42,6 +42,20 @@ func openGroupDB(t *testing.T) (db *DB, commits *atomic.Int64) {
 	return db, commits
 }
 
+// isClosed reports whether close has begun.
+func (c *committer) isClosed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closed
+}
+
+// queued is how many units wait for the writer.
+func (c *committer) queued() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.queue)
+}
+
 func insertItem(ctx context.Context, tx *Tx, name string) error {
 	_, err := tx.exec(ctx, "INSERT INTO items (name) VALUES (?)", name)
 	return err

@@ -59,17 +59,15 @@ type idemRow struct {
 // IdempotencyGet implements idempotency.Store.
 func (tx *Tx) IdempotencyGet(ctx context.Context, s idempotency.Scope, endpoint, key string) (idempotency.Record, error) {
 	var row idemRow
-	var body []byte
 	err := tx.queryRow(ctx, `SELECT id, tenant_id, workspace_id, environment, endpoint, idem_key, request_hash,
 		response_status, response_body, sealed, created_at, expires_at
 		FROM idempotency_records
 		WHERE tenant_id = ? AND workspace_id = ? AND environment = ? AND endpoint = ? AND idem_key = ? AND state = 'completed'`,
 		s.TenantID, s.WorkspaceID, s.Environment, endpoint, key).Scan(&row.ID, &row.TenantID, &row.WorkspaceID, &row.Environment,
-		&row.Endpoint, &row.IdemKey, &row.RequestHash, &row.ResponseStatus, &body, &row.Sealed, &row.CreatedAt, &row.ExpiresAt)
+		&row.Endpoint, &row.IdemKey, &row.RequestHash, &row.ResponseStatus, &row.ResponseBody, &row.Sealed, &row.CreatedAt, &row.ExpiresAt)
 	if err != nil {
 		return idempotency.Record{}, notFound("store.IdempotencyGet", err)
 	}
-	row.ResponseBody = body
 	return idempotency.Record{
 		ID: row.ID, Scope: idempotency.Scope{TenantID: row.TenantID, WorkspaceID: row.WorkspaceID, Environment: row.Environment},
 		Endpoint: row.Endpoint, Key: row.IdemKey, RequestHash: row.RequestHash,

@@ -11,7 +11,7 @@ import (
 )
 
 // Statements on the per-request paths (the generation accept, the
-// idempotency claim, the ledger movement, receipts, outbox events, jobs)
+// idempotency record, the ledger movement, receipts, outbox events, jobs)
 // run with real parameters through statements prepared once per
 // connection, instead of bun's inlining, which writes every argument into
 // the SQL text: SQLite then parsed and planned every statement of every

@@ -364,8 +364,9 @@ func (g *Gateway) idempotencyRecord(w http.ResponseWriter, rt Route, c *Call) (*
 // complete encodes the response and writes the receipt and, for an
 // idempotent request, the idempotency record with the response (sealed
 // when it carries a one-time secret), all in the unit of work. The record
-// is the unit's last write: when another request holds the key it returns
-// errDuplicate and the whole unit rolls back.
+// is the handler's last write (only the unit's BeforeCommit functions, such
+// as a credit reservation, write after it): when another request holds the
+// key it returns errDuplicate and the whole unit rolls back.
 func (g *Gateway) complete(ctx context.Context, tx *store.Tx, rt Route, c *Call, rec *idempotency.Record, status int, out any) (int, []byte, error) {
 	code := status
 	if c.status != 0 {
