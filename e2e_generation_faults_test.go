@@ -111,7 +111,7 @@ func gfCompleted(t *testing.T, s *platformtest.System, op gfOp) transport.Operat
 	if got := creditInt(t, s, ledger.AccountWorkspaceCredits); got != op.before-gfPrice {
 		t.Fatalf("balance = %d, want %d (one settle)", got, op.before-gfPrice)
 	}
-	if got := creditBalance(t, s, ledger.ReservedPrefix+op.id); got != "0" {
+	if got := reservationLeft(t, s, op.id); got != "0" {
 		t.Fatalf("reservation left = %s, want 0", got)
 	}
 	if n := count(t, s, `SELECT COUNT(*) FROM outbox_events WHERE type = ? AND aggregate_id = ?`, operation.EventCompleted, op.id); n != 1 {
@@ -137,7 +137,7 @@ func gfReleased(t *testing.T, s *platformtest.System, op gfOp, status, code stri
 	if got := creditInt(t, s, ledger.AccountWorkspaceCredits); got != op.before {
 		t.Fatalf("balance = %d, want %d (released)", got, op.before)
 	}
-	if got := creditBalance(t, s, ledger.ReservedPrefix+op.id); got != "0" {
+	if got := reservationLeft(t, s, op.id); got != "0" {
 		t.Fatalf("reservation left = %s, want 0", got)
 	}
 	r := s.Do(platformtest.Request{Method: "GET", Path: "/api/v1/operations/" + op.id + "/result", Key: s.Boot.TestKey})

@@ -320,6 +320,12 @@ func (tx *memTx) LedgerMovementGet(ctx context.Context, s access.Scope, referenc
 	return m, nil
 }
 
+// LedgerMovementLock implements ledger.Store: the fake serializes units of
+// work already.
+func (tx *memTx) LedgerMovementLock(ctx context.Context, s access.Scope, reference string) (ledger.Posted, error) {
+	return tx.LedgerMovementGet(ctx, s, reference)
+}
+
 // LedgerMovementInsert implements ledger.Store.
 func (tx *memTx) LedgerMovementInsert(ctx context.Context, m ledger.Posted) error {
 	k := accountKey(m.Scope, "", m.Reference)

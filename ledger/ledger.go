@@ -18,6 +18,10 @@
 //     posting it with other content is CONFLICT. So reserve, settle, release
 //     and grant happen exactly once under any retry or race (spec, States:
 //     "settles reserved credits exactly once").
+//   - An operation's settle and release together never exceed its
+//     reservation: both read the reservation's movement, locked, and check
+//     what is left of it, although every reservation of a workspace is held
+//     on one account (AccountWorkspaceReserved).
 //   - A debit that would take an account that may not go negative below zero
 //     fails with INSUFFICIENT_CREDITS (or the code the movement names). Only
 //     system accounts (names starting "system:") may go negative; they are the
@@ -114,8 +118,12 @@ const (
 	AccountSystemGrants = "system:grants"
 	// AccountSystemConsumed is the sink of settled credits.
 	AccountSystemConsumed = "system:consumed"
-	// ReservedPrefix prefixes the account holding one operation's reservation.
-	ReservedPrefix = "reserved:"
+	// AccountWorkspaceReserved holds a workspace's credits reserved for
+	// operations that have not finished: the sum of their reservations
+	// less what was settled or released. One account per workspace, so a
+	// reservation opens no account and the account table does not grow
+	// with every operation.
+	AccountWorkspaceReserved = "workspace:reserved"
 )
 
 // SystemPrefix marks accounts that may go negative: sources and sinks.
@@ -244,6 +252,10 @@ type Store interface {
 	// LedgerMovementGet returns the movement with reference; NOT_FOUND when
 	// there is none.
 	LedgerMovementGet(ctx context.Context, s Scope, reference string) (Posted, error)
+	// LedgerMovementLock is LedgerMovementGet, and locks the movement's row
+	// against another LedgerMovementLock of it until the unit of work ends
+	// (on SQLite the single writer already serializes units of work).
+	LedgerMovementLock(ctx context.Context, s Scope, reference string) (Posted, error)
 	// LedgerMovementInsert writes a movement and its postings. A reference
 	// already taken is CONFLICT.
 	LedgerMovementInsert(ctx context.Context, m Posted) error

@@ -57,7 +57,7 @@ func TestKinds(t *testing.T) {
 		}
 	}
 	if !ledger.AllowsNegative(ledger.AccountSystemGrants) || ledger.AllowsNegative(ledger.AccountWorkspaceCredits) ||
-		ledger.AllowsNegative(ledger.ReservedPrefix+"op_1") {
+		ledger.AllowsNegative(ledger.AccountWorkspaceReserved) {
 		t.Error("AllowsNegative")
 	}
 }

@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -288,23 +289,91 @@ func (s *Service) Grant(ctx context.Context, st Store, in CreditsInput) (Posted,
 }
 
 // Reserve moves in.Amount credits from the workspace balance to the
-// operation's reserved account, once per operation (reference
-// "reserve:<op>"). INSUFFICIENT_CREDITS when the balance does not cover it.
+// workspace's reserved balance (AccountWorkspaceReserved), once per
+// operation (reference "reserve:<op>"). INSUFFICIENT_CREDITS when the
+// balance does not cover it.
 func (s *Service) Reserve(ctx context.Context, st Store, in CreditsInput) (Posted, bool, error) {
-	return s.credits(ctx, st, "ledger.Reserve", TypeReserve, in, AccountWorkspaceCredits, ReservedPrefix+in.Ref)
+	return s.credits(ctx, st, "ledger.Reserve", TypeReserve, in, AccountWorkspaceCredits, AccountWorkspaceReserved)
 }
 
 // Settle consumes in.Amount of the operation's reservation (to
 // system:consumed), once per operation (reference "settle:<op>").
-// INSUFFICIENT_CREDITS when the reservation does not cover it.
+// INSUFFICIENT_CREDITS when the operation has no reservation or what is
+// left of it (less its release) does not cover the amount.
 func (s *Service) Settle(ctx context.Context, st Store, in CreditsInput) (Posted, bool, error) {
-	return s.credits(ctx, st, "ledger.Settle", TypeSettle, in, ReservedPrefix+in.Ref, AccountSystemConsumed)
+	const op = "ledger.Settle"
+	held, err := s.held(ctx, st, op, in, TypeRelease)
+	if err != nil {
+		return Posted{}, false, err
+	}
+	return s.credits(ctx, st, op, TypeSettle, in, held, AccountSystemConsumed)
 }
 
 // Release returns in.Amount of the operation's reservation to the workspace
 // balance, once per operation (reference "release:<op>"). After a partial
 // Settle, Release returns the remainder. INSUFFICIENT_CREDITS when the
-// reservation does not cover it.
+// operation has no reservation or what is left of it (less its settle)
+// does not cover the amount.
 func (s *Service) Release(ctx context.Context, st Store, in CreditsInput) (Posted, bool, error) {
-	return s.credits(ctx, st, "ledger.Release", TypeRelease, in, ReservedPrefix+in.Ref, AccountWorkspaceCredits)
+	const op = "ledger.Release"
+	held, err := s.held(ctx, st, op, in, TypeSettle)
+	if err != nil {
+		return Posted{}, false, err
+	}
+	return s.credits(ctx, st, op, TypeRelease, in, held, AccountWorkspaceCredits)
+}
+
+// held checks that the operation in.Ref has a reservation whose rest covers
+// in.Amount, and returns the account that holds it: the account the
+// reservation credited (AccountWorkspaceReserved; an operation's own
+// account for reservations written before it). The rest is the reservation
+// less the operation's other movement on it (other: its release for a
+// settle, its settle for a release); a replay of the movement being posted
+// is not counted against itself. The reservation's movement is locked
+// first, so a settle and a release of one operation check one after the
+// other and never both spend the same rest.
+func (s *Service) held(ctx context.Context, st Store, op string, in CreditsInput, other Type) (string, error) {
+	if in.Ref == "" {
+		return "", fault.Invalid(op, "ref", "The reference key is required.")
+	}
+	none := func() *fault.Error {
+		return fault.E(op, fault.InsufficientCredits, "The operation has no reservation that covers the amount.").
+			With("reference", string(TypeReserve)+":"+in.Ref)
+	}
+	r, err := st.LedgerMovementLock(ctx, in.Scope, string(TypeReserve)+":"+in.Ref)
+	if fault.Is(err, fault.NotFound) {
+		return "", none()
+	}
+	if err != nil {
+		return "", fault.Wrap(op, err)
+	}
+	account, rest := credited(r)
+	if account == "" || r.Type != TypeReserve || r.Ledger != Credits {
+		return "", fault.Wrap(op, fmt.Errorf("reservation %s is not a credits reservation", r.Reference))
+	}
+	spent, err := st.LedgerMovementGet(ctx, in.Scope, string(other)+":"+in.Ref)
+	switch {
+	case err == nil:
+		_, amount := credited(spent)
+		if rest, err = rest.Sub(amount); err != nil {
+			return "", fault.Wrap(op, fmt.Errorf("reservation %s is overspent", r.Reference))
+		}
+	case !fault.Is(err, fault.NotFound):
+		return "", fault.Wrap(op, err)
+	}
+	if in.Amount > rest {
+		return "", none().With("account", account)
+	}
+	return account, nil
+}
+
+// credited returns the account a two-legged movement credits and the
+// amount.
+func credited(m Posted) (string, money.Atomic) {
+	for _, p := range m.Postings {
+		if p.Direction == Credit {
+			return p.Account, p.Amount
+		}
+	}
+	return "", 0
 }

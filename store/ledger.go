@@ -63,14 +63,28 @@ func (r ledgerAccountRow) account() (ledger.Account, error) {
 const ledgerAccountColumns = `tenant_id, workspace_id, environment, ledger, name, decimals, allow_negative,
 	CAST(balance AS TEXT) AS balance, version, created_at, updated_at`
 
-// LedgerAccountsLock implements ledger.Store. Missing accounts are inserted
-// in one statement; the rows are then read in another, with FOR UPDATE on
-// Postgres in the order given (callers sort by name). SQLite has one
-// writer: the transaction itself serializes movements.
+// LedgerAccountsLock implements ledger.Store.
+//
+// On PostgreSQL, missing accounts are inserted in one statement and the rows
+// are then read in another, with FOR UPDATE in the order given (callers
+// sort by name). Inserting first means the locks are only ever taken in
+// that order: reading first would lock the accounts that exist before the
+// ones it then has to open, and two movements opening accounts could wait
+// on each other.
+//
+// SQLite has one writer, so the transaction itself serializes movements and
+// no order matters: the rows are read first, and the insert and a second
+// read run only when an account is missing.
 func (tx *Tx) LedgerAccountsLock(ctx context.Context, s ledger.Scope, k ledger.Kind, specs []ledger.AccountSpec) ([]ledger.Account, error) {
 	const op = "store.LedgerAccountsLock"
 	if len(specs) == 0 {
 		return nil, nil
+	}
+	if tx.db.dialect == SQLite {
+		out, err := tx.ledgerAccountsRead(ctx, s, k, specs)
+		if !fault.Is(err, fault.NotFound) {
+			return out, err
+		}
 	}
 	var q strings.Builder
 	args := make([]any, 0, len(specs)*10)
@@ -88,6 +102,13 @@ func (tx *Tx) LedgerAccountsLock(ctx context.Context, s ledger.Scope, k ledger.K
 	if _, err := tx.exec(ctx, q.String(), args...); err != nil {
 		return nil, errf(op, err)
 	}
+	return tx.ledgerAccountsRead(ctx, s, k, specs)
+}
+
+// ledgerAccountsRead reads the accounts of specs, in the order of specs, and
+// locks them on PostgreSQL; NOT_FOUND when one is missing.
+func (tx *Tx) ledgerAccountsRead(ctx context.Context, s ledger.Scope, k ledger.Kind, specs []ledger.AccountSpec) ([]ledger.Account, error) {
+	const op = "store.LedgerAccountsLock"
 	// One statement reads (and on Postgres locks) every account. Postgres
 	// locks the rows in the order of its ORDER BY, by name in byte order
 	// as the callers sort specs, so two movements never wait on each other
@@ -95,7 +116,8 @@ func (tx *Tx) LedgerAccountsLock(ctx context.Context, s ledger.Scope, k ledger.K
 	var sel strings.Builder
 	sel.WriteString(`SELECT ` + ledgerAccountColumns + ` FROM ledger_accounts
 		WHERE tenant_id = ? AND workspace_id = ? AND environment = ? AND ledger = ? AND name IN (`)
-	args = append(args[:0], s.TenantID, s.WorkspaceID, string(s.Environment), string(k))
+	args := make([]any, 0, 4+len(specs))
+	args = append(args, s.TenantID, s.WorkspaceID, string(s.Environment), string(k))
 	for i, sp := range specs {
 		if i > 0 {
 			sel.WriteString(", ")
@@ -239,10 +261,20 @@ func (tx *Tx) LedgerMovementInsert(ctx context.Context, m ledger.Posted) error {
 
 // LedgerMovementGet implements ledger.Store.
 func (tx *Tx) LedgerMovementGet(ctx context.Context, s ledger.Scope, reference string) (ledger.Posted, error) {
-	const op = "store.LedgerMovementGet"
+	return tx.ledgerMovement(ctx, "store.LedgerMovementGet", s, reference, "")
+}
+
+// LedgerMovementLock implements ledger.Store: FOR UPDATE on PostgreSQL.
+func (tx *Tx) LedgerMovementLock(ctx context.Context, s ledger.Scope, reference string) (ledger.Posted, error) {
+	return tx.ledgerMovement(ctx, "store.LedgerMovementLock", s, reference, tx.rowLock())
+}
+
+// ledgerMovement reads the movement with reference and its postings; lock
+// is appended to the movement's SELECT.
+func (tx *Tx) ledgerMovement(ctx context.Context, op string, s ledger.Scope, reference, lock string) (ledger.Posted, error) {
 	var row ledgerMovementRow
 	if err := tx.queryRow(ctx, `SELECT `+ledgerMovementColumns+` FROM ledger_movements
-		WHERE tenant_id = ? AND workspace_id = ? AND environment = ? AND reference = ?`,
+		WHERE tenant_id = ? AND workspace_id = ? AND environment = ? AND reference = ?`+lock,
 		s.TenantID, s.WorkspaceID, string(s.Environment), reference).Scan(&row.ID, &row.TenantID, &row.WorkspaceID,
 		&row.Environment, &row.Ledger, &row.Type, &row.Reference, &row.Decimals, &row.ActorUserID, &row.ActorKeyID,
 		&row.CreatedAt); err != nil {

@@ -25,6 +25,9 @@ func exerciseLedger(t *testing.T, open Opener) {
 	t.Run("ConflictingReplay", func(t *testing.T) { ledgerConflict(t, open) })
 	t.Run("NonNegative", func(t *testing.T) { ledgerNonNegative(t, open) })
 	t.Run("ReserveSettleRelease", func(t *testing.T) { ledgerLifecycle(t, open) })
+	t.Run("ReservationBound", func(t *testing.T) { ledgerReservationBound(t, open) })
+	t.Run("SettleReleaseRace", func(t *testing.T) { ledgerSettleReleaseRace(t, open) })
+	t.Run("OwnReservationAccount", func(t *testing.T) { ledgerOwnReservationAccount(t, open) })
 	t.Run("ConcurrentDebits", func(t *testing.T) { ledgerConcurrentDebits(t, open) })
 	t.Run("ConcurrentReplays", func(t *testing.T) { ledgerConcurrentReplays(t, open) })
 	t.Run("WideBalances", func(t *testing.T) { ledgerWide(t, open) })
@@ -262,7 +265,10 @@ func ledgerNonNegative(t *testing.T, open Opener) {
 	if n := ledgerEvents(t, db); n != 2 {
 		t.Errorf("%d movement events, want 2", n)
 	}
-	ledgerAudit(t, db, ledgerScope, ledger.AccountWorkspaceCredits, ledger.AccountSystemGrants, "reserved:op_2")
+	if got := ledgerBalance(t, db, ledgerScope, ledger.AccountWorkspaceReserved); got != "100" {
+		t.Errorf("reserved = %s, want 100", got)
+	}
+	ledgerAudit(t, db, ledgerScope, ledger.AccountWorkspaceCredits, ledger.AccountSystemGrants, ledger.AccountWorkspaceReserved)
 }
 
 func ledgerLifecycle(t *testing.T, open Opener) {
@@ -297,7 +303,7 @@ func ledgerLifecycle(t *testing.T, open Opener) {
 		}
 	}
 	for name, want := range map[string]string{
-		ledger.AccountWorkspaceCredits: "820", "reserved:op_1": "0", ledger.AccountSystemConsumed: "180", ledger.AccountSystemGrants: "-1000",
+		ledger.AccountWorkspaceCredits: "820", ledger.AccountWorkspaceReserved: "0", ledger.AccountSystemConsumed: "180", ledger.AccountSystemGrants: "-1000",
 	} {
 		if got := ledgerBalance(t, db, ledgerScope, name); got != want {
 			t.Errorf("%s = %s, want %s", name, got, want)
@@ -311,7 +317,175 @@ func ledgerLifecycle(t *testing.T, open Opener) {
 	if !fault.Is(err, fault.InsufficientCredits) {
 		t.Errorf("settle without reservation: %v", err)
 	}
-	ledgerAudit(t, db, ledgerScope, ledger.AccountWorkspaceCredits, "reserved:op_1", ledger.AccountSystemConsumed, ledger.AccountSystemGrants)
+	ledgerAudit(t, db, ledgerScope, ledger.AccountWorkspaceCredits, ledger.AccountWorkspaceReserved, ledger.AccountSystemConsumed, ledger.AccountSystemGrants)
+}
+
+// ledgerReservationBound holds two operations' reservations on the one
+// reserved account: neither operation's settle and release may spend past
+// its own reservation, although the account would cover it.
+func ledgerReservationBound(t *testing.T, open Opener) {
+	db, _ := fresh(t, open)
+	svc := ledger.New()
+	ledgerGrant(t, db, ledgerScope, "g1", 1000)
+	do := func(fn func(ctx context.Context, tx *store.Tx) (ledger.Posted, bool, error)) error {
+		return ledgerDo(db, func(ctx context.Context, tx *store.Tx) error { _, _, err := fn(ctx, tx); return err })
+	}
+	in := func(ref string, amount money.Atomic) ledger.CreditsInput {
+		return ledger.CreditsInput{Scope: ledgerScope, Ref: ref, Amount: amount}
+	}
+	for _, r := range []struct {
+		ref    string
+		amount money.Atomic
+	}{{"op_a", 100}, {"op_b", 300}} {
+		if err := do(func(ctx context.Context, tx *store.Tx) (ledger.Posted, bool, error) {
+			return svc.Reserve(ctx, tx, in(r.ref, r.amount))
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// op_a reserved 100: settling 101 is refused though 400 are held.
+	err := do(func(ctx context.Context, tx *store.Tx) (ledger.Posted, bool, error) {
+		return svc.Settle(ctx, tx, in("op_a", 101))
+	})
+	if !fault.Is(err, fault.InsufficientCredits) {
+		t.Fatalf("settle past the reservation: %v", err)
+	}
+	if _, _, d := fault.Public(err); d["account"] != ledger.AccountWorkspaceReserved {
+		t.Errorf("details = %v", d)
+	}
+	if err := do(func(ctx context.Context, tx *store.Tx) (ledger.Posted, bool, error) {
+		return svc.Settle(ctx, tx, in("op_a", 60))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// 40 is left of op_a: releasing 41 is refused, 40 is not, and a replay
+	// of either is still the same movement.
+	err = do(func(ctx context.Context, tx *store.Tx) (ledger.Posted, bool, error) {
+		return svc.Release(ctx, tx, in("op_a", 41))
+	})
+	if !fault.Is(err, fault.InsufficientCredits) {
+		t.Fatalf("release past the rest: %v", err)
+	}
+	for range 2 {
+		if err := do(func(ctx context.Context, tx *store.Tx) (ledger.Posted, bool, error) {
+			return svc.Release(ctx, tx, in("op_a", 40))
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if err := do(func(ctx context.Context, tx *store.Tx) (ledger.Posted, bool, error) {
+			return svc.Settle(ctx, tx, in("op_a", 60))
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, want := range map[string]string{
+		ledger.AccountWorkspaceCredits: "640", ledger.AccountWorkspaceReserved: "300", ledger.AccountSystemConsumed: "60",
+	} {
+		if got := ledgerBalance(t, db, ledgerScope, name); got != want {
+			t.Errorf("%s = %s, want %s", name, got, want)
+		}
+	}
+	ledgerAudit(t, db, ledgerScope, ledger.AccountWorkspaceCredits, ledger.AccountWorkspaceReserved, ledger.AccountSystemConsumed, ledger.AccountSystemGrants)
+}
+
+// ledgerSettleReleaseRace races a settle and a release of one operation,
+// each taking all of its reservation, many times: exactly one of each pair
+// posts, and the reserved account keeps the other operations' holds.
+func ledgerSettleReleaseRace(t *testing.T, open Opener) {
+	db, _ := fresh(t, open)
+	svc := ledger.New()
+	const rounds, amount = 20, 50
+	ledgerGrant(t, db, ledgerScope, "g1", 10_000)
+	// A hold of another operation, which a lost check would spend.
+	if err := ledgerDo(db, func(ctx context.Context, tx *store.Tx) error {
+		_, _, err := svc.Reserve(ctx, tx, ledger.CreditsInput{Scope: ledgerScope, Ref: "op_other", Amount: 1000})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	settled := 0
+	for r := range rounds {
+		ref := fmt.Sprintf("op_%02d", r)
+		in := ledger.CreditsInput{Scope: ledgerScope, Ref: ref, Amount: amount}
+		if err := ledgerDo(db, func(ctx context.Context, tx *store.Tx) error { _, _, err := svc.Reserve(ctx, tx, in); return err }); err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		var serr, rerr error
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			serr = ledgerDo(db, func(ctx context.Context, tx *store.Tx) error { _, _, err := svc.Settle(ctx, tx, in); return err })
+		}()
+		go func() {
+			defer wg.Done()
+			rerr = ledgerDo(db, func(ctx context.Context, tx *store.Tx) error { _, _, err := svc.Release(ctx, tx, in); return err })
+		}()
+		wg.Wait()
+		if (serr == nil) == (rerr == nil) {
+			t.Fatalf("round %d: settle err %v, release err %v; want exactly one to post", r, serr, rerr)
+		}
+		for _, err := range []error{serr, rerr} {
+			if err != nil && !fault.Is(err, fault.InsufficientCredits) {
+				t.Fatalf("round %d: %v", r, err)
+			}
+		}
+		if serr == nil {
+			settled++
+		}
+	}
+	want := map[string]string{
+		ledger.AccountWorkspaceReserved: "1000",
+		ledger.AccountSystemConsumed:    fmt.Sprint(settled * amount),
+		ledger.AccountWorkspaceCredits:  fmt.Sprint(10_000 - 1000 - settled*amount),
+	}
+	for name, w := range want {
+		if got := ledgerBalance(t, db, ledgerScope, name); got != w && !(got == "" && w == "0") {
+			t.Errorf("%s = %s, want %s", name, got, w)
+		}
+	}
+	audited := []string{ledger.AccountWorkspaceCredits, ledger.AccountWorkspaceReserved, ledger.AccountSystemGrants}
+	if settled > 0 {
+		audited = append(audited, ledger.AccountSystemConsumed)
+	}
+	ledgerAudit(t, db, ledgerScope, audited...)
+}
+
+// ledgerOwnReservationAccount settles and releases a reservation held on
+// an operation's own account, as reservations were written before the
+// workspace's reserved account: both spend from that account.
+func ledgerOwnReservationAccount(t *testing.T, open Opener) {
+	db, _ := fresh(t, open)
+	svc := ledger.New()
+	ledgerGrant(t, db, ledgerScope, "g1", 1000)
+	const own = "reserved:op_old"
+	steps := []func(ctx context.Context, tx *store.Tx) (ledger.Posted, bool, error){
+		func(ctx context.Context, tx *store.Tx) (ledger.Posted, bool, error) {
+			return svc.Post(ctx, tx, ledger.Movement{Scope: ledgerScope, Ledger: ledger.Credits, Type: ledger.TypeReserve,
+				Reference: "reserve:op_old", Postings: []ledger.Posting{
+					{Account: ledger.AccountWorkspaceCredits, Direction: ledger.Debit, Amount: 200},
+					{Account: own, Direction: ledger.Credit, Amount: 200}}})
+		},
+		func(ctx context.Context, tx *store.Tx) (ledger.Posted, bool, error) {
+			return svc.Settle(ctx, tx, ledger.CreditsInput{Scope: ledgerScope, Ref: "op_old", Amount: 150})
+		},
+		func(ctx context.Context, tx *store.Tx) (ledger.Posted, bool, error) {
+			return svc.Release(ctx, tx, ledger.CreditsInput{Scope: ledgerScope, Ref: "op_old", Amount: 50})
+		},
+	}
+	for i, fn := range steps {
+		if err := ledgerDo(db, func(ctx context.Context, tx *store.Tx) error { _, _, err := fn(ctx, tx); return err }); err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+	}
+	for name, want := range map[string]string{
+		ledger.AccountWorkspaceCredits: "850", own: "0", ledger.AccountSystemConsumed: "150", ledger.AccountWorkspaceReserved: "",
+	} {
+		if got := ledgerBalance(t, db, ledgerScope, name); got != want {
+			t.Errorf("%s = %q, want %q", name, got, want)
+		}
+	}
+	ledgerAudit(t, db, ledgerScope, ledger.AccountWorkspaceCredits, own, ledger.AccountSystemConsumed, ledger.AccountSystemGrants)
 }
 
 // ledgerConcurrentDebits races 50 reservations against a balance that covers
@@ -336,12 +510,10 @@ func ledgerConcurrentDebits(t *testing.T, open Opener) {
 	}
 	wg.Wait()
 	ok := 0
-	var reserved []string
 	for i, err := range errs {
 		switch {
 		case err == nil:
 			ok++
-			reserved = append(reserved, fmt.Sprintf("reserved:op_%02d", i))
 		case !fault.Is(err, fault.InsufficientCredits):
 			t.Errorf("reserve %d: %v", i, err)
 		}
@@ -357,7 +529,10 @@ func ledgerConcurrentDebits(t *testing.T, open Opener) {
 	if ok != start/amount {
 		t.Errorf("%d successes, want %d (every failure saw a balance below the amount)", ok, start/amount)
 	}
-	ledgerAudit(t, db, ledgerScope, append(reserved, ledger.AccountWorkspaceCredits, ledger.AccountSystemGrants)...)
+	if got := ledgerBalance(t, db, ledgerScope, ledger.AccountWorkspaceReserved); got != fmt.Sprint(ok*amount) {
+		t.Errorf("reserved = %s, want %d", got, ok*amount)
+	}
+	ledgerAudit(t, db, ledgerScope, ledger.AccountWorkspaceReserved, ledger.AccountWorkspaceCredits, ledger.AccountSystemGrants)
 }
 
 // ledgerConcurrentReplays posts one reference from 20 goroutines: one
