@@ -332,6 +332,12 @@ func (s *Service) Release(ctx context.Context, st Store, in CreditsInput) (Poste
 // is not counted against itself. The reservation's movement is locked
 // first, so a settle and a release of one operation check one after the
 // other and never both spend the same rest.
+//
+// That lock is taken before the accounts' locks, so a unit of work may
+// settle and release the reservation of one operation only: a unit that
+// holds the accounts and then waits for a second operation's reservation
+// can wait on a unit that holds that reservation and waits for the
+// accounts. Every caller (the end of one operation) keeps to this.
 func (s *Service) held(ctx context.Context, st Store, op string, in CreditsInput, other Type) (string, error) {
 	if in.Ref == "" {
 		return "", fault.Invalid(op, "ref", "The reference key is required.")
