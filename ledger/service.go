@@ -383,3 +383,48 @@ func credited(m Posted) (string, money.Atomic) {
 	}
 	return "", 0
 }
+
+// SettleAndRelease ends an operation's reservation in one unit of work:
+// it settles in.Amount of it (Settle, when in.Amount is positive) and
+// releases rest (Release, when rest is positive), each once.
+//
+// It first locks every account the two touch, in name order, as one
+// movement would. Posted one after the other, the settle would lock the
+// reserved account before the workspace balance that the release then
+// needs: the reverse of a reservation's order, so an operation ending
+// beside a reservation in the same workspace could wait on it in a cycle.
+func (s *Service) SettleAndRelease(ctx context.Context, st Store, in CreditsInput, rest money.Atomic) error {
+	const op = "ledger.SettleAndRelease"
+	if in.Amount == 0 && rest == 0 {
+		return nil
+	}
+	// The reservation's account, and its lock; Settle and Release check
+	// their amounts against it (so a replay of both passes).
+	lock := in
+	lock.Amount = 0
+	hold, err := s.held(ctx, st, op, lock, TypeRelease)
+	if err != nil {
+		return err
+	}
+	names := []string{hold, AccountSystemConsumed, AccountWorkspaceCredits}
+	slices.Sort(names)
+	specs := make([]AccountSpec, len(names))
+	for i, n := range names {
+		specs[i] = AccountSpec{Name: n, Decimals: CreditsDecimals, AllowNegative: AllowsNegative(n)}
+	}
+	if _, err := st.LedgerAccountsLock(ctx, in.Scope, Credits, specs); err != nil {
+		return fault.Wrap(op, err)
+	}
+	if in.Amount > 0 {
+		if _, _, err := s.Settle(ctx, st, in); err != nil {
+			return err
+		}
+	}
+	if rest > 0 {
+		in.Amount = rest
+		if _, _, err := s.Release(ctx, st, in); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -471,7 +471,7 @@ func (s *Service) commit(ctx context.Context, st Store, o Operation, next genera
 		case generation.SettleCredits:
 			err = s.settle(ctx, st, &o, att)
 		case generation.ReleaseCredits:
-			err = s.release(ctx, st, o, 0)
+			err = s.release(ctx, st, o)
 		}
 		if err != nil {
 			return Operation{}, err
@@ -496,28 +496,27 @@ func (s *Service) commit(ctx context.Context, st Store, o Operation, next genera
 
 // settle consumes the price of what delivered the result — the BYOK fee
 // when a customer key did, the full price otherwise — and releases the
-// rest of the reservation.
+// rest of the reservation, in one ledger call that locks the accounts of
+// both in order.
 func (s *Service) settle(ctx context.Context, st Store, o *Operation, att Attempt) error {
 	amount := o.CreditsReserved
 	if att.Ownership == credential.CustomerBYOK {
 		amount = min(o.ByokCredits, o.CreditsReserved)
 	}
-	if amount > 0 {
-		if _, _, err := s.cfg.Ledger.Settle(ctx, st, ledger.CreditsInput{Scope: o.Scope, Ref: o.ID, Amount: money.Atomic(amount)}); err != nil {
-			return fault.Wrap("operation.settle", err)
-		}
+	in := ledger.CreditsInput{Scope: o.Scope, Ref: o.ID, Amount: money.Atomic(amount)}
+	if err := s.cfg.Ledger.SettleAndRelease(ctx, st, in, money.Atomic(o.CreditsReserved-amount)); err != nil {
+		return fault.Wrap("operation.settle", err)
 	}
 	o.CreditsSettled = &amount
-	return s.release(ctx, st, *o, amount)
+	return nil
 }
 
-// release returns the reservation less settled to the workspace.
-func (s *Service) release(ctx context.Context, st Store, o Operation, settled int64) error {
-	rest := o.CreditsReserved - settled
-	if rest <= 0 {
+// release returns the whole reservation to the workspace.
+func (s *Service) release(ctx context.Context, st Store, o Operation) error {
+	if o.CreditsReserved <= 0 {
 		return nil
 	}
-	if _, _, err := s.cfg.Ledger.Release(ctx, st, ledger.CreditsInput{Scope: o.Scope, Ref: o.ID, Amount: money.Atomic(rest)}); err != nil {
+	if _, _, err := s.cfg.Ledger.Release(ctx, st, ledger.CreditsInput{Scope: o.Scope, Ref: o.ID, Amount: money.Atomic(o.CreditsReserved)}); err != nil {
 		return fault.Wrap("operation.release", err)
 	}
 	return nil

@@ -28,6 +28,7 @@ func exerciseLedger(t *testing.T, open Opener) {
 	t.Run("ReservationBound", func(t *testing.T) { ledgerReservationBound(t, open) })
 	t.Run("SettleReleaseRace", func(t *testing.T) { ledgerSettleReleaseRace(t, open) })
 	t.Run("OwnReservationAccount", func(t *testing.T) { ledgerOwnReservationAccount(t, open) })
+	t.Run("EndsBesideReservations", func(t *testing.T) { ledgerEndsBesideReservations(t, open) })
 	t.Run("ConcurrentDebits", func(t *testing.T) { ledgerConcurrentDebits(t, open) })
 	t.Run("ConcurrentReplays", func(t *testing.T) { ledgerConcurrentReplays(t, open) })
 	t.Run("WideBalances", func(t *testing.T) { ledgerWide(t, open) })
@@ -449,6 +450,70 @@ func ledgerSettleReleaseRace(t *testing.T, open Opener) {
 		audited = append(audited, ledger.AccountSystemConsumed)
 	}
 	ledgerAudit(t, db, ledgerScope, audited...)
+}
+
+// ledgerEndsBesideReservations ends operations (a partial settle and a
+// release of the rest, in one unit of work each) while new operations
+// reserve in the same workspace: every unit succeeds (none waits on
+// another in a cycle) and the balances add up.
+func ledgerEndsBesideReservations(t *testing.T, open Opener) {
+	db, _ := fresh(t, open)
+	svc := ledger.New()
+	const n, amount, settle = 24, 10, 7
+	ledgerGrant(t, db, ledgerScope, "g1", 100_000)
+	in := func(ref string, a money.Atomic) ledger.CreditsInput {
+		return ledger.CreditsInput{Scope: ledgerScope, Ref: ref, Amount: a}
+	}
+	for i := range n {
+		if err := ledgerDo(db, func(ctx context.Context, tx *store.Tx) error {
+			_, _, err := svc.Reserve(ctx, tx, in(fmt.Sprintf("op_old_%02d", i), amount))
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, 2*n)
+	for i := range n {
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			errs[i] = ledgerDo(db, func(ctx context.Context, tx *store.Tx) error {
+				return svc.SettleAndRelease(ctx, tx, in(fmt.Sprintf("op_old_%02d", i), settle), amount-settle)
+			})
+		}()
+		go func() {
+			defer wg.Done()
+			errs[n+i] = ledgerDo(db, func(ctx context.Context, tx *store.Tx) error {
+				_, _, err := svc.Reserve(ctx, tx, in(fmt.Sprintf("op_new_%02d", i), amount))
+				return err
+			})
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("unit %d: %v", i, err)
+		}
+	}
+	// Ending again is a replay: nothing moves.
+	for i := range n {
+		if err := ledgerDo(db, func(ctx context.Context, tx *store.Tx) error {
+			return svc.SettleAndRelease(ctx, tx, in(fmt.Sprintf("op_old_%02d", i), settle), amount-settle)
+		}); err != nil {
+			t.Errorf("replay %d: %v", i, err)
+		}
+	}
+	for name, want := range map[string]string{
+		ledger.AccountWorkspaceCredits:  fmt.Sprint(100_000 - n*amount - n*settle),
+		ledger.AccountWorkspaceReserved: fmt.Sprint(n * amount),
+		ledger.AccountSystemConsumed:    fmt.Sprint(n * settle),
+	} {
+		if got := ledgerBalance(t, db, ledgerScope, name); got != want {
+			t.Errorf("%s = %s, want %s", name, got, want)
+		}
+	}
+	ledgerAudit(t, db, ledgerScope, ledger.AccountWorkspaceCredits, ledger.AccountWorkspaceReserved, ledger.AccountSystemConsumed, ledger.AccountSystemGrants)
 }
 
 // ledgerOwnReservationAccount settles and releases a reservation held on
