@@ -299,7 +299,8 @@ func (s *Service) Reserve(ctx context.Context, st Store, in CreditsInput) (Poste
 // Settle consumes in.Amount of the operation's reservation (to
 // system:consumed), once per operation (reference "settle:<op>").
 // INSUFFICIENT_CREDITS when the operation has no reservation or what is
-// left of it (less its release) does not cover the amount.
+// left of it (less its release) does not cover the amount. A unit of work
+// that also releases the rest uses SettleAndRelease.
 func (s *Service) Settle(ctx context.Context, st Store, in CreditsInput) (Posted, bool, error) {
 	const op = "ledger.Settle"
 	held, err := s.held(ctx, st, op, in, TypeRelease)
