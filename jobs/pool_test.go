@@ -405,7 +405,9 @@ func TestLostLeaseCancelsHandler(t *testing.T) {
 	db := storetest.OpenSQLite(t, clock)
 	const lease = 150 * time.Millisecond // heartbeats every 50ms of real time
 	cancelled := make(chan struct{})
-	p := newPool(t, jobs.Config{Store: db.Jobs(), Lease: lease, PollInterval: 10 * time.Millisecond, Handlers: map[string]jobs.Handler{
+	// The pool claims only when notified: polling on its own, it could take
+	// the expired job back before the thief does.
+	p := newPool(t, jobs.Config{Store: db.Jobs(), Lease: lease, PollInterval: time.Hour, Handlers: map[string]jobs.Handler{
 		"long": func(ctx context.Context, job jobs.Job) error {
 			<-ctx.Done()
 			close(cancelled)
