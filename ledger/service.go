@@ -303,11 +303,11 @@ func (s *Service) Reserve(ctx context.Context, st Store, in CreditsInput) (Poste
 // that also releases the rest uses SettleAndRelease.
 func (s *Service) Settle(ctx context.Context, st Store, in CreditsInput) (Posted, bool, error) {
 	const op = "ledger.Settle"
-	held, err := s.held(ctx, st, op, in, TypeRelease)
+	hold, reserved, err := s.reservation(ctx, st, op, in)
 	if err != nil {
 		return Posted{}, false, err
 	}
-	return s.credits(ctx, st, op, TypeSettle, in, held, AccountSystemConsumed)
+	return s.spend(ctx, st, op, TypeSettle, in, hold, reserved)
 }
 
 // Release returns in.Amount of the operation's reservation to the workspace
@@ -317,77 +317,16 @@ func (s *Service) Settle(ctx context.Context, st Store, in CreditsInput) (Posted
 // does not cover the amount.
 func (s *Service) Release(ctx context.Context, st Store, in CreditsInput) (Posted, bool, error) {
 	const op = "ledger.Release"
-	held, err := s.held(ctx, st, op, in, TypeSettle)
+	hold, reserved, err := s.reservation(ctx, st, op, in)
 	if err != nil {
 		return Posted{}, false, err
 	}
-	return s.credits(ctx, st, op, TypeRelease, in, held, AccountWorkspaceCredits)
-}
-
-// held checks that the operation in.Ref has a reservation whose rest covers
-// in.Amount, and returns the account that holds it: the account the
-// reservation credited (AccountWorkspaceReserved; an operation's own
-// account for reservations written before it). The rest is the reservation
-// less the operation's other movement on it (other: its release for a
-// settle, its settle for a release); a replay of the movement being posted
-// is not counted against itself. The reservation's movement is locked
-// first, so a settle and a release of one operation check one after the
-// other and never both spend the same rest.
-//
-// That lock is taken before the accounts' locks, so a unit of work may
-// settle and release the reservation of one operation only: a unit that
-// holds the accounts and then waits for a second operation's reservation
-// can wait on a unit that holds that reservation and waits for the
-// accounts. Every caller (the end of one operation) keeps to this.
-func (s *Service) held(ctx context.Context, st Store, op string, in CreditsInput, other Type) (string, error) {
-	if in.Ref == "" {
-		return "", fault.Invalid(op, "ref", "The reference key is required.")
-	}
-	none := func() *fault.Error {
-		return fault.E(op, fault.InsufficientCredits, "The operation has no reservation that covers the amount.").
-			With("reference", string(TypeReserve)+":"+in.Ref)
-	}
-	r, err := st.LedgerMovementLock(ctx, in.Scope, string(TypeReserve)+":"+in.Ref)
-	if fault.Is(err, fault.NotFound) {
-		return "", none()
-	}
-	if err != nil {
-		return "", fault.Wrap(op, err)
-	}
-	account, rest := credited(r)
-	if account == "" || r.Type != TypeReserve || r.Ledger != Credits {
-		return "", fault.Wrap(op, fmt.Errorf("reservation %s is not a credits reservation", r.Reference))
-	}
-	spent, err := st.LedgerMovementGet(ctx, in.Scope, string(other)+":"+in.Ref)
-	switch {
-	case err == nil:
-		_, amount := credited(spent)
-		if rest, err = rest.Sub(amount); err != nil {
-			return "", fault.Wrap(op, fmt.Errorf("reservation %s is overspent", r.Reference))
-		}
-	case !fault.Is(err, fault.NotFound):
-		return "", fault.Wrap(op, err)
-	}
-	if in.Amount > rest {
-		return "", none().With("account", account)
-	}
-	return account, nil
-}
-
-// credited returns the account a two-legged movement credits and the
-// amount.
-func credited(m Posted) (string, money.Atomic) {
-	for _, p := range m.Postings {
-		if p.Direction == Credit {
-			return p.Account, p.Amount
-		}
-	}
-	return "", 0
+	return s.spend(ctx, st, op, TypeRelease, in, hold, reserved)
 }
 
 // SettleAndRelease ends an operation's reservation in one unit of work:
-// it settles in.Amount of it (Settle, when in.Amount is positive) and
-// releases rest (Release, when rest is positive), each once.
+// it settles in.Amount of it (as Settle, when in.Amount is positive) and
+// releases rest (as Release, when rest is positive), each once.
 //
 // It first locks every account the two touch, in name order, as one
 // movement would. Posted one after the other, the settle would lock the
@@ -399,11 +338,7 @@ func (s *Service) SettleAndRelease(ctx context.Context, st Store, in CreditsInpu
 	if in.Amount == 0 && rest == 0 {
 		return nil
 	}
-	// The reservation's account, and its lock; Settle and Release check
-	// their amounts against it (so a replay of both passes).
-	lock := in
-	lock.Amount = 0
-	hold, err := s.held(ctx, st, op, lock, TypeRelease)
+	hold, reserved, err := s.reservation(ctx, st, op, in)
 	if err != nil {
 		return err
 	}
@@ -417,15 +352,90 @@ func (s *Service) SettleAndRelease(ctx context.Context, st Store, in CreditsInpu
 		return fault.Wrap(op, err)
 	}
 	if in.Amount > 0 {
-		if _, _, err := s.Settle(ctx, st, in); err != nil {
+		if _, _, err := s.spend(ctx, st, op, TypeSettle, in, hold, reserved); err != nil {
 			return err
 		}
 	}
 	if rest > 0 {
 		in.Amount = rest
-		if _, _, err := s.Release(ctx, st, in); err != nil {
+		if _, _, err := s.spend(ctx, st, op, TypeRelease, in, hold, reserved); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// uncovered is the error of a settle or release its reservation does not
+// cover.
+func uncovered(op, ref string) *fault.Error {
+	return fault.E(op, fault.InsufficientCredits, "The operation has no reservation that covers the amount.").
+		With("reference", string(TypeReserve)+":"+ref)
+}
+
+// reservation locks the reserve movement of the operation in.Ref and returns
+// the account that holds it (the account it credited:
+// AccountWorkspaceReserved, or an operation's own account for reservations
+// written before it) and its amount. The lock makes a settle and a release
+// of one operation check what is left of it one after the other, so they
+// never both spend the same rest.
+//
+// The lock is taken before the accounts' locks, so a unit of work may
+// settle and release the reservation of one operation only: a unit that
+// holds the accounts and then waits for a second operation's reservation
+// can wait on a unit that holds that reservation and waits for the
+// accounts. Every caller (the end of one operation) keeps to this.
+func (s *Service) reservation(ctx context.Context, st Store, op string, in CreditsInput) (string, money.Atomic, error) {
+	if in.Ref == "" {
+		return "", 0, fault.Invalid(op, "ref", "The reference key is required.")
+	}
+	r, err := st.LedgerMovementLock(ctx, in.Scope, string(TypeReserve)+":"+in.Ref)
+	if fault.Is(err, fault.NotFound) {
+		return "", 0, uncovered(op, in.Ref)
+	}
+	if err != nil {
+		return "", 0, fault.Wrap(op, err)
+	}
+	hold, reserved := credited(r)
+	if hold == "" || r.Type != TypeReserve || r.Ledger != Credits {
+		return "", 0, fault.Wrap(op, fmt.Errorf("reservation %s is not a credits reservation", r.Reference))
+	}
+	return hold, reserved, nil
+}
+
+// spend posts a settle or a release (t) of in.Amount from the reservation
+// held on hold, once it has checked that what is left of reserved, less the
+// operation's other movement on it (its release for a settle, its settle
+// for a release), covers the amount. A replay of t itself is not counted
+// against itself.
+func (s *Service) spend(ctx context.Context, st Store, op string, t Type, in CreditsInput, hold string, reserved money.Atomic) (Posted, bool, error) {
+	other, to := TypeRelease, AccountSystemConsumed
+	if t == TypeRelease {
+		other, to = TypeSettle, AccountWorkspaceCredits
+	}
+	left := reserved
+	used, err := st.LedgerMovementGet(ctx, in.Scope, string(other)+":"+in.Ref)
+	switch {
+	case err == nil:
+		_, amount := credited(used)
+		if left, err = left.Sub(amount); err != nil {
+			return Posted{}, false, fault.Wrap(op, fmt.Errorf("reservation of %s is overspent", in.Ref))
+		}
+	case !fault.Is(err, fault.NotFound):
+		return Posted{}, false, fault.Wrap(op, err)
+	}
+	if in.Amount > left {
+		return Posted{}, false, uncovered(op, in.Ref).With("account", hold)
+	}
+	return s.credits(ctx, st, op, t, in, hold, to)
+}
+
+// credited returns the account a two-legged movement credits and the
+// amount.
+func credited(m Posted) (string, money.Atomic) {
+	for _, p := range m.Postings {
+		if p.Direction == Credit {
+			return p.Account, p.Amount
+		}
+	}
+	return "", 0
 }
