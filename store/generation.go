@@ -97,7 +97,7 @@ func (tx *Tx) GenerationOperationInsert(ctx context.Context, o operation.Operati
 	if err != nil {
 		return fault.Wrap(op, err)
 	}
-	_, err = tx.exec(ctx, `INSERT INTO generation_operations (id, tenant_id, workspace_id, environment, created_by_user_id,
+	err = tx.execLater(ctx, nil, `INSERT INTO generation_operations (id, tenant_id, workspace_id, environment, created_by_user_id,
 		created_by_key_id, status, request, billing_mode, credits_reserved, credits_settled, byok_credits, pricing, routes,
 		duration_applied, snapshot, version, attempts, current_attempt_id, deadline_at, created_at, updated_at, ended_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,

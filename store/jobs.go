@@ -29,6 +29,36 @@ type jobStore struct{ db *DB }
 // with its own timestamp. Pass it as jobs.Config.Store.
 func (db *DB) Jobs() jobs.Store { return jobStore{db: db} }
 
+// JobEnqueue is JobInsert for a caller that does not need to know whether
+// the job was inserted: on a pipelining store it goes to the server with
+// the unit of work's next statement.
+func (tx *Tx) JobEnqueue(ctx context.Context, p jobs.InsertParams) error {
+	args, err := tx.jobArgs(p)
+	if err != nil {
+		return err
+	}
+	return errf("store.JobEnqueue", tx.execLater(ctx, nil, jobInsert, args...))
+}
+
+const jobInsert = `INSERT INTO jobs
+	(id, kind, payload, state, unique_key, run_at, attempts, max_attempts, created_at)
+	VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?)
+	ON CONFLICT (unique_key) WHERE unique_key IS NOT NULL DO NOTHING`
+
+// jobArgs are the arguments of jobInsert for p.
+func (tx *Tx) jobArgs(p jobs.InsertParams) ([]any, error) {
+	p, err := p.WithDefaults(tx.now)
+	if err != nil {
+		return nil, err
+	}
+	var key any // NULL when empty: the unique index is partial on NOT NULL
+	if p.UniqueKey != "" {
+		key = p.UniqueKey
+	}
+	return []any{id.New("job_", tx.now), p.Kind, string(p.Payload), string(jobs.Available), key,
+		p.RunAt.UTC(), p.MaxAttempts, tx.now}, nil
+}
+
 // JobClaim implements jobs.Store.
 func (s jobStore) JobClaim(ctx context.Context, p jobs.ClaimParams) (out []jobs.Job, err error) {
 	err = s.db.InTx(ctx, func(tx *Tx) error {
@@ -107,20 +137,11 @@ const jobColumns = `id, kind, payload, state, unique_key, run_at, attempts, max_
 // and reports false.
 func (tx *Tx) JobInsert(ctx context.Context, p jobs.InsertParams) (bool, error) {
 	const op = "store.JobInsert"
-	p, err := p.WithDefaults(tx.now)
+	args, err := tx.jobArgs(p)
 	if err != nil {
 		return false, err
 	}
-	var key any // NULL when empty: the unique index is partial on NOT NULL
-	if p.UniqueKey != "" {
-		key = p.UniqueKey
-	}
-	res, err := tx.exec(ctx, `INSERT INTO jobs
-		(id, kind, payload, state, unique_key, run_at, attempts, max_attempts, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?)
-		ON CONFLICT (unique_key) WHERE unique_key IS NOT NULL DO NOTHING`,
-		id.New("job_", tx.now), p.Kind, string(p.Payload), string(jobs.Available), key,
-		p.RunAt.UTC(), p.MaxAttempts, tx.now)
+	res, err := tx.exec(ctx, jobInsert, args...)
 	if err != nil {
 		return false, errf(op, err)
 	}

@@ -99,7 +99,7 @@ func (tx *Tx) LedgerAccountsLock(ctx context.Context, s ledger.Scope, k ledger.K
 			sp.AllowNegative, tx.now, tx.now)
 	}
 	q.WriteString(` ON CONFLICT (tenant_id, workspace_id, environment, ledger, name) DO NOTHING`)
-	if _, err := tx.exec(ctx, q.String(), args...); err != nil {
+	if err := tx.execLater(ctx, nil, q.String(), args...); err != nil {
 		return nil, errf(op, err)
 	}
 	return tx.ledgerAccountsRead(ctx, s, k, specs)
@@ -162,19 +162,27 @@ func (tx *Tx) ledgerAccountsRead(ctx context.Context, s ledger.Scope, k ledger.K
 
 // LedgerAccountsUpdate implements ledger.Store. Each update compares and
 // sets the version the lock read, so a write that skipped the lock fails
-// loudly instead of losing a movement.
+// loudly instead of losing a movement. On a pipelining store the updates
+// go to the server with the unit's next statement or its commit, and a
+// failed comparison fails that statement (the commit then rolls back).
 func (tx *Tx) LedgerAccountsUpdate(ctx context.Context, accounts []ledger.Account) error {
 	const op = "store.LedgerAccountsUpdate"
 	for _, a := range accounts {
-		res, err := tx.exec(ctx, `UPDATE ledger_accounts SET balance = ?, version = ?, updated_at = ?
+		changed := fault.E(op, fault.Conflict, "The account changed during the movement; retry.").With("account", a.Name)
+		err := tx.execLater(ctx, func(n int64) error {
+			if n != 1 {
+				return changed
+			}
+			return nil
+		}, `UPDATE ledger_accounts SET balance = ?, version = ?, updated_at = ?
 			WHERE tenant_id = ? AND workspace_id = ? AND environment = ? AND ledger = ? AND name = ? AND version = ?`,
 			a.Balance.String(), a.Version, tx.now, a.Scope.TenantID, a.Scope.WorkspaceID, string(a.Scope.Environment),
 			string(a.Ledger), a.Name, a.Version-1)
+		if errors.Is(err, changed) {
+			return err
+		}
 		if err != nil {
 			return errf(op, err)
-		}
-		if n, err := res.RowsAffected(); err != nil || n != 1 {
-			return fault.E(op, fault.Conflict, "The account changed during the movement; retry.").With("account", a.Name)
 		}
 	}
 	return nil
@@ -255,8 +263,7 @@ func (tx *Tx) LedgerMovementInsert(ctx context.Context, m ledger.Posted) error {
 		args = append(args, m.ID, i, m.Scope.TenantID, m.Scope.WorkspaceID, string(m.Scope.Environment), string(m.Ledger),
 			p.Account, string(p.Direction), p.Amount.String())
 	}
-	_, err = tx.exec(ctx, q.String(), args...)
-	return errf(op, err)
+	return errf(op, tx.execLater(ctx, nil, q.String(), args...))
 }
 
 // LedgerMovementGet implements ledger.Store.

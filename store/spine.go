@@ -19,18 +19,24 @@ var (
 	_ outbox.Inbox      = (*Tx)(nil)
 )
 
-// IdempotencyInsert implements idempotency.Store.
-func (tx *Tx) IdempotencyInsert(ctx context.Context, r idempotency.Record) (bool, error) {
+const idempotencyInsert = `INSERT INTO idempotency_records
+	(id, tenant_id, workspace_id, environment, endpoint, idem_key, request_hash, state, response_status, response_body, sealed,
+	created_at, expires_at)
+	VALUES (?, ?, ?, ?, ?, ?, ?, 'completed', ?, ?, ?, ?, ?)
+	ON CONFLICT (tenant_id, workspace_id, environment, endpoint, idem_key) DO NOTHING`
+
+// idempotencyArgs are the arguments of idempotencyInsert for r.
+func (tx *Tx) idempotencyArgs(r idempotency.Record) []any {
 	if r.ID == "" {
 		r.ID = tx.NewID("idem_")
 	}
-	res, err := tx.exec(ctx, `INSERT INTO idempotency_records
-		(id, tenant_id, workspace_id, environment, endpoint, idem_key, request_hash, state, response_status, response_body, sealed,
-		created_at, expires_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, 'completed', ?, ?, ?, ?, ?)
-		ON CONFLICT (tenant_id, workspace_id, environment, endpoint, idem_key) DO NOTHING`,
-		r.ID, r.Scope.TenantID, r.Scope.WorkspaceID, r.Scope.Environment, r.Endpoint, r.Key, r.RequestHash,
-		r.Status, r.Body, r.Sealed, tx.now, r.ExpiresAt)
+	return []any{r.ID, r.Scope.TenantID, r.Scope.WorkspaceID, r.Scope.Environment, r.Endpoint, r.Key, r.RequestHash,
+		r.Status, r.Body, r.Sealed, tx.now, r.ExpiresAt}
+}
+
+// IdempotencyInsert implements idempotency.Store.
+func (tx *Tx) IdempotencyInsert(ctx context.Context, r idempotency.Record) (bool, error) {
+	res, err := tx.exec(ctx, idempotencyInsert, tx.idempotencyArgs(r)...)
 	if err != nil {
 		return false, errf("store.IdempotencyInsert", err)
 	}
@@ -39,6 +45,22 @@ func (tx *Tx) IdempotencyInsert(ctx context.Context, r idempotency.Record) (bool
 		return false, errf("store.IdempotencyInsert", err)
 	}
 	return n == 1, nil
+}
+
+// IdempotencyInsertLater is IdempotencyInsert for a unit of work that ends
+// when the key is taken: the unit fails with taken, either here or (on a
+// pipelining store) from a later statement or its commit.
+func (tx *Tx) IdempotencyInsertLater(ctx context.Context, r idempotency.Record, taken error) error {
+	err := tx.execLater(ctx, func(n int64) error {
+		if n != 1 {
+			return taken
+		}
+		return nil
+	}, idempotencyInsert, tx.idempotencyArgs(r)...)
+	if errors.Is(err, taken) {
+		return err
+	}
+	return errf("store.IdempotencyInsertLater", err)
 }
 
 type idemRow struct {
@@ -102,7 +124,7 @@ type Receipt struct {
 // ReceiptInsert stores a request receipt at the unit of work's time. A
 // second receipt for the same request id is ignored.
 func (tx *Tx) ReceiptInsert(ctx context.Context, r Receipt) error {
-	_, err := tx.exec(ctx, `INSERT INTO request_receipts
+	err := tx.execLater(ctx, nil, `INSERT INTO request_receipts
 		(request_id, tenant_id, workspace_id, environment, principal, method, operation_id, status, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (request_id) DO NOTHING`,
 		r.RequestID, r.TenantID, r.WorkspaceID, r.Environment, r.Principal, r.Method, r.OperationID, r.Status, tx.now)
@@ -132,7 +154,7 @@ func (tx *Tx) OutboxInsert(ctx context.Context, e outbox.Event) (outbox.Event, e
 	if len(e.Payload) == 0 {
 		e.Payload = json.RawMessage("{}")
 	}
-	_, err := tx.exec(ctx, `INSERT INTO outbox_events
+	err := tx.execLater(ctx, nil, `INSERT INTO outbox_events
 		(id, tenant_id, workspace_id, environment, type, schema_version, aggregate_id, aggregate_version, occurred_at, payload)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		e.ID, e.TenantID, e.WorkspaceID, e.Environment, e.Type, e.SchemaVersion, e.AggregateID, e.AggregateVersion,

@@ -13,7 +13,9 @@
 // groups: one transaction, each unit in its own savepoint, so a unit that
 // fails leaves nothing while the others commit, and InTx returns once its
 // group has committed (group.go). PostgreSQL runs each unit in a
-// transaction of its own.
+// transaction of its own, and store/postgres pipelines it: the writes the
+// store marks as deferrable (later.go) go to the server together with the
+// unit's next statement or its commit.
 //
 // Time is never read from the database: the clock's now is passed into SQL
 // as a parameter, so tests drive leases, expiries and periods with a fake

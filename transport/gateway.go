@@ -385,12 +385,11 @@ func (g *Gateway) complete(ctx context.Context, tx *store.Tx, rt Route, c *Call,
 		if rt.SealResponse {
 			r.Body, r.Sealed = g.Keyring.Seal(data, []byte(r.ID)), true
 		}
-		ok, err := tx.IdempotencyInsert(ctx, r)
-		if err != nil {
+		// On PostgreSQL the insert may go to the server with a later
+		// statement of the unit; a taken key then fails that statement (or
+		// the commit) with errDuplicate, and the unit rolls back all the same.
+		if err := tx.IdempotencyInsertLater(ctx, r, errDuplicate); err != nil {
 			return 0, nil, err
-		}
-		if !ok {
-			return 0, nil, errDuplicate
 		}
 	}
 	return code, data, nil

@@ -263,6 +263,10 @@ type Store interface {
 	jobs.Enqueuer
 	asset.Store
 	credential.Store
+	// JobEnqueue is JobInsert for a caller that does not need to know
+	// whether the job was inserted (a duplicate unique key inserts
+	// nothing): a pipelining store sends it with a later statement.
+	JobEnqueue(ctx context.Context, p jobs.InsertParams) error
 	// GenerationOperationInsert stores a new operation.
 	GenerationOperationInsert(ctx context.Context, o Operation) error
 	// GenerationOperationGet reads an operation of sc; NOT_FOUND otherwise.

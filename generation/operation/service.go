@@ -341,7 +341,7 @@ type jobRef struct {
 
 // enqueue inserts a job in st's unit of work.
 func (s *Service) enqueue(ctx context.Context, st Store, kind string, ref jobRef, at time.Time, unique string) error {
-	if _, err := st.JobInsert(ctx, jobs.InsertParams{Kind: kind, Payload: payload(ref), RunAt: at, UniqueKey: unique}); err != nil {
+	if err := st.JobEnqueue(ctx, jobs.InsertParams{Kind: kind, Payload: payload(ref), RunAt: at, UniqueKey: unique}); err != nil {
 		return fault.Wrap("operation.enqueue", err)
 	}
 	return nil

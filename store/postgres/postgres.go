@@ -2,10 +2,15 @@
 // database/sql driver and bun's pgdialect. It embeds the PostgreSQL
 // migrations and applies them on open under an advisory lock, so several
 // hosts can start against one database at once.
+//
+// Its connections pipeline (pipeline.go): a transaction's BEGIN and the
+// statements the store marks as deferrable are sent together with the
+// transaction's next statement that needs an answer, or with its COMMIT.
 package postgres
 
 import (
 	"context"
+	"database/sql"
 	"embed"
 	"fmt"
 
@@ -52,7 +57,7 @@ func Open(ctx context.Context, cfg Config) (*store.DB, error) {
 	if maxConns == 0 {
 		maxConns = 16
 	}
-	sqldb := stdlib.OpenDB(*pc)
+	sqldb := sql.OpenDB(pipeConnector{inner: stdlib.GetConnector(*pc)})
 	sqldb.SetMaxOpenConns(maxConns)
 	sqldb.SetMaxIdleConns(maxConns)
 	bdb := bun.NewDB(sqldb, pgdialect.New())
