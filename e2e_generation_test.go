@@ -17,6 +17,7 @@ import (
 	"github.com/creatormusic/platform/fault"
 	"github.com/creatormusic/platform/generation/operation"
 	"github.com/creatormusic/platform/generation/providerb/providerbtest"
+	"github.com/creatormusic/platform/idempotency"
 	"github.com/creatormusic/platform/ledger"
 	"github.com/creatormusic/platform/money"
 	"github.com/creatormusic/platform/platformtest"
@@ -419,9 +420,28 @@ func TestGenerationInsufficientCredits(t *testing.T) {
 		if got := creditInt(t, s, ledger.AccountWorkspaceCredits); got != 14 {
 			t.Fatalf("balance = %d, want 14", got)
 		}
-		acceptedID(t, generate(s, "poor-2", map[string]any{"prompt": "Cheaper", "model": "v4"}))
+		cheaper := map[string]any{"prompt": "Cheaper", "model": "v4"}
+		first := acceptedID(t, generate(s, "poor-2", cheaper))
 		if got := creditInt(t, s, ledger.AccountWorkspaceCredits); got != 4 {
 			t.Fatalf("balance = %d, want 4", got)
+		}
+		// The route reads a key's record only when the request fails (or
+		// its record meets the key): a retry that a new accept could no
+		// longer cover still gets the recorded answer, and the same key
+		// with a body that fails validation is still a conflict.
+		r = generate(s, "poor-2", cheaper)
+		if again := acceptedID(t, r); again != first || r.Header.Get(idempotency.ReplayedHeader) != "true" {
+			t.Fatalf("retry: %+v (replayed %q), want %+v replayed", again, r.Header.Get(idempotency.ReplayedHeader), first)
+		}
+		r = generate(s, "poor-2", map[string]any{"prompt": "Cheaper", "model": "v9"})
+		if r.Status != http.StatusConflict || r.Code() != "IDEMPOTENCY_CONFLICT" {
+			t.Fatalf("same key, invalid body: %d %s", r.Status, r.Body)
+		}
+		if c := count(t, s, `SELECT COUNT(*) FROM generation_operations`); c != 1 {
+			t.Fatalf("operations = %d, want 1", c)
+		}
+		if got := creditInt(t, s, ledger.AccountWorkspaceCredits); got != 4 {
+			t.Fatalf("balance after the retries = %d, want 4", got)
 		}
 		r = generate(s, "poor-3", map[string]any{"prompt": "Unknown model", "model": "v9"})
 		if r.Status != 400 || r.Code() != "INVALID_INPUT" {

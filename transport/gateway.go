@@ -317,6 +317,9 @@ func (g *Gateway) mutate(ctx context.Context, w http.ResponseWriter, rt Route, c
 		return g.replayDuplicate(w, c, rec)
 	}
 	if err != nil {
+		if code, done, rerr := g.lateReplay(w, rt, c, rec); done || rerr != nil {
+			return code, rerr
+		}
 		g.failedReceipt(ctx, rt, c, err)
 		return 0, err
 	}
@@ -356,9 +359,22 @@ func (g *Gateway) idempotencyRecord(w http.ResponseWriter, rt Route, c *Call) (*
 		Key:         key,
 		RequestHash: idempotency.RequestHash(g.Keyring, c.Principal.StableID(), rt.OperationID, pathParams(rt, c), canon),
 	}
+	if rt.LateReplay {
+		return rec, 0, false, nil
+	}
 	// Fast path: a completed record replays without taking the writer.
 	code, done, err := g.replay(w, c, rec)
 	return rec, code, done, err
+}
+
+// lateReplay answers a failed request of a LateReplay route from a
+// completed record of its key, as the read before the handler would have;
+// done is false when there is none (the failure is the answer).
+func (g *Gateway) lateReplay(w http.ResponseWriter, rt Route, c *Call, rec *idempotency.Record) (int, bool, error) {
+	if rec == nil || !rt.LateReplay {
+		return 0, false, nil
+	}
+	return g.replay(w, c, rec)
 }
 
 // complete encodes the response and writes the receipt and, for an
@@ -575,9 +591,13 @@ func (g *Gateway) stream(ctx context.Context, w http.ResponseWriter, rt Route, c
 		return g.replayDuplicate(w, c, rec)
 	}
 	if err != nil {
-		if !c.committed {
-			g.failedReceipt(ctx, rt, c, err)
+		if c.committed {
+			return 0, err
 		}
+		if code, done, rerr := g.lateReplay(w, rt, c, rec); done || rerr != nil {
+			return code, rerr
+		}
+		g.failedReceipt(ctx, rt, c, err)
 		return 0, err
 	}
 	if !c.committed {

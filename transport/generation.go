@@ -258,7 +258,7 @@ func generationRoutes(svc *genop.Service, wake func(), log *slog.Logger) []Route
 	}
 	return []Route{
 		gen(Route{Method: http.MethodPost, Pattern: "/api/v1/music/generate", OperationID: "generateMusic", Status: http.StatusAccepted,
-			Idempotency: IdempotencyRequired, OwnUnitOfWork: true,
+			Idempotency: IdempotencyRequired, OwnUnitOfWork: true, LateReplay: true,
 			Summary: "Generate music",
 			Description: "Accepts a generation as a durable operation and answers 202 with its id, status queued and the credits reserved: " +
 				"the model's price under the pricing.generation policy of the caller's environment (the BYOK fee when only the workspace's own " +

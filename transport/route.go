@@ -140,9 +140,18 @@ type Route struct {
 	// c.Commit once for its unit of work (the receipt is written with it),
 	// and may return an error after committing. Authentication routes use it
 	// so that password hashing never holds a transaction and a failed
-	// login's throttle count is kept although the call fails. Its
-	// Idempotency must be IdempotencyNone.
+	// login's throttle count is kept although the call fails. A route with
+	// an Idempotency-Key commits with CommitResult.
 	OwnUnitOfWork bool
+	// LateReplay skips the read of a completed idempotency record before
+	// the handler runs: a request with a key seen before is found when its
+	// own record's insert meets the key (the unit of work rolls back and
+	// the recorded answer is replayed), or, when the handler fails, by the
+	// read then. The answer is the same as with the read first, one read
+	// fewer on the usual path of a new key. Only for a handler with no
+	// effect outside its unit of work, since a retry of a completed request
+	// runs it again.
+	LateReplay bool
 	// RequestContentTypes documents (and, for Stream routes, admits) a non-JSON
 	// request body: each media type is a binary body, except
 	// multipart/form-data, documented as an object with one binary field named
