@@ -70,10 +70,11 @@
 //	go run ./examples/bench -postgres 'postgres://postgres@127.0.0.1:5432/test?sslmode=disable'
 //
 // Flags: -duration (per measurement, default 5s), -clients (default 16),
-// -postgres URL, -generations (default 20), -advance (default 50ms),
+// -postgres URL, -only sqlite|postgres, -generations (default 20), -advance (default 50ms),
 // -cpuprofile file (a CPU profile of the gateway GET measurement only),
-// -accept-cpuprofile file (a CPU profile of the SQLite generate accept
-// measurement only), both for go tool pprof.
+// -accept-cpuprofile file and -postgres-accept-cpuprofile file (a CPU
+// profile of the SQLite or PostgreSQL generate accept measurement only),
+// all for go tool pprof.
 package main
 
 import (
@@ -148,6 +149,8 @@ type config struct {
 	pgURL         string
 	cpuProfile    string
 	acceptProfile string
+	pgProfile     string
+	only          string
 	generations   int
 	advance       time.Duration
 }
@@ -159,11 +162,17 @@ func main() {
 	flag.StringVar(&cfg.pgURL, "postgres", "", "PostgreSQL URL; when set, the POST and generation measurements also run on a fresh schema of it")
 	flag.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write a CPU profile of the gateway GET measurement to this file")
 	flag.StringVar(&cfg.acceptProfile, "accept-cpuprofile", "", "write a CPU profile of the SQLite generate accept measurement to this file")
+	flag.StringVar(&cfg.pgProfile, "postgres-accept-cpuprofile", "", "write a CPU profile of the PostgreSQL generate accept measurement to this file")
+	flag.StringVar(&cfg.only, "only", "", "run only the sqlite or the postgres measurements")
 	flag.IntVar(&cfg.generations, "generations", 20, "sequential generations of the accept-to-completed measurement")
 	flag.DurationVar(&cfg.advance, "advance", 50*time.Millisecond, "the provider simulators' AutoAdvance: time per task stage")
 	flag.Parse()
 	if cfg.duration <= 0 || cfg.clients < 1 || cfg.generations < 1 || cfg.advance <= 0 {
 		fmt.Fprintln(os.Stderr, "bench: -duration and -advance must be positive, -clients and -generations at least 1")
+		os.Exit(2)
+	}
+	if cfg.only != "" && cfg.only != "sqlite" && cfg.only != "postgres" {
+		fmt.Fprintln(os.Stderr, "bench: -only is sqlite or postgres")
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -195,6 +204,34 @@ func run(ctx context.Context, cfg config) error {
 
 	// SQLite: GET auth/context, the bare handler, POST api-keys, accept to
 	// completed, then the generation accept path beside bare inserts.
+	if cfg.only != "postgres" {
+		if err := runSQLiteFile(ctx, client, sims, cfg); err != nil {
+			return err
+		}
+	}
+
+	// PostgreSQL: the same POST and generation measurements (and, for
+	// comparison, the GET).
+	switch {
+	case cfg.only == "sqlite":
+	case cfg.pgURL == "":
+		fmt.Println("postgres: skipped (no -postgres URL)")
+	default:
+		if err := runPostgres(ctx, client, sims, cfg); err != nil {
+			return err
+		}
+	}
+
+	peak, cur, err := rss()
+	if err != nil {
+		return err
+	}
+	fmt.Printf("memory: peak RSS (VmHWM) %s, current RSS (VmRSS) %s\n", peak, cur)
+	return nil
+}
+
+// runSQLiteFile runs the SQLite measurements on a new database file.
+func runSQLiteFile(ctx context.Context, client *http.Client, sims *providerSims, cfg config) error {
 	dir, err := os.MkdirTemp("", "platform-bench-")
 	if err != nil {
 		return err
@@ -208,24 +245,7 @@ func run(ctx context.Context, cfg config) error {
 		db.Close()
 		return err
 	}
-	if err := db.Close(); err != nil {
-		return err
-	}
-
-	// PostgreSQL: the same POST and generation measurements (and, for
-	// comparison, the GET).
-	if cfg.pgURL == "" {
-		fmt.Println("postgres: skipped (no -postgres URL)")
-	} else if err := runPostgres(ctx, client, sims, cfg); err != nil {
-		return err
-	}
-
-	peak, cur, err := rss()
-	if err != nil {
-		return err
-	}
-	fmt.Printf("memory: peak RSS (VmHWM) %s, current RSS (VmRSS) %s\n", peak, cur)
-	return nil
+	return db.Close()
 }
 
 func runSQLite(ctx context.Context, db *store.DB, path string, client *http.Client, sims *providerSims, cfg config) error {
@@ -311,7 +331,7 @@ func runPostgres(ctx context.Context, client *http.Client, sims *providerSims, c
 		raw.SetMaxOpenConns(16)
 		raw.SetMaxIdleConns(16)
 		return raw, "INSERT INTO bench_pairs (id, v) VALUES ($1, $2)", nil
-	}, client, sims, cfg, "postgres", "")
+	}, client, sims, cfg, "postgres", cfg.pgProfile)
 }
 
 // acceptBesideBare measures the generation accept path on a platform
