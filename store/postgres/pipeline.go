@@ -1,9 +1,11 @@
 package postgres
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -175,7 +177,7 @@ func (c *pipeConn) exec(ctx context.Context, query string, args []driver.NamedVa
 		return nil, c.failed
 	}
 	if check, ok := store.Deferrable(ctx); ok {
-		c.held = append(c.held, held{sql: query, args: values(args), check: check})
+		c.held = append(c.held, held{sql: query, args: heldValues(args), check: check})
 		return heldResult{}, nil
 	}
 	if len(c.held) == 0 {
@@ -374,6 +376,22 @@ func (heldResult) LastInsertId() (int64, error) {
 
 // RowsAffected implements driver.Result: store.ErrDeferred.
 func (heldResult) RowsAffected() (int64, error) { return 0, store.ErrDeferred }
+
+// heldValues are the arguments of a held statement: values, with byte
+// slices copied, since the caller may reuse its buffer once Exec returns
+// and the statement is sent only later.
+func heldValues(args []driver.NamedValue) []any {
+	out := values(args)
+	for i, v := range out {
+		switch b := v.(type) {
+		case []byte:
+			out[i] = bytes.Clone(b)
+		case json.RawMessage:
+			out[i] = json.RawMessage(bytes.Clone(b))
+		}
+	}
+	return out
+}
 
 // values are a statement's arguments as pgx takes them.
 func values(args []driver.NamedValue) []any {

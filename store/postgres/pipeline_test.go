@@ -294,3 +294,26 @@ func assertCleanTx(t *testing.T, db *sql.DB) {
 		t.Fatal(err)
 	}
 }
+
+// TestPipelineHeldBytesAreCopied: a held statement keeps its arguments as
+// they were when it was given, although the caller reuses its buffer
+// before the statement is sent.
+func TestPipelineHeldBytesAreCopied(t *testing.T) {
+	db, _ := openPipe(t)
+	tx, err := db.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := []byte("first")
+	if _, err := tx.ExecContext(heldCtx(nil), insertItem, 1, buf); err != nil {
+		t.Fatal(err)
+	}
+	copy(buf, "XXXXX")
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	var v string
+	if err := db.QueryRow(`SELECT v FROM pipe_items WHERE id = 1`).Scan(&v); err != nil || v != "first" {
+		t.Fatalf("stored %q, %v; want first", v, err)
+	}
+}
