@@ -168,17 +168,16 @@ func (tx *Tx) ledgerAccountsRead(ctx context.Context, s ledger.Scope, k ledger.K
 func (tx *Tx) LedgerAccountsUpdate(ctx context.Context, accounts []ledger.Account) error {
 	const op = "store.LedgerAccountsUpdate"
 	for _, a := range accounts {
-		changed := fault.E(op, fault.Conflict, "The account changed during the movement; retry.").With("account", a.Name)
 		err := tx.execLater(ctx, func(n int64) error {
 			if n != 1 {
-				return changed
+				return fault.E(op, fault.Conflict, "The account changed during the movement; retry.").With("account", a.Name)
 			}
 			return nil
 		}, `UPDATE ledger_accounts SET balance = ?, version = ?, updated_at = ?
 			WHERE tenant_id = ? AND workspace_id = ? AND environment = ? AND ledger = ? AND name = ? AND version = ?`,
 			a.Balance.String(), a.Version, tx.now, a.Scope.TenantID, a.Scope.WorkspaceID, string(a.Scope.Environment),
 			string(a.Ledger), a.Name, a.Version-1)
-		if errors.Is(err, changed) {
+		if fault.Is(err, fault.Conflict) {
 			return err
 		}
 		if err != nil {
