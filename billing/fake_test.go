@@ -293,8 +293,19 @@ func (tx *memTx) LedgerAccountsLock(ctx context.Context, s access.Scope, k ledge
 	return out, nil
 }
 
-// LedgerAccountsUpdate implements ledger.Store.
-func (tx *memTx) LedgerAccountsUpdate(ctx context.Context, accounts []ledger.Account) error {
+// LedgerAccountsApply implements ledger.Store.
+func (tx *memTx) LedgerAccountsApply(ctx context.Context, s access.Scope, k ledger.Kind, changes []ledger.AccountChange, insufficient fault.Code) error {
+	specs := make([]ledger.AccountSpec, len(changes))
+	for i, c := range changes {
+		specs[i] = c.AccountSpec
+	}
+	accounts, err := tx.LedgerAccountsLock(ctx, s, k, specs)
+	if err != nil {
+		return err
+	}
+	if err := ledger.ApplyChanges(accounts, changes, insufficient); err != nil {
+		return err
+	}
 	for _, a := range accounts {
 		a.UpdatedAt = tx.now
 		tx.s.accounts[accountKey(a.Scope, a.Ledger, a.Name)] = a

@@ -217,6 +217,14 @@ type AccountSpec struct {
 	AllowNegative bool
 }
 
+// AccountChange is a movement's effect on one account: Delta is added to
+// the balance (negative for a debit). The embedded spec opens the account
+// when it does not exist yet.
+type AccountChange struct {
+	AccountSpec
+	Delta money.Sum
+}
+
 // ListParams selects a page of movements, newest first.
 type ListParams struct {
 	Scope Scope
@@ -244,9 +252,16 @@ type Store interface {
 	// against concurrent movements until the unit of work ends. Callers pass
 	// specs sorted by name.
 	LedgerAccountsLock(ctx context.Context, s Scope, k Kind, specs []AccountSpec) ([]Account, error)
-	// LedgerAccountsUpdate writes the balances and versions of accounts
-	// locked by LedgerAccountsLock, at the unit of work's time.
-	LedgerAccountsUpdate(ctx context.Context, accounts []Account) error
+	// LedgerAccountsApply opens the accounts of changes that do not exist
+	// (balance zero) and applies each change to its account, in the order
+	// given (callers sort by name), by ApplyChanges's rule, at the unit of
+	// work's time; each account stays locked against concurrent movements
+	// until the unit of work ends. A change the rule refuses fails the call
+	// with ApplyChanges's error, and leaves nothing applied once the unit
+	// of work fails with it. A store that pipelines its writes may instead
+	// return that error from a later statement of the unit of work or from
+	// its commit (see package store): either way the unit fails as a whole.
+	LedgerAccountsApply(ctx context.Context, s Scope, k Kind, changes []AccountChange, insufficient fault.Code) error
 	// LedgerAccountGet returns one account; a missing one is NOT_FOUND.
 	LedgerAccountGet(ctx context.Context, s Scope, k Kind, name string) (Account, error)
 	// LedgerMovementGet returns the movement with reference; NOT_FOUND when

@@ -126,15 +126,19 @@ func (s *Service) Post(ctx context.Context, st Store, m Movement) (Posted, bool,
 		return Posted{}, false, err
 	}
 	ps := sorted(m.Postings)
-	specs := make([]AccountSpec, len(ps))
+	changes := make([]AccountChange, len(ps))
 	for i, p := range ps {
-		specs[i] = AccountSpec{Name: p.Account, Decimals: m.Decimals, AllowNegative: AllowsNegative(p.Account)}
+		d := money.SumOf(p.Amount)
+		if p.Direction == Debit {
+			d, _ = d.Neg() // an Atomic's negation always fits
+		}
+		changes[i] = AccountChange{AccountSpec: AccountSpec{Name: p.Account, Decimals: m.Decimals, AllowNegative: AllowsNegative(p.Account)}, Delta: d}
 	}
 	// Write first, lock last: the accounts (a workspace's credit balance is
 	// contended by every operation of the workspace) stay locked only for
-	// the balance check, their update and the commit. Two posts of one
-	// movement meet at the reference's unique index: the second waits
-	// there until the first commits and then finds it.
+	// the balance change and the commit. Two posts of one movement meet at
+	// the reference's unique index: the second waits there until the first
+	// commits and then finds it.
 	out := Posted{ID: st.NewID("mov_"), Scope: m.Scope, Ledger: m.Ledger, Type: m.Type, Reference: m.Reference,
 		Decimals: m.Decimals, Postings: slices.Clone(m.Postings), Actor: m.Actor, CreatedAt: st.Now()}
 	if err := st.LedgerMovementInsert(ctx, out); err != nil {
@@ -161,38 +165,52 @@ func (s *Service) Post(ctx context.Context, st Store, m Movement) (Posted, bool,
 		Payload: payload}); err != nil {
 		return Posted{}, false, fault.Wrap(op, err)
 	}
-	accounts, err := st.LedgerAccountsLock(ctx, m.Scope, m.Ledger, specs)
-	if err != nil {
-		return Posted{}, false, fault.Wrap(op, err)
-	}
 	code := m.InsufficientCode
 	if code == "" {
 		code = fault.InsufficientCredits
 	}
-	for i, p := range ps {
-		a := &accounts[i]
-		if a.Decimals != m.Decimals {
-			return Posted{}, false, fault.E(op, fault.Conflict, "The account holds amounts of other decimals.").
-				With("account", a.Name).With("decimals", a.Decimals)
-		}
-		var err error
-		if p.Direction == Debit {
-			a.Balance, err = a.Balance.SubAtomic(p.Amount)
-		} else {
-			a.Balance, err = a.Balance.AddAtomic(p.Amount)
-		}
-		if err != nil {
-			return Posted{}, false, fault.Wrap(op, err)
-		}
-		if a.Balance.Negative() && !a.AllowNegative {
-			return Posted{}, false, fault.E(op, code, "The balance does not cover the amount.").With("account", a.Name)
-		}
-		a.Version++
-	}
-	if err := st.LedgerAccountsUpdate(ctx, accounts); err != nil {
+	if err := st.LedgerAccountsApply(ctx, m.Scope, m.Ledger, changes, code); err != nil {
 		return Posted{}, false, fault.Wrap(op, err)
 	}
 	return out, true, nil
+}
+
+// ApplyChanges applies changes to accounts, the same accounts in the same
+// order, the rule every Store keeps: each change adds its Delta to the
+// balance and counts one more version. It fails, leaving accounts partly
+// changed, with CONFLICT when an account holds amounts of other decimals
+// than its change (ErrOtherDecimals), with insufficient when a balance that
+// may not be negative would become so (ErrInsufficient), and with
+// INVALID_AMOUNT (reason overflow) past 128 bits.
+func ApplyChanges(accounts []Account, changes []AccountChange, insufficient fault.Code) error {
+	for i, c := range changes {
+		a := &accounts[i]
+		if a.Decimals != c.Decimals {
+			return ErrOtherDecimals(a.Name)
+		}
+		b, err := a.Balance.Add(c.Delta)
+		if err != nil {
+			return fault.Wrap("ledger.ApplyChanges", err)
+		}
+		if b.Negative() && !a.AllowNegative {
+			return ErrInsufficient(insufficient, a.Name)
+		}
+		a.Balance = b
+		a.Version++
+	}
+	return nil
+}
+
+// ErrInsufficient is the error of a change that would take account, which
+// may not go negative, below zero: code, with details.account.
+func ErrInsufficient(code fault.Code, account string) error {
+	return fault.E("ledger.Post", code, "The balance does not cover the amount.").With("account", account)
+}
+
+// ErrOtherDecimals is the error of a change to account made in other
+// decimals than the account holds: CONFLICT.
+func ErrOtherDecimals(account string) error {
+	return fault.E("ledger.Post", fault.Conflict, "The account holds amounts of other decimals.").With("account", account)
 }
 
 // Balance returns an account and its balance. An account that was never

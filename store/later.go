@@ -26,27 +26,34 @@ var ErrDeferred = errors.New("store: the statement runs with the next one")
 // deferredKey carries a statement's check in its context.
 type deferredKey struct{}
 
-// deferred is the check of a held statement; check may be nil.
-type deferred struct {
-	check func(rowsAffected int64) error
+// Held is how a held statement's outcome is judged once it has run.
+type Held struct {
+	// Check judges the rows the statement affected; nil accepts any.
+	Check func(rowsAffected int64) error
+	// Fail translates the database's error of the statement into the
+	// store's (a refused balance change into its fault); nil keeps it.
+	// Unlike a failing Check, an error the database raises itself aborts
+	// the transaction on the server, so a driver may send the statement
+	// in the same batch as the COMMIT.
+	Fail func(err error) error
 }
 
 // Deferrable reports whether the statement run with ctx may be held and
-// sent later, and returns its check (nil when it has none). A pipelining
-// driver calls it for each statement it is given inside a transaction.
-func Deferrable(ctx context.Context) (check func(rowsAffected int64) error, ok bool) {
-	d, ok := ctx.Value(deferredKey{}).(*deferred)
+// sent later, and returns how to judge it. A pipelining driver calls it
+// for each statement it is given inside a transaction.
+func Deferrable(ctx context.Context) (Held, bool) {
+	h, ok := ctx.Value(deferredKey{}).(*Held)
 	if !ok {
-		return nil, false
+		return Held{}, false
 	}
-	return d.check, true
+	return *h, true
 }
 
 // Defer returns ctx marked so that the statement run with it may be held
-// by a pipelining driver inside a transaction, with check (nil when none)
-// judging the rows it affected once it has run.
-func Defer(ctx context.Context, check func(rowsAffected int64) error) context.Context {
-	return context.WithValue(ctx, deferredKey{}, &deferred{check: check})
+// by a pipelining driver inside a transaction, and judged by h once it
+// has run.
+func Defer(ctx context.Context, h Held) context.Context {
+	return context.WithValue(ctx, deferredKey{}, &h)
 }
 
 // execLater runs query like exec, and lets a pipelining driver hold it
@@ -57,13 +64,23 @@ func Defer(ctx context.Context, check func(rowsAffected int64) error) context.Co
 // to go on, since its error (or its check's) may be returned by a later
 // statement instead.
 func (tx *Tx) execLater(ctx context.Context, check func(rowsAffected int64) error, query string, args ...any) error {
+	return tx.execHeld(ctx, Held{Check: check}, query, args...)
+}
+
+// execHeld is execLater with h judging the statement, its database error
+// included.
+func (tx *Tx) execHeld(ctx context.Context, h Held, query string, args ...any) error {
 	if tx.sqlTx != nil {
-		ctx = Defer(ctx, check)
+		ctx = Defer(ctx, h)
 	}
 	res, err := tx.exec(ctx, query, args...)
 	if err != nil {
+		if h.Fail != nil {
+			return h.Fail(err)
+		}
 		return err
 	}
+	check := h.Check
 	n, err := res.RowsAffected()
 	if errors.Is(err, ErrDeferred) {
 		return nil

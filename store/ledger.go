@@ -86,8 +86,17 @@ func (tx *Tx) LedgerAccountsLock(ctx context.Context, s ledger.Scope, k ledger.K
 			return out, err
 		}
 	}
+	if err := tx.ledgerAccountsOpen(ctx, s, k, specs); err != nil {
+		return nil, errf(op, err)
+	}
+	return tx.ledgerAccountsRead(ctx, s, k, specs)
+}
+
+// ledgerAccountsOpen inserts the accounts of specs that do not exist, with
+// balance zero, in one statement a pipelining driver may hold.
+func (tx *Tx) ledgerAccountsOpen(ctx context.Context, s ledger.Scope, k ledger.Kind, specs []ledger.AccountSpec) error {
 	var q strings.Builder
-	args := make([]any, 0, len(specs)*10)
+	args := make([]any, 0, len(specs)*9)
 	q.WriteString(`INSERT INTO ledger_accounts (tenant_id, workspace_id, environment, ledger, name, decimals,
 		allow_negative, balance, version, created_at, updated_at) VALUES `)
 	for i, sp := range specs {
@@ -99,11 +108,93 @@ func (tx *Tx) LedgerAccountsLock(ctx context.Context, s ledger.Scope, k ledger.K
 			sp.AllowNegative, tx.now, tx.now)
 	}
 	q.WriteString(` ON CONFLICT (tenant_id, workspace_id, environment, ledger, name) DO NOTHING`)
-	if err := tx.execLater(ctx, nil, q.String(), args...); err != nil {
-		return nil, errf(op, err)
-	}
-	return tx.ledgerAccountsRead(ctx, s, k, specs)
+	return tx.execLater(ctx, nil, q.String(), args...)
 }
+
+// LedgerAccountsApply implements ledger.Store.
+//
+// SQLite reads the accounts, applies the changes in Go
+// (ledger.ApplyChanges) and writes the balances back.
+//
+// PostgreSQL never sends a balance to the server: it opens the missing
+// accounts, then changes each balance in place with one UPDATE per account
+// in the order given, whose expression keeps ledger.ApplyChanges's rule
+// and, when the rule refuses, raises through ledger_refuse (migration
+// 0015), which Held.Fail turns into the ledger's error. Every one of these
+// statements may be held by the pipelining driver and go to the server in
+// the commit's batch: an account's row lock, which every concurrent
+// movement of the workspace waits for, is then held for the UPDATE and the
+// COMMIT alone, not for a round trip to this process and back.
+func (tx *Tx) LedgerAccountsApply(ctx context.Context, s ledger.Scope, k ledger.Kind, changes []ledger.AccountChange, insufficient fault.Code) error {
+	const op = "store.LedgerAccountsApply"
+	if len(changes) == 0 {
+		return nil
+	}
+	specs := make([]ledger.AccountSpec, len(changes))
+	for i, c := range changes {
+		specs[i] = c.AccountSpec
+	}
+	if tx.db.dialect == SQLite {
+		accounts, err := tx.LedgerAccountsLock(ctx, s, k, specs)
+		if err != nil {
+			return err
+		}
+		if err := ledger.ApplyChanges(accounts, changes, insufficient); err != nil {
+			return err
+		}
+		return tx.LedgerAccountsUpdate(ctx, accounts)
+	}
+	if err := tx.ledgerAccountsOpen(ctx, s, k, specs); err != nil {
+		return errf(op, err)
+	}
+	for _, c := range changes {
+		fail := func(err error) error {
+			var st sqlState
+			if !errors.As(err, &st) {
+				return errf(op, err)
+			}
+			switch st.SQLState() {
+			case refusedInsufficient:
+				return ledger.ErrInsufficient(insufficient, c.Name)
+			case refusedDecimals:
+				return ledger.ErrOtherDecimals(c.Name)
+			case refusedOverflow:
+				return fault.E(op, fault.InvalidAmount, "The total is too large.").With("reason", money.ReasonOverflow)
+			}
+			return errf(op, err)
+		}
+		err := tx.execHeld(ctx, Held{Fail: fail}, `UPDATE ledger_accounts SET
+				balance = CASE
+					WHEN decimals <> ? THEN ledger_refuse('`+refusedDecimals+`')
+					WHEN balance + CAST(? AS NUMERIC) >= `+sumBound+`
+						OR balance + CAST(? AS NUMERIC) < -`+sumBound+` THEN ledger_refuse('`+refusedOverflow+`')
+					WHEN NOT allow_negative AND balance + CAST(? AS NUMERIC) < 0 THEN ledger_refuse('`+refusedInsufficient+`')
+					ELSE balance + CAST(? AS NUMERIC) END,
+				version = version + 1, updated_at = ?
+			WHERE tenant_id = ? AND workspace_id = ? AND environment = ? AND ledger = ? AND name = ?`,
+			c.Decimals, c.Delta.String(), c.Delta.String(), c.Delta.String(), c.Delta.String(), tx.now,
+			s.TenantID, s.WorkspaceID, string(s.Environment), string(k), c.Name)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sqlState is a driver error with its SQLSTATE (pgconn.PgError's method).
+type sqlState interface{ SQLState() string }
+
+// The SQLSTATEs ledger_refuse raises (class LR, outside the standard's):
+// a balance that may not be negative would be, an account of other
+// decimals, a balance past 128 bits.
+const (
+	refusedInsufficient = "LR001"
+	refusedDecimals     = "LR002"
+	refusedOverflow     = "LR003"
+)
+
+// sumBound is 2^127: a money.Sum lies in [-2^127, 2^127).
+const sumBound = "170141183460469231731687303715884105728"
 
 // ledgerAccountsRead reads the accounts of specs, in the order of specs, and
 // locks them on PostgreSQL; NOT_FOUND when one is missing.
@@ -160,8 +251,9 @@ func (tx *Tx) ledgerAccountsRead(ctx context.Context, s ledger.Scope, k ledger.K
 	return out, nil
 }
 
-// LedgerAccountsUpdate implements ledger.Store. Each update compares and
-// sets the version the lock read, so a write that skipped the lock fails
+// LedgerAccountsUpdate writes the balances and versions of accounts that
+// LedgerAccountsLock read (SQLite's LedgerAccountsApply). Each update
+// compares and sets the version the lock read, so a write that skipped the lock fails
 // loudly instead of losing a movement. On a pipelining store the updates
 // go to the server with the unit's next statement or its commit, and a
 // failed comparison fails that statement (the commit then rolls back).

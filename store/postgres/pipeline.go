@@ -40,7 +40,11 @@ import (
 // after the server ran the statement fails the transaction in the same
 // way, so a COMMIT is sent together with the held statements only when
 // none of them has a check; otherwise they are sent first and the COMMIT
-// after their checks passed.
+// after their checks passed. An error the server raises itself needs no
+// such care: the server skips the rest of the batch, the COMMIT included,
+// and the transaction rolls back. That is how a balance change refused by
+// the database (store.Held.Fail turns its error into the ledger's) goes to
+// the server in the commit's batch.
 
 // pipeConnector opens pipeConns over pgx's database/sql connections.
 type pipeConnector struct {
@@ -66,9 +70,9 @@ func (c pipeConnector) Driver() driver.Driver { return c.inner.Driver() }
 
 // held is a statement waiting to be sent.
 type held struct {
-	sql   string
-	args  []any
-	check func(rowsAffected int64) error
+	sql  string
+	args []any
+	how  store.Held
 }
 
 // pipeConn is one connection; database/sql uses it from one goroutine at
@@ -176,8 +180,8 @@ func (c *pipeConn) exec(ctx context.Context, query string, args []driver.NamedVa
 	if c.failed != nil {
 		return nil, c.failed
 	}
-	if check, ok := store.Deferrable(ctx); ok {
-		c.held = append(c.held, held{sql: query, args: heldValues(args), check: check})
+	if how, ok := store.Deferrable(ctx); ok {
+		c.held = append(c.held, held{sql: query, args: heldValues(args), how: how})
 		return heldResult{}, nil
 	}
 	if len(c.held) == 0 {
@@ -256,19 +260,28 @@ func (c *pipeConn) send(ctx context.Context, items []held, withLast bool) (pgcon
 		ct, err := mrr.ResultReader().Close()
 		i := n
 		n++
+		how := items[i].how
 		switch {
 		case err != nil:
+			if how.Fail != nil {
+				err = how.Fail(err)
+			}
 			if first == nil {
 				first = err
 			}
-		case items[i].check != nil:
-			if err := items[i].check(ct.RowsAffected()); err != nil && first == nil {
+		case how.Check != nil:
+			if err := how.Check(ct.RowsAffected()); err != nil && first == nil {
 				first = err
 			}
 		}
 		tag = ct
 	}
 	if err := mrr.Close(); err != nil && first == nil {
+		// The server stops a batch at its first error: the statement
+		// whose result did not come failed.
+		if n < len(items) && items[n].how.Fail != nil {
+			err = items[n].how.Fail(err)
+		}
 		first = err
 	}
 	if first == nil && n != len(items) {
@@ -317,7 +330,7 @@ func (t pipeTx) Commit() error {
 	}
 	ctx := c.txCtx
 	for _, h := range c.held {
-		if h.check != nil {
+		if h.how.Check != nil {
 			if _, err := c.flush(ctx, nil); err != nil {
 				_ = c.rollback()
 				return err

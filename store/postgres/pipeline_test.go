@@ -62,7 +62,7 @@ const insertItem = `INSERT INTO pipe_items (id, v) VALUES ($1, $2)`
 
 // held is a context that lets the driver hold the statement.
 func heldCtx(check func(int64) error) context.Context {
-	return store.Defer(context.Background(), check)
+	return store.Defer(context.Background(), store.Held{Check: check})
 }
 
 func countItems(t *testing.T, db *sql.DB) int {
@@ -315,5 +315,56 @@ func TestPipelineHeldBytesAreCopied(t *testing.T) {
 	var v string
 	if err := db.QueryRow(`SELECT v FROM pipe_items WHERE id = 1`).Scan(&v); err != nil || v != "first" {
 		t.Fatalf("stored %q, %v; want first", v, err)
+	}
+}
+
+// TestPipelineServerRefusalInCommitBatch: a held statement without a check
+// but with Fail goes to the server in the COMMIT's batch; when the server
+// refuses it, the COMMIT is skipped, Commit returns Fail's translation,
+// and nothing of the transaction is kept.
+func TestPipelineServerRefusalInCommitBatch(t *testing.T) {
+	db, writes := openPipe(t)
+	const refuse = `INSERT INTO pipe_items (id, v) VALUES ($1, CAST(CAST($2 AS TEXT) AS INTEGER)::TEXT)`
+	for _, q := range []string{insertItem, refuse} {
+		warm, err := db.Prepare(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer warm.Close()
+	}
+	refused := errors.New("refused")
+	var failed error
+	fail := store.Defer(context.Background(), store.Held{Fail: func(err error) error {
+		failed = err
+		return refused
+	}})
+	tx, err := db.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := writes.Load()
+	if _, err := tx.ExecContext(heldCtx(nil), insertItem, 1, "kept until the refusal"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.ExecContext(fail, refuse, 2, "not a number"); err != nil {
+		t.Fatalf("held statement: %v", err)
+	}
+	if got := writes.Load() - before; got != 0 {
+		t.Fatalf("%d writes before the commit, want 0", got)
+	}
+	if err := tx.Commit(); !errors.Is(err, refused) {
+		t.Fatalf("Commit = %v, want Fail's error", err)
+	}
+	var pgErr *pgconn.PgError
+	if !errors.As(failed, &pgErr) || pgErr.Code != "22P02" {
+		t.Errorf("Fail was given %v, want the server's invalid_text_representation", failed)
+	}
+	// One batch (BEGIN, both statements, COMMIT), then the ROLLBACK of
+	// the aborted transaction.
+	if got := writes.Load() - before; got != 2 {
+		t.Errorf("the transaction took %d writes, want 2", got)
+	}
+	if n := countItems(t, db); n != 0 {
+		t.Errorf("%d rows kept after the refusal, want 0", n)
 	}
 }

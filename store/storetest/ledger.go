@@ -33,6 +33,8 @@ func exerciseLedger(t *testing.T, open Opener) {
 	t.Run("ConcurrentReplays", func(t *testing.T) { ledgerConcurrentReplays(t, open) })
 	t.Run("WideBalances", func(t *testing.T) { ledgerWide(t, open) })
 	t.Run("StaleUpdateFails", func(t *testing.T) { ledgerStaleUpdate(t, open) })
+	t.Run("OtherDecimals", func(t *testing.T) { ledgerOtherDecimals(t, open) })
+	t.Run("BalanceOverflow", func(t *testing.T) { ledgerOverflow(t, open) })
 	t.Run("Scoping", func(t *testing.T) { ledgerScoping(t, open) })
 	t.Run("Pagination", func(t *testing.T) { ledgerPagination(t, open) })
 }
@@ -680,6 +682,59 @@ func ledgerStaleUpdate(t *testing.T, open Opener) {
 	}
 	if got := ledgerBalance(t, db, ledgerScope, ledger.AccountSystemGrants); got != "-100" {
 		t.Errorf("grants after a failed update = %s, want -100", got)
+	}
+}
+
+// ledgerOtherDecimals posts to an account in other decimals than it was
+// opened with: CONFLICT naming the account, and no balance changes.
+func ledgerOtherDecimals(t *testing.T, open Opener) {
+	db, _ := fresh(t, open)
+	ledgerGrant(t, db, ledgerScope, "g1", 100)
+	err := ledgerDo(db, func(ctx context.Context, tx *store.Tx) error {
+		_, _, err := ledger.New().Post(ctx, tx, ledger.Movement{Scope: ledgerScope, Ledger: ledger.Credits, Type: ledger.TypeTransfer,
+			Reference: "t-decimals", Decimals: 2, Postings: []ledger.Posting{
+				{Account: ledger.AccountWorkspaceCredits, Direction: ledger.Debit, Amount: 10},
+				{Account: "workspace:other", Direction: ledger.Credit, Amount: 10}}})
+		return err
+	})
+	if !fault.Is(err, fault.Conflict) {
+		t.Fatalf("post in other decimals: %v, want CONFLICT", err)
+	}
+	if _, _, d := fault.Public(err); d["account"] != ledger.AccountWorkspaceCredits {
+		t.Errorf("details = %v, want the account", d)
+	}
+	ledgerBalances(t, db, ledgerScope, map[string]string{ledger.AccountWorkspaceCredits: "100", "workspace:other": ""})
+	if _, err := db.Read().LedgerMovementGet(context.Background(), ledgerScope, "t-decimals"); !fault.Is(err, fault.NotFound) {
+		t.Errorf("the refused movement: %v, want NOT_FOUND", err)
+	}
+}
+
+// ledgerOverflow takes a balance to the edge of 128 bits and past it: the
+// movement that would cross is INVALID_AMOUNT (reason overflow), and the
+// balance stays as it was.
+func ledgerOverflow(t *testing.T, open Opener) {
+	db, _ := fresh(t, open)
+	ledgerGrant(t, db, ledgerScope, "g1", 1)
+	const edge = "170141183460469231731687303715884105726" // 2^127 - 2
+	if err := ledgerDo(db, func(ctx context.Context, tx *store.Tx) error {
+		_, err := tx.IDB().ExecContext(ctx, `UPDATE ledger_accounts SET balance = ? WHERE name = ?`, edge, ledger.AccountWorkspaceCredits)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ledgerGrant(t, db, ledgerScope, "g2", 1) // 2^127 - 1, the largest balance
+	err := ledgerDo(db, func(ctx context.Context, tx *store.Tx) error {
+		_, _, err := ledger.New().Grant(ctx, tx, ledger.CreditsInput{Scope: ledgerScope, Ref: "g3", Amount: 1})
+		return err
+	})
+	if !fault.Is(err, fault.InvalidAmount) {
+		t.Fatalf("grant past 128 bits: %v, want INVALID_AMOUNT", err)
+	}
+	if _, _, d := fault.Public(err); d["reason"] != money.ReasonOverflow {
+		t.Errorf("details = %v, want reason overflow", d)
+	}
+	if got := ledgerBalance(t, db, ledgerScope, ledger.AccountWorkspaceCredits); got != "170141183460469231731687303715884105727" {
+		t.Errorf("balance = %s, want 2^127 - 1", got)
 	}
 }
 

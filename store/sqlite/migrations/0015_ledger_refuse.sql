@@ -1,0 +1,3 @@
+-- Version 15 creates PostgreSQL's ledger_refuse function. SQLite's store
+-- applies balance changes in Go (store.LedgerAccountsApply), so its schema
+-- does not change.
