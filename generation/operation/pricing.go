@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"sync"
+	"time"
 
 	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/fault"
@@ -84,30 +86,81 @@ type quote struct {
 	ref           policy.Ref
 }
 
-// priceOf reads the environment's pricing policy and prices model.
-// INVALID_INPUT (field model) for a model the policy does not price;
-// PROVIDER_UNAVAILABLE when the environment has no pricing.
-func priceOf(ctx context.Context, st policy.Store, env access.Environment, model string) (quote, error) {
+// DefaultPricingTTL is how long a Service keeps an environment's current
+// pricing policy before it reads it again (Tuning.PricingTTL).
+const DefaultPricingTTL = time.Second
+
+// pricingCache holds each environment's current pricing policy, parsed,
+// for a while: a generation request would otherwise read the policy and
+// decode its JSON every time, though a new version is published rarely
+// (at start, or by an operator). A version published on any host prices
+// the requests each host accepts from at most the TTL later; every
+// operation records the version that priced it (Operation.Pricing).
+type pricingCache struct {
+	ttl time.Duration
+	mu  sync.Mutex
+	env map[access.Environment]pricingEntry
+}
+
+// pricingEntry is a cached policy and when it must be read again.
+type pricingEntry struct {
+	pricing Pricing
+	ref     policy.Ref
+	until   time.Time
+}
+
+// current returns env's pricing policy: the cached one while it is fresh
+// at now (the unit of work's time), else the stored one (then cached).
+// PROVIDER_UNAVAILABLE when the environment has no pricing (not cached).
+func (c *pricingCache) current(ctx context.Context, st policy.Store, env access.Environment, now time.Time) (Pricing, policy.Ref, error) {
 	const op = "operation.price"
+	if c.ttl > 0 {
+		c.mu.Lock()
+		e, ok := c.env[env]
+		c.mu.Unlock()
+		if ok && now.Before(e.until) {
+			return e.pricing, e.ref, nil
+		}
+	}
 	v, err := policy.Current(ctx, st, policy.Scope{Environment: env}, PricingPolicyID)
 	if fault.Is(err, fault.NotFound) {
-		return quote{}, fault.E(op, fault.ProviderUnavailable, "Generation is not priced in this environment.").With("reason", "no_pricing")
+		return Pricing{}, policy.Ref{}, fault.E(op, fault.ProviderUnavailable, "Generation is not priced in this environment.").With("reason", "no_pricing")
 	}
 	if err != nil {
-		return quote{}, fault.Wrap(op, err)
+		return Pricing{}, policy.Ref{}, fault.Wrap(op, err)
 	}
 	var p Pricing
 	if err := json.Unmarshal(v.Content, &p); err != nil {
-		return quote{}, fault.Wrap(op, fmt.Errorf("pricing policy v%d: %w", v.Version, err))
+		return Pricing{}, policy.Ref{}, fault.Wrap(op, fmt.Errorf("pricing policy v%d: %w", v.Version, err))
+	}
+	if c.ttl > 0 {
+		c.mu.Lock()
+		if c.env == nil {
+			c.env = map[access.Environment]pricingEntry{}
+		}
+		c.env[env] = pricingEntry{pricing: p, ref: v.Ref(), until: now.Add(c.ttl)}
+		c.mu.Unlock()
+	}
+	return p, v.Ref(), nil
+}
+
+// priceOf prices model under env's current pricing policy.
+// INVALID_INPUT (field model) for a model the policy does not price;
+// PROVIDER_UNAVAILABLE when the environment has no pricing.
+func (c *pricingCache) priceOf(ctx context.Context, st policy.Store, env access.Environment, model string, now time.Time) (quote, error) {
+	const op = "operation.price"
+	p, ref, err := c.current(ctx, st, env, now)
+	if err != nil {
+		return quote{}, err
 	}
 	pr, ok := p.Models[model]
 	if !ok {
 		return quote{}, fault.Invalid(op, "model", fmt.Sprintf("The model %q is not offered.", model))
 	}
-	c, err1 := strconv.ParseInt(pr.Credits, 10, 64)
+	c1, err1 := strconv.ParseInt(pr.Credits, 10, 64)
 	b, err2 := strconv.ParseInt(pr.ByokCredits, 10, 64)
 	if err1 != nil || err2 != nil {
-		return quote{}, fault.Wrap(op, fmt.Errorf("pricing policy v%d: model %q is malformed", v.Version, model))
+		return quote{}, fault.Wrap(op, fmt.Errorf("pricing policy v%d: model %q is malformed", ref.Version, model))
 	}
-	return quote{credits: c, byok: b, ref: v.Ref()}, nil
+	return quote{credits: c1, byok: b, ref: ref}, nil
 }

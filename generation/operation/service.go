@@ -98,6 +98,12 @@ type Tuning struct {
 	// PROVIDER_TIMEOUT; zero means 20 min (provider A retries callbacks
 	// at 1, 5 and 15 minutes).
 	AmbiguousWait time.Duration
+	// PricingTTL is how long the Service keeps an environment's current
+	// pricing policy before it reads it again: a newly published version
+	// prices the requests each host accepts from at most this long after.
+	// Zero means DefaultPricingTTL; a negative value reads the policy for
+	// every request.
+	PricingTTL time.Duration
 	// Routes is the default route order when a request names no provider
 	// policy; nil means provider A, then provider B. Routes not configured
 	// in an environment are skipped.
@@ -106,7 +112,8 @@ type Tuning struct {
 
 // Service runs generation operations. It is safe for concurrent use.
 type Service struct {
-	cfg Config
+	cfg     Config
+	pricing *pricingCache
 }
 
 // New validates cfg and returns a Service.
@@ -147,7 +154,10 @@ func New(cfg Config) (*Service, error) {
 	if cfg.Routes == nil {
 		cfg.Routes = credential.Routes()
 	}
-	return &Service{cfg: cfg}, nil
+	if cfg.PricingTTL == 0 {
+		cfg.PricingTTL = DefaultPricingTTL
+	}
+	return &Service{cfg: cfg, pricing: &pricingCache{ttl: cfg.PricingTTL}}, nil
 }
 
 // Input bounds.
@@ -180,7 +190,7 @@ func (s *Service) Prepare(ctx context.Context, st Store, p *access.Principal, in
 	if err != nil {
 		return Plan{}, err
 	}
-	q, err := priceOf(ctx, st, p.Environment, in.Model)
+	q, err := s.pricing.priceOf(ctx, st, p.Environment, in.Model, st.Now())
 	if err != nil {
 		return Plan{}, err
 	}
