@@ -338,7 +338,7 @@ func (tx *memTx) LedgerMovementLock(ctx context.Context, s access.Scope, referen
 }
 
 // LedgerMovementInsert implements ledger.Store.
-func (tx *memTx) LedgerMovementInsert(ctx context.Context, m ledger.Posted) error {
+func (tx *memTx) LedgerMovementInsert(ctx context.Context, m ledger.Posted, fresh bool) error {
 	k := accountKey(m.Scope, "", m.Reference)
 	if _, ok := tx.s.movements[k]; ok {
 		return fault.E("fake.LedgerMovementInsert", fault.Conflict, "duplicate reference")

@@ -180,6 +180,13 @@ type Movement struct {
 	// InsufficientCode is the code returned when a posting would take a
 	// non-negative account below zero. Empty means INSUFFICIENT_CREDITS.
 	InsufficientCode fault.Code
+	// Fresh promises that the reference was never posted: it names
+	// something the caller's unit of work creates (a new operation's id).
+	// Post then skips the lookup of an earlier movement, and a taken
+	// reference fails the unit of work with CONFLICT instead of returning
+	// that movement; a store that pipelines writes (PostgreSQL) can then
+	// send the whole movement with the commit.
+	Fresh bool
 }
 
 // Posted is a movement as written.
@@ -272,8 +279,10 @@ type Store interface {
 	// (on SQLite the single writer already serializes units of work).
 	LedgerMovementLock(ctx context.Context, s Scope, reference string) (Posted, error)
 	// LedgerMovementInsert writes a movement and its postings. A reference
-	// already taken is CONFLICT.
-	LedgerMovementInsert(ctx context.Context, m Posted) error
+	// already taken is CONFLICT. When fresh (the caller promises the
+	// reference was never posted), a store that pipelines may send the
+	// movement with the commit and report a taken reference from there.
+	LedgerMovementInsert(ctx context.Context, m Posted, fresh bool) error
 	// LedgerMovementList returns up to p.Limit movements, newest (highest
 	// id) first, with their postings.
 	LedgerMovementList(ctx context.Context, p ListParams) ([]Posted, error)

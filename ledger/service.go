@@ -141,8 +141,8 @@ func (s *Service) Post(ctx context.Context, st Store, m Movement) (Posted, bool,
 	// commits and then finds it.
 	out := Posted{ID: st.NewID("mov_"), Scope: m.Scope, Ledger: m.Ledger, Type: m.Type, Reference: m.Reference,
 		Decimals: m.Decimals, Postings: slices.Clone(m.Postings), Actor: m.Actor, CreatedAt: st.Now()}
-	if err := st.LedgerMovementInsert(ctx, out); err != nil {
-		if !fault.Is(err, fault.Conflict) {
+	if err := st.LedgerMovementInsert(ctx, out, m.Fresh); err != nil {
+		if !fault.Is(err, fault.Conflict) || m.Fresh {
 			return Posted{}, false, fault.Wrap(op, err)
 		}
 		prev, err := st.LedgerMovementGet(ctx, m.Scope, m.Reference)
@@ -282,6 +282,9 @@ type CreditsInput struct {
 	Ref    string
 	Amount money.Atomic
 	Actor  Actor
+	// Fresh is Movement.Fresh: the Ref names something created in the
+	// caller's unit of work, so no earlier movement can carry it.
+	Fresh bool
 }
 
 // credits posts a two-legged credits movement from one account to another.
@@ -290,7 +293,7 @@ func (s *Service) credits(ctx context.Context, st Store, op string, t Type, in C
 		return Posted{}, false, fault.Invalid(op, "ref", "The reference key is required.")
 	}
 	p, created, err := s.Post(ctx, st, Movement{Scope: in.Scope, Ledger: Credits, Type: t, Reference: string(t) + ":" + in.Ref,
-		Decimals: CreditsDecimals, Actor: in.Actor, Postings: []Posting{
+		Decimals: CreditsDecimals, Actor: in.Actor, Fresh: in.Fresh, Postings: []Posting{
 			{Account: from, Direction: Debit, Amount: in.Amount},
 			{Account: to, Direction: Credit, Amount: in.Amount},
 		}})

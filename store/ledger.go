@@ -184,6 +184,12 @@ func (tx *Tx) LedgerAccountsApply(ctx context.Context, s ledger.Scope, k ledger.
 // sqlState is a driver error with its SQLSTATE (pgconn.PgError's method).
 type sqlState interface{ SQLState() string }
 
+// uniqueViolation reports whether err is PostgreSQL's unique_violation.
+func uniqueViolation(err error) bool {
+	var st sqlState
+	return errors.As(err, &st) && st.SQLState() == "23505"
+}
+
 // The SQLSTATEs ledger_refuse raises (class LR, outside the standard's):
 // a balance that may not be negative would be, an account of other
 // decimals, a balance past 128 bits.
@@ -328,22 +334,40 @@ type ledgerPostingRow struct {
 const ledgerMovementColumns = `id, tenant_id, workspace_id, environment, ledger, type, reference, decimals,
 	actor_user_id, actor_key_id, created_at`
 
-// LedgerMovementInsert implements ledger.Store.
-func (tx *Tx) LedgerMovementInsert(ctx context.Context, m ledger.Posted) error {
+// LedgerMovementInsert implements ledger.Store. A fresh movement on
+// PostgreSQL is a plain INSERT the pipelining driver may hold until the
+// commit: a taken reference is then the server's unique violation, which
+// aborts the transaction and comes back as CONFLICT. Otherwise the insert
+// skips a taken reference and reports it at once, for Post to look up.
+func (tx *Tx) LedgerMovementInsert(ctx context.Context, m ledger.Posted, fresh bool) error {
 	const op = "store.LedgerMovementInsert"
-	res, err := tx.exec(ctx, `INSERT INTO ledger_movements (`+ledgerMovementColumns+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (tenant_id, workspace_id, environment, reference) DO NOTHING`,
-		m.ID, m.Scope.TenantID, m.Scope.WorkspaceID, string(m.Scope.Environment), string(m.Ledger), string(m.Type),
-		m.Reference, m.Decimals, m.Actor.UserID, m.Actor.KeyID, m.CreatedAt)
-	if err != nil {
-		return errf(op, err)
-	}
-	if n, err := res.RowsAffected(); err != nil || n != 1 {
+	taken := func() error {
 		return fault.E(op, fault.Conflict, "The reference was already posted.").With("reference", m.Reference)
 	}
+	args := []any{m.ID, m.Scope.TenantID, m.Scope.WorkspaceID, string(m.Scope.Environment), string(m.Ledger), string(m.Type),
+		m.Reference, m.Decimals, m.Actor.UserID, m.Actor.KeyID, m.CreatedAt}
+	const insert = `INSERT INTO ledger_movements (` + ledgerMovementColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	if fresh && tx.db.dialect == Postgres {
+		err := tx.execHeld(ctx, Held{Fail: func(err error) error {
+			if uniqueViolation(err) {
+				return taken()
+			}
+			return errf(op, err)
+		}}, insert, args...)
+		if err != nil {
+			return err
+		}
+	} else {
+		res, err := tx.exec(ctx, insert+` ON CONFLICT (tenant_id, workspace_id, environment, reference) DO NOTHING`, args...)
+		if err != nil {
+			return errf(op, err)
+		}
+		if n, err := res.RowsAffected(); err != nil || n != 1 {
+			return taken()
+		}
+	}
 	var q strings.Builder
-	args := make([]any, 0, len(m.Postings)*9)
+	args = make([]any, 0, len(m.Postings)*9)
 	q.WriteString(`INSERT INTO ledger_postings (movement_id, seq, tenant_id, workspace_id, environment, ledger,
 		account, direction, amount) VALUES `)
 	for i, p := range m.Postings {

@@ -19,11 +19,14 @@ var (
 	_ outbox.Inbox      = (*Tx)(nil)
 )
 
-const idempotencyInsert = `INSERT INTO idempotency_records
+const idempotencyInsert = idempotencyInsertStrict + `
+	ON CONFLICT (tenant_id, workspace_id, environment, endpoint, idem_key) DO NOTHING`
+
+// idempotencyInsertStrict is idempotencyInsert failing on a taken key.
+const idempotencyInsertStrict = `INSERT INTO idempotency_records
 	(id, tenant_id, workspace_id, environment, endpoint, idem_key, request_hash, state, response_status, response_body, sealed,
 	created_at, expires_at)
-	VALUES (?, ?, ?, ?, ?, ?, ?, 'completed', ?, ?, ?, ?, ?)
-	ON CONFLICT (tenant_id, workspace_id, environment, endpoint, idem_key) DO NOTHING`
+	VALUES (?, ?, ?, ?, ?, ?, ?, 'completed', ?, ?, ?, ?, ?)`
 
 // idempotencyArgs are the arguments of idempotencyInsert for r.
 func (tx *Tx) idempotencyArgs(r idempotency.Record) []any {
@@ -50,13 +53,28 @@ func (tx *Tx) IdempotencyInsert(ctx context.Context, r idempotency.Record) (bool
 // IdempotencyInsertLater is IdempotencyInsert for a unit of work that ends
 // when the key is taken: the unit fails with taken, either here or (on a
 // pipelining store) from a later statement or its commit.
+//
+// On PostgreSQL the insert has no ON CONFLICT clause: a taken key is the
+// server's unique violation, which aborts the transaction there, so the
+// pipelining driver can hold the insert until the commit (a rows-affected
+// check would need its answer before the COMMIT is sent).
 func (tx *Tx) IdempotencyInsertLater(ctx context.Context, r idempotency.Record, taken error) error {
-	err := tx.execLater(ctx, func(n int64) error {
-		if n != 1 {
-			return taken
-		}
-		return nil
-	}, idempotencyInsert, tx.idempotencyArgs(r)...)
+	var err error
+	if tx.db.dialect == Postgres {
+		err = tx.execHeld(ctx, Held{Fail: func(err error) error {
+			if uniqueViolation(err) {
+				return taken
+			}
+			return errf("store.IdempotencyInsertLater", err)
+		}}, idempotencyInsertStrict, tx.idempotencyArgs(r)...)
+	} else {
+		err = tx.execLater(ctx, func(n int64) error {
+			if n != 1 {
+				return taken
+			}
+			return nil
+		}, idempotencyInsert, tx.idempotencyArgs(r)...)
+	}
 	if errors.Is(err, taken) {
 		return err
 	}

@@ -228,7 +228,7 @@ func (s *Service) Accept(ctx context.Context, st Store, p *access.Principal, pla
 		return Operation{}, err
 	}
 	if plan.reserve > 0 {
-		in := ledger.CreditsInput{Scope: o.Scope, Ref: o.ID, Amount: money.Atomic(plan.reserve), Actor: ledger.ActorOf(p)}
+		in := ledger.CreditsInput{Scope: o.Scope, Ref: o.ID, Amount: money.Atomic(plan.reserve), Actor: ledger.ActorOf(p), Fresh: true}
 		st.BeforeCommit(func(ctx context.Context) error {
 			if _, _, err := s.cfg.Ledger.Reserve(ctx, st, in); err != nil {
 				return fault.Wrap(op, err)

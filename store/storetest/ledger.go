@@ -34,6 +34,7 @@ func exerciseLedger(t *testing.T, open Opener) {
 	t.Run("WideBalances", func(t *testing.T) { ledgerWide(t, open) })
 	t.Run("StaleUpdateFails", func(t *testing.T) { ledgerStaleUpdate(t, open) })
 	t.Run("OtherDecimals", func(t *testing.T) { ledgerOtherDecimals(t, open) })
+	t.Run("FreshReferenceTaken", func(t *testing.T) { ledgerFreshTaken(t, open) })
 	t.Run("BalanceOverflow", func(t *testing.T) { ledgerOverflow(t, open) })
 	t.Run("Scoping", func(t *testing.T) { ledgerScoping(t, open) })
 	t.Run("Pagination", func(t *testing.T) { ledgerPagination(t, open) })
@@ -706,6 +707,38 @@ func ledgerOtherDecimals(t *testing.T, open Opener) {
 	ledgerBalances(t, db, ledgerScope, map[string]string{ledger.AccountWorkspaceCredits: "100", "workspace:other": ""})
 	if _, err := db.Read().LedgerMovementGet(context.Background(), ledgerScope, "t-decimals"); !fault.Is(err, fault.NotFound) {
 		t.Errorf("the refused movement: %v, want NOT_FOUND", err)
+	}
+}
+
+// ledgerFreshTaken posts a Fresh movement whose reference was posted
+// before: the unit of work fails with CONFLICT (no replay), and neither
+// balances nor events change.
+func ledgerFreshTaken(t *testing.T, open Opener) {
+	db, _ := fresh(t, open)
+	svc := ledger.New()
+	ledgerGrant(t, db, ledgerScope, "g1", 100)
+	reserve := func(fresh bool) (bool, error) {
+		var created bool
+		err := ledgerDo(db, func(ctx context.Context, tx *store.Tx) error {
+			var err error
+			_, created, err = svc.Reserve(ctx, tx, ledger.CreditsInput{Scope: ledgerScope, Ref: "op_1", Amount: 10, Fresh: fresh})
+			return err
+		})
+		return created, err
+	}
+	if created, err := reserve(true); err != nil || !created {
+		t.Fatalf("first fresh reserve: created=%v, %v", created, err)
+	}
+	if _, err := reserve(true); !fault.Is(err, fault.Conflict) {
+		t.Fatalf("fresh reserve of a taken reference: %v, want CONFLICT", err)
+	}
+	// Without Fresh the same reference is the replay of the movement.
+	if created, err := reserve(false); err != nil || created {
+		t.Fatalf("replayed reserve: created=%v, %v; want the earlier movement", created, err)
+	}
+	ledgerBalances(t, db, ledgerScope, map[string]string{ledger.AccountWorkspaceCredits: "90", ledger.AccountWorkspaceReserved: "10"})
+	if n := ledgerEvents(t, db); n != 2 {
+		t.Errorf("%d movement events, want 2 (grant and one reserve)", n)
 	}
 }
 

@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -15,6 +16,14 @@ import (
 )
 
 var errStop = errors.New("stop between writes")
+
+// aggregate is the aggregate id of the first event, or "".
+func aggregate(evs []outbox.Event) string {
+	if len(evs) == 0 {
+		return ""
+	}
+	return evs[0].AggregateID
+}
 
 func exerciseTx(t *testing.T, open Opener) {
 	ctx := context.Background()
@@ -114,6 +123,57 @@ func exerciseTx(t *testing.T, open Opener) {
 		wg.Wait()
 		if inserted.Load() != 1 {
 			t.Fatalf("%d of 20 concurrent inserts succeeded, want 1", inserted.Load())
+		}
+	})
+
+	// IdempotencyInsertLater: a taken key fails the unit of work with the
+	// caller's error (from the insert, a later statement or the commit),
+	// and nothing the unit wrote is kept; 20 concurrent units with one key
+	// commit once.
+	t.Run("IdempotencyInsertLaterTaken", func(t *testing.T) {
+		db, _ := fresh(t, open)
+		taken := errors.New("taken")
+		insert := func(id string) error {
+			return db.InTx(ctx, func(tx *store.Tx) error {
+				r := record("later", "h", tx.Now().Add(time.Hour))
+				r.ID, r.Status, r.Body = id, 202, []byte(`{"id":"`+id+`"}`)
+				if err := tx.IdempotencyInsertLater(ctx, r, taken); err != nil {
+					return err
+				}
+				_, err := tx.OutboxInsert(ctx, outbox.Event{Type: "test.later", AggregateID: id, AggregateVersion: 1})
+				return err
+			})
+		}
+		var ok, dup atomic.Int32
+		var wg sync.WaitGroup
+		for i := 0; i < 20; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				switch err := insert(fmt.Sprintf("idem_%02d", i)); {
+				case err == nil:
+					ok.Add(1)
+				case errors.Is(err, taken):
+					dup.Add(1)
+				default:
+					t.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+		if ok.Load() != 1 || dup.Load() != 19 {
+			t.Fatalf("%d units committed and %d found the key taken, want 1 and 19", ok.Load(), dup.Load())
+		}
+		got, err := db.Read().IdempotencyGet(ctx, scope, "createApiKey", "later")
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs, err := db.Read().OutboxList(ctx, outbox.ListParams{Limit: 50})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(evs) != 1 || evs[0].AggregateID != got.ID {
+			t.Fatalf("outbox = %d events (first of %q), want only the committed unit's (%s)", len(evs), aggregate(evs), got.ID)
 		}
 	})
 
