@@ -50,6 +50,11 @@ type Principal struct {
 	Scopes []string
 	// AuthenticatedAt is when the session last signed in (fresh-auth checks).
 	AuthenticatedAt time.Time
+	// AuthzVersion is the workspace's authority version, read with the
+	// credential (zero when none was read). Every change to who may act
+	// in the workspace, or to its provider credentials, raises it, so
+	// state a host caches under it is never stale.
+	AuthzVersion int64
 }
 
 // Scope is the tenant, workspace and environment a record belongs to and a

@@ -24,7 +24,8 @@ const GlobalAuthzScope = "global"
 // AuthzBump increments the authority version of scope (a workspace id or
 // GlobalAuthzScope), creating it at 1. Every writer of authority calls it in
 // its own transaction; callers changing authority elsewhere (subscriptions,
-// route policies) call it themselves.
+// route policies) call it themselves. Provider credential writes raise it
+// too, for the caches keyed by it (store/credential.go).
 func (tx *Tx) AuthzBump(ctx context.Context, scope string) error {
 	_, err := tx.idb.NewRaw(`INSERT INTO authz_versions (scope, version) VALUES (?, 1)
 		ON CONFLICT (scope) DO UPDATE SET version = authz_versions.version + 1`, scope).Exec(ctx)

@@ -67,6 +67,12 @@ const providerCredentialSelect = `SELECT c.id, c.tenant_id, c.workspace_id, c.en
 	FROM provider_credentials c LEFT JOIN provider_balance_snapshots b
 	ON b.id = c.balance_snapshot_id`
 
+// Every write that changes which credentials a workspace can use (a new
+// one, a health change, a deletion) raises the workspace's authority
+// version in the same unit of work (AuthzBump): each request reads that
+// version with its credential, so what a host caches per workspace under
+// it (operation's usable routes) is never stale on any host.
+
 // ProviderCredentialInsert implements credential.Store.
 func (tx *Tx) ProviderCredentialInsert(ctx context.Context, c credential.Credential) error {
 	var cb any
@@ -79,7 +85,10 @@ func (tx *Tx) ProviderCredentialInsert(ctx context.Context, c credential.Credent
 		c.ID, c.Scope.TenantID, c.Scope.WorkspaceID, string(c.Scope.Environment), string(c.Provider), string(c.Ownership),
 		c.Label, c.Fingerprint, c.Last4, c.SealedKey, cb, string(c.Health), c.CheckedAt, c.CreatedByUserID,
 		c.CreatedByKeyID, c.CreatedAt, c.UpdatedAt)
-	return errf("store.ProviderCredentialInsert", err)
+	if err != nil {
+		return errf("store.ProviderCredentialInsert", err)
+	}
+	return tx.AuthzBump(ctx, c.Scope.WorkspaceID)
 }
 
 // ProviderCredentialGet implements credential.Store.
@@ -128,7 +137,7 @@ func (tx *Tx) ProviderCredentialUpdate(ctx context.Context, c credential.Credent
 	if n, err := res.RowsAffected(); err != nil || n != 1 {
 		return fault.E(op, fault.NotFound, "")
 	}
-	return nil
+	return tx.AuthzBump(ctx, c.Scope.WorkspaceID)
 }
 
 // ProviderBalanceInsert implements credential.Store. The snapshot becomes

@@ -196,6 +196,7 @@ func (g *Gateway) authenticate(ctx context.Context, r *http.Request, rt Route, c
 		w.Header().Set("WWW-Authenticate", `Bearer realm="platform"`)
 		return fault.E(op, fault.Unauthenticated, "Send an API key or access token as Authorization: Bearer <credential>, or sign in.")
 	}
+	p.AuthzVersion = version
 	c.Principal = p
 	if rt.SignedIn {
 		return nil // any signed-in user; the handler needs no workspace authority

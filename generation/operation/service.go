@@ -112,8 +112,9 @@ type Tuning struct {
 
 // Service runs generation operations. It is safe for concurrent use.
 type Service struct {
-	cfg     Config
-	pricing *pricingCache
+	cfg      Config
+	pricing  *pricingCache
+	customer *customerRoutes
 }
 
 // New validates cfg and returns a Service.
@@ -157,7 +158,7 @@ func New(cfg Config) (*Service, error) {
 	if cfg.PricingTTL == 0 {
 		cfg.PricingTTL = DefaultPricingTTL
 	}
-	return &Service{cfg: cfg, pricing: &pricingCache{ttl: cfg.PricingTTL}}, nil
+	return &Service{cfg: cfg, pricing: &pricingCache{ttl: cfg.PricingTTL}, customer: &customerRoutes{}}, nil
 }
 
 // Input bounds.
@@ -316,7 +317,9 @@ func (s *Service) route(ctx context.Context, st Store, p *access.Principal, in R
 			}
 		}
 	}
-	usable, err := s.cfg.Credentials.Usable(ctx, st, p.Scope())
+	usable, err := s.customer.routes(p, func() (map[generation.ProviderID]credential.Credential, error) {
+		return s.cfg.Credentials.Usable(ctx, st, p.Scope())
+	})
 	if err != nil {
 		return nil, "", err
 	}
@@ -325,8 +328,7 @@ func (s *Service) route(ctx context.Context, st Store, p *access.Principal, in R
 		if _, ok := s.cfg.Credentials.PlatformKey(env, r); ok {
 			platform = true
 		}
-		_, ok := usable[r]
-		byok = byok || ok
+		byok = byok || usable[r]
 	}
 	switch {
 	case byok && platform:

@@ -29,6 +29,51 @@ func exerciseCredentials(t *testing.T, open Opener) {
 			CreatedByUserID: "usr_1", CreatedAt: now, UpdatedAt: now}
 	}
 
+	// Every change to which credentials a workspace can use raises its
+	// authority version, which every request reads with its credential
+	// (the generation service caches usable routes under it); a balance
+	// snapshot does not change usability.
+	t.Run("ChangesRaiseAuthzVersion", func(t *testing.T) {
+		db, _ := fresh(t, open)
+		seed(t, db)
+		version := func() int64 {
+			t.Helper()
+			v, err := db.Read().AuthzVersion(ctx, scope.WorkspaceID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return v
+		}
+		step := func(what string, raises bool, fn func(tx *store.Tx) error) {
+			t.Helper()
+			before := version()
+			if err := db.InTx(ctx, fn); err != nil {
+				t.Fatalf("%s: %v", what, err)
+			}
+			if after := version(); (after > before) != raises {
+				t.Errorf("%s: authz version %d -> %d, want raised=%v", what, before, after, raises)
+			}
+		}
+		var c credential.Credential
+		step("insert", true, func(tx *store.Tx) error {
+			c = mk(tx, nil)
+			return tx.ProviderCredentialInsert(ctx, c)
+		})
+		step("balance snapshot", false, func(tx *store.Tx) error {
+			return tx.ProviderBalanceInsert(ctx, credential.Snapshot{ID: tx.NewID(credential.SnapshotPrefix), CredentialID: c.ID,
+				Scope: scope, Provider: generation.ProviderB, Credits: 5, ObservedAt: tx.Now()})
+		})
+		step("health change", true, func(tx *store.Tx) error {
+			c.Health, c.UpdatedAt = credential.Invalid, tx.Now()
+			return tx.ProviderCredentialUpdate(ctx, c)
+		})
+		step("deletion", true, func(tx *store.Tx) error {
+			now := tx.Now()
+			c.DeletedAt, c.UpdatedAt = &now, now
+			return tx.ProviderCredentialUpdate(ctx, c)
+		})
+	})
+
 	t.Run("InsertGetSnapshots", func(t *testing.T) {
 		db, _ := fresh(t, open)
 		seed(t, db)
