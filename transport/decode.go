@@ -12,6 +12,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/creatormusic/platform/fault"
 )
@@ -42,7 +43,7 @@ func (c *Call) Decode(v any) error {
 	if err := checkSyntax(body); err != nil {
 		return err
 	}
-	if field, msg, bad := checkShape(body, rv.Type().Elem(), ""); bad {
+	if field, msg, bad := c.fields.checkShape(body, rv.Type().Elem(), ""); bad {
 		return fault.Invalid(op, field, msg)
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
@@ -108,11 +109,40 @@ func decodeFailure(err error) error {
 	return fault.Invalid(op, "", "The request body could not be decoded: "+err.Error()+".")
 }
 
+// fieldIndex memoizes, per Go type, the JSON fields a route's request
+// bodies can set: the shape check resolves every key of every body, and
+// walking a type's fields by reflection each time was a measurable share
+// of a request's CPU. Gateway.Serve makes one per route; a nil index
+// resolves keys without memoizing.
+type fieldIndex struct {
+	m sync.Map // reflect.Type -> map[string]jsonField
+}
+
+// field finds the field of t a JSON key sets (fieldByJSONName).
+func (x *fieldIndex) field(t reflect.Type, key string) (jsonField, bool) {
+	if x == nil {
+		return fieldByJSONName(t, key)
+	}
+	v, ok := x.m.Load(t)
+	if !ok {
+		fs := jsonFields(t)
+		byName := make(map[string]jsonField, len(fs))
+		for _, f := range fs {
+			if _, seen := byName[f.name]; !seen {
+				byName[f.name] = f // the first, as fieldByJSONName finds it
+			}
+		}
+		v, _ = x.m.LoadOrStore(t, byName)
+	}
+	f, ok := v.(map[string]jsonField)[key]
+	return f, ok
+}
+
 // checkShape walks the JSON value data against the Go type t and returns the
 // path of the first unknown field or type mismatch, in document order, with
 // a client-facing message. encoding/json names only the key of an unknown
 // field; this walk names the whole path.
-func checkShape(data []byte, t reflect.Type, path string) (string, string, bool) {
+func (x *fieldIndex) checkShape(data []byte, t reflect.Type, path string) (string, string, bool) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -130,8 +160,8 @@ func checkShape(data []byte, t reflect.Type, path string) (string, string, bool)
 		if kind != 'o' {
 			return path, fmt.Sprintf("Field %q must be an object.", pathName(path)), true
 		}
-		return checkObject(data, path, func(key string) (reflect.Type, bool) {
-			f, ok := fieldByJSONName(t, key)
+		return x.checkObject(data, path, func(key string) (reflect.Type, bool) {
+			f, ok := x.field(t, key)
 			if !ok {
 				return nil, false
 			}
@@ -144,7 +174,7 @@ func checkShape(data []byte, t reflect.Type, path string) (string, string, bool)
 		if kind != 'o' {
 			return path, fmt.Sprintf("Field %q must be an object.", pathName(path)), true
 		}
-		return checkObject(data, path, func(string) (reflect.Type, bool) { return t.Elem(), true })
+		return x.checkObject(data, path, func(string) (reflect.Type, bool) { return t.Elem(), true })
 	case reflect.Slice, reflect.Array:
 		if t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8 {
 			if kind != 's' {
@@ -155,7 +185,7 @@ func checkShape(data []byte, t reflect.Type, path string) (string, string, bool)
 		if kind != 'a' {
 			return path, fmt.Sprintf("Field %q must be an array.", pathName(path)), true
 		}
-		return checkArray(data, t.Elem(), path)
+		return x.checkArray(data, t.Elem(), path)
 	}
 	return checkScalar(data, kind, t, path)
 }
@@ -201,7 +231,7 @@ func checkScalar(data []byte, kind byte, t reflect.Type, path string) (string, s
 
 // checkObject walks a JSON object; elem resolves a key to the type of its
 // value, or reports that the key is unknown. A nil type skips the value.
-func checkObject(data []byte, path string, elem func(key string) (reflect.Type, bool)) (string, string, bool) {
+func (x *fieldIndex) checkObject(data []byte, path string, elem func(key string) (reflect.Type, bool)) (string, string, bool) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if _, err := dec.Token(); err != nil { // {
 		return "", "", false
@@ -224,7 +254,7 @@ func checkObject(data []byte, path string, elem func(key string) (reflect.Type, 
 		if t == nil {
 			continue
 		}
-		if p, msg, bad := checkShape(raw, t, child); bad {
+		if p, msg, bad := x.checkShape(raw, t, child); bad {
 			return p, msg, true
 		}
 	}
@@ -232,7 +262,7 @@ func checkObject(data []byte, path string, elem func(key string) (reflect.Type, 
 }
 
 // checkArray walks a JSON array whose elements have type elem.
-func checkArray(data []byte, elem reflect.Type, path string) (string, string, bool) {
+func (x *fieldIndex) checkArray(data []byte, elem reflect.Type, path string) (string, string, bool) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if _, err := dec.Token(); err != nil { // [
 		return "", "", false
@@ -242,7 +272,7 @@ func checkArray(data []byte, elem reflect.Type, path string) (string, string, bo
 		if err := dec.Decode(&raw); err != nil {
 			return "", "", false
 		}
-		if p, msg, bad := checkShape(raw, elem, path+"["+strconv.Itoa(i)+"]"); bad {
+		if p, msg, bad := x.checkShape(raw, elem, path+"["+strconv.Itoa(i)+"]"); bad {
 			return p, msg, true
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -43,9 +44,28 @@ func decodeCall(contentType, body string) *Call {
 	if contentType != "" {
 		r.Header.Set("Content-Type", contentType)
 	}
-	c := &Call{Request: r}
+	c := &Call{Request: r, fields: &fieldIndex{}}
 	c.setBody([]byte(body))
 	return c
+}
+
+// The per-route index resolves keys as fieldByJSONName does, from its
+// memo after the first lookup, and a nil index resolves them unmemoized.
+func TestFieldIndexResolvesLikeReflection(t *testing.T) {
+	typ := reflect.TypeOf(decodeTarget{})
+	x := &fieldIndex{}
+	var none *fieldIndex
+	for round := 0; round < 2; round++ {
+		for _, key := range []string{"name", "limits", "items", "tags", "at", "payload", "any", "Skipped", "Name", "nope"} {
+			want, wantOK := fieldByJSONName(typ, key)
+			for _, ix := range []*fieldIndex{x, none} {
+				got, ok := ix.field(typ, key)
+				if ok != wantOK || got.name != want.name || got.typ != want.typ {
+					t.Errorf("round %d, key %q: got %+v %v, want %+v %v", round, key, got, ok, want, wantOK)
+				}
+			}
+		}
+	}
 }
 
 func TestDecodeFailures(t *testing.T) {

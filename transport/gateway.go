@@ -64,6 +64,7 @@ func (g *Gateway) Serve(rt Route) http.Handler {
 	if limit == 0 {
 		limit = DefaultBodyLimit
 	}
+	fields := &fieldIndex{}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		reqID := RequestID(r)
@@ -71,7 +72,7 @@ func (g *Gateway) Serve(rt Route) http.Handler {
 		if rt.Private || rt.Auth != AuthPublic {
 			w.Header().Set("Cache-Control", "private, no-store")
 		}
-		c := &Call{RequestID: reqID, Request: r}
+		c := &Call{RequestID: reqID, Request: r, fields: fields}
 		code, err := g.serve(w, r, rt, c, status, limit)
 		if err != nil {
 			WriteError(w, g.Log, reqID, err)

@@ -218,6 +218,8 @@ type Call struct {
 	Request *http.Request
 	// body is the raw request body, already bounded by the route's limit.
 	body []byte
+	// fields resolves the JSON keys of the route's request bodies.
+	fields *fieldIndex
 	// status, when set by the handler, overrides Route.Status.
 	status int
 	// header collects response headers set by the handler.
