@@ -119,7 +119,11 @@ type movementPayload struct {
 // account that may not go negative below zero (details.account). After an
 // error the movement may be partly written: the caller's unit of work must
 // fail (roll back) with it, as every unit of work that returns the error
-// does.
+// does. On a store that pipelines its writes (PostgreSQL), the balance
+// check and a Fresh movement's reference are decided by the database, and
+// their errors can come from a later statement of the unit of work or from
+// its commit instead of from Post: a caller cannot catch them to go on in
+// the same unit of work.
 func (s *Service) Post(ctx context.Context, st Store, m Movement) (Posted, bool, error) {
 	const op = "ledger.Post"
 	if err := validate(op, m); err != nil {

@@ -259,8 +259,8 @@ func (tx *Tx) ledgerAccountsRead(ctx context.Context, s ledger.Scope, k ledger.K
 
 // LedgerAccountsUpdate writes the balances and versions of accounts that
 // LedgerAccountsLock read (SQLite's LedgerAccountsApply). Each update
-// compares and sets the version the lock read, so a write that skipped the lock fails
-// loudly instead of losing a movement. On a pipelining store the updates
+// compares and sets the version the lock read, so a write that skipped the
+// lock fails loudly instead of losing a movement. On a pipelining store the updates
 // go to the server with the unit's next statement or its commit, and a
 // failed comparison fails that statement (the commit then rolls back).
 func (tx *Tx) LedgerAccountsUpdate(ctx context.Context, accounts []ledger.Account) error {

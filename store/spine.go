@@ -65,7 +65,7 @@ func (tx *Tx) IdempotencyInsertLater(ctx context.Context, r idempotency.Record, 
 			if uniqueViolation(err) {
 				return taken
 			}
-			return errf("store.IdempotencyInsertLater", err)
+			return err
 		}}, idempotencyInsertStrict, tx.idempotencyArgs(r)...)
 	} else {
 		err = tx.execLater(ctx, func(n int64) error {
