@@ -691,3 +691,43 @@ func TestGenerationCreateScheduler(t *testing.T) {
 		}
 	})
 }
+
+// TestGenerationSecondHostSeesCredentialChanges: a host keeps each
+// workspace's usable customer credentials under the workspace's authority
+// version; a key added, found invalid or deleted through another host
+// changes the billing mode of the very next accept on this one.
+func TestGenerationSecondHostSeesCredentialChanges(t *testing.T) {
+	t.Parallel()
+	platformtest.Dialects(t, genOptions(), func(t *testing.T, s *platformtest.System) {
+		host2 := s.SecondHost()
+		n := 0
+		modeOn2 := func() string {
+			t.Helper()
+			n++
+			r := s.DoAt(host2, platformtest.Request{Method: "POST", Path: "/api/v1/music/generate", Key: s.Boot.TestKey,
+				Body: map[string]any{"prompt": "Second host"}, Header: map[string]string{"Idempotency-Key": fmt.Sprintf("host2-%d", n)}})
+			return acceptedID(t, r).Billing.Mode
+		}
+		if m := modeOn2(); m != "PLATFORM_MANAGED" {
+			t.Fatalf("before any customer key: %s", m)
+		}
+		if m := modeOn2(); m != "PLATFORM_MANAGED" {
+			t.Fatalf("again, from host 2's cache: %s", m)
+		}
+		r := createCredential(s, s.Boot.TestKey, map[string]any{"provider": "MUSIC_PROVIDER_B", "apiKey": s.ProviderB.APIKey()}, nil)
+		if r.Status != 201 {
+			t.Fatalf("credential on host 1: %d %s", r.Status, r.Body)
+		}
+		var c transport.ProviderCredentialView
+		r.Data(t, &c)
+		if m := modeOn2(); m != "BYOK_WITH_PLATFORM_FALLBACK" {
+			t.Fatalf("after host 1 added a key: %s", m)
+		}
+		if r := s.Do(platformtest.Request{Method: "DELETE", Path: credentialsPath + "/" + c.ID, Key: s.Boot.TestKey}); r.Status != 200 {
+			t.Fatalf("delete on host 1: %d %s", r.Status, r.Body)
+		}
+		if m := modeOn2(); m != "PLATFORM_MANAGED" {
+			t.Fatalf("after host 1 deleted the key: %s", m)
+		}
+	})
+}

@@ -123,6 +123,28 @@ type System struct {
 	// RPC reaches Cluster over HTTP, as the platform does.
 	RPC *solanarpc.Client
 	doc validator.Validator
+	// cfg is the platform's configuration, for SecondHost.
+	cfg platform.Config
+}
+
+// SecondHost starts another platform on the system's database with the
+// same configuration, as a second host of a deployment has: its own
+// caches and limiter, and no job pool (the first host runs the jobs). It
+// returns the base URL it serves, for DoAt; it stops with the test.
+func (s *System) SecondHost() string {
+	s.t.Helper()
+	cfg := s.cfg
+	cfg.Jobs = platform.JobsConfig{Disabled: true}
+	p, err := platform.New(context.Background(), cfg)
+	if err != nil {
+		s.t.Fatalf("second host: platform.New: %v", err)
+	}
+	srv := httptest.NewServer(p.Handler())
+	s.t.Cleanup(func() {
+		srv.Close()
+		p.Close()
+	})
+	return srv.URL
 }
 
 // SyncBuffer is a bytes.Buffer safe for concurrent writers.
@@ -224,11 +246,12 @@ func New(t testing.TB, opts Options) *System {
 			cluster.AdvanceSlots(40) // the sale's accounts are finalized
 		}
 	}
-	p, err := platform.New(ctx, platform.Config{Payments: payments, MusicProviders: music, Generation: gen, Chain: chainCfg,
+	cfg := platform.Config{Payments: payments, MusicProviders: music, Generation: gen, Chain: chainCfg,
 		Store: db, SecretKey: SecretKey, Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Jobs: opts.Jobs, Keys: opts.Keys, BlobDir: blobDir, MaxUploadBytes: opts.MaxUploadBytes,
 		Mailer: mailer, Passwords: pw, BaseURL: "http://platform.test", InsecureCookies: true, TrustProxy: opts.TrustProxy,
-	})
+	}
+	p, err := platform.New(ctx, cfg)
 	if err != nil {
 		t.Fatalf("platform.New: %v", err)
 	}
@@ -246,7 +269,7 @@ func New(t testing.TB, opts Options) *System {
 		}
 	}
 	s := &System{t: t, P: p, DB: db, Clock: clock, Server: srv, Boot: boot, Log: logs, BlobDir: blobDir, Mail: mailer, Stripe: sim, ProviderB: provB, ProviderA: provA,
-		Cluster: cluster, Token: deployed}
+		Cluster: cluster, Token: deployed, cfg: cfg}
 	if c, ok := chainCfg.Test.Client.(*solanarpc.Client); ok && opts.Chain {
 		s.RPC = c
 	}
