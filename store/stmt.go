@@ -68,13 +68,19 @@ func (c *stmtCache) prepare(ctx context.Context, query string) (*sql.Stmt, error
 		return nil, err
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	delete(c.wanted, query)
-	if prev := c.stmts[query]; prev != nil {
+	prev := c.stmts[query]
+	if prev == nil {
+		c.stmts[query] = s
+	}
+	c.mu.Unlock()
+	if prev != nil {
+		// Closed outside the lock: closing waits for each connection the
+		// statement was prepared on, and a connection may be busy in a
+		// transaction that is itself waiting for the lock (in lookup).
 		s.Close()
 		return prev, nil
 	}
-	c.stmts[query] = s
 	return s, nil
 }
 
@@ -102,11 +108,12 @@ func (c *stmtCache) prepareWanted(ctx context.Context) {
 // close closes every prepared statement.
 func (c *stmtCache) close() error {
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	stmts := c.stmts
+	c.stmts = map[string]*sql.Stmt{}
+	c.mu.Unlock()
 	var err error
-	for q, s := range c.stmts {
+	for _, s := range stmts {
 		err = errors.Join(err, s.Close())
-		delete(c.stmts, q)
 	}
 	return err
 }
