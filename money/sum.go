@@ -21,7 +21,7 @@ type Sum struct {
 func SumOf(a Atomic) Sum { return Sum{lo: uint64(a)} }
 
 // errSumOverflow is the error of a Sum outside 128 bits.
-func errSumOverflow(op string) error {
+func ErrSumOverflow(op string) error {
 	return invalid(op, ReasonOverflow, "The total is too large.")
 }
 
@@ -63,7 +63,7 @@ func (s Sum) Add(t Sum) (Sum, error) {
 	hi, _ := bits.Add64(s.hi, t.hi, c)
 	r := Sum{hi: hi, lo: lo}
 	if s.Negative() == t.Negative() && r.Negative() != s.Negative() {
-		return Sum{}, errSumOverflow("money.Sum.Add")
+		return Sum{}, ErrSumOverflow("money.Sum.Add")
 	}
 	return r, nil
 }
@@ -74,7 +74,7 @@ func (s Sum) Sub(t Sum) (Sum, error) {
 	hi, _ := bits.Sub64(s.hi, t.hi, b)
 	r := Sum{hi: hi, lo: lo}
 	if s.Negative() != t.Negative() && r.Negative() != s.Negative() {
-		return Sum{}, errSumOverflow("money.Sum.Sub")
+		return Sum{}, ErrSumOverflow("money.Sum.Sub")
 	}
 	return r, nil
 }
@@ -171,7 +171,7 @@ func ParseSum(str string) (Sum, error) {
 		return Sum{}, err
 	}
 	if len(digits) > 40 {
-		return Sum{}, errSumOverflow(op)
+		return Sum{}, ErrSumOverflow(op)
 	}
 	// Accumulate the magnitude as unsigned 128 bits, then apply the sign.
 	var hi, lo uint64
@@ -179,28 +179,28 @@ func ParseSum(str string) (Sum, error) {
 		h1, l1 := bits.Mul64(lo, 10)
 		h2, h2lo := bits.Mul64(hi, 10)
 		if h2 != 0 {
-			return Sum{}, errSumOverflow(op)
+			return Sum{}, ErrSumOverflow(op)
 		}
 		var c uint64
 		hi, c = bits.Add64(h2lo, h1, 0)
 		if c != 0 {
-			return Sum{}, errSumOverflow(op)
+			return Sum{}, ErrSumOverflow(op)
 		}
 		lo, c = bits.Add64(l1, uint64(digits[i]-'0'), 0)
 		hi, c = bits.Add64(hi, 0, c)
 		if c != 0 {
-			return Sum{}, errSumOverflow(op)
+			return Sum{}, ErrSumOverflow(op)
 		}
 	}
 	m := Sum{hi: hi, lo: lo}
 	if !neg {
 		if m.Negative() {
-			return Sum{}, errSumOverflow(op)
+			return Sum{}, ErrSumOverflow(op)
 		}
 		return m, nil
 	}
 	if m.Negative() && !(m.hi == 1<<63 && m.lo == 0) { // -2^127 is representable
-		return Sum{}, errSumOverflow(op)
+		return Sum{}, ErrSumOverflow(op)
 	}
 	lo, b := bits.Sub64(0, m.lo, 0)
 	hi, _ = bits.Sub64(0, m.hi, b)

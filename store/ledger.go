@@ -159,7 +159,7 @@ func (tx *Tx) LedgerAccountsApply(ctx context.Context, s ledger.Scope, k ledger.
 			case refusedDecimals:
 				return ledger.ErrOtherDecimals(c.Name)
 			case refusedOverflow:
-				return fault.E(op, fault.InvalidAmount, "The total is too large.").With("reason", money.ReasonOverflow)
+				return money.ErrSumOverflow(op)
 			}
 			return errf(op, err)
 		}
@@ -258,11 +258,10 @@ func (tx *Tx) ledgerAccountsRead(ctx context.Context, s ledger.Scope, k ledger.K
 }
 
 // LedgerAccountsUpdate writes the balances and versions of accounts that
-// LedgerAccountsLock read (SQLite's LedgerAccountsApply). Each update
-// compares and sets the version the lock read, so a write that skipped the
-// lock fails loudly instead of losing a movement. On a pipelining store the updates
-// go to the server with the unit's next statement or its commit, and a
-// failed comparison fails that statement (the commit then rolls back).
+// LedgerAccountsLock read: SQLite's LedgerAccountsApply (PostgreSQL
+// changes balances in place instead). Each update compares and sets the
+// version the lock read, so a write that skipped the lock fails loudly
+// instead of losing a movement.
 func (tx *Tx) LedgerAccountsUpdate(ctx context.Context, accounts []ledger.Account) error {
 	const op = "store.LedgerAccountsUpdate"
 	for _, a := range accounts {

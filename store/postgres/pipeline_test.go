@@ -65,6 +65,25 @@ func heldCtx(check func(int64) error) context.Context {
 	return store.Defer(context.Background(), store.Held{Check: check})
 }
 
+// begin begins a transaction on db.
+func begin(t *testing.T, db *sql.DB) *sql.Tx {
+	t.Helper()
+	tx, err := db.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tx
+}
+
+// holdItem runs insertItem of (id, v) in tx with ctx, which lets the driver
+// hold it; the held statement itself never fails.
+func holdItem(t *testing.T, tx *sql.Tx, ctx context.Context, id int, v any) {
+	t.Helper()
+	if _, err := tx.ExecContext(ctx, insertItem, id, v); err != nil {
+		t.Fatalf("held insert %d: %v", id, err)
+	}
+}
+
 func countItems(t *testing.T, db *sql.DB) int {
 	t.Helper()
 	var n int
@@ -86,10 +105,7 @@ func TestPipelineSendsHeldWritesWithCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer warm.Close()
-	tx, err := db.Begin()
-	if err != nil {
-		t.Fatal(err)
-	}
+	tx := begin(t, db)
 	before := writes.Load()
 	for i := 1; i <= 3; i++ {
 		res, err := tx.ExecContext(heldCtx(nil), insertItem, i, "v")
@@ -123,10 +139,7 @@ func TestPipelineReadSeesHeldWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stmt.Close()
-	tx, err := db.Begin()
-	if err != nil {
-		t.Fatal(err)
-	}
+	tx := begin(t, db)
 	defer tx.Rollback()
 	if _, err := tx.Stmt(stmt).ExecContext(heldCtx(nil), 7, "seven"); err != nil {
 		t.Fatal(err)
@@ -150,13 +163,8 @@ func TestPipelineReadSeesHeldWrites(t *testing.T) {
 func TestPipelineFailedCheckFailsTransaction(t *testing.T) {
 	db, _ := openPipe(t)
 	errTaken := errors.New("taken")
-	tx, err := db.Begin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tx.ExecContext(heldCtx(func(int64) error { return errTaken }), insertItem, 1, "a"); err != nil {
-		t.Fatal(err)
-	}
+	tx := begin(t, db)
+	holdItem(t, tx, heldCtx(func(int64) error { return errTaken }), 1, "a")
 	if _, err := tx.Exec(insertItem, 2, "b"); !errors.Is(err, errTaken) {
 		t.Fatalf("the next statement returned %v, want the check's error", err)
 	}
@@ -178,13 +186,8 @@ func TestPipelineFailedCheckFailsTransaction(t *testing.T) {
 func TestPipelineCheckBeforeCommit(t *testing.T) {
 	db, _ := openPipe(t)
 	errChanged := errors.New("changed")
-	tx, err := db.Begin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tx.ExecContext(heldCtx(nil), insertItem, 1, "a"); err != nil {
-		t.Fatal(err)
-	}
+	tx := begin(t, db)
+	holdItem(t, tx, heldCtx(nil), 1, "a")
 	if _, err := tx.ExecContext(heldCtx(func(n int64) error {
 		if n != 2 {
 			return errChanged
@@ -201,15 +204,10 @@ func TestPipelineCheckBeforeCommit(t *testing.T) {
 	}
 	assertCleanTx(t, db)
 
-	tx, err = db.Begin()
-	if err != nil {
-		t.Fatal(err)
-	}
+	tx = begin(t, db)
 	var seen int64
 	for i := 1; i <= 2; i++ {
-		if _, err := tx.ExecContext(heldCtx(func(n int64) error { seen += n; return nil }), insertItem, i, "v"); err != nil {
-			t.Fatal(err)
-		}
+		holdItem(t, tx, heldCtx(func(n int64) error { seen += n; return nil }), i, "v")
 	}
 	if err := tx.Commit(); err != nil {
 		t.Fatal(err)
@@ -224,17 +222,12 @@ func TestPipelineCheckBeforeCommit(t *testing.T) {
 // whole.
 func TestPipelineServerErrorSurfacesLater(t *testing.T) {
 	db, _ := openPipe(t)
-	tx, err := db.Begin()
-	if err != nil {
-		t.Fatal(err)
-	}
+	tx := begin(t, db)
 	for range 2 {
-		if _, err := tx.ExecContext(heldCtx(nil), insertItem, 1, "dup"); err != nil {
-			t.Fatal(err)
-		}
+		holdItem(t, tx, heldCtx(nil), 1, "dup")
 	}
 	var n int
-	err = tx.QueryRow(`SELECT count(*) FROM pipe_items`).Scan(&n)
+	err := tx.QueryRow(`SELECT count(*) FROM pipe_items`).Scan(&n)
 	var pgErr *pgconn.PgError
 	if !errors.As(err, &pgErr) || pgErr.Code != "23505" {
 		t.Fatalf("the read after a duplicate held insert returned %v, want unique_violation", err)
@@ -252,14 +245,9 @@ func TestPipelineServerErrorSurfacesLater(t *testing.T) {
 // before anything was sent costs no round trip.
 func TestPipelineRollbackOfUnsentTransaction(t *testing.T) {
 	db, writes := openPipe(t)
-	tx, err := db.Begin()
-	if err != nil {
-		t.Fatal(err)
-	}
+	tx := begin(t, db)
 	before := writes.Load()
-	if _, err := tx.ExecContext(heldCtx(nil), insertItem, 1, "a"); err != nil {
-		t.Fatal(err)
-	}
+	holdItem(t, tx, heldCtx(nil), 1, "a")
 	if err := tx.Rollback(); err != nil {
 		t.Fatal(err)
 	}
@@ -276,13 +264,8 @@ func TestPipelineRollbackOfUnsentTransaction(t *testing.T) {
 // commits its row.
 func assertCleanTx(t *testing.T, db *sql.DB) {
 	t.Helper()
-	tx, err := db.Begin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tx.ExecContext(heldCtx(nil), insertItem, 100, "after"); err != nil {
-		t.Fatal(err)
-	}
+	tx := begin(t, db)
+	holdItem(t, tx, heldCtx(nil), 100, "after")
 	if err := tx.Commit(); err != nil {
 		t.Fatalf("the next transaction failed: %v", err)
 	}
@@ -300,14 +283,9 @@ func assertCleanTx(t *testing.T, db *sql.DB) {
 // before the statement is sent.
 func TestPipelineHeldBytesAreCopied(t *testing.T) {
 	db, _ := openPipe(t)
-	tx, err := db.Begin()
-	if err != nil {
-		t.Fatal(err)
-	}
+	tx := begin(t, db)
 	buf := []byte("first")
-	if _, err := tx.ExecContext(heldCtx(nil), insertItem, 1, buf); err != nil {
-		t.Fatal(err)
-	}
+	holdItem(t, tx, heldCtx(nil), 1, buf)
 	copy(buf, "XXXXX")
 	if err := tx.Commit(); err != nil {
 		t.Fatal(err)
@@ -338,14 +316,9 @@ func TestPipelineServerRefusalInCommitBatch(t *testing.T) {
 		failed = err
 		return refused
 	}})
-	tx, err := db.Begin()
-	if err != nil {
-		t.Fatal(err)
-	}
+	tx := begin(t, db)
 	before := writes.Load()
-	if _, err := tx.ExecContext(heldCtx(nil), insertItem, 1, "kept until the refusal"); err != nil {
-		t.Fatal(err)
-	}
+	holdItem(t, tx, heldCtx(nil), 1, "kept until the refusal")
 	if _, err := tx.ExecContext(fail, refuse, 2, "not a number"); err != nil {
 		t.Fatalf("held statement: %v", err)
 	}
