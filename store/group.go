@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -55,6 +56,10 @@ type committer struct {
 	mu     sync.Mutex
 	queue  []*unit
 	closed bool
+	// busy (nanoseconds), groups and units count the writer's work for
+	// DB.WriterStats.
+	busy, groups, units atomic.Int64
+
 	// wake is signalled (without blocking) when a unit is queued.
 	wake    chan struct{}
 	quit    chan struct{}
@@ -169,12 +174,13 @@ type member struct {
 // group runs first and the units that follow it in one transaction.
 func (c *committer) group(first *unit) {
 	ctx := context.Background()
+	start := time.Now()
+	defer func() { c.busy.Add(int64(time.Since(start))) }()
 	btx, err := c.db.write.BeginTx(ctx, &sql.TxOptions{})
 	if err != nil {
 		first.done <- unitResult{err: fmt.Errorf("store: begin: %w", err)}
 		return
 	}
-	start := time.Now()
 	var members []member
 	var broken error
 	for u := first; u != nil; u = c.next(len(members), start) {
@@ -194,6 +200,8 @@ func (c *committer) group(first *unit) {
 	} else if err := btx.Commit(); err != nil {
 		result = fmt.Errorf("store: commit: %w", err)
 	}
+	c.groups.Add(1)
+	c.units.Add(int64(len(members)))
 	if result == nil && c.db.committed != nil {
 		c.db.committed()
 	}
@@ -207,6 +215,27 @@ func (c *committer) group(first *unit) {
 			m.u.done <- unitResult{tx: m.tx}
 		}
 	}
+}
+
+// WriterStats counts the work of a DB's group committer since it opened.
+type WriterStats struct {
+	// Busy is the time the writer spent on groups, from BEGIN to the end
+	// of COMMIT or ROLLBACK; the rest of the time it waited for units.
+	Busy time.Duration
+	// Groups counts the transactions it ran, Units the units of work in
+	// them.
+	Groups, Units int64
+}
+
+// WriterStats reports what the writer of a DB with group commit (SQLite)
+// has done: its busy time, against a run's length, tells whether the
+// single writer bounds the rate of a workload. Zero without group commit.
+func (db *DB) WriterStats() WriterStats {
+	if db.group == nil {
+		return WriterStats{}
+	}
+	c := db.group
+	return WriterStats{Busy: time.Duration(c.busy.Load()), Groups: c.groups.Load(), Units: c.units.Load()}
 }
 
 // do runs fn as one unit of work of a group (see InTx).

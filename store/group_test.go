@@ -104,7 +104,8 @@ func waitQueued(t *testing.T, db *DB, n int) {
 
 // TestGroupCommitKeepsEachUnit runs six units in one group: each sees the
 // earlier ones' writes, a failed or panicking unit leaves nothing, the
-// others commit together, once, and AfterCommit runs after the commit.
+// others commit together, once, and AfterCommit runs after the commit;
+// the writer's stats count the one group and its six units.
 func TestGroupCommitKeepsEachUnit(t *testing.T) {
 	db, commits := openGroupDB(t)
 	ctx := context.Background()
@@ -190,6 +191,10 @@ func TestGroupCommitKeepsEachUnit(t *testing.T) {
 	}
 	if n := commits.Load(); n != 1 {
 		t.Errorf("%d commits, want 1 for the group", n)
+	}
+	// Every unit counts, the failed ones too: each held the writer.
+	if st := db.WriterStats(); st.Groups != 1 || st.Units != 6 || st.Busy <= 0 {
+		t.Errorf("writer stats %+v, want 1 group of 6 units and its busy time", st)
 	}
 }
 

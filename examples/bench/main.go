@@ -31,7 +31,9 @@
 //     request) on a second platform instance on the same store whose job
 //     pool is disabled (platform.JobsConfig{Disabled: true}), so no
 //     dispatch job competes with the accept path: requests/second (202s
-//     only), p50 and p99;
+//     only), p50 and p99; on SQLite also what the store's single writer
+//     did meanwhile (store.DB.WriterStats): the share of the run it was
+//     busy, its time per accept and the units per group commit;
 //  7. bare two-row insert transactions on the same database with the same
 //     clients: each a database transaction of its own (BEGIN, two INSERTs
 //     into a scratch table bench_pairs(id TEXT PRIMARY KEY, v TEXT), COMMIT)
@@ -39,8 +41,8 @@
 //     (SQLite: one connection, WAL, synchronous NORMAL, BEGIN IMMEDIATE;
 //     PostgreSQL: 16 connections): transactions/second, p50 and p99; then
 //     the same two-row units of work through store.DB.InTx (on SQLite the
-//     store's group commit puts several units in one transaction), printed
-//     for comparison only; then the ratio accept/bare (bare transactions)
+//     store's group commit puts several units in one transaction, and the
+//     writer's figures follow), printed for comparison only; then the ratio accept/bare (bare transactions)
 //     against the goal (at least 25%) and the accept p99 against the goal
 //     (under 20 ms);
 //  8. measurements 4 to 7 again on PostgreSQL when -postgres names a
@@ -349,15 +351,19 @@ func acceptBesideBare(ctx context.Context, db *store.DB, openBare func() (*sql.D
 	if err != nil {
 		return err
 	}
+	w := db.WriterStats()
 	acc := measure(ctx, client, cfg.clients, cfg.duration, http.StatusAccepted, sys.postGenerate())
 	stopProfile()
 	acc.print("idempotent POST /api/v1/music/generate ("+name+", job pool disabled)", "req/s")
+	w = printWriter(db, w, acc, "accept")
 	keys, err := sys.workspaceKeys(ctx, cfg.clients)
 	if err != nil {
 		return err
 	}
+	w = db.WriterStats()
 	spread := measure(ctx, client, cfg.clients, cfg.duration, http.StatusAccepted, sys.postGenerateAs(keys))
 	spread.print(fmt.Sprintf("  the same, %d workspaces, one client each", len(keys)), "req/s")
+	printWriter(db, w, spread, "accept")
 
 	if err := db.InTx(ctx, func(tx *store.Tx) error {
 		_, err := tx.IDB().ExecContext(ctx, "CREATE TABLE bench_pairs (id TEXT PRIMARY KEY, v TEXT)")
@@ -384,6 +390,7 @@ func acceptBesideBare(ctx context.Context, db *store.DB, openBare func() (*sql.D
 		}
 		return tx.Commit()
 	})
+	w = db.WriterStats()
 	units := measureOps(ctx, cfg.clients, cfg.duration, func(ctx context.Context, c, i int) error {
 		id := fmt.Sprintf("%s-u%d-%d", sys.runID, c, i)
 		return db.InTx(ctx, func(tx *store.Tx) error {
@@ -397,6 +404,7 @@ func acceptBesideBare(ctx context.Context, db *store.DB, openBare func() (*sql.D
 	})
 	bare.print("bare two-row insert transactions ("+name+")", "tx/s")
 	units.print("  two-row units of work through store.DB.InTx", "units/s")
+	printWriter(db, w, units, "unit")
 	if bare.rps() > 0 {
 		for _, m := range []struct {
 			label string
@@ -415,6 +423,25 @@ func acceptBesideBare(ctx context.Context, db *store.DB, openBare func() (*sql.D
 		}
 	}
 	return nil
+}
+
+// printWriter prints what the store's single writer did during r, from
+// its stats before (the SQLite group committer; nothing without one): the
+// share of the run it was busy, its time per successful unit (each an
+// accept, or a bare unit), and the units per group. A writer near 100%
+// busy bounds the rate at one unit per that time. It returns the stats
+// now.
+func printWriter(db *store.DB, before store.WriterStats, r result, what string) store.WriterStats {
+	now := db.WriterStats()
+	groups, units := now.Groups-before.Groups, now.Units-before.Units
+	if groups == 0 || r.ok == 0 || r.elapsed <= 0 {
+		return now
+	}
+	busy := now.Busy - before.Busy
+	fmt.Printf("  the writer: busy %.0f%% of the run, %.0f µs per %s, %.1f units per group\n",
+		100*busy.Seconds()/r.elapsed.Seconds(), float64(busy.Microseconds())/float64(r.ok), what,
+		float64(units)/float64(groups))
+	return now
 }
 
 // profile starts a CPU profile into path and returns its stop func; an
