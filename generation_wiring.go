@@ -44,13 +44,19 @@ func (p *Platform) startGeneration(ctx context.Context, cfg Config, providers *c
 	if base == "" {
 		base = account.DefaultBaseURL
 	}
+	tuning := g.Tuning
+	if tuning.AcceptsInFlight == 0 && p.db.Dialect() == store.SQLite {
+		// The single writer runs units of work in arrival order already;
+		// holding accepts back would only shrink its group commits.
+		tuning.AcceptsInFlight = -1
+	}
 	svc, err := operation.New(operation.Config{
 		Credentials: providers, Ledger: ledger.New(), Assets: assets, Digester: p.keyring,
 		Run: func(ctx context.Context, fn func(st operation.Store) error) error {
 			return p.db.InTx(ctx, func(tx *store.Tx) error { return fn(tx) })
 		},
 		Read: func() operation.Store { return p.db.Read() }, CallbackBase: strings.TrimRight(base, "/"),
-		Tuning: g.Tuning, Hook: g.Hook,
+		Tuning: tuning, Hook: g.Hook,
 	})
 	if err != nil {
 		return fmt.Errorf("platform: generation: %w", err)

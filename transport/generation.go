@@ -291,6 +291,11 @@ func generationRoutes(svc *genop.Service, wake func(), log *slog.Logger) []Route
 				if err != nil {
 					return nil, err
 				}
+				done, err := svc.Admit(ctx, c.Principal, plan)
+				if err != nil {
+					return nil, err
+				}
+				defer done()
 				return c.CommitResult(ctx, func(tx *store.Tx) (any, error) {
 					o, err := svc.Accept(ctx, tx, c.Principal, plan)
 					if err != nil {

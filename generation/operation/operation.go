@@ -15,7 +15,11 @@
 // unit of work with the gateway's idempotency record): the operation and
 // its dispatch job are written and the credits are reserved in the ledger
 // (reference "reserve:<operation id>") last, just before the commit.
-// Nothing talks to a provider before the commit.
+// Nothing talks to a provider before the commit. Between the two, Admit
+// lets a workspace's reserving accepts into the database a few at a time
+// per host (Tuning.AcceptsInFlight), in the order they arrived: each one
+// waits for the workspace's credit balance, and PostgreSQL hands that
+// row's lock to its waiters in no particular order.
 //
 // Dispatch (job "generation.dispatch"): picks the next candidate (provider
 // route x credential) from the operation's routes and billing mode, takes

@@ -104,6 +104,13 @@ type Tuning struct {
 	// Zero means DefaultPricingTTL; a negative value reads the policy for
 	// every request.
 	PricingTTL time.Duration
+	// AcceptsInFlight is how many accepts of one workspace and environment
+	// that reserve credits this host runs against the database at once,
+	// admitted in arrival order (Service.Admit); zero means
+	// DefaultAcceptsInFlight, a negative value admits every accept at
+	// once. The platform turns it off on SQLite unless it is set: the
+	// single writer already runs units of work in arrival order.
+	AcceptsInFlight int
 	// Routes is the default route order when a request names no provider
 	// policy; nil means provider A, then provider B. Routes not configured
 	// in an environment are skipped.
@@ -112,9 +119,10 @@ type Tuning struct {
 
 // Service runs generation operations. It is safe for concurrent use.
 type Service struct {
-	cfg      Config
-	pricing  *pricingCache
-	customer *customerRoutes
+	cfg       Config
+	pricing   *pricingCache
+	customer  *customerRoutes
+	admission *admission
 }
 
 // New validates cfg and returns a Service.
@@ -158,7 +166,11 @@ func New(cfg Config) (*Service, error) {
 	if cfg.PricingTTL == 0 {
 		cfg.PricingTTL = DefaultPricingTTL
 	}
-	return &Service{cfg: cfg, pricing: &pricingCache{ttl: cfg.PricingTTL}, customer: &customerRoutes{}}, nil
+	if cfg.AcceptsInFlight == 0 {
+		cfg.AcceptsInFlight = DefaultAcceptsInFlight
+	}
+	return &Service{cfg: cfg, pricing: &pricingCache{ttl: cfg.PricingTTL}, customer: &customerRoutes{},
+		admission: newAdmission(cfg.AcceptsInFlight)}, nil
 }
 
 // Input bounds.
