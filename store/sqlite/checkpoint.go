@@ -9,8 +9,11 @@ import (
 
 // checkpointInterval is how long the checkpointer lets commits accumulate
 // after a wake-up: one checkpoint then copies the pages of many
-// transactions, each page once.
-const checkpointInterval = 50 * time.Millisecond
+// transactions, each page once. It is short because a checkpoint's copies
+// and fsyncs slow the writer while they run: with 50 ms the generate
+// accepts of examples/bench had a p99 of 21 to 25 ms (16 workspaces) and
+// 17 ms (one), with 10 ms 17 to 19 ms and 13 to 14 ms, at the same rate.
+const checkpointInterval = 10 * time.Millisecond
 
 // writerCheckpointPages is the writer's own automatic checkpoint threshold
 // (SQLite's default is 1,000 pages). It is a backstop: the checkpointer
