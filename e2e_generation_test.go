@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/creatormusic/platform"
 	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/fault"
@@ -269,6 +271,71 @@ func TestGenerationConcurrentDuplicates(t *testing.T) {
 		waitOp(t, s, first, "dispatched once", func(v transport.OperationView) bool { return len(v.Attempts) == 1 && v.Attempts[0].State == "accepted" })
 		if c := s.ProviderA.CreateCount(); c != 1 {
 			t.Fatalf("provider creates = %d, want 1", c)
+		}
+	})
+}
+
+// TestGenerationConcurrentAcceptsDrainCredits races 24 different
+// generate requests of one workspace whose credits cover ten: exactly ten
+// are accepted and reserve, the rest are INSUFFICIENT_CREDITS and leave
+// nothing, and the balance ends at what the ten left, never below. On
+// PostgreSQL the accepts pass the workspace's admission gate (four at a
+// time, in arrival order) and then its credit row's lock.
+func TestGenerationConcurrentAcceptsDrainCredits(t *testing.T) {
+	t.Parallel()
+	platformtest.Dialects(t, genOptions(), func(t *testing.T, s *platformtest.System) {
+		ctx := context.Background()
+		if r := s.Do(platformtest.Request{Method: "PUT", Path: "/api/v1/api-keys/" + s.Boot.KeyID + "/limits", Key: s.Boot.TestKey,
+			Body: map[string]any{"requestsPerMinute": 6000, "maxConcurrentRequests": 64, "monthlyRequestBudget": 1000000}}); r.Status != 200 {
+			t.Fatalf("limits: %d %s", r.Status, r.Body)
+		}
+		sc := ledger.Scope{TenantID: s.Boot.TenantID, WorkspaceID: s.Boot.WorkspaceID, Environment: access.Test}
+		// Leave 105 credits: ten v4 generations (10 each) and 5 over.
+		left := creditInt(t, s, ledger.AccountWorkspaceCredits)
+		if err := s.DB.InTx(ctx, func(tx *store.Tx) error {
+			_, _, err := ledger.New().Reserve(ctx, tx, ledger.CreditsInput{Scope: sc, Ref: "held", Amount: money.Atomic(left - 105)})
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		reservedBefore := creditInt(t, s, ledger.AccountWorkspaceReserved)
+		const n = 24
+		codes := make(chan string, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				r := generate(s, fmt.Sprintf("drain-%d", i), map[string]any{"prompt": fmt.Sprintf("Song %d", i), "model": "v4"})
+				switch {
+				case r.Status == http.StatusAccepted:
+					codes <- "accepted"
+				case r.Status == http.StatusUnprocessableEntity && r.Code() == "INSUFFICIENT_CREDITS":
+					codes <- "INSUFFICIENT_CREDITS"
+				default:
+					t.Errorf("generate %d: %d %s", i, r.Status, r.Body)
+					codes <- "other"
+				}
+			})
+		}
+		wg.Wait()
+		close(codes)
+		got := map[string]int{}
+		for c := range codes {
+			got[c]++
+		}
+		if diff := cmp.Diff(map[string]int{"accepted": 10, "INSUFFICIENT_CREDITS": 14}, got); diff != "" {
+			t.Fatalf("answers (-want +got):\n%s", diff)
+		}
+		if c := count(t, s, `SELECT COUNT(*) FROM generation_operations`); c != 10 {
+			t.Fatalf("operations = %d, want 10", c)
+		}
+		if c := count(t, s, `SELECT COUNT(*) FROM ledger_movements WHERE reference LIKE 'reserve:op_%'`); c != 10 {
+			t.Fatalf("reservations = %d, want 10", c)
+		}
+		if b := creditInt(t, s, ledger.AccountWorkspaceCredits); b != 5 {
+			t.Fatalf("balance = %d, want 5", b)
+		}
+		if r := creditInt(t, s, ledger.AccountWorkspaceReserved); r != reservedBefore+100 {
+			t.Fatalf("reserved = %d, want %d", r, reservedBefore+100)
 		}
 	})
 }
