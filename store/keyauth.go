@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"slices"
+	"sync"
 
 	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/apikey"
@@ -40,7 +42,7 @@ func (tx *Tx) KeyAuth(ctx context.Context, digest string) (apikey.AuthRecord, er
 		return apikey.AuthRecord{}, errf(op, err)
 	}
 	k.Environment, k.Status = access.Environment(env), apikey.Status(status)
-	if err := json.Unmarshal([]byte(scopes), &k.Scopes); err != nil {
+	if k.Scopes, err = tx.db.scopeSets.decode(scopes); err != nil {
 		return apikey.AuthRecord{}, errf(op, err)
 	}
 	r.Secret = apikey.Secret{Digest: digest, KeyID: k.ID}
@@ -49,4 +51,39 @@ func (tx *Tx) KeyAuth(ctx context.Context, digest string) (apikey.AuthRecord, er
 		r.Secret.ExpiresAt = &t
 	}
 	return r, nil
+}
+
+// maxScopeSets bounds scopeSets: keys hold a few distinct scope lists, and
+// lists past the bound are decoded every time.
+const maxScopeSets = 256
+
+// scopeSets keeps the scope lists of keys decoded by their stored JSON
+// text. Every authenticated request reads its key's list, and decoding it
+// with encoding/json took a tenth of the server's time for an API-key GET
+// on SQLite. A list is immutable once kept; decode hands out copies.
+type scopeSets struct {
+	mu   sync.RWMutex
+	sets map[string][]string
+}
+
+// decode returns the scopes stored as the JSON array raw.
+func (c *scopeSets) decode(raw string) ([]string, error) {
+	c.mu.RLock()
+	set, ok := c.sets[raw]
+	c.mu.RUnlock()
+	if ok {
+		return slices.Clone(set), nil
+	}
+	if err := json.Unmarshal([]byte(raw), &set); err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	if c.sets == nil {
+		c.sets = map[string][]string{}
+	}
+	if len(c.sets) < maxScopeSets {
+		c.sets[raw] = slices.Clone(set)
+	}
+	c.mu.Unlock()
+	return set, nil
 }

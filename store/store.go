@@ -78,6 +78,8 @@ type DB struct {
 	readStmts  *stmtCache
 	// group runs units of work with group commit (Options.GroupCommit).
 	group *committer
+	// scopeSets keeps API keys' decoded scope lists (keyauth.go).
+	scopeSets scopeSets
 }
 
 // Options are the dialect-independent settings of a DB.
