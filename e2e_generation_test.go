@@ -101,6 +101,31 @@ func creditInt(t testing.TB, s *platformtest.System, name string) int64 {
 	return n
 }
 
+// raiseKeyLimits lifts the test key's limits so that concurrent requests
+// meet the code under test, not the key's rate or concurrency limit.
+func raiseKeyLimits(t testing.TB, s *platformtest.System) {
+	t.Helper()
+	if r := s.Do(platformtest.Request{Method: "PUT", Path: "/api/v1/api-keys/" + s.Boot.KeyID + "/limits", Key: s.Boot.TestKey,
+		Body: map[string]any{"requestsPerMinute": 6000, "maxConcurrentRequests": 64, "monthlyRequestBudget": 1000000}}); r.Status != 200 {
+		t.Fatalf("limits: %d %s", r.Status, r.Body)
+	}
+}
+
+// holdAllBut reserves all but keep of the workspace's test credits for an
+// operation that is not one of the test's (reference "reserve:held").
+func holdAllBut(t testing.TB, s *platformtest.System, keep int64) {
+	t.Helper()
+	ctx := context.Background()
+	sc := ledger.Scope{TenantID: s.Boot.TenantID, WorkspaceID: s.Boot.WorkspaceID, Environment: access.Test}
+	left := creditInt(t, s, ledger.AccountWorkspaceCredits)
+	if err := s.DB.InTx(ctx, func(tx *store.Tx) error {
+		_, _, err := ledger.New().Reserve(ctx, tx, ledger.CreditsInput{Scope: sc, Ref: "held", Amount: money.Atomic(left - keep)})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // generate posts a generate request with the test key.
 func generate(s *platformtest.System, idem string, body any) *platformtest.Response {
 	return s.Do(platformtest.Request{Method: "POST", Path: "/api/v1/music/generate", Key: s.Boot.TestKey, Body: body,
@@ -222,10 +247,7 @@ func TestGenerationConcurrentDuplicates(t *testing.T) {
 	t.Parallel()
 	platformtest.Dialects(t, genOptions(), func(t *testing.T, s *platformtest.System) {
 		before := creditInt(t, s, ledger.AccountWorkspaceCredits)
-		if r := s.Do(platformtest.Request{Method: "PUT", Path: "/api/v1/api-keys/" + s.Boot.KeyID + "/limits", Key: s.Boot.TestKey,
-			Body: map[string]any{"requestsPerMinute": 6000, "maxConcurrentRequests": 64, "monthlyRequestBudget": 1000000}}); r.Status != 200 {
-			t.Fatalf("limits: %d %s", r.Status, r.Body)
-		}
+		raiseKeyLimits(t, s)
 		body := map[string]any{"prompt": "Fifty callers, one song", "model": "v4"}
 		const n = 50
 		ids := make(chan string, n)
@@ -284,20 +306,8 @@ func TestGenerationConcurrentDuplicates(t *testing.T) {
 func TestGenerationConcurrentAcceptsDrainCredits(t *testing.T) {
 	t.Parallel()
 	platformtest.Dialects(t, genOptions(), func(t *testing.T, s *platformtest.System) {
-		ctx := context.Background()
-		if r := s.Do(platformtest.Request{Method: "PUT", Path: "/api/v1/api-keys/" + s.Boot.KeyID + "/limits", Key: s.Boot.TestKey,
-			Body: map[string]any{"requestsPerMinute": 6000, "maxConcurrentRequests": 64, "monthlyRequestBudget": 1000000}}); r.Status != 200 {
-			t.Fatalf("limits: %d %s", r.Status, r.Body)
-		}
-		sc := ledger.Scope{TenantID: s.Boot.TenantID, WorkspaceID: s.Boot.WorkspaceID, Environment: access.Test}
-		// Leave 105 credits: ten v4 generations (10 each) and 5 over.
-		left := creditInt(t, s, ledger.AccountWorkspaceCredits)
-		if err := s.DB.InTx(ctx, func(tx *store.Tx) error {
-			_, _, err := ledger.New().Reserve(ctx, tx, ledger.CreditsInput{Scope: sc, Ref: "held", Amount: money.Atomic(left - 105)})
-			return err
-		}); err != nil {
-			t.Fatal(err)
-		}
+		raiseKeyLimits(t, s)
+		holdAllBut(t, s, 105) // ten v4 generations (10 each) and 5 over
 		reservedBefore := creditInt(t, s, ledger.AccountWorkspaceReserved)
 		const n = 24
 		codes := make(chan string, n)
@@ -467,16 +477,7 @@ func TestGenerationProviderPolicyNeedsScope(t *testing.T) {
 func TestGenerationInsufficientCredits(t *testing.T) {
 	t.Parallel()
 	platformtest.Dialects(t, genOptions(), func(t *testing.T, s *platformtest.System) {
-		ctx := context.Background()
-		sc := ledger.Scope{TenantID: s.Boot.TenantID, WorkspaceID: s.Boot.WorkspaceID, Environment: access.Test}
-		left := creditInt(t, s, ledger.AccountWorkspaceCredits)
-		// Hold all but 14 credits for another operation.
-		if err := s.DB.InTx(ctx, func(tx *store.Tx) error {
-			_, _, err := ledger.New().Reserve(ctx, tx, ledger.CreditsInput{Scope: sc, Ref: "op_other", Amount: money.Atomic(left - 14)})
-			return err
-		}); err != nil {
-			t.Fatal(err)
-		}
+		holdAllBut(t, s, 14) // for another operation
 		r := generate(s, "poor-1", map[string]any{"prompt": "Too expensive", "model": "v5"})
 		if r.Status != 422 || r.Code() != "INSUFFICIENT_CREDITS" {
 			t.Fatalf("generate: %d %s", r.Status, r.Body)
@@ -731,10 +732,7 @@ func TestGenerationBYOK(t *testing.T) {
 func TestGenerationCreateScheduler(t *testing.T) {
 	t.Parallel()
 	platformtest.Dialects(t, genOptions(), func(t *testing.T, s *platformtest.System) {
-		if r := s.Do(platformtest.Request{Method: "PUT", Path: "/api/v1/api-keys/" + s.Boot.KeyID + "/limits", Key: s.Boot.TestKey,
-			Body: map[string]any{"requestsPerMinute": 6000, "maxConcurrentRequests": 64, "monthlyRequestBudget": 1000000}}); r.Status != 200 {
-			t.Fatalf("limits: %d %s", r.Status, r.Body)
-		}
+		raiseKeyLimits(t, s)
 		const n = 20
 		for i := range n {
 			acceptedID(t, generate(s, fmt.Sprintf("burst-%d", i), map[string]any{"prompt": fmt.Sprintf("Burst %d", i)}))

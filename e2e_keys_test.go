@@ -101,10 +101,7 @@ func TestIdempotentCreate(t *testing.T) {
 	platformtest.Dialects(t, platformtest.Options{}, func(t *testing.T, s *platformtest.System) {
 		body := map[string]any{"name": "dup", "scopes": []string{"keys:read"}}
 		const n = 50
-		if r := s.Do(platformtest.Request{Method: "PUT", Path: "/api/v1/api-keys/" + s.Boot.KeyID + "/limits", Key: s.Boot.TestKey,
-			Body: map[string]any{"requestsPerMinute": 6000, "maxConcurrentRequests": 64, "monthlyRequestBudget": 1000000}}); r.Status != 200 {
-			t.Fatalf("set limits: %d %s", r.Status, r.Body)
-		}
+		raiseKeyLimits(t, s)
 		var wg sync.WaitGroup
 		results := make([]transport.KeySecret, n)
 		statuses := make([]int, n)

@@ -178,10 +178,7 @@ func TestSoundAnalysisRequests(t *testing.T) {
 			t.Fatalf("operations after refused requests = %d", n)
 		}
 		// 50 concurrent duplicates: one operation.
-		if r := s.Do(platformtest.Request{Method: "PUT", Path: "/api/v1/api-keys/" + s.Boot.KeyID + "/limits", Key: s.Boot.TestKey,
-			Body: map[string]any{"requestsPerMinute": 6000, "maxConcurrentRequests": 64, "monthlyRequestBudget": 1000000}}); r.Status != 200 {
-			t.Fatalf("limits: %d %s", r.Status, r.Body)
-		}
+		raiseKeyLimits(t, s)
 		ids := make(chan string, 50)
 		var wg sync.WaitGroup
 		for range 50 {
