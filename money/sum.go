@@ -20,7 +20,8 @@ type Sum struct {
 // SumOf returns a as a Sum.
 func SumOf(a Atomic) Sum { return Sum{lo: uint64(a)} }
 
-// errSumOverflow is the error of a Sum outside 128 bits.
+// ErrSumOverflow is the error of a Sum outside 128 bits: INVALID_AMOUNT,
+// reason overflow. Stores that add balances themselves return it too.
 func ErrSumOverflow(op string) error {
 	return invalid(op, ReasonOverflow, "The total is too large.")
 }

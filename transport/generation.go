@@ -263,7 +263,8 @@ func generationRoutes(svc *genop.Service, wake func(), log *slog.Logger) []Route
 			Description: "Accepts a generation as a durable operation and answers 202 with its id, status queued and the credits reserved: " +
 				"the model's price under the pricing.generation policy of the caller's environment (the BYOK fee when only the workspace's own " +
 				"provider key can serve it). A newly published pricing version applies to requests accepted from at most one second after it is " +
-				"published (each host keeps the current version that long); the operation's pricingPolicy names the version that priced it. " +
+				"published (each host keeps the current version that long; an operator may set another interval); the operation's " +
+				"pricingPolicy names the version that priced it. " +
 				"The provider is called by a durable job after the commit; follow the operation with GET " +
 				"/api/v1/operations/{operationId}. Billing mode: BYOK_WITH_PLATFORM_FALLBACK when the routes offer both a healthy workspace key and " +
 				"a platform credential (the customer key is tried first; the full price is reserved and the BYOK fee settled when the customer key " +

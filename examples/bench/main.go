@@ -42,9 +42,9 @@
 //     PostgreSQL: 16 connections): transactions/second, p50 and p99; then
 //     the same two-row units of work through store.DB.InTx (on SQLite the
 //     store's group commit puts several units in one transaction, and the
-//     writer's figures follow), printed for comparison only; then the ratio accept/bare (bare transactions)
-//     against the goal (at least 25%) and the accept p99 against the goal
-//     (under 20 ms);
+//     writer's figures follow), printed for comparison only; then the
+//     ratio accept/bare (bare transactions) against the goal (at least
+//     25%) and the accept p99 against the goal (under 20 ms);
 //  8. measurements 4 to 7 again on PostgreSQL when -postgres names a
 //     server (with 1 for comparison): the bench creates a fresh schema
 //     bench_<random>, opens the store with search_path set to it, and drops
