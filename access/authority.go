@@ -39,6 +39,9 @@ type Authority struct {
 	// in Environment: those held in both environments plus those held in
 	// Environment only. They never grant administrative authority.
 	Entitlements []string
+	// Plan is the plan in effect for the workspace in Environment; "" when
+	// none. The entitlement step asks Offers whether it is a paid plan.
+	Plan string
 	// Flags are the feature flags in effect: platform defaults overridden by
 	// the workspace's own rows.
 	Flags map[string]bool
@@ -238,4 +241,54 @@ func (a *Authority) assignedToProject(id string) bool {
 		}
 	}
 	return false
+}
+
+// Covers reports whether a holds in full the authority that a key with
+// scopes has when creator made it: everything such a key can do, a can do
+// itself. A key acts with its creator's current authority narrowed by its
+// scopes, so handing its secret to a must not widen what a can do. It
+// holds when a and creator are the same user of the same workspace, or
+// when all of these hold:
+//   - creator is not super_admin, or a is;
+//   - a holds each gating role (GatingRoles) creator holds;
+//   - for each permission a scope stands for that creator holds, a holds it
+//     at workspace scope or broader and at least as broad as creator's. A
+//     grant narrower than the workspace (own, assigned, project) reaches
+//     resources relative to its holder, which a reaches only with a
+//     workspace-wide grant.
+//
+// A nil creator (no authority left in the workspace) holds nothing, so a
+// covers it. Unknown scopes stand for no permission; callers validate them.
+func (a *Authority) Covers(creator *Authority, scopes []string) bool {
+	if creator == nil || creator.MembershipStatus != MembershipActive {
+		return true
+	}
+	if a == nil || a.MembershipStatus != MembershipActive {
+		return false
+	}
+	if a.TenantID == creator.TenantID && a.WorkspaceID == creator.WorkspaceID && a.UserID == creator.UserID {
+		return true
+	}
+	if creator.SuperAdmin && !a.SuperAdmin {
+		return false
+	}
+	for _, r := range GatingRoles() {
+		if creator.HasRole(r) && !a.HasRole(r) {
+			return false
+		}
+	}
+	for _, sc := range scopes {
+		ps, _ := ScopePermissions(sc)
+		for _, p := range ps {
+			theirs, ok := creator.Has(p)
+			if !ok {
+				continue
+			}
+			mine, ok := a.Has(p)
+			if !ok || !mine.Covers(GrantWorkspace) || !mine.Covers(theirs) {
+				return false
+			}
+		}
+	}
+	return true
 }

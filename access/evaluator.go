@@ -43,12 +43,28 @@ type Input struct {
 	// AnyMember admits every active member of the workspace; it is the
 	// policy of routes such as the auth context that need no permission.
 	AnyMember bool
+	// ExtraScopes are scopes this request needs beyond Scope, because of
+	// what it asks for (providers:select for a generation that chooses its
+	// providers): an API key must hold each; any principal's authority must
+	// hold every permission each stands for. The permission step checks
+	// them.
+	ExtraScopes []string
 	// Feature is a feature flag the route needs on.
 	Feature string
 	// Entitlement is an entitlement the workspace needs.
 	Entitlement string
+	// Offers, when set, tells the entitlement step what a subscription
+	// would grant, so that a missing entitlement is reported as
+	// SUBSCRIPTION_REQUIRED to a workspace without a paid plan that a paid
+	// plan would give it, and as ENTITLEMENT_REQUIRED otherwise.
+	Offers Offers
 	// Resource is the resource acted on, for the resource-scope step.
 	Resource *Resource
+	// ResourceFunc, when Resource is nil, loads the resource acted on. The
+	// resource-scope step calls it once, only when every earlier step
+	// passed; its error (NOT_FOUND for a resource the caller cannot see) is
+	// reported as is.
+	ResourceFunc func() (*Resource, error)
 	// TransitionFunc checks the domain's workflow transition; its error
 	// (INVALID_STATE_TRANSITION) is reported as is, whatever the caller's role.
 	TransitionFunc func() error
@@ -142,9 +158,10 @@ func Evaluate(in *Input) Decision {
 	return Decision{Allowed: true, Step: StepAllow}
 }
 
-// denied returns err as ACCESS_DENIED.
+// denied returns err as ACCESS_DENIED; a resource the caller cannot see
+// stays NOT_FOUND, which leaks nothing.
 func denied(op string, err *fault.Error) *fault.Error {
-	if err.Code == fault.AccessDenied {
+	if err.Code == fault.AccessDenied || err.Code == fault.NotFound {
 		return err
 	}
 	return &fault.Error{Op: op, Code: fault.AccessDenied, Details: err.Details, Err: err}
@@ -224,7 +241,7 @@ func checkRoutePolicy(in *Input) *fault.Error {
 		}
 	}
 	for _, r := range in.RequiredRoles {
-		if !r.Valid() {
+		if !slices.Contains(GatingRoles(), r) {
 			return fault.E(op, fault.AccessDenied, "")
 		}
 	}
@@ -238,11 +255,39 @@ func checkFeature(in *Input) *fault.Error {
 	return nil
 }
 
+// Offers is what the plan catalog tells the entitlement step.
+type Offers interface {
+	// Paid reports whether planID is a paid plan ("" is none).
+	Paid(planID string) bool
+	// Granting returns the paid plans that grant entitlement, in catalog
+	// order; none when no plan does.
+	Granting(entitlement string) []string
+}
+
+// checkEntitlement reports a missing entitlement: SUBSCRIPTION_REQUIRED when
+// the workspace holds no paid plan in the snapshot's environment and a paid
+// plan grants it (subscribing helps), ENTITLEMENT_REQUIRED otherwise (the
+// plan it pays for lacks it, or no plan grants it). details.entitlement
+// names it and details.plans, when any, the paid plans that grant it.
 func checkEntitlement(in *Input) *fault.Error {
-	if in.Entitlement != "" && !in.Authority.HasEntitlement(in.Entitlement) {
-		return fault.E("access.entitlement", fault.EntitlementRequired, "").With("entitlement", in.Entitlement)
+	const op = "access.entitlement"
+	e := in.Entitlement
+	if e == "" || in.Authority.HasEntitlement(e) {
+		return nil
 	}
-	return nil
+	var plans []string
+	if in.Offers != nil {
+		plans = in.Offers.Granting(e)
+	}
+	code := fault.EntitlementRequired
+	if len(plans) > 0 && in.Authority != nil && !in.Offers.Paid(in.Authority.Plan) {
+		code = fault.SubscriptionRequired
+	}
+	err := fault.E(op, code, "").With("entitlement", e)
+	if len(plans) > 0 {
+		err = err.With("plans", plans)
+	}
+	return err
 }
 
 // checkPermission checks, in this order: the explicit deny, the required
@@ -282,11 +327,36 @@ func checkPermission(in *Input) *fault.Error {
 			return deny().With("permission", string(in.Permission))
 		}
 	}
+	for _, sc := range in.ExtraScopes {
+		if p.Kind == CredentialAPIKey && !p.HasScope(sc) {
+			return deny().With("scope", sc)
+		}
+		ps, ok := ScopePermissions(sc)
+		if !ok {
+			return deny().With("scope", sc)
+		}
+		for _, perm := range ps {
+			if _, ok := a.Has(perm); !ok {
+				return deny().With("scope", sc).With("permission", string(perm))
+			}
+		}
+	}
 	return nil
 }
 
 func checkResourceScope(in *Input) *fault.Error {
-	if in.Resource == nil || in.Permission == "" || isInternalCall(in) {
+	if in.Permission == "" || isInternalCall(in) {
+		return nil
+	}
+	if in.Resource == nil && in.ResourceFunc != nil {
+		r, err := in.ResourceFunc()
+		if err != nil {
+			return asFault("access.resource_scope", err)
+		}
+		// Loaded once: the tie rule may run this step again.
+		in.Resource, in.ResourceFunc = r, nil
+	}
+	if in.Resource == nil {
 		return nil
 	}
 	if in.Authority == nil || !in.Authority.reaches(in.Permission, in.Resource) {

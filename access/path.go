@@ -8,8 +8,10 @@ import (
 
 // PathPolicy is the route policy of one surface of the platform's own
 // applications (web and studio), as GET /api/v1/access/context evaluates it.
-// Prefix matches the path itself and everything below it; the longest
-// matching prefix decides.
+// Prefix matches the path itself and everything below it, segment by
+// segment ("/developer" matches "/developer/keys", never "/developerx");
+// the root "/" matches the home surface "/" only, so it never lends its
+// policy to a path no row lists. The longest matching prefix decides.
 type PathPolicy struct {
 	Prefix        string
 	Permission    Permission
@@ -80,7 +82,7 @@ func PolicyFor(p string) (PathPolicy, bool) {
 	var best PathPolicy
 	found := false
 	for _, pp := range PathPolicies() {
-		if pp.Prefix == "/" || p == pp.Prefix || strings.HasPrefix(p, pp.Prefix+"/") {
+		if p == pp.Prefix || pp.Prefix != "/" && strings.HasPrefix(p, pp.Prefix+"/") {
 			if !found || len(pp.Prefix) > len(best.Prefix) {
 				best, found = pp, true
 			}

@@ -40,3 +40,16 @@ func (r Role) Valid() bool { return slices.Contains(Roles(), r) }
 // SuperAdmin is the platform role, distinct from workspace administration.
 // It is granted only by the host's operator, never through the API.
 const SuperAdmin = "super_admin"
+
+// GatingRoles returns the roles a route may require by name
+// (Input.RequiredRoles): DEVELOPER, which gates the developer portal (spec,
+// Authentication 6). Every other rule is a permission. The route-policy
+// step refuses a route that requires any other role, so a role gates
+// nothing this list does not name, and Authority.Covers compares exactly
+// these roles.
+func GatingRoles() []Role { return []Role{RoleDeveloper} }
+
+// Administrator reports whether the membership holds a workspace
+// administration role (OWNER or ADMIN). super_admin is a platform role and
+// does not count.
+func (a *Authority) Administrator() bool { return a.HasRole(RoleOwner) || a.HasRole(RoleAdmin) }
