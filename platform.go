@@ -203,6 +203,9 @@ func New(ctx context.Context, cfg Config) (*Platform, error) {
 	if err := p.startPlans(ctx, cfg.Plans); err != nil {
 		return nil, err
 	}
+	if err := p.seedFeatureFlags(ctx); err != nil {
+		return nil, err
+	}
 
 	handlers := map[string]jobs.Handler{
 		jobIdempotencyPrune: p.pruneIdempotency,
@@ -242,6 +245,7 @@ func New(ctx context.Context, cfg Config) (*Platform, error) {
 	gw := &transport.Gateway{
 		DB: p.db, Keys: p.keys, Sessions: &account.Authenticator{Keys: kr}, Keyring: kr, Authz: access.NewCache(cfg.AuthzCacheSize),
 		Limiter: p.limiter, Log: log, IdempotencyTTL: cfg.IdempotencyRetention,
+		Offers: p.plans, FreshWindow: p.account.Config().FreshWindow,
 	}
 	api := transport.APIRoutes(transport.Services{Keys: p.keys, Assets: assets, Health: p.healthChecks(), Plans: p.plans,
 		Ledger: ledger.New(), Accounts: p.account, Billing: p.billing, DB: p.db, Log: log, Providers: providers,

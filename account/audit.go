@@ -26,6 +26,9 @@ const (
 	// ActionPlatformRoleGranted: the host's operator granted a platform
 	// role (super_admin). After: role.
 	ActionPlatformRoleGranted = "platform_role.granted"
+	// ActionFeatureFlagSet: the host's operator turned a feature flag on or
+	// off for a workspace or the platform. After: enabled.
+	ActionFeatureFlagSet = "feature_flag.set"
 )
 
 // Audit target types.
@@ -36,6 +39,8 @@ const (
 	TargetWorkspace = "workspace"
 	// TargetInvitation is an invitation (target id: the invited email).
 	TargetInvitation = "invitation"
+	// TargetFeatureFlag is a feature flag (target id: the flag's name).
+	TargetFeatureFlag = "feature_flag"
 )
 
 // AuditEvent is one row of the append-only audit log: who (actor user and,

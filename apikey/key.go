@@ -162,6 +162,9 @@ type Store interface {
 	// KeySecretsExpire sets expires_at of the key's secrets other than
 	// except to at, unless they already expire earlier.
 	KeySecretsExpire(ctx context.Context, keyID, except string, at time.Time) error
+	// AuthorityLoad reads a user's authority now (access.Store), for
+	// comparing a key creator's authority with a rotating administrator's.
+	AuthorityLoad(ctx context.Context, tenantID, workspaceID, userID string, env access.Environment) (access.Authority, error)
 }
 
 // AuthRecord is what one authentication lookup returns.

@@ -6,6 +6,7 @@ import (
 	"encoding/base32"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -114,11 +115,87 @@ type RotateInput struct {
 	ExpireCurrentAfterSeconds *int64 `json:"expireCurrentAfterSeconds,omitempty" example:"3600"`
 }
 
-// Caller is who acts: the principal, and the workspace scopes it may grant
-// (access.ScopesFor of its authority, narrowed by its own scopes for keys).
+// Caller is who acts: the principal, its authority now (for a key, its
+// creator's) and the workspace scopes it may grant (access.ScopesFor of its
+// authority, narrowed by its own scopes for keys). CallerOf builds one.
 type Caller struct {
 	Principal *access.Principal
+	// Authority is the principal's authority snapshot, read on this
+	// request; rotation compares it with the key creator's.
+	Authority *access.Authority
+	// Grantable are the scopes the caller may put on a key, and so the
+	// scopes of the keys it may manage.
 	Grantable []string
+}
+
+// CallerOf returns the caller p with authority a: what it may grant is
+// access.ScopesFor(a), narrowed by p's own scopes when p is a key (a key
+// never grants or manages more than it holds).
+func CallerOf(p *access.Principal, a *access.Authority) Caller {
+	grantable := access.ScopesFor(a)
+	if p.Kind == access.CredentialAPIKey {
+		grantable = slices.DeleteFunc(grantable, func(s string) bool { return !p.HasScope(s) })
+	}
+	return Caller{Principal: p, Authority: a, Grantable: grantable}
+}
+
+// Management decisions: who may manage which key.
+//
+// A key acts with its creator's authority narrowed by its scopes, so
+// managing a key is managing that authority. A caller may update, re-limit,
+// revoke or delete a key only when every scope of the key is within what
+// the caller may grant now (the check Create makes); otherwise the call is
+// ACCESS_DENIED with details.reason "key_exceeds_caller", and nothing
+// changes. Two exceptions only ever take authority away: a key may revoke or
+// delete itself, and a signed-in user may revoke or delete keys made on
+// their own authority (by their sessions or their keys) after losing some of
+// it.
+//
+// Rotation hands a new secret of that authority to the caller, so it needs
+// more: the key's scopes within the caller's grantable scopes, and the key
+// made on the caller's own authority (the same user, through a session or a
+// key; for a key, the scope check already bounds it by its own scopes) or,
+// for a workspace administrator (OWNER or ADMIN), a key whose authority the
+// caller holds in full (access.Authority.Covers against the creator's
+// authority read in the same unit of work). Otherwise ACCESS_DENIED with
+// details.reason "not_key_creator" or "creator_authority_exceeds_caller".
+const (
+	reasonExceeds        = "key_exceeds_caller"
+	reasonNotCreator     = "not_key_creator"
+	reasonCreatorExceeds = "creator_authority_exceeds_caller"
+)
+
+// withinGrantable reports whether every scope of k is one c may grant.
+func (c Caller) withinGrantable(k Key) bool {
+	for _, s := range k.Scopes {
+		if !slices.Contains(c.Grantable, s) {
+			return false
+		}
+	}
+	return true
+}
+
+// madeOnOwnAuthority reports whether k was made on the caller's user's
+// authority: by that user's session or one of that user's keys.
+func (c Caller) madeOnOwnAuthority(k Key) bool {
+	return c.Principal.UserID != "" && k.CreatedByUserID == c.Principal.UserID
+}
+
+// mayManage checks that c may update, re-limit, revoke or delete k; shrink
+// reports an event that only takes authority away (revoke, delete).
+func (c Caller) mayManage(op string, k Key, shrink bool) error {
+	if c.withinGrantable(k) {
+		return nil
+	}
+	if shrink && (k.ID == c.Principal.KeyID ||
+		c.Principal.Kind != access.CredentialAPIKey && c.madeOnOwnAuthority(k)) {
+		return nil
+	}
+	return denyKey(op, reasonExceeds)
+}
+
+func denyKey(op, reason string) error {
+	return fault.E(op, fault.AccessDenied, "The key's authority exceeds what the caller may manage.").With("reason", reason)
 }
 
 // Created is a key with its plaintext, returned once.
@@ -312,15 +389,20 @@ func (s *Service) List(ctx context.Context, st Store, p *access.Principal, befor
 	return ks, more, nil
 }
 
-func (s *Service) move(ctx context.Context, st Store, p *access.Principal, keyID string, ev Event, edit func(*Key) error) (Key, error) {
+// move applies ev to the caller's key keyID after allow approves the
+// caller, then edit, and writes it with its outbox event.
+func (s *Service) move(ctx context.Context, st Store, c Caller, keyID string, ev Event, allow func(Key) error, edit func(*Key) error) (Key, error) {
 	op := "apikey." + string(ev)
-	k, err := st.KeyGet(ctx, ScopeOf(p), keyID)
+	k, err := st.KeyGet(ctx, ScopeOf(c.Principal), keyID)
 	if err != nil {
 		return Key{}, fault.Wrap(op, err)
 	}
 	if k.Internal {
 		// Internal keys are managed only by the host's operator.
 		return Key{}, fault.E(op, fault.NotFound, "")
+	}
+	if err := allow(k); err != nil {
+		return Key{}, err
 	}
 	to, err := Transition(k.Status, ev)
 	if err != nil {
@@ -359,7 +441,8 @@ func pastTense(ev Event) string {
 // Update changes a key's name, scopes or metadata.
 func (s *Service) Update(ctx context.Context, st Store, c Caller, keyID string, in UpdateInput) (Key, error) {
 	const op = "apikey.Update"
-	return s.move(ctx, st, c.Principal, keyID, EventUpdate, func(k *Key) error {
+	allow := func(k Key) error { return c.mayManage(op, k, false) }
+	return s.move(ctx, st, c, keyID, EventUpdate, allow, func(k *Key) error {
 		if in.Name != nil {
 			if err := validName(op, *in.Name); err != nil {
 				return err
@@ -388,7 +471,10 @@ func (s *Service) Update(ctx context.Context, st Store, c Caller, keyID string, 
 
 // Rotate issues a new secret under the same key id and keeps the current
 // secrets working for the overlap, then expires them.
-func (s *Service) Rotate(ctx context.Context, st Store, p *access.Principal, keyID string, in RotateInput) (Created, error) {
+//
+// The caller must be allowed to rotate the key (see the management
+// decisions above): ACCESS_DENIED otherwise, with nothing changed.
+func (s *Service) Rotate(ctx context.Context, st Store, c Caller, keyID string, in RotateInput) (Created, error) {
 	const op = "apikey.Rotate"
 	overlap := s.cfg.RotationOverlap
 	if in.ExpireCurrentAfterSeconds != nil {
@@ -399,8 +485,9 @@ func (s *Service) Rotate(ctx context.Context, st Store, p *access.Principal, key
 		}
 		overlap = time.Duration(sec) * time.Second
 	}
+	allow := func(k Key) error { return s.mayRotate(ctx, st, c, k) }
 	var pt string
-	k, err := s.move(ctx, st, p, keyID, EventRotate, func(k *Key) error {
+	k, err := s.move(ctx, st, c, keyID, EventRotate, allow, func(k *Key) error {
 		var sec Secret
 		sec, pt = s.newSecret(st, k.ID, k.Environment)
 		if err := st.KeySecretInsert(ctx, sec); err != nil {
@@ -418,10 +505,33 @@ func (s *Service) Rotate(ctx context.Context, st Store, p *access.Principal, key
 	return Created{Key: k, Secret: pt}, nil
 }
 
+// mayRotate checks that c may receive a new secret of k.
+func (s *Service) mayRotate(ctx context.Context, st Store, c Caller, k Key) error {
+	const op = "apikey.rotate"
+	if err := c.mayManage(op, k, false); err != nil {
+		return err
+	}
+	if c.madeOnOwnAuthority(k) {
+		return nil
+	}
+	if !c.Authority.Administrator() {
+		return denyKey(op, reasonNotCreator)
+	}
+	creator, err := st.AuthorityLoad(ctx, k.TenantID, k.WorkspaceID, k.CreatedByUserID, k.Environment)
+	if err != nil {
+		return fault.Wrap(op, err)
+	}
+	if !c.Authority.Covers(&creator, k.Scopes) {
+		return denyKey(op, reasonCreatorExceeds)
+	}
+	return nil
+}
+
 // Revoke stops every secret of the key at once. Revoking a revoked key
 // returns it unchanged in state.
-func (s *Service) Revoke(ctx context.Context, st Store, p *access.Principal, keyID string) (Key, error) {
-	return s.move(ctx, st, p, keyID, EventRevoke, func(k *Key) error {
+func (s *Service) Revoke(ctx context.Context, st Store, c Caller, keyID string) (Key, error) {
+	allow := func(k Key) error { return c.mayManage("apikey.revoke", k, true) }
+	return s.move(ctx, st, c, keyID, EventRevoke, allow, func(k *Key) error {
 		now := st.Now()
 		if k.RevokedAt == nil {
 			k.RevokedAt = &now
@@ -431,19 +541,21 @@ func (s *Service) Revoke(ctx context.Context, st Store, p *access.Principal, key
 }
 
 // Delete removes the key from reads and stops it authenticating.
-func (s *Service) Delete(ctx context.Context, st Store, p *access.Principal, keyID string) (Key, error) {
-	return s.move(ctx, st, p, keyID, EventDelete, func(k *Key) error {
+func (s *Service) Delete(ctx context.Context, st Store, c Caller, keyID string) (Key, error) {
+	allow := func(k Key) error { return c.mayManage("apikey.delete", k, true) }
+	return s.move(ctx, st, c, keyID, EventDelete, allow, func(k *Key) error {
 		return st.KeySecretsExpire(ctx, k.ID, "", st.Now())
 	})
 }
 
 // SetLimits replaces a key's limits.
-func (s *Service) SetLimits(ctx context.Context, st Store, p *access.Principal, keyID string, l Limits) (Key, error) {
+func (s *Service) SetLimits(ctx context.Context, st Store, c Caller, keyID string, l Limits) (Key, error) {
 	const op = "apikey.SetLimits"
 	if err := s.ValidateLimits(op, l); err != nil {
 		return Key{}, err
 	}
-	return s.move(ctx, st, p, keyID, EventUpdate, func(k *Key) error {
+	allow := func(k Key) error { return c.mayManage(op, k, false) }
+	return s.move(ctx, st, c, keyID, EventUpdate, allow, func(k *Key) error {
 		k.Limits = l
 		return nil
 	})

@@ -25,7 +25,7 @@ type Catalog struct {
 //
 //	free    $0/month    50 credits      ai.basic
 //	pro     $19/month   2,000 credits   + ai.pro_models, collaboration.enabled, analytics.advanced
-//	studio  $49/month   10,000 credits  + marketplace.sell
+//	studio  $49/month   10,000 credits  + audio.hires, marketplace.sell
 //
 // and 10,000 test credits a month for each workspace's test environment.
 func DefaultCatalog() Catalog {
@@ -36,7 +36,7 @@ func DefaultCatalog() Catalog {
 				Prices: []Price{{Currency: "USD", Amount: 0, Interval: Month}}},
 			{ID: "pro", Name: "Pro", Entitlements: pro, MonthlyCredits: 2_000,
 				Prices: []Price{{Currency: "USD", Amount: 1_900, Interval: Month}}},
-			{ID: "studio", Name: "Studio", Entitlements: append(slices.Clone(pro), "marketplace.sell"), MonthlyCredits: 10_000,
+			{ID: "studio", Name: "Studio", Entitlements: append(slices.Clone(pro), "audio.hires", "marketplace.sell"), MonthlyCredits: 10_000,
 				Prices: []Price{{Currency: "USD", Amount: 4_900, Interval: Month}}},
 		},
 		TestCredits: DefaultTestCredits,

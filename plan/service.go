@@ -74,6 +74,30 @@ func New(c Catalog) (*Service, error) {
 // TestCredits is the monthly test-credit grant in effect.
 func (s *Service) TestCredits() uint64 { return s.catalog.TestCredits }
 
+// Paid reports whether planID is a plan of the catalog with a price above
+// zero; "" and unknown plans are not. It and Granting make the service the
+// access evaluator's access.Offers.
+func (s *Service) Paid(planID string) bool {
+	for _, sp := range s.catalog.Plans {
+		if sp.ID == planID {
+			return slices.ContainsFunc(sp.Prices, func(p Price) bool { return p.Amount > 0 })
+		}
+	}
+	return false
+}
+
+// Granting returns the paid plans of the catalog that grant entitlement, in
+// display order.
+func (s *Service) Granting(entitlement string) []string {
+	var out []string
+	for _, sp := range s.catalog.Plans {
+		if s.Paid(sp.ID) && slices.Contains(sp.Entitlements, entitlement) {
+			out = append(out, sp.ID)
+		}
+	}
+	return out
+}
+
 // Seed persists the catalog on st (see the package doc): idempotent, a
 // changed amount appends a price version and keeps the old one inactive, and
 // plans left out of the configuration are deactivated. Several hosts may

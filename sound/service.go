@@ -240,6 +240,46 @@ func idPayload(id string) []byte {
 	return b
 }
 
+// Resource returns an operation of p's scope as the access evaluator's
+// resource-scope step sees it: its creator and workspace. A grant at own
+// scope (CREATOR, MEMBER) reaches only the operations its holder started.
+// NOT_FOUND for an operation of any other scope.
+func (s *Service) Resource(ctx context.Context, st Store, p *access.Principal, id string) (*access.Resource, error) {
+	o, err := s.Get(ctx, st, p, id)
+	if err != nil {
+		return nil, err
+	}
+	return &access.Resource{OwnerUserID: o.CreatedByUserID, WorkspaceID: o.Scope.WorkspaceID}, nil
+}
+
+// CheckCancel reports whether cancelling an operation of p's scope is a
+// move of the state table from its state now (the access evaluator's
+// workflow step): INVALID_STATE_TRANSITION for a completed one. Cancel
+// still decides under the operation's lock.
+func (s *Service) CheckCancel(ctx context.Context, st Store, p *access.Principal, id string) error {
+	o, err := s.Get(ctx, st, p, id)
+	if err != nil {
+		return err
+	}
+	_, err = Transition(o.Status, EventCancel)
+	return err
+}
+
+// FeatureEngine is the feature flag that turns the engine's operations on
+// for a workspace. The platform seeds it on by default; an operator turns
+// it off for one workspace or for the platform, and new operations are
+// then FEATURE_DISABLED (reads of existing ones are not gated).
+const FeatureEngine = "sound.engine"
+
+// EntitlementFor returns the entitlement an output encoding needs:
+// EntitlementHighResolution above 48 kHz or above 24-bit, else "".
+func EntitlementFor(sampleRate, bitDepth int) string {
+	if sampleRate > 48000 || bitDepth > 24 {
+		return EntitlementHighResolution
+	}
+	return ""
+}
+
 // Get reads an operation of p's scope; NOT_FOUND for any other.
 func (s *Service) Get(ctx context.Context, st Store, p *access.Principal, id string) (Operation, error) {
 	o, err := st.SoundOperationGet(ctx, p.Scope(), id)

@@ -332,6 +332,23 @@ func (tx *Tx) FlagSet(ctx context.Context, flag, workspaceID string, enabled boo
 	return tx.AuthzBump(ctx, workspaceID)
 }
 
+// FlagDefault sets a feature flag's platform default to enabled unless the
+// platform already has a default for it (an operator's choice survives
+// restarts), and bumps the global version when it wrote one. Hosts
+// seeding the same defaults at once converge on one row.
+func (tx *Tx) FlagDefault(ctx context.Context, flag string, enabled bool) error {
+	const op = "store.FlagDefault"
+	res, err := tx.idb.ExecContext(ctx, `INSERT INTO feature_flags (flag, workspace_id, enabled, updated_at) VALUES (?, '', ?, ?)
+		ON CONFLICT (flag, workspace_id) DO NOTHING`, flag, enabled, tx.now)
+	if err != nil {
+		return errf(op, err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return errf(op, err)
+	}
+	return tx.AuthzBump(ctx, GlobalAuthzScope)
+}
+
 // PlatformRoleGrant grants a platform role (only access.SuperAdmin exists)
 // and bumps the global version. It is for the host's operator; no API route
 // calls it. INVALID_INPUT for another role.
@@ -468,12 +485,21 @@ func (tx *Tx) loadMembership(ctx context.Context, a *access.Authority) error {
 }
 
 // loadWorkspaceAuthority reads the workspace's entitlements in a's
-// environment (rows for both environments and for that one) and the flags
-// in effect: platform defaults, overridden by the workspace's rows.
+// environment (rows for both environments and for that one), its plan in
+// that environment, and the flags in effect: platform defaults, overridden
+// by the workspace's rows.
 func (tx *Tx) loadWorkspaceAuthority(ctx context.Context, a *access.Authority) error {
 	if err := tx.idb.NewRaw(`SELECT DISTINCT entitlement FROM entitlements WHERE workspace_id = ? AND environment IN ('', ?)
 		ORDER BY entitlement`, a.WorkspaceID, string(a.Environment)).Scan(ctx, &a.Entitlements); err != nil {
 		return err
+	}
+	var plans []string
+	if err := tx.idb.NewRaw(`SELECT plan_id FROM workspace_plans WHERE workspace_id = ? AND environment = ?`,
+		a.WorkspaceID, string(a.Environment)).Scan(ctx, &plans); err != nil {
+		return err
+	}
+	if len(plans) > 0 {
+		a.Plan = plans[0]
 	}
 	var flags []flagRow
 	if err := tx.idb.NewRaw(`SELECT flag, workspace_id, enabled FROM feature_flags WHERE workspace_id IN ('', ?)`,

@@ -72,12 +72,15 @@ func (r keyRow) key() (apikey.Key, error) {
 }
 
 // keySelect reads keys with the display prefix and last four of their
-// newest secret.
+// newest secret: the latest created, and of secrets created at the same
+// instant (a rotation within the clock's resolution) the one that does not
+// expire, else the one that expires last, then by digest, so exactly one
+// secret is chosen.
 const keySelect = `SELECT k.id, k.tenant_id, k.workspace_id, k.environment, k.name, k.scopes, k.metadata,
 	k.created_by_user_id, k.created_by_key_id, k.internal, k.status, k.rate_per_minute, k.max_concurrent,
 	k.monthly_budget, k.version, k.created_at, k.updated_at, k.last_used_at, k.revoked_at, s.prefix, s.last4
-	FROM api_keys k JOIN api_key_secrets s ON s.key_id = k.id
-	AND s.created_at = (SELECT MAX(s2.created_at) FROM api_key_secrets s2 WHERE s2.key_id = k.id)`
+	FROM api_keys k JOIN api_key_secrets s ON s.digest = (SELECT s2.digest FROM api_key_secrets s2 WHERE s2.key_id = k.id
+	ORDER BY s2.created_at DESC, CASE WHEN s2.expires_at IS NULL THEN 0 ELSE 1 END, s2.expires_at DESC, s2.digest LIMIT 1)`
 
 // keyJSON encodes a key's scopes and metadata for their TEXT columns.
 func keyJSON(k apikey.Key) (scopes, metadata string, err error) {

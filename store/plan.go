@@ -217,17 +217,24 @@ func (r assignmentRow) assignment() plan.Assignment {
 }
 
 // WorkspacePlanSet implements plan.Store: one row per (workspace,
-// environment).
+// environment). A change bumps the workspace's authority version, since
+// authority snapshots carry the plan (access.Authority.Plan).
 func (tx *Tx) WorkspacePlanSet(ctx context.Context, a plan.Assignment) error {
 	const op = "store.WorkspacePlanSet"
 	if !a.Environment.Valid() {
 		return fault.Invalid(op, "environment", "A plan is assigned in the test or the live environment.")
 	}
-	_, err := tx.idb.ExecContext(ctx, `INSERT INTO workspace_plans (workspace_id, environment, tenant_id, plan_id, since)
+	res, err := tx.idb.ExecContext(ctx, `INSERT INTO workspace_plans (workspace_id, environment, tenant_id, plan_id, since)
 		VALUES (?, ?, ?, ?, ?)
 		ON CONFLICT (workspace_id, environment) DO UPDATE SET plan_id = excluded.plan_id, since = excluded.since
 		WHERE workspace_plans.plan_id <> excluded.plan_id`, a.WorkspaceID, string(a.Environment), a.TenantID, a.PlanID, tx.now)
-	return errf(op, err)
+	if err != nil {
+		return errf(op, err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return errf(op, err)
+	}
+	return tx.AuthzBump(ctx, a.WorkspaceID)
 }
 
 // WorkspacePlanGet implements plan.Store.

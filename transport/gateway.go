@@ -46,6 +46,13 @@ type Gateway struct {
 	Log *slog.Logger
 	// IdempotencyTTL is how long idempotency records are kept.
 	IdempotencyTTL time.Duration
+	// Offers tells the entitlement step what a paid plan would grant
+	// (the plan catalog); nil reports every missing entitlement as
+	// ENTITLEMENT_REQUIRED.
+	Offers access.Offers
+	// FreshWindow is how recent a sign-in must be on routes whose
+	// Policy.Fresh asks for one.
+	FreshWindow time.Duration
 }
 
 // errDuplicate aborts a unit of work whose idempotency key is already taken.
@@ -210,7 +217,9 @@ func (g *Gateway) authenticate(ctx context.Context, r *http.Request, rt Route, c
 		Scope:                rt.Scope,
 		RequireSuperAdmin:    rt.SuperAdmin,
 		AnyMember:            rt.AnyMember,
+		Offers:               g.Offers,
 	}
+	g.policyInput(ctx, rt.Policy, c, in)
 	if rt.Auth == AuthInternal {
 		in.Permission, in.Scope = access.InternalEvents, access.ScopeInternal
 	}
@@ -228,6 +237,53 @@ func (g *Gateway) authenticate(ctx context.Context, r *http.Request, rt Route, c
 		return d.Err
 	}
 	return nil
+}
+
+// policyInput feeds the route's declared Policy to the evaluator's input.
+// Its request functions read through c.Tx, the read pool until the
+// handler's unit of work begins.
+func (g *Gateway) policyInput(ctx context.Context, pol Policy, c *Call, in *access.Input) {
+	if c.Tx == nil {
+		c.Tx = g.DB.Read()
+	}
+	in.Feature, in.Entitlement = pol.Feature, pol.Entitlement
+	if pol.EntitlementFunc != nil {
+		in.Entitlement = pol.EntitlementFunc(c)
+	}
+	if pol.ScopesFunc != nil {
+		in.ExtraScopes = pol.ScopesFunc(c)
+	}
+	if pol.Resource != nil {
+		in.ResourceFunc = func() (*access.Resource, error) { return pol.Resource(ctx, c) }
+	}
+	if pol.Transition != nil {
+		in.TransitionFunc = func() error { return pol.Transition(ctx, c) }
+	}
+	if pol.Fresh != FreshNever {
+		in.VerifyFunc = func() error { return g.fresh(pol, c) }
+	}
+}
+
+// fresh applies the route's Freshness to the call: a session principal
+// whose last sign-in is older than FreshWindow is
+// REAUTHENTICATION_REQUIRED.
+func (g *Gateway) fresh(pol Policy, c *Call) error {
+	p := c.Principal
+	if p.Kind == access.CredentialAPIKey {
+		return nil
+	}
+	if pol.Fresh == FreshLive {
+		env := p.Environment
+		if pol.FreshEnvironmentFunc != nil {
+			if e := pol.FreshEnvironmentFunc(c); e != "" {
+				env = e
+			}
+		}
+		if env != access.Live {
+			return nil
+		}
+	}
+	return account.RequireFresh(p, g.DB.Now(), g.FreshWindow)
 }
 
 // EnvironmentHeader asks for test or live mode. Sessions act in live mode

@@ -2,6 +2,7 @@ package transport
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -272,10 +273,12 @@ func generationRoutes(svc *genop.Service, wake func(), log *slog.Logger) []Route
 				"else 403 ACCESS_DENIED; a named provider that is not configured is 503 PROVIDER_UNAVAILABLE. Credits that do not cover the " +
 				"reservation are 422 INSUFFICIENT_CREDITS. The same Idempotency-Key with the same body returns the same operation; with another " +
 				"body 409 IDEMPOTENCY_CONFLICT.",
+			Policy: Policy{Feature: genop.FeatureGenerate, ScopesFunc: providerScopes,
+				Note: "A request that names providerPolicy also needs the `providers:select` scope (a session: the permissions it stands for)."},
 			Request: GenerateRequest{Prompt: "An upbeat synth-pop track about city lights", Model: "v5"},
 			Response: GenerationAccepted{OperationID: "op_01jd0000000000000000000000", Status: "queued",
 				Billing: GenerationBilling{Mode: "PLATFORM_MANAGED", CreditsReserved: "15"}},
-			Errors: []string{string(fault.InsufficientCredits), string(fault.ProviderUnavailable), string(fault.AccessDenied)},
+			Errors: []string{string(fault.InsufficientCredits), string(fault.ProviderUnavailable)},
 			Handle: func(ctx context.Context, c *Call) (any, error) {
 				var in GenerateRequest
 				if err := c.Decode(&in); err != nil {
@@ -288,7 +291,7 @@ func generationRoutes(svc *genop.Service, wake func(), log *slog.Logger) []Route
 						req.ProviderPolicy.Fallback = append(req.ProviderPolicy.Fallback, generation.ProviderID(f))
 					}
 				}
-				plan, err := svc.Prepare(ctx, c.Tx, c.Principal, req, canSelectProvider(c))
+				plan, err := svc.Prepare(ctx, c.Tx, c.Principal, req)
 				if err != nil {
 					return nil, err
 				}
@@ -312,7 +315,7 @@ func generationRoutes(svc *genop.Service, wake func(), log *slog.Logger) []Route
 			Description: "The operation's status and stage (queued, text, first, provider_complete, ingesting, finished; failed), its provider " +
 				"attempts (provider, credential ownership, state; never the provider's task id), its outputs as known so far, the credits " +
 				"reserved, settled and released, and the provider cost reconciliation. Another workspace's or environment's operation is 404.",
-			Response: exampleOperation(), Errors: []string{string(fault.NotFound)},
+			Response: exampleOperation(), Errors: []string{string(fault.NotFound)}, Policy: operationPolicy(svc),
 			Handle: func(ctx context.Context, c *Call) (any, error) {
 				v, err := svc.Get(ctx, c.Tx, c.Principal, c.PathValue("operationId"))
 				if err != nil {
@@ -326,7 +329,7 @@ func generationRoutes(svc *genop.Service, wake func(), log *slog.Logger) []Route
 				"/api/v1/assets/{assetId}/content); never a provider URL. Before completion 409 RESULT_NOT_READY with details.status; an " +
 				"operation that ended without a result answers the same code with its status and details.failureCode.",
 			Response: GenerationResult{OperationID: "op_01jd0000000000000000000000", Object: "generation_result", Tracks: []ResultTrack{}},
-			Errors:   []string{string(fault.NotFound), string(fault.ResultNotReady)},
+			Errors:   []string{string(fault.NotFound), string(fault.ResultNotReady)}, Policy: operationPolicy(svc),
 			Handle: func(ctx context.Context, c *Call) (any, error) {
 				o, tracks, err := svc.Result(ctx, c.Tx, c.Principal, c.PathValue("operationId"))
 				if err != nil {
@@ -347,6 +350,13 @@ func generationRoutes(svc *genop.Service, wake func(), log *slog.Logger) []Route
 				"and nothing it delivers afterwards becomes an asset (its cost is still reconciled). A completed operation, or one whose " +
 				"delivery has begun (a track is already stored), is 409 INVALID_STATE_TRANSITION: a cancelled operation never holds an asset.",
 			Response: exampleOperation(), Errors: []string{string(fault.NotFound), string(fault.InvalidState)},
+			Policy: func() Policy {
+				pol := operationPolicy(svc)
+				pol.Transition = func(ctx context.Context, c *Call) error {
+					return svc.CheckCancel(ctx, c.Tx, c.Principal, c.PathValue("operationId"))
+				}
+				return pol
+			}(),
 			Handle: func(ctx context.Context, c *Call) (any, error) {
 				if _, err := svc.Cancel(ctx, c.Tx, c.Principal, c.PathValue("operationId")); err != nil {
 					return nil, err
@@ -363,23 +373,27 @@ func generationRoutes(svc *genop.Service, wake func(), log *slog.Logger) []Route
 	}
 }
 
-// canSelectProvider reports whether the caller may choose providers: an
-// API key needs the providers:select scope; a signed-in user needs the
-// permissions that scope stands for.
-func canSelectProvider(c *Call) bool {
-	if c.Principal.Kind == access.CredentialAPIKey {
-		return c.Principal.HasScope(access.ScopeProvidersSelect)
+// providerScopes is the generate route's ScopesFunc: a request that names
+// a providerPolicy needs providers:select (spec, Authentication 8). It
+// reads the body leniently; the handler's strict decoding reports a bad
+// one.
+func providerScopes(c *Call) []string {
+	var in struct {
+		ProviderPolicy json.RawMessage `json:"providerPolicy"`
 	}
-	ps, ok := access.ScopePermissions(access.ScopeProvidersSelect)
-	if !ok || c.Authority == nil {
-		return false
+	if json.Unmarshal(c.body, &in) != nil || len(in.ProviderPolicy) == 0 || string(in.ProviderPolicy) == "null" {
+		return nil
 	}
-	for _, p := range ps {
-		if _, ok := c.Authority.Has(p); !ok {
-			return false
-		}
-	}
-	return true
+	return []string{access.ScopeProvidersSelect}
+}
+
+// operationPolicy is the policy of the routes that address one operation:
+// the caller's track.generate grant must reach it (own for CREATOR and
+// MEMBER, workspace for OWNER and ADMIN).
+func operationPolicy(svc *genop.Service) Policy {
+	return Policy{Resource: func(ctx context.Context, c *Call) (*access.Resource, error) {
+		return svc.Resource(ctx, c.Tx, c.Principal, c.PathValue("operationId"))
+	}}
 }
 
 // callbackBodyLimit bounds a provider callback.

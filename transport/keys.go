@@ -2,11 +2,11 @@ package transport
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"time"
 
 	"github.com/creatormusic/platform/access"
-	"github.com/creatormusic/platform/account"
 	"github.com/creatormusic/platform/apikey"
 	"github.com/creatormusic/platform/fault"
 )
@@ -76,44 +76,43 @@ func exampleKey() KeyView {
 	}
 }
 
-// caller returns the principal and the scopes it may grant: its creator's
-// authority now, narrowed by its own scopes when it is a key.
-func caller(c *Call) apikey.Caller {
-	grantable := access.ScopesFor(c.Authority)
-	if c.Principal.Kind == access.CredentialAPIKey {
-		var narrowed []string
-		for _, s := range grantable {
-			if c.Principal.HasScope(s) {
-				narrowed = append(narrowed, s)
-			}
-		}
-		grantable = narrowed
+// caller returns the call's principal as a key manager (apikey.CallerOf).
+func caller(c *Call) apikey.Caller { return apikey.CallerOf(c.Principal, c.Authority) }
+
+// keyEnvironment is the environment a key creation names in its body, for
+// the fresh sign-in rule (a test-mode session creating a live key acts in
+// live); "" when it names none or the body is unreadable.
+func keyEnvironment(c *Call) access.Environment {
+	var in struct {
+		Environment access.Environment `json:"environment"`
 	}
-	return apikey.Caller{Principal: c.Principal, Grantable: grantable}
+	if err := json.Unmarshal(c.body, &in); err != nil {
+		return ""
+	}
+	return in.Environment
 }
 
-// requireFreshLive applies fresh authentication (account.RequireFresh
-// within window) to creating, rotating or revoking a live key from a
-// signed-in user's session or access token: without a sign-in within the
-// window the call is 401 REAUTHENTICATION_REQUIRED. env is the key's
-// environment ("" means the caller's). API-key principals are not subject
-// to it: a key cannot sign in again, and its scopes already bound it.
-func requireFreshLive(c *Call, env access.Environment, window time.Duration) error {
-	if env == "" {
-		env = c.Principal.Environment
+// keyWorkflow checks that ev is a move of the key's state table from the
+// addressed key's state (the workflow step).
+func keyWorkflow(keys *apikey.Service, ev apikey.Event) func(ctx context.Context, c *Call) error {
+	return func(ctx context.Context, c *Call) error {
+		k, err := keys.Get(ctx, c.Tx, c.Principal, c.PathValue("keyId"))
+		if err != nil {
+			return err
+		}
+		_, err = apikey.Transition(k.Status, ev)
+		return err
 	}
-	if env != access.Live || c.Principal.Kind == access.CredentialAPIKey {
-		return nil
-	}
-	return account.RequireFresh(c.Principal, c.Tx.Now(), window)
 }
 
 // keyRoutes are the nine /api/v1/api-keys routes. Every one needs the
 // DEVELOPER role; reads need developer.api_key.read (scope keys:read),
 // mutations developer.api_key.manage (scope keys:write). Creating,
-// rotating and revoking a live key from a session need a sign-in within
-// fresh (requireFreshLive).
-func keyRoutes(keys *apikey.Service, fresh time.Duration) []Route {
+// rotating and revoking a live key from a session need a recent sign-in
+// (Policy.Fresh FreshLive); rotation is checked against the key's state
+// table (Policy.Transition). Which keys a caller may manage is the key
+// service's rule (apikey, management decisions).
+func keyRoutes(keys *apikey.Service) []Route {
 	read := func(r Route) Route {
 		r.Tag, r.Auth, r.Roles, r.Private = TagDeveloper, AuthSessionOrKey, []access.Role{access.RoleDeveloper}, true
 		r.Permission, r.Scope, r.Idempotency = access.DeveloperAPIKeyRead, access.ScopeKeysRead, IdempotencyNone
@@ -161,12 +160,10 @@ func keyRoutes(keys *apikey.Service, fresh time.Duration) []Route {
 			Description: "Creates a test or live key (a key can only create keys of its own environment) whose scopes are within the caller's authority. The plaintext is in this response only; an idempotent replay returns it again to the same principal, sealed at rest. From a signed-in session, a live key needs a sign-in within the fresh-authentication window (10 minutes unless configured), else 401 REAUTHENTICATION_REQUIRED; API keys are not subject to it.",
 			Request:     apikey.CreateInput{Name: "CI pipeline", Environment: access.Test, Scopes: []string{access.ScopeKeysRead}, Metadata: map[string]string{"team": "audio"}, Limits: &limits},
 			Response:    secret,
+			Policy:      Policy{Fresh: FreshLive, FreshEnvironmentFunc: keyEnvironment},
 			Handle: func(ctx context.Context, c *Call) (any, error) {
 				var in apikey.CreateInput
 				if err := c.Decode(&in); err != nil {
-					return nil, err
-				}
-				if err := requireFreshLive(c, in.Environment, fresh); err != nil {
 					return nil, err
 				}
 				cr, err := keys.Create(ctx, c.Tx, caller(c), in)
@@ -204,7 +201,7 @@ func keyRoutes(keys *apikey.Service, fresh time.Duration) []Route {
 			Summary: "Delete an API key", Description: "The key stops authenticating on the next request and disappears from reads.",
 			Response: exampleKey(),
 			Handle: func(ctx context.Context, c *Call) (any, error) {
-				k, err := keys.Delete(ctx, c.Tx, c.Principal, c.PathValue("keyId"))
+				k, err := keys.Delete(ctx, c.Tx, caller(c), c.PathValue("keyId"))
 				if err != nil {
 					return nil, err
 				}
@@ -215,17 +212,15 @@ func keyRoutes(keys *apikey.Service, fresh time.Duration) []Route {
 			Description: "Issues a new plaintext under the same key id and keeps the current one working for expireCurrentAfterSeconds (default 24 hours, at most 7 days), then expires it. From a signed-in session, a live key needs a sign-in within the fresh-authentication window (10 minutes unless configured), else 401 REAUTHENTICATION_REQUIRED; API keys are not subject to it.",
 			Request:     apikey.RotateInput{ExpireCurrentAfterSeconds: &overlap},
 			Response:    secret,
+			Policy:      Policy{Fresh: FreshLive, Transition: keyWorkflow(keys, apikey.EventRotate)},
 			Handle: func(ctx context.Context, c *Call) (any, error) {
-				if err := requireFreshLive(c, "", fresh); err != nil {
-					return nil, err
-				}
 				var in apikey.RotateInput
 				if len(c.body) > 0 {
 					if err := c.Decode(&in); err != nil {
 						return nil, err
 					}
 				}
-				cr, err := keys.Rotate(ctx, c.Tx, c.Principal, c.PathValue("keyId"), in)
+				cr, err := keys.Rotate(ctx, c.Tx, caller(c), c.PathValue("keyId"), in)
 				if err != nil {
 					return nil, err
 				}
@@ -234,11 +229,9 @@ func keyRoutes(keys *apikey.Service, fresh time.Duration) []Route {
 		write(Route{Method: http.MethodPost, Pattern: "/api/v1/api-keys/{keyId}/revoke", OperationID: "revokeApiKey", Errors: []string{string(fault.ReauthenticationRequired)},
 			Summary: "Revoke an API key", Description: "Every secret of the key stops authenticating on the next request. Revoking a revoked key is a no-op. From a signed-in session, a live key needs a sign-in within the fresh-authentication window (10 minutes unless configured), else 401 REAUTHENTICATION_REQUIRED; API keys are not subject to it.",
 			Response: exampleKey(),
+			Policy:   Policy{Fresh: FreshLive},
 			Handle: func(ctx context.Context, c *Call) (any, error) {
-				if err := requireFreshLive(c, "", fresh); err != nil {
-					return nil, err
-				}
-				k, err := keys.Revoke(ctx, c.Tx, c.Principal, c.PathValue("keyId"))
+				k, err := keys.Revoke(ctx, c.Tx, caller(c), c.PathValue("keyId"))
 				if err != nil {
 					return nil, err
 				}
@@ -262,7 +255,7 @@ func keyRoutes(keys *apikey.Service, fresh time.Duration) []Route {
 				if err := c.Decode(&in); err != nil {
 					return nil, err
 				}
-				k, err := keys.SetLimits(ctx, c.Tx, c.Principal, c.PathValue("keyId"), in)
+				k, err := keys.SetLimits(ctx, c.Tx, caller(c), c.PathValue("keyId"), in)
 				if err != nil {
 					return nil, err
 				}

@@ -263,6 +263,9 @@ func operation(g *schemaGen, r Route) (map[string]any, error) {
 	if len(r.Roles) > 0 {
 		op["x-roles"] = r.Roles
 	}
+	if x := r.Policy.extension(); x != nil {
+		op["x-policy"] = x
+	}
 	if params := parameters(r); len(params) > 0 {
 		op["parameters"] = params
 	}
@@ -321,6 +324,7 @@ func operationDescription(r Route) string {
 		}
 		rules = append(rules, "**Roles:** one of "+strings.Join(roles, ", "))
 	}
+	rules = append(rules, r.Policy.rules()...)
 	if r.Raw == nil {
 		rules = append(rules, "**Idempotency-Key:** "+string(idempotencyOf(r)))
 	}
@@ -542,6 +546,7 @@ func routeCodes(r Route) ([]fault.Code, error) {
 	case IdempotencyOptional:
 		codes = append(codes, fault.IdempotencyConflict, fault.IdempotencyInProgress)
 	}
+	codes = append(codes, r.Policy.codes()...)
 	for _, e := range r.Errors {
 		c := fault.Code(e)
 		if _, ok := statusTable[c]; !ok {

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/creatormusic/platform/access"
-	"github.com/creatormusic/platform/account"
 	"github.com/creatormusic/platform/fault"
 	"github.com/creatormusic/platform/generation/credential"
 	"github.com/creatormusic/platform/store"
@@ -142,27 +141,15 @@ func exampleCredential() ProviderCredentialView {
 		LatestBalance: &b, CreatedBy: KeyCreator{UserID: "usr_01jd0000000000000000000000"}, CreatedAt: t, UpdatedAt: t}
 }
 
-// requireFreshSession applies fresh authentication (account.RequireFresh
-// within window) to a credential mutation from a signed-in user's session
-// or access token, in both environments: without a sign-in within the
-// window the call is 401 REAUTHENTICATION_REQUIRED. API-key principals are
-// not subject to it; their providers:write scope bounds them.
-func requireFreshSession(c *Call, window time.Duration) error {
-	if c.Principal.Kind == access.CredentialAPIKey {
-		return nil
-	}
-	return account.RequireFresh(c.Principal, c.Tx.Now(), window)
-}
-
 // providerRoutes are the seven provider connection routes (spec, Provider
 // connections). Every one needs the DEVELOPER role; reads need
 // developer.provider.read (scope providers:read), mutations
 // developer.provider.manage (scope providers:write) and, from a session, a
-// sign-in within fresh. Routes that ask a provider (create, validate,
+// recent sign-in (Policy.Fresh FreshSession). Routes that ask a provider (create, validate,
 // balance) do so outside any transaction and then commit their own unit of
 // work (OwnUnitOfWork), so a rejected key or an unreachable provider stores
 // nothing.
-func providerRoutes(svc *credential.Service, fresh time.Duration) []Route {
+func providerRoutes(svc *credential.Service) []Route {
 	if svc == nil {
 		return nil
 	}
@@ -175,7 +162,7 @@ func providerRoutes(svc *credential.Service, fresh time.Duration) []Route {
 		r = read(r)
 		r.Permission, r.Scope = access.DeveloperProviderManage, access.ScopeProvidersWrite
 		r.Idempotency = IdempotencyOptional
-		r.Errors = append(r.Errors, string(fault.ReauthenticationRequired))
+		r.Policy.Fresh = FreshSession
 		return r
 	}
 	providerErrors := []string{string(fault.NotFound), string(fault.ProviderCredentialInvalid), string(fault.ProviderUnavailable),
@@ -237,9 +224,6 @@ func providerRoutes(svc *credential.Service, fresh time.Duration) []Route {
 				if err := c.Decode(&in); err != nil {
 					return nil, err
 				}
-				if err := requireFreshSession(c, fresh); err != nil {
-					return nil, err
-				}
 				ck, err := svc.Check(ctx, c.Principal, in)
 				if err != nil {
 					return nil, err
@@ -267,9 +251,6 @@ func providerRoutes(svc *credential.Service, fresh time.Duration) []Route {
 			Description: "The credential is never used again and is gone from reads on the next request (404)." + freshNote,
 			Response:    exampleCredential(),
 			Handle: func(ctx context.Context, c *Call) (any, error) {
-				if err := requireFreshSession(c, fresh); err != nil {
-					return nil, err
-				}
 				cr, err := svc.Delete(ctx, c.Tx, c.Principal, c.PathValue("credentialId"))
 				if err != nil {
 					return nil, err
@@ -284,9 +265,6 @@ func providerRoutes(svc *credential.Service, fresh time.Duration) []Route {
 				"nothing." + freshNote,
 			Response: exampleCredential(),
 			Handle: func(ctx context.Context, c *Call) (any, error) {
-				if err := requireFreshSession(c, fresh); err != nil {
-					return nil, err
-				}
 				rc, err := svc.Recheck(ctx, c.Tx, c.Principal, c.PathValue("credentialId"))
 				if err != nil {
 					return nil, err
@@ -307,9 +285,6 @@ func providerRoutes(svc *credential.Service, fresh time.Duration) []Route {
 				"the provider rejects is 422 PROVIDER_CREDENTIAL_INVALID (validate records that health)." + freshNote,
 			Response: exampleBalance(),
 			Handle: func(ctx context.Context, c *Call) (any, error) {
-				if err := requireFreshSession(c, fresh); err != nil {
-					return nil, err
-				}
 				rc, err := svc.Recheck(ctx, c.Tx, c.Principal, c.PathValue("credentialId"))
 				if err != nil {
 					return nil, err

@@ -7,6 +7,7 @@ import (
 
 	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/apikey"
+	"github.com/creatormusic/platform/fault"
 	"github.com/creatormusic/platform/store"
 )
 
@@ -88,6 +89,11 @@ type Route struct {
 	AnyMember bool
 	// SuperAdmin requires the super_admin platform role.
 	SuperAdmin bool
+	// Policy declares the access steps beyond who may call the route:
+	// feature, entitlement, resource scope, workflow and extra
+	// verification. The gateway evaluates them with the rest, in the
+	// spec's order, before the handler runs.
+	Policy Policy
 	// SignedIn admits any authenticated user without evaluating workspace
 	// authority (account routes such as the session and onboarding, which a
 	// user reaches before having a workspace).
@@ -185,6 +191,150 @@ type Route struct {
 	// serves is answered 404 ROUTE_NOT_FOUND.
 	Via string
 }
+
+// Policy is the part of a route's access policy that the evaluator's steps
+// 5, 6, 8, 9 and 10 check (spec, Authentication 5): declared here as data,
+// evaluated by the gateway before the handler, never in a handler. Request
+// functions read the call's principal, path values and body; the gateway
+// calls them after authentication, so they never run for an anonymous or
+// unauthorized caller.
+type Policy struct {
+	// Feature is a feature flag that must be on for the workspace
+	// (step 5, FEATURE_DISABLED).
+	Feature string
+	// Entitlement is an entitlement the workspace must hold (step 6,
+	// ENTITLEMENT_REQUIRED, or SUBSCRIPTION_REQUIRED for a workspace
+	// without a paid plan that a paid plan would give it).
+	Entitlement string
+	// EntitlementFunc, for a route whose entitlement depends on what the
+	// request asks (high-resolution output), returns the entitlement this
+	// request needs, or "". It reads the raw body leniently: a body it
+	// cannot read needs nothing here, and the handler's strict decoding
+	// reports it. A route sets Entitlement or EntitlementFunc, not both.
+	EntitlementFunc func(c *Call) string
+	// ScopesFunc returns scopes this request needs beyond the route's
+	// (providers:select for a generation that chooses its providers),
+	// checked at the permission step (access.Input.ExtraScopes).
+	ScopesFunc func(c *Call) []string
+	// Resource loads the resource the call acts on, for the resource-scope
+	// step (own, assigned and project grants). It returns NOT_FOUND for a
+	// resource the caller's workspace and environment do not hold.
+	Resource func(ctx context.Context, c *Call) (*access.Resource, error)
+	// Transition checks that the workflow transition the call attempts is
+	// in its state table from the resource's current state (step 9,
+	// INVALID_STATE_TRANSITION whatever the caller's role). The domain
+	// still compare-and-sets the state when it moves it.
+	Transition func(ctx context.Context, c *Call) error
+	// Fresh requires a recent sign-in of session principals (step 10,
+	// REAUTHENTICATION_REQUIRED).
+	Fresh Freshness
+	// FreshEnvironmentFunc, with FreshLive, returns the environment the
+	// request acts in when its body names one (a key created in live from
+	// a test-mode session); "" means the principal's.
+	FreshEnvironmentFunc func(c *Call) access.Environment
+	// Note says in a sentence, for the document, what the request
+	// functions require (EntitlementFunc, ScopesFunc): the data they read
+	// cannot be shown otherwise.
+	Note string
+}
+
+// codes returns the error codes the policy's steps can answer.
+func (p Policy) codes() []fault.Code {
+	var out []fault.Code
+	if p.Feature != "" {
+		out = append(out, fault.FeatureDisabled)
+	}
+	if p.Entitlement != "" || p.EntitlementFunc != nil {
+		out = append(out, fault.EntitlementRequired, fault.SubscriptionRequired)
+	}
+	if p.Resource != nil || p.Transition != nil {
+		out = append(out, fault.NotFound)
+	}
+	if p.Transition != nil {
+		out = append(out, fault.InvalidState)
+	}
+	if p.Fresh != FreshNever {
+		out = append(out, fault.ReauthenticationRequired)
+	}
+	return out
+}
+
+// extension returns the policy as the document's x-policy object, nil when
+// it declares nothing.
+func (p Policy) extension() map[string]any {
+	out := map[string]any{}
+	if p.Feature != "" {
+		out["feature"] = p.Feature
+	}
+	if p.Entitlement != "" {
+		out["entitlement"] = p.Entitlement
+	}
+	if p.EntitlementFunc != nil {
+		out["entitlement"] = "per request"
+	}
+	if p.ScopesFunc != nil {
+		out["scopes"] = "per request"
+	}
+	if p.Resource != nil {
+		out["resourceScope"] = true
+	}
+	if p.Transition != nil {
+		out["workflow"] = true
+	}
+	if p.Fresh != FreshNever {
+		out["freshSignIn"] = string(p.Fresh)
+	}
+	if p.Note != "" {
+		out["note"] = p.Note
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// rules returns the policy's access rules for the operation's description.
+func (p Policy) rules() []string {
+	var out []string
+	if p.Feature != "" {
+		out = append(out, "**Feature:** `"+p.Feature+"` on (403 FEATURE_DISABLED)")
+	}
+	if p.Entitlement != "" {
+		out = append(out, "**Entitlement:** `"+p.Entitlement+"` (403 SUBSCRIPTION_REQUIRED on a workspace without a paid plan that a paid plan would give it, else ENTITLEMENT_REQUIRED)")
+	}
+	if p.Resource != nil {
+		out = append(out, "**Resource scope:** the grant must reach the resource (own, assigned, project or workspace)")
+	}
+	if p.Transition != nil {
+		out = append(out, "**Workflow:** the move must be in the resource's state table (409 INVALID_STATE_TRANSITION)")
+	}
+	switch p.Fresh {
+	case FreshSession:
+		out = append(out, "**Fresh sign-in:** sessions need a recent sign-in (401 REAUTHENTICATION_REQUIRED)")
+	case FreshLive:
+		out = append(out, "**Fresh sign-in:** sessions acting in live need a recent sign-in (401 REAUTHENTICATION_REQUIRED)")
+	}
+	if p.Note != "" {
+		out = append(out, p.Note)
+	}
+	return out
+}
+
+// Freshness says when a route needs a recent sign-in (the gateway's fresh
+// window, 10 minutes unless configured). API-key principals are never
+// subject to it: a key cannot sign in again, and its scopes bound it.
+type Freshness string
+
+const (
+	// FreshNever needs no recent sign-in.
+	FreshNever Freshness = ""
+	// FreshSession needs a recent sign-in of every session principal, in
+	// both environments (provider credential mutations).
+	FreshSession Freshness = "session"
+	// FreshLive needs a recent sign-in of session principals acting in the
+	// live environment (live API key creation, rotation and revocation).
+	FreshLive Freshness = "live"
+)
 
 // HandlerFunc serves one call. It returns the data of the success envelope,
 // or an error whose fault.Code decides the status. Data that implements

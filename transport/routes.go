@@ -69,7 +69,7 @@ type Services struct {
 func APIRoutes(s Services) []Route {
 	var rs []Route
 	rs = append(rs, identityRoutes(s.Billing, s.Ledger)...)
-	rs = append(rs, keyRoutes(s.Keys, s.Accounts.Config().FreshWindow)...)
+	rs = append(rs, keyRoutes(s.Keys)...)
 	rs = append(rs, opsRoutes(s.Health)...)
 	rs = append(rs, assetRoutes(s.Assets)...)
 	rs = append(rs, planRoutes(s.Plans)...)
@@ -79,7 +79,7 @@ func APIRoutes(s Services) []Route {
 	rs = append(rs, adminRoutes(s.Accounts)...)
 	rs = append(rs, billingRoutes(s.Billing, s.DB, s.Log)...)
 	rs = append(rs, feeRoutes(s.Billing, s.Accounts.Config().FreshWindow)...)
-	rs = append(rs, providerRoutes(s.Providers, s.Accounts.Config().FreshWindow)...)
+	rs = append(rs, providerRoutes(s.Providers)...)
 	rs = append(rs, generationRoutes(s.Generation, s.Wake, s.Log)...)
 	rs = append(rs, soundRoutes(s.Sound)...)
 	rs = append(rs, tokenRoutes(s.Token)...)

@@ -164,6 +164,27 @@ func soundRoutes(svc *sound.Service) []Route {
 		r.Permission, r.Scope, r.Idempotency = access.TrackGenerate, access.ScopeSoundWrite, IdempotencyRequired
 		return r
 	}
+	// start is the policy of the routes that start an operation: the
+	// engine's feature flag and, for those with an output encoding, the
+	// high-resolution entitlement when the output asks for it.
+	start := func(output bool) Policy {
+		pol := Policy{Feature: sound.FeatureEngine}
+		if output {
+			pol.EntitlementFunc = soundOutputEntitlement
+			pol.Note = "An output above 48 kHz or 24-bit needs the `" + sound.EntitlementHighResolution + "` entitlement " +
+				"(403 SUBSCRIPTION_REQUIRED on a workspace without a paid plan, else ENTITLEMENT_REQUIRED)."
+		}
+		return pol
+	}
+	// addressed is the policy of the routes that address one operation:
+	// the caller's grant must reach it (own for CREATOR and MEMBER).
+	addressed := Policy{Resource: func(ctx context.Context, c *Call) (*access.Resource, error) {
+		return svc.Resource(ctx, c.Tx, c.Principal, c.PathValue("operationId"))
+	}}
+	cancel := addressed
+	cancel.Transition = func(ctx context.Context, c *Call) error {
+		return svc.CheckCancel(ctx, c.Tx, c.Principal, c.PathValue("operationId"))
+	}
 	ex := exampleSoundOperation()
 	return []Route{
 		read(Route{Method: http.MethodGet, Pattern: "/api/v1/sound/capabilities", OperationID: "getSoundCapabilities",
@@ -184,6 +205,7 @@ func soundRoutes(svc *sound.Service) []Route {
 				"workspace is 404. The same Idempotency-Key and body return the same operation.",
 			Request:  AnalyzeRequest{Input: SoundInput{AssetID: "ast_01jd0000000000000000000000"}, Fields: []string{"loudness", "peak"}},
 			Response: ex, Errors: []string{string(fault.NotFound)},
+			Policy: start(false),
 			Handle: func(ctx context.Context, c *Call) (any, error) {
 				var in AnalyzeRequest
 				if err := c.Decode(&in); err != nil {
@@ -205,6 +227,7 @@ func soundRoutes(svc *sound.Service) []Route {
 			Request: EnhanceRequest{Input: SoundInput{AssetID: "ast_01jd0000000000000000000000"}, Features: []EnhanceFeature{{Name: "denoise"}},
 				Output: SoundOutputSpec{Format: "wav", SampleRate: 48000, BitDepth: 24}},
 			Response: ex, Errors: []string{string(fault.NotFound), string(fault.CapabilityUnsupported)},
+			Policy: start(true),
 			Handle: func(ctx context.Context, c *Call) (any, error) {
 				var in EnhanceRequest
 				if err := c.Decode(&in); err != nil {
@@ -232,6 +255,7 @@ func soundRoutes(svc *sound.Service) []Route {
 			Request: StemsRequest{Input: SoundInput{AssetID: "ast_01jd0000000000000000000000"}, Stems: []string{"vocals", "drums", "bass", "other"},
 				Output: SoundOutputSpec{Format: "wav", SampleRate: 44100, BitDepth: 16}},
 			Response: ex, Errors: []string{string(fault.NotFound), string(fault.CapabilityUnsupported)},
+			Policy: start(true),
 			Handle: func(ctx context.Context, c *Call) (any, error) {
 				var in StemsRequest
 				if err := c.Decode(&in); err != nil {
@@ -255,6 +279,7 @@ func soundRoutes(svc *sound.Service) []Route {
 			Request: MasterRequest{Input: SoundInput{AssetID: "ast_01jd0000000000000000000000"}, Profile: "streaming",
 				Output: SoundOutputSpec{Format: "wav", SampleRate: 48000, BitDepth: 24}},
 			Response: ex, Errors: []string{string(fault.NotFound), string(fault.CapabilityUnsupported)},
+			Policy: start(true),
 			Handle: func(ctx context.Context, c *Call) (any, error) {
 				var in MasterRequest
 				if err := c.Decode(&in); err != nil {
@@ -271,6 +296,7 @@ func soundRoutes(svc *sound.Service) []Route {
 		read(Route{Method: http.MethodGet, Pattern: "/api/v1/sound/operations/{operationId}", OperationID: "getSoundOperation",
 			Summary: "Get a sound operation", Description: "State, stage and, while processing, progress.percent. Another workspace's operation is 404.",
 			Response: ex, Errors: []string{string(fault.NotFound)},
+			Policy: addressed,
 			Handle: func(ctx context.Context, c *Call) (any, error) {
 				o, err := svc.Get(ctx, c.Tx, c.Principal, c.PathValue("operationId"))
 				if err != nil {
@@ -284,6 +310,7 @@ func soundRoutes(svc *sound.Service) []Route {
 				"unavailable with a reason). Before completion 409 RESULT_NOT_READY with details.status, never a synthetic result.",
 			Response: SoundResult{ID: "snd_01jd0000000000000000000000", Status: "completed", Stage: "finished", Outputs: []SoundOutput{}},
 			Errors:   []string{string(fault.NotFound), string(fault.ResultNotReady)},
+			Policy:   addressed,
 			Handle: func(ctx context.Context, c *Call) (any, error) {
 				o, err := svc.Result(ctx, c.Tx, c.Principal, c.PathValue("operationId"))
 				if err != nil {
@@ -320,6 +347,7 @@ func soundRoutes(svc *sound.Service) []Route {
 			Description: "Idempotent: a queued, dispatched or processing operation becomes cancelled and stops at its next step; a failed, " +
 				"cancelled or expired operation is returned unchanged; a completed one is 409 INVALID_STATE_TRANSITION. Nothing is rolled back.",
 			Response: ex, Errors: []string{string(fault.NotFound), string(fault.InvalidState)},
+			Policy: cancel,
 			Handle: func(ctx context.Context, c *Call) (any, error) {
 				o, err := svc.Cancel(ctx, c.Tx, c.Principal, c.PathValue("operationId"))
 				if err != nil {
@@ -328,4 +356,17 @@ func soundRoutes(svc *sound.Service) []Route {
 				return soundView(o), nil
 			}}),
 	}
+}
+
+// soundOutputEntitlement is the EntitlementFunc of the routes with an
+// output encoding: sound.EntitlementFor of the requested output. It reads
+// the body leniently; the handler's strict decoding reports a bad one.
+func soundOutputEntitlement(c *Call) string {
+	var in struct {
+		Output SoundOutputSpec `json:"output"`
+	}
+	if json.Unmarshal(c.body, &in) != nil {
+		return ""
+	}
+	return sound.EntitlementFor(in.Output.SampleRate, in.Output.BitDepth)
 }

@@ -114,6 +114,12 @@ const (
 	EventCostDrift = "PROVIDER_COST_DRIFT"
 )
 
+// FeatureGenerate is the feature flag that turns music generation on for a
+// workspace. The platform seeds it on by default; an operator turns it off
+// for one workspace or for the platform, and new generations are then
+// FEATURE_DISABLED (existing operations still complete and stay readable).
+const FeatureGenerate = "music.generation"
+
 // ProviderPolicy is the caller's provider routing preference (scope
 // providers:select).
 type ProviderPolicy struct {

@@ -192,14 +192,15 @@ type Plan struct {
 
 // Prepare validates a generate request of p, prices it under the current
 // pricing policy and chooses its routes and billing mode, reading through
-// st (the read pool). canSelect reports whether p may choose providers
-// (scope providers:select); a request with a provider policy is
-// ACCESS_DENIED without it.
+// st (the read pool). Who may choose providers (a request with a provider
+// policy needs the providers:select scope, spec Authentication 8) is the
+// caller's access policy, decided before Prepare: the route declares it and
+// the gateway's permission step enforces it.
 //
-// Errors: INVALID_INPUT (details.field); ACCESS_DENIED; PROVIDER_UNAVAILABLE
+// Errors: INVALID_INPUT (details.field); PROVIDER_UNAVAILABLE
 // when no named or default route is configured with a usable credential.
-func (s *Service) Prepare(ctx context.Context, st Store, p *access.Principal, in Request, canSelect bool) (Plan, error) {
-	in, err := s.validate(in, canSelect)
+func (s *Service) Prepare(ctx context.Context, st Store, p *access.Principal, in Request) (Plan, error) {
+	in, err := s.validate(in)
 	if err != nil {
 		return Plan{}, err
 	}
@@ -253,7 +254,7 @@ func (s *Service) Accept(ctx context.Context, st Store, p *access.Principal, pla
 }
 
 // validate normalizes and checks a request.
-func (s *Service) validate(in Request, canSelect bool) (Request, error) {
+func (s *Service) validate(in Request) (Request, error) {
 	const op = "operation.validate"
 	in.Prompt = strings.TrimSpace(in.Prompt)
 	in.Model = strings.TrimSpace(in.Model)
@@ -271,10 +272,6 @@ func (s *Service) validate(in Request, canSelect bool) (Request, error) {
 	pp := in.ProviderPolicy
 	if pp == nil {
 		return in, nil
-	}
-	if !canSelect {
-		return in, fault.E(op, fault.AccessDenied, "Choosing a provider needs the providers:select scope.").
-			With("field", "providerPolicy").With("scope", access.ScopeProvidersSelect)
 	}
 	if pp.Preferred == "" && len(pp.Fallback) == 0 {
 		return in, fault.Invalid(op, "providerPolicy", "providerPolicy names no provider.")
@@ -380,6 +377,32 @@ func (s *Service) event(ctx context.Context, st Store, o Operation, typ string, 
 		return fault.Wrap("operation.event", err)
 	}
 	return nil
+}
+
+// Resource returns an operation of p's scope as the access evaluator's
+// resource-scope step sees it: its creator and workspace. A grant at own
+// scope (CREATOR, MEMBER) reaches only the operations its holder started.
+// NOT_FOUND for an operation of any other scope.
+func (s *Service) Resource(ctx context.Context, st Store, p *access.Principal, id string) (*access.Resource, error) {
+	o, err := st.GenerationOperationGet(ctx, p.Scope(), id)
+	if err != nil {
+		return nil, fault.Wrap("operation.Resource", err)
+	}
+	return &access.Resource{OwnerUserID: o.CreatedByUserID, WorkspaceID: o.Scope.WorkspaceID}, nil
+}
+
+// CheckCancel reports whether cancelling an operation of p's scope is a
+// valid move now (the access evaluator's workflow step):
+// INVALID_STATE_TRANSITION for a completed operation or one whose delivery
+// has begun, as Cancel would answer. Cancel still decides under the
+// operation's lock.
+func (s *Service) CheckCancel(ctx context.Context, st Store, p *access.Principal, id string) error {
+	o, err := st.GenerationOperationGet(ctx, p.Scope(), id)
+	if err != nil {
+		return fault.Wrap("operation.CheckCancel", err)
+	}
+	_, _, err = generation.Cancel(o.Snapshot)
+	return err
 }
 
 // Get reads an operation of p's scope with its attempts, outputs and cost

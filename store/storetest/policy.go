@@ -247,11 +247,11 @@ func exercisePlans(t *testing.T, open Opener) {
 			return svc.Assign(ctx, tx, "ten_1", "ws_1", access.Test, "studio")
 		})
 		testA, err := db.Read().AuthorityLoad(ctx, "ten_1", "ws_1", "usr_1", access.Test)
-		if err != nil || !slices.Contains(testA.Entitlements, "marketplace.sell") || len(testA.Entitlements) != 5 {
-			t.Fatalf("test studio entitlements = %v, %v", testA.Entitlements, err)
+		if err != nil || !slices.Contains(testA.Entitlements, "marketplace.sell") || len(testA.Entitlements) != 6 || testA.Plan != "studio" {
+			t.Fatalf("test studio entitlements = %v, plan %q, %v", testA.Entitlements, testA.Plan, err)
 		}
-		if a = accessLoad(t, db, "ws_1", "usr_1"); !slices.Equal(a.Entitlements, []string{"ai.basic"}) {
-			t.Fatalf("live entitlements after a test assignment = %v", a.Entitlements)
+		if a = accessLoad(t, db, "ws_1", "usr_1"); !slices.Equal(a.Entitlements, []string{"ai.basic"}) || a.Plan != "free" {
+			t.Fatalf("live entitlements after a test assignment = %v, plan %q", a.Entitlements, a.Plan)
 		}
 		if got, _ := db.Read().WorkspacePlanGet(ctx, "ws_1", access.Live); got.PlanID != plan.FreeID {
 			t.Fatalf("live plan after a test assignment = %+v", got)
@@ -260,8 +260,8 @@ func exercisePlans(t *testing.T, open Opener) {
 			return svc.Assign(ctx, tx, "ten_1", "ws_1", access.Live, "studio")
 		})
 		a = accessLoad(t, db, "ws_1", "usr_1")
-		if !slices.Contains(a.Entitlements, "marketplace.sell") || len(a.Entitlements) != 5 {
-			t.Fatalf("studio entitlements = %v", a.Entitlements)
+		if !slices.Contains(a.Entitlements, "marketplace.sell") || len(a.Entitlements) != 6 || a.Plan != "studio" {
+			t.Fatalf("studio entitlements = %v, plan %q", a.Entitlements, a.Plan)
 		}
 		// Back to free in test: test loses studio's entitlements, live keeps them.
 		accessTx(t, db, func(ctx context.Context, tx *store.Tx) error {
@@ -270,7 +270,7 @@ func exercisePlans(t *testing.T, open Opener) {
 		if testA, _ = db.Read().AuthorityLoad(ctx, "ten_1", "ws_1", "usr_1", access.Test); !slices.Equal(testA.Entitlements, []string{"ai.basic"}) {
 			t.Fatalf("test entitlements back on free = %v", testA.Entitlements)
 		}
-		if a = accessLoad(t, db, "ws_1", "usr_1"); len(a.Entitlements) != 5 {
+		if a = accessLoad(t, db, "ws_1", "usr_1"); len(a.Entitlements) != 6 {
 			t.Fatalf("live entitlements after test fell back = %v", a.Entitlements)
 		}
 		accessTx(t, db, func(ctx context.Context, tx *store.Tx) error {
