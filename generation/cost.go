@@ -41,12 +41,14 @@ const (
 	// CostSourceReported: the provider reported the charge
 	// (creditsConsumed of the kie market records, spec 1.8).
 	CostSourceReported CostSource = "reported"
-	// CostSourcePriceTable: the provider reported nothing, and the charge is
-	// assumed to be the published price of a succeeded task.
-	CostSourcePriceTable CostSource = "price_table"
-	// CostSourceNone: the charge is unknown.
+	// CostSourceNone: the provider reported nothing, so the charge is
+	// unknown. A published price is what the platform expected, never a
+	// reading of what was charged (spec, Invariants 5).
 	CostSourceNone CostSource = "none"
 )
+
+// CostSources lists the sources of the actual charge.
+func CostSources() []CostSource { return []CostSource{CostSourceReported, CostSourceNone} }
 
 // PriceTable is a provider's published price per create, in provider
 // credits, by platform model id; the "" entry is the provider's default,
@@ -129,12 +131,11 @@ type Reconciliation struct {
 // the model and no default, and for a task with no terminal outcome yet.
 //
 // Actual is the reported CreditsConsumed when there is one (Source
-// reported). Otherwise, for a succeeded task with a known price, it is that
-// price (Source price_table): the provider reported nothing, so the charge
-// is assumed to be the published one and the Status is MATCHED by
-// construction, with no drift. Otherwise it is nil (Source none, Status
-// UNKNOWN); a failed task whose provider reports nothing is not assumed to
-// have been free.
+// reported). Otherwise it is nil (Source none) and the Status is UNKNOWN,
+// with Expected still shown: the price table says what the platform
+// expected, not what the provider charged, so a task the provider reported
+// nothing about is never MATCHED, and a failed one is never assumed to have
+// been free.
 //
 // When both are known, Status is MATCHED when they are equal,
 // UNDER_EXPECTED when Actual is less and OVER_EXPECTED when it is more;
@@ -151,13 +152,9 @@ func Reconcile(in CostInput, prices PriceTable, thresholdBps int64) Reconciliati
 			r.Expected = new(p)
 		}
 	}
-	switch {
-	case in.CreditsConsumed != nil:
+	r.Source = CostSourceNone
+	if in.CreditsConsumed != nil {
 		r.Source, r.Actual = CostSourceReported, new(*in.CreditsConsumed)
-	case in.Outcome == OutcomeSucceeded && !in.Refunded && r.Expected != nil:
-		r.Source, r.Actual = CostSourcePriceTable, new(*r.Expected)
-	default:
-		r.Source = CostSourceNone
 	}
 	if r.Expected == nil || r.Actual == nil {
 		r.Status = CostUnknown

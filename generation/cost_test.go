@@ -77,9 +77,9 @@ func TestReconcile(t *testing.T) {
 			want:      generation.Reconciliation{Status: generation.CostOverExpected, Source: generation.CostSourceReported, Expected: n(18), Actual: n(27), DriftBps: 5000},
 		},
 		{
-			name: "no report on success: price table, matched by construction",
+			name: "no report on success: unknown, with the expected price only",
 			in:   generation.CostInput{Provider: B, Model: "sonic-v3-5", Outcome: ok},
-			want: generation.Reconciliation{Status: generation.CostMatched, Source: generation.CostSourcePriceTable, Expected: n(12), Actual: n(12)},
+			want: generation.Reconciliation{Status: generation.CostUnknown, Source: generation.CostSourceNone, Expected: n(12)},
 		},
 		{
 			name: "unknown model falls back to the provider default",
@@ -87,9 +87,9 @@ func TestReconcile(t *testing.T) {
 			want: generation.Reconciliation{Status: generation.CostMatched, Source: generation.CostSourceReported, Expected: n(15), Actual: n(15)},
 		},
 		{
-			name: "unknown model, no report: default price",
+			name: "unknown model, no report: the default price expected, the charge unknown",
 			in:   generation.CostInput{Provider: B, Model: "sonic-v9", Outcome: ok},
-			want: generation.Reconciliation{Status: generation.CostMatched, Source: generation.CostSourcePriceTable, Expected: n(15), Actual: n(15)},
+			want: generation.Reconciliation{Status: generation.CostUnknown, Source: generation.CostSourceNone, Expected: n(15)},
 		},
 		{
 			name: "unknown model and no default: unknown despite a report",

@@ -80,7 +80,10 @@ type ProviderCost struct {
 	AttemptNumber int    `json:"attemptNumber" example:"1"`
 	Provider      string `json:"provider" example:"MUSIC_PROVIDER_A"`
 	Status        string `json:"status" example:"MATCHED" enum:"MATCHED,UNDER_EXPECTED,OVER_EXPECTED,UNKNOWN"`
-	Source        string `json:"source" example:"reported" enum:"reported,price_table,none"`
+	// Source is reported when the provider reported its charge, else none:
+	// then ActualProviderCredits is null and Status UNKNOWN (a published
+	// price is what was expected, never a reading of what was charged).
+	Source string `json:"source" example:"reported" enum:"reported,none"`
 	// ExpectedProviderCredits and ActualProviderCredits are null when
 	// unknown.
 	ExpectedProviderCredits *string `json:"expectedProviderCredits" example:"12"`
