@@ -11,9 +11,10 @@ import (
 
 // Web3FeatureView is one chain feature's availability. Enablement is
 // separate from deployment: a feature is enabled only when it is built
-// and configured for the caller's environment. verified says its on-chain
-// prerequisites are proven (the registry's mint by a passing run); a
-// feature with none, such as wallet verification, reports true.
+// and configured for the caller's environment. verified says a check
+// proved its on-chain prerequisites (the registry's mint by a passing
+// run); a feature with nothing on chain to prove, such as wallet
+// verification, is never verified, since nothing was observed.
 type Web3FeatureView struct {
 	Feature    string  `json:"feature" example:"wallet_verification" enum:"token_registry,wallet_verification,transaction_intents,chain_payments,swap,cross_chain_transfers,payment_required_protocol,zk_verification"`
 	Enabled    bool    `json:"enabled" example:"false"`
@@ -30,12 +31,17 @@ type Web3CapabilitiesView struct {
 }
 
 // ClusterHealthView is the cluster as the newest verification run saw it;
-// no route calls the chain per request.
+// no route calls the chain per request. Only what a run observed is
+// reported: configuration alone is "configured", never "ok".
 type ClusterHealthView struct {
-	// Status is ok when the newest run read the cluster, unhealthy when
-	// the node was behind, unavailable when it could not be reached, and
-	// unknown before any run.
-	Status string `json:"status" example:"ok" enum:"ok,unhealthy,unavailable,unknown,not_configured"`
+	// Status is not_configured when the environment has no cluster;
+	// configured when it has one that no run has read (before any run, or
+	// when the newest run stopped before the chain, e.g. no mint is
+	// configured); ok when the newest run read the configured network;
+	// unhealthy when the node was behind; unreachable when it could not be
+	// reached; mismatch when it answered for another network than the one
+	// configured. observedAt is set for every observed status.
+	Status string `json:"status" example:"ok" enum:"not_configured,configured,ok,unhealthy,unreachable,mismatch"`
 	// Slot is the slot of the newest read; LagSeconds is how long ago its
 	// block was produced, as of the answer.
 	Slot       *uint64    `json:"slot" example:"312000000"`
@@ -113,8 +119,9 @@ func web3Features(svc *token.Service, cf chainFeatures, v token.View) []Web3Feat
 	}
 	out := []Web3FeatureView{reg}
 	if cf.wallet {
-		// Sign-In With Solana needs nothing on chain: nothing to verify.
-		out = append(out, Web3FeatureView{Feature: "wallet_verification", Enabled: true, Configured: true, Verified: true})
+		// Sign-In With Solana needs nothing on chain: nothing was proven, so
+		// nothing is reported verified.
+		out = append(out, Web3FeatureView{Feature: "wallet_verification", Enabled: true, Configured: true})
 	}
 	built := map[string]bool{"wallet_verification": cf.wallet}
 	if cf.payments != nil {
@@ -149,16 +156,19 @@ func clusterHealth(svc *token.Service, v token.View, now time.Time) ClusterHealt
 		return ClusterHealthView{Status: "not_configured"}
 	}
 	r := v.Latest
-	if r == nil {
-		return ClusterHealthView{Status: "unknown"}
+	if r == nil || r.ErrorCode == token.ErrorNotConfigured {
+		return ClusterHealthView{Status: "configured"}
 	}
 	at := r.FinishedAt
 	h := ClusterHealthView{Status: "ok", ObservedAt: &at}
 	switch r.ErrorCode {
+	case "":
 	case token.ErrorNodeBehind:
 		h.Status = "unhealthy"
-	case token.ErrorChainUnavailable:
-		h.Status = "unavailable"
+	case token.ErrorNetworkMismatch:
+		h.Status = "mismatch"
+	default: // token.ErrorChainUnavailable, and any code added later
+		h.Status = "unreachable"
 	}
 	if r.Slot != nil {
 		h.Slot, h.BlockTime = r.Slot, r.BlockTime
@@ -215,12 +225,12 @@ func web3Routes(svc *token.Service, cf chainFeatures, now func() time.Time) []Ro
 				"the newest background read saw it (slot and lag), the program ids the platform uses and the token's deployment " +
 				"state. The RPC URL is never returned." + tokenEnvNote,
 			Auth: AuthPublic, OptionalAuth: true, Response: Web3DeploymentView{Environment: "live", Cluster: "mainnet",
-				Health: ClusterHealthView{Status: "unknown"}, Token: tokenLine(empty)}, Handle: read(deploy)},
+				Health: ClusterHealthView{Status: "not_configured"}, Token: tokenLine(empty)}, Handle: read(deploy)},
 		{Method: http.MethodGet, Pattern: "/api/v1/integrations/chain", OperationID: "getChainIntegration", Tag: TagWallet,
 			Summary: "Get the chain integration's status",
 			Description: "The safe capability and deployment status of the chain features: cluster kind, network, health, token " +
 				"state and features. No RPC URL or provider key is ever part of it." + tokenEnvNote,
 			Auth: AuthPublic, OptionalAuth: true, Response: ChainIntegrationView{Environment: "live", Provider: "solana", Cluster: "mainnet",
-				Health: ClusterHealthView{Status: "unknown"}, Token: tokenLine(empty), Features: web3Features(svc, cf, empty)}, Handle: read(integ)},
+				Health: ClusterHealthView{Status: "not_configured"}, Token: tokenLine(empty), Features: web3Features(svc, cf, empty)}, Handle: read(integ)},
 	}
 }
