@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"math/big"
-	"time"
 
 	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/account"
@@ -63,23 +62,18 @@ func feeScope(env access.Environment) policy.Scope { return policy.Scope{Environ
 type PublishFeeInput struct {
 	Policy    FeePolicy
 	RequestID string
-	// FreshWindow is how recent the principal's sign-in must be.
-	FreshWindow time.Duration
 }
 
 // PublishFees publishes a new immutable version of the marketplace fee
 // policy in the principal's environment (policy id fees.marketplace,
 // integer version, content hash), with an audit entry, in the caller's
-// unit of work. The caller must be super_admin (the route's policy
-// enforces it) and have signed in within in.FreshWindow. Publishing the
-// current content again returns the current version (created false).
+// unit of work. Who may publish (super_admin with a recent sign-in) is the
+// route's access policy, evaluated before this runs. Publishing the current
+// content again returns the current version (created false).
 //
-// Errors: REAUTHENTICATION_REQUIRED; INVALID_INPUT.
+// Errors: INVALID_INPUT.
 func (s *Service) PublishFees(ctx context.Context, st Store, p *access.Principal, in PublishFeeInput) (policy.Version, bool, error) {
 	const op = "billing.PublishFees"
-	if err := account.RequireFresh(p, st.Now(), in.FreshWindow); err != nil {
-		return policy.Version{}, false, err
-	}
 	if err := in.Policy.Validate(); err != nil {
 		return policy.Version{}, false, err
 	}

@@ -53,8 +53,8 @@ func feeView(v policy.Version) (FeePolicyView, error) {
 // and fee policy). Policies are platform-wide per environment. Reading the
 // current version needs fee_policy.read; the version history is an
 // administration surface for super_admin; publishing needs super_admin, an
-// Idempotency-Key, a sign-in within fresh, and is audited.
-func feeRoutes(svc *billing.Service, fresh time.Duration) []Route {
+// Idempotency-Key and a recent sign-in (Policy.Fresh), and is audited.
+func feeRoutes(svc *billing.Service) []Route {
 	if svc == nil {
 		return nil
 	}
@@ -105,13 +105,13 @@ func feeRoutes(svc *billing.Service, fresh time.Duration) []Route {
 				"sign-in within the fresh-authentication window (401 REAUTHENTICATION_REQUIRED otherwise). Publishing the current content " +
 				"again answers the current version with 200. feeBps is 0..10000; minimumFeeAtomic a non-negative integer string.",
 			Request: FeePolicyRequest{FeeBps: 500, MinimumFeeAtomic: "0"}, Response: ex,
-			Errors: []string{string(fault.ReauthenticationRequired)},
+			Policy: Policy{Fresh: FreshSession},
 			Handle: func(ctx context.Context, c *Call) (any, error) {
 				var in FeePolicyRequest
 				if err := c.Decode(&in); err != nil {
 					return nil, err
 				}
-				v, created, err := svc.PublishFees(ctx, c.Tx, c.Principal, billing.PublishFeeInput{RequestID: c.RequestID, FreshWindow: fresh,
+				v, created, err := svc.PublishFees(ctx, c.Tx, c.Principal, billing.PublishFeeInput{RequestID: c.RequestID,
 					Policy: billing.FeePolicy{FeeBps: in.FeeBps, MinimumFeeAtomic: in.MinimumFeeAtomic, Currency: in.Currency}})
 				if err != nil {
 					return nil, err

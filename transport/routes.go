@@ -78,7 +78,7 @@ func APIRoutes(s Services) []Route {
 	rs = append(rs, onboardingRoutes(s.Accounts, s.Plans)...)
 	rs = append(rs, adminRoutes(s.Accounts)...)
 	rs = append(rs, billingRoutes(s.Billing, s.DB, s.Log)...)
-	rs = append(rs, feeRoutes(s.Billing, s.Accounts.Config().FreshWindow)...)
+	rs = append(rs, feeRoutes(s.Billing)...)
 	rs = append(rs, providerRoutes(s.Providers)...)
 	rs = append(rs, generationRoutes(s.Generation, s.Wake, s.Log)...)
 	rs = append(rs, soundRoutes(s.Sound)...)
