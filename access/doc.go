@@ -36,10 +36,16 @@
 // Evaluate runs Steps in order and reports the first failing step, except
 // that a permission or resource-scope failure outranks a feature or
 // entitlement failure of the same request, and is reported as ACCESS_DENIED:
-// an upgrade would not help. A broad role never passes an invalid workflow
-// state: the workflow step runs for every role. The developer portal's
+// an upgrade would not help. A missing entitlement is SUBSCRIPTION_REQUIRED
+// when the workspace holds no paid plan and a paid plan would grant it
+// (Input.Offers), else ENTITLEMENT_REQUIRED; both name the plans that grant
+// it. A broad role never passes an invalid workflow state: the workflow
+// step runs for every role. The resource is loaded (Input.ResourceFunc)
+// only when the resource-scope step is reached. The developer portal's
 // routes set RequiredRoles to DEVELOPER and Permission to
 // developer.portal.read; key mutations need developer.api_key.manage.
+// Routes may require only the gating roles (GatingRoles); everything else
+// is a permission.
 //
 // # API keys
 //
@@ -47,7 +53,9 @@
 // creation, ValidateScopes keeps them within ScopesFor(creator's authority).
 // At each request the evaluator also loads the creator's authority now and
 // requires it to hold the route's permission: a key never exceeds what its
-// creator holds today. ScopeInternal keys, issued by the host's operator,
+// creator holds today. Authority.Covers tells whether another member holds
+// a key's authority in full (the key service lets administrators rotate
+// such keys only). ScopeInternal keys, issued by the host's operator,
 // are the only holders of internal.events and skip the membership steps on
 // routes requiring it.
 //

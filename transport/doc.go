@@ -24,6 +24,22 @@
 // -> usage completion. Raw routes (docs assets, receivers that verify raw
 // bodies) skip the gateway.
 //
+// # Access policy
+//
+// A route declares its whole access policy as data, never in its handler:
+// Auth, Permission, Scope, Roles, SuperAdmin and AnyMember say who may call
+// it; Route.Policy declares the rest of the spec's access steps (feature
+// flag, entitlement, a resource loader for own, assigned and project
+// grants, the workflow transition it attempts, and a fresh sign-in). The
+// gateway feeds all of it to access.Evaluate, which runs the eleven steps in
+// the spec's order (Authentication 5) with the tie rule, before the body is
+// decoded by the handler, the key's limits are taken or an idempotency
+// record is read: a refused call writes nothing. The same declaration writes
+// the operation's x-policy, its description and the codes its steps can
+// answer. Request-dependent parts (an entitlement for high-resolution
+// output, providers:select for a generation that names providers) are small
+// functions of the call; their Policy.Note says what they read.
+//
 // # Envelopes
 //
 // Success is {"data": ..., "meta": {"requestId": "..."}} (WriteData); failure
