@@ -207,12 +207,14 @@ func (p *Platform) GrantSuperAdmin(ctx context.Context, email string) error {
 	return nil
 }
 
-// grantSuperAdmin grants super_admin to userID and audits it, in tx.
+// grantSuperAdmin grants super_admin to userID and audits it, in tx. A
+// platform role belongs to no workspace or environment; its event is
+// recorded as live, the environment of real authority.
 func (p *Platform) grantSuperAdmin(ctx context.Context, tx *store.Tx, userID, tenantID string) error {
 	if err := tx.PlatformRoleGrant(ctx, userID, access.SuperAdmin); err != nil {
 		return err
 	}
-	return account.Audit(ctx, tx, nil, account.AuditEntry{TenantID: tenantID, Action: account.ActionPlatformRoleGranted,
+	return account.Audit(ctx, tx, nil, account.AuditEntry{TenantID: tenantID, Environment: access.Live, Action: account.ActionPlatformRoleGranted,
 		TargetType: account.TargetUser, TargetID: userID, After: struct {
 			Role string `json:"role"`
 		}{access.SuperAdmin}})

@@ -159,9 +159,11 @@ func (s *Service) ChangeRoles(ctx context.Context, st AdminStore, p *access.Prin
 	return m, nil
 }
 
-// AuditList reads the caller's workspace's audit log, newest first.
+// AuditList reads the audit log of the caller's workspace and environment,
+// newest first: a test credential reads test events only, a live one live
+// events only.
 func (s *Service) AuditList(ctx context.Context, st AuditReader, p *access.Principal, before string, limit int) ([]AuditEvent, error) {
-	es, err := st.AuditList(ctx, p.TenantID, p.WorkspaceID, before, limit)
+	es, err := st.AuditList(ctx, p.Scope(), before, limit)
 	if err != nil {
 		return nil, fault.Wrap("account.AuditList", err)
 	}

@@ -85,7 +85,7 @@ func TestChangeRolesKeepsAnOwner(t *testing.T) {
 	s := &Service{}
 	// usr_a's membership is suspended, so usr_b is the only active owner
 	// (through the API a caller is always active; the guard still holds).
-	p := &access.Principal{UserID: "usr_a", TenantID: "ten_1", WorkspaceID: "ws_1"}
+	p := &access.Principal{UserID: "usr_a", TenantID: "ten_1", WorkspaceID: "ws_1", Environment: access.Test}
 	_, err := s.ChangeRoles(ctx, st, p, authority(access.RoleOwner), RoleChange{UserID: "usr_b", Roles: []access.Role{access.RoleViewer}})
 	if !fault.Is(err, fault.Conflict) {
 		t.Fatalf("removing the last active owner = %v, want CONFLICT", err)
@@ -101,12 +101,38 @@ func TestChangeRolesKeepsAnOwner(t *testing.T) {
 	}
 	if len(st.events) != 1 || string(st.events[0].Before) != `{"roles":["OWNER"]}` ||
 		string(st.events[0].After) != `{"roles":["CREATOR","VIEWER"]}` || st.events[0].RequestID != "req_1" ||
-		st.events[0].ActorUserID != "usr_a" || st.events[0].WorkspaceID != "ws_1" {
+		st.events[0].ActorUserID != "usr_a" || st.events[0].WorkspaceID != "ws_1" || st.events[0].Environment != access.Test {
 		t.Fatalf("audit = %+v", st.events)
 	}
 	_, err = s.ChangeRoles(ctx, st, p, authority(access.RoleOwner), RoleChange{UserID: "usr_b",
 		Roles: []access.Role{access.RoleViewer, access.RoleViewer}})
 	if !fault.Is(err, fault.InvalidInput) {
 		t.Fatalf("duplicate role = %v", err)
+	}
+}
+
+// TestAuditEnvironment: an event belongs to the acting principal's
+// environment unless the entry names one; an event of neither is refused.
+func TestAuditEnvironment(t *testing.T) {
+	ctx := context.Background()
+	st := &fakeAdmin{}
+	live := &access.Principal{UserID: "usr_a", TenantID: "ten_1", WorkspaceID: "ws_1", Environment: access.Live}
+	if err := Audit(ctx, st, live, AuditEntry{Action: "a", TargetType: TargetUser, TargetID: "usr_b"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := Audit(ctx, st, nil, AuditEntry{TenantID: "ten_1", WorkspaceID: "ws_1", Environment: access.Test, Action: "b"}); err != nil {
+		t.Fatal(err)
+	}
+	if len(st.events) != 2 || st.events[0].Environment != access.Live || st.events[1].Environment != access.Test {
+		t.Fatalf("events = %+v", st.events)
+	}
+	if err := Audit(ctx, st, nil, AuditEntry{TenantID: "ten_1", WorkspaceID: "ws_1", Action: "c"}); !fault.Is(err, fault.Internal) {
+		t.Fatalf("an event without an environment = %v, want INTERNAL", err)
+	}
+	if err := Audit(ctx, st, &access.Principal{UserID: "usr_a"}, AuditEntry{Action: "d"}); !fault.Is(err, fault.Internal) {
+		t.Fatalf("an actor without an environment = %v, want INTERNAL", err)
+	}
+	if len(st.events) != 2 {
+		t.Fatalf("refused events were written: %+v", st.events)
 	}
 }

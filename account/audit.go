@@ -3,6 +3,7 @@ package account
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/creatormusic/platform/access"
@@ -48,10 +49,17 @@ const (
 // request, and the before and after of the authority it changed. Before and
 // After are JSON objects (nil when not applicable); they never carry a
 // secret: no password, code, token or key.
+//
+// Environment is the test or live environment the event belongs to: the
+// acting principal's (a session's chosen mode, an API key's environment),
+// or for the platform's own work the environment of its subject. Reads are
+// scoped by it, as every other record's: a test credential never reads a
+// live event.
 type AuditEvent struct {
 	ID          string
 	TenantID    string
 	WorkspaceID string
+	Environment access.Environment
 	ActorUserID string
 	ActorKeyID  string
 	Action      string
@@ -74,9 +82,9 @@ type AuditWriter interface {
 
 // AuditReader lists the audit log.
 type AuditReader interface {
-	// AuditList returns up to limit events of one workspace, newest first,
-	// with ids below before ("" for the newest).
-	AuditList(ctx context.Context, tenantID, workspaceID, before string, limit int) ([]AuditEvent, error)
+	// AuditList returns up to limit events of one tenant, workspace and
+	// environment, newest first, with ids below before ("" for the newest).
+	AuditList(ctx context.Context, sc access.Scope, before string, limit int) ([]AuditEvent, error)
 }
 
 // AuditEntry is what a writer of authority records; Audit fills in the
@@ -85,6 +93,11 @@ type AuditEntry struct {
 	// TenantID and WorkspaceID scope the event; empty means the actor's.
 	TenantID    string
 	WorkspaceID string
+	// Environment is the environment the event belongs to; empty means the
+	// actor's. Work without an actor (jobs, provider webhooks, the host's
+	// operator) names it: the environment of the record it changed, or
+	// access.Live for platform-level events that no environment owns.
+	Environment access.Environment
 	Action      string
 	TargetType  string
 	TargetID    string
@@ -97,11 +110,13 @@ type AuditEntry struct {
 
 // Audit appends one event in the caller's unit of work, so the change and
 // its record commit together. actor is the principal acting (nil for the
-// host's operator, recorded with an empty actor).
+// platform's own work and the host's operator, recorded with an empty
+// actor). An event whose environment is neither given nor the actor's is
+// refused (an internal error): every event belongs to test or live.
 func Audit(ctx context.Context, st AuditWriter, actor *access.Principal, e AuditEntry) error {
 	const op = "account.Audit"
-	ev := AuditEvent{ID: st.NewID("aud_"), TenantID: e.TenantID, WorkspaceID: e.WorkspaceID, Action: e.Action,
-		TargetType: e.TargetType, TargetID: e.TargetID, RequestID: e.RequestID, CreatedAt: st.Now()}
+	ev := AuditEvent{ID: st.NewID("aud_"), TenantID: e.TenantID, WorkspaceID: e.WorkspaceID, Environment: e.Environment,
+		Action: e.Action, TargetType: e.TargetType, TargetID: e.TargetID, RequestID: e.RequestID, CreatedAt: st.Now()}
 	if actor != nil {
 		ev.ActorUserID, ev.ActorKeyID = actor.UserID, actor.KeyID
 		if ev.TenantID == "" {
@@ -110,6 +125,12 @@ func Audit(ctx context.Context, st AuditWriter, actor *access.Principal, e Audit
 		if ev.WorkspaceID == "" {
 			ev.WorkspaceID = actor.WorkspaceID
 		}
+		if ev.Environment == "" {
+			ev.Environment = actor.Environment
+		}
+	}
+	if !ev.Environment.Valid() {
+		return fault.Wrap(op, fmt.Errorf("audit event %s has no environment (%q)", e.Action, ev.Environment))
 	}
 	var err error
 	if ev.Before, err = auditJSON(e.Before); err != nil {

@@ -236,7 +236,7 @@ func (s *Service) fallBack(ctx context.Context, st Store, sub WorkspaceSubscript
 		return fault.Wrap(op, err)
 	}
 	if err := account.Audit(ctx, st, nil, account.AuditEntry{TenantID: sub.Scope.TenantID, WorkspaceID: sub.Scope.WorkspaceID,
-		Action: ActionSubscriptionEnded, TargetType: TargetSubscription, TargetID: sub.ID,
+		Environment: sub.Scope.Environment, Action: ActionSubscriptionEnded, TargetType: TargetSubscription, TargetID: sub.ID,
 		After: subscriptionAudit{Plan: plan.FreeID, Environment: sub.Scope.Environment, Price: sub.Price, State: sub.State,
 			PeriodStart: sub.PeriodStart, PeriodEnd: sub.PeriodEnd}}); err != nil {
 		return fault.Wrap(op, err)

@@ -143,7 +143,7 @@ func (s *Service) activate(ctx context.Context, st Store, id string, conf confir
 		return Checkout{}, fault.Wrap(op, err)
 	}
 	if err := account.Audit(ctx, st, nil, account.AuditEntry{TenantID: sub.Scope.TenantID, WorkspaceID: sub.Scope.WorkspaceID,
-		Action: ActionSubscriptionActivated, TargetType: TargetSubscription, TargetID: sub.ID,
+		Environment: sub.Scope.Environment, Action: ActionSubscriptionActivated, TargetType: TargetSubscription, TargetID: sub.ID,
 		After: subscriptionAudit{Plan: sub.Price.PlanID, Environment: sub.Scope.Environment, CheckoutID: c.ID, Price: sub.Price,
 			PeriodStart: sub.PeriodStart, PeriodEnd: sub.PeriodEnd}}); err != nil {
 		return Checkout{}, fault.Wrap(op, err)

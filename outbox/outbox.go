@@ -32,8 +32,12 @@ type Writer interface {
 	OutboxInsert(ctx context.Context, e Event) (Event, error)
 }
 
-// ListParams selects a page of events in id (occurrence) order.
+// ListParams selects a page of events of one environment in id
+// (occurrence) order.
 type ListParams struct {
+	// Environment is the environment listed ("test" or "live"): a
+	// publisher of one environment never sees the other's events.
+	Environment string
 	// After is the id of the last event of the previous page ("" = start).
 	After string
 	// Limit bounds the page.
@@ -42,13 +46,15 @@ type ListParams struct {
 	Unpublished bool
 }
 
-// Store is the publisher's port.
+// Store is the publisher's port. Publishers act in one environment, as the
+// internal key they hold does.
 type Store interface {
-	// OutboxList returns up to p.Limit events after p.After.
+	// OutboxList returns up to p.Limit events of p.Environment after p.After.
 	OutboxList(ctx context.Context, p ListParams) ([]Event, error)
-	// OutboxMarkPublished marks id published at the unit of work's time; a
-	// second call keeps the first time. Unknown ids are NOT_FOUND.
-	OutboxMarkPublished(ctx context.Context, id string) (Event, error)
+	// OutboxMarkPublished marks event id of environment env published at
+	// the unit of work's time; a second call keeps the first time. Unknown
+	// ids, and ids of the other environment, are NOT_FOUND.
+	OutboxMarkPublished(ctx context.Context, env, id string) (Event, error)
 }
 
 // Inbox deduplicates deliveries to a consumer.

@@ -91,6 +91,13 @@ type Options struct {
 	// configuration once the mint is deployed, so a test can deploy a
 	// sale's accounts on the cluster (tokentest.DeploySale).
 	Sale func(c *chaintest.Cluster, d tokentest.Deployment) sale.EnvConfig
+	// LiveSimulators configures the live environment with loopback
+	// simulators too, so that a test can make live records through the
+	// API: a second payment simulator as the provider's live account
+	// (System.LiveStripe; not with NoPayments) and provider B's simulator
+	// as the live music adapter, for customer keys alone. Without it the
+	// live environment has no payment or music provider.
+	LiveSimulators bool
 }
 
 // System is a running platform under test.
@@ -111,6 +118,9 @@ type System struct {
 	// Stripe is the payment provider simulator serving the test
 	// environment (nil with Options.NoPayments).
 	Stripe *stripetest.Server
+	// LiveStripe is the payment provider simulator serving the live
+	// environment (Options.LiveSimulators only).
+	LiveStripe *stripetest.Server
 	// ProviderB is the music provider B simulator serving the test
 	// environment (generation/providerb/providerbtest, on the fake clock).
 	ProviderB *providerbtest.Server
@@ -192,19 +202,12 @@ func New(t testing.TB, opts Options) *System {
 		pw = CheapPasswords()
 	}
 	var payments billing.Providers
-	var sim *stripetest.Server
+	var sim, liveSim *stripetest.Server
 	if !opts.NoPayments {
-		var err error
-		if sim, err = stripetest.New(stripetest.Config{Clock: clock}); err != nil {
-			t.Fatalf("stripetest.New: %v", err)
+		sim, payments.Test = startPayments(t, clock)
+		if opts.LiveSimulators {
+			liveSim, payments.Live = startPayments(t, clock)
 		}
-		t.Cleanup(func() { sim.Close() })
-		client, err := stripepay.New(stripepay.Config{SecretKey: sim.SecretKey(), WebhookSecret: sim.WebhookSecret(),
-			BaseURL: sim.URL(), Clock: clock})
-		if err != nil {
-			t.Fatalf("stripepay.New: %v", err)
-		}
-		payments.Test = client
 	}
 	provB, err := providerbtest.New(providerbtest.Config{Clock: clock})
 	if err != nil {
@@ -216,6 +219,9 @@ func New(t testing.TB, opts Options) *System {
 		t.Fatalf("providerb.New: %v", err)
 	}
 	music := credential.Providers{Test: credential.Adapters{generation.ProviderB: clientB}}
+	if opts.LiveSimulators {
+		music.Live = credential.Adapters{generation.ProviderB: clientB}
+	}
 	var provA *provideratest.Server
 	if opts.Music {
 		provA = startProviderA(t, clock, opts.ProviderADialect, &music)
@@ -263,18 +269,39 @@ func New(t testing.TB, opts Options) *System {
 	if err != nil {
 		t.Fatalf("bootstrap: %v", err)
 	}
-	if sim != nil {
-		if err := sim.SetWebhookURL(srv.URL + "/internal/payments/test/webhook"); err != nil {
+	for env, sm := range map[string]*stripetest.Server{"test": sim, "live": liveSim} {
+		if sm == nil {
+			continue
+		}
+		if err := sm.SetWebhookURL(srv.URL + "/internal/payments/" + env + "/webhook"); err != nil {
 			t.Fatalf("stripetest webhook URL: %v", err)
 		}
 	}
-	s := &System{t: t, P: p, DB: db, Clock: clock, Server: srv, Boot: boot, Log: logs, BlobDir: blobDir, Mail: mailer, Stripe: sim, ProviderB: provB, ProviderA: provA,
+	s := &System{t: t, P: p, DB: db, Clock: clock, Server: srv, Boot: boot, Log: logs, BlobDir: blobDir, Mail: mailer, Stripe: sim, LiveStripe: liveSim,
+		ProviderB: provB, ProviderA: provA,
 		Cluster: cluster, Token: deployed, cfg: cfg}
 	if c, ok := chainCfg.Test.Client.(*solanarpc.Client); ok && opts.Chain {
 		s.RPC = c
 	}
 	s.doc = s.loadValidator()
 	return s
+}
+
+// startPayments starts a payment provider simulator on clock, stopped at
+// t's cleanup, and the adapter reaching it.
+func startPayments(t testing.TB, clock *storetest.Clock) (*stripetest.Server, billing.PaymentProvider) {
+	t.Helper()
+	sim, err := stripetest.New(stripetest.Config{Clock: clock})
+	if err != nil {
+		t.Fatalf("stripetest.New: %v", err)
+	}
+	t.Cleanup(func() { sim.Close() })
+	client, err := stripepay.New(stripepay.Config{SecretKey: sim.SecretKey(), WebhookSecret: sim.WebhookSecret(),
+		BaseURL: sim.URL(), Clock: clock})
+	if err != nil {
+		t.Fatalf("stripepay.New: %v", err)
+	}
+	return sim, client
 }
 
 // startCluster starts the loopback cluster with a policy mint deployed and

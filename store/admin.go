@@ -24,12 +24,14 @@ var (
 )
 
 // AuditInsert implements account.AuditWriter. The audit log is
-// append-only: no method of the store updates or deletes its rows.
+// append-only: no method of the store updates or deletes its rows. Each row
+// carries its event's environment (migration 0016), which AuditList scopes
+// by.
 func (tx *Tx) AuditInsert(ctx context.Context, e account.AuditEvent) error {
-	_, err := tx.idb.NewRaw(`INSERT INTO audit_events (id, tenant_id, workspace_id, actor_user_id, actor_key_id, action,
-		target_type, target_id, request_id, before_state, after_state, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		e.ID, e.TenantID, e.WorkspaceID, e.ActorUserID, e.ActorKeyID, e.Action, e.TargetType, e.TargetID, e.RequestID,
-		nullJSON(e.Before), nullJSON(e.After), e.CreatedAt).Exec(ctx)
+	_, err := tx.idb.NewRaw(`INSERT INTO audit_events (id, tenant_id, workspace_id, environment, actor_user_id, actor_key_id,
+		action, target_type, target_id, request_id, before_state, after_state, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		e.ID, e.TenantID, e.WorkspaceID, string(e.Environment), e.ActorUserID, e.ActorKeyID, e.Action, e.TargetType, e.TargetID,
+		e.RequestID, nullJSON(e.Before), nullJSON(e.After), e.CreatedAt).Exec(ctx)
 	return errf("store.AuditInsert", err)
 }
 
@@ -44,6 +46,7 @@ type auditRow struct {
 	ID          string         `bun:"id"`
 	TenantID    string         `bun:"tenant_id"`
 	WorkspaceID string         `bun:"workspace_id"`
+	Environment string         `bun:"environment"`
 	ActorUserID string         `bun:"actor_user_id"`
 	ActorKeyID  string         `bun:"actor_key_id"`
 	Action      string         `bun:"action"`
@@ -55,11 +58,12 @@ type auditRow struct {
 	CreatedAt   time.Time      `bun:"created_at"`
 }
 
-// AuditList implements account.AuditReader.
-func (tx *Tx) AuditList(ctx context.Context, tenantID, workspaceID, before string, limit int) ([]account.AuditEvent, error) {
-	q := `SELECT id, tenant_id, workspace_id, actor_user_id, actor_key_id, action, target_type, target_id, request_id,
-		before_state, after_state, created_at FROM audit_events WHERE tenant_id = ? AND workspace_id = ?`
-	args := []any{tenantID, workspaceID}
+// AuditList implements account.AuditReader: one tenant, workspace and
+// environment.
+func (tx *Tx) AuditList(ctx context.Context, sc access.Scope, before string, limit int) ([]account.AuditEvent, error) {
+	q := `SELECT id, tenant_id, workspace_id, environment, actor_user_id, actor_key_id, action, target_type, target_id, request_id,
+		before_state, after_state, created_at FROM audit_events WHERE tenant_id = ? AND workspace_id = ? AND environment = ?`
+	args := []any{sc.TenantID, sc.WorkspaceID, string(sc.Environment)}
 	if before != "" {
 		q += ` AND id < ?`
 		args = append(args, before)
@@ -72,9 +76,9 @@ func (tx *Tx) AuditList(ctx context.Context, tenantID, workspaceID, before strin
 	}
 	out := make([]account.AuditEvent, 0, len(rows))
 	for _, r := range rows {
-		e := account.AuditEvent{ID: r.ID, TenantID: r.TenantID, WorkspaceID: r.WorkspaceID, ActorUserID: r.ActorUserID,
-			ActorKeyID: r.ActorKeyID, Action: r.Action, TargetType: r.TargetType, TargetID: r.TargetID, RequestID: r.RequestID,
-			CreatedAt: r.CreatedAt.UTC()}
+		e := account.AuditEvent{ID: r.ID, TenantID: r.TenantID, WorkspaceID: r.WorkspaceID, Environment: access.Environment(r.Environment),
+			ActorUserID: r.ActorUserID, ActorKeyID: r.ActorKeyID, Action: r.Action, TargetType: r.TargetType, TargetID: r.TargetID,
+			RequestID: r.RequestID, CreatedAt: r.CreatedAt.UTC()}
 		if r.Before.Valid {
 			e.Before = json.RawMessage(r.Before.String)
 		}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/creatormusic/platform/idempotency"
@@ -158,8 +159,12 @@ func (tx *Tx) ReceiptCount(ctx context.Context, workspaceID, operationID string)
 	return n, errf("store.ReceiptCount", err)
 }
 
-// OutboxInsert implements outbox.Writer.
+// OutboxInsert implements outbox.Writer. An event of neither environment
+// is refused: publishers list one environment each, so it would reach none.
 func (tx *Tx) OutboxInsert(ctx context.Context, e outbox.Event) (outbox.Event, error) {
+	if e.Environment != "test" && e.Environment != "live" {
+		return outbox.Event{}, errf("store.OutboxInsert", fmt.Errorf("outbox event %s has no environment (%q)", e.Type, e.Environment))
+	}
 	if e.ID == "" {
 		e.ID = tx.NewID("evt_")
 	}
@@ -213,13 +218,13 @@ const outboxColumns = `id, tenant_id, workspace_id, environment, type, schema_ve
 
 // OutboxList implements outbox.Store.
 func (tx *Tx) OutboxList(ctx context.Context, p outbox.ListParams) ([]outbox.Event, error) {
-	q := `SELECT ` + outboxColumns + ` FROM outbox_events WHERE id > ?`
+	q := `SELECT ` + outboxColumns + ` FROM outbox_events WHERE environment = ? AND id > ?`
 	if p.Unpublished {
 		q += ` AND published_at IS NULL`
 	}
 	q += ` ORDER BY id LIMIT ?`
 	var rows []outboxRow
-	if err := tx.idb.NewRaw(q, p.After, p.Limit).Scan(ctx, &rows); err != nil && !errors.Is(err, sql.ErrNoRows) {
+	if err := tx.idb.NewRaw(q, p.Environment, p.After, p.Limit).Scan(ctx, &rows); err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, errf("store.OutboxList", err)
 	}
 	out := make([]outbox.Event, len(rows))
@@ -230,13 +235,13 @@ func (tx *Tx) OutboxList(ctx context.Context, p outbox.ListParams) ([]outbox.Eve
 }
 
 // OutboxMarkPublished implements outbox.Store.
-func (tx *Tx) OutboxMarkPublished(ctx context.Context, eventID string) (outbox.Event, error) {
-	if _, err := tx.idb.ExecContext(ctx, `UPDATE outbox_events SET published_at = ? WHERE id = ? AND published_at IS NULL`,
-		tx.now, eventID); err != nil {
+func (tx *Tx) OutboxMarkPublished(ctx context.Context, env, eventID string) (outbox.Event, error) {
+	if _, err := tx.idb.ExecContext(ctx, `UPDATE outbox_events SET published_at = ?
+		WHERE id = ? AND environment = ? AND published_at IS NULL`, tx.now, eventID, env); err != nil {
 		return outbox.Event{}, errf("store.OutboxMarkPublished", err)
 	}
 	var row outboxRow
-	if err := tx.idb.NewRaw(`SELECT `+outboxColumns+` FROM outbox_events WHERE id = ?`, eventID).Scan(ctx, &row); err != nil {
+	if err := tx.idb.NewRaw(`SELECT `+outboxColumns+` FROM outbox_events WHERE id = ? AND environment = ?`, eventID, env).Scan(ctx, &row); err != nil {
 		return outbox.Event{}, notFound("store.OutboxMarkPublished", err)
 	}
 	return row.event(), nil

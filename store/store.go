@@ -21,6 +21,19 @@
 // as a parameter, so tests drive leases, expiries and periods with a fake
 // clock on both dialects.
 //
+// Environments: every row a principal's request creates carries the test or
+// live environment of that principal, and every read behind a route filters
+// by tenant, workspace and environment, so a test credential never reads a
+// live record nor the reverse. The outbox is listed per environment too:
+// an internal key of one environment publishes that environment's events.
+// The audit log got its environment column in migration 0016; its rows from
+// before were backfilled from the receipt of the request that made them (the
+// principal's environment), else from their subject (a subscription's), and
+// the rest, which no request or subject places (the host operator's
+// platform-role grants, account events of sessions whose receipt is gone),
+// are live: sessions act in live mode unless a request asks for test, and
+// that is where workspace authority is real.
+//
 // The methods of Tx are named noun-first (KeyInsert, OutboxList) and are not
 // a stable API for embedders: they are the seam between domains and SQL.
 package store

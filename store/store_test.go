@@ -1,8 +1,16 @@
 package store_test
 
 import (
+	"context"
+	"database/sql"
+	"path/filepath"
 	"testing"
 
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
+	"github.com/uptrace/bun/dialect/sqlitedialect"
+
+	"github.com/creatormusic/platform/store"
 	"github.com/creatormusic/platform/store/postgres"
 	"github.com/creatormusic/platform/store/sqlite"
 	"github.com/creatormusic/platform/store/storetest"
@@ -35,4 +43,49 @@ func TestMigrationsInLockstep(t *testing.T) {
 			t.Errorf("migration %d: sqlite %04d_%s, postgres %04d_%s", i, s[i].Version, s[i].Name, p[i].Version, p[i].Name)
 		}
 	}
+}
+
+// TestAuditEnvironmentBackfill checks migration 0016's backfill of the
+// audit log's environment on SQLite, and on PostgreSQL when
+// PLATFORM_TEST_POSTGRES_URL is set.
+func TestAuditEnvironmentBackfill(t *testing.T) {
+	ctx := context.Background()
+	t.Run("sqlite", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "backfill.db")
+		raw, err := sql.Open("sqlite", "file:"+path+"?_pragma=foreign_keys(1)&_time_format=sqlite")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms, err := sqlite.Migrations()
+		if err != nil {
+			t.Fatal(err)
+		}
+		storetest.AuditEnvironmentBackfill(t, bun.NewDB(raw, sqlitedialect.New()), ms, func(t *testing.T) *store.DB {
+			db, err := sqlite.Open(ctx, sqlite.Config{Path: path, Clock: storetest.NewClock(storetest.Epoch)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { db.Close() })
+			return db
+		})
+	})
+	t.Run("postgres", func(t *testing.T) {
+		url := storetest.PostgresURL(t)
+		raw, err := sql.Open("pgx", url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms, err := postgres.Migrations()
+		if err != nil {
+			t.Fatal(err)
+		}
+		storetest.AuditEnvironmentBackfill(t, bun.NewDB(raw, pgdialect.New()), ms, func(t *testing.T) *store.DB {
+			db, err := postgres.Open(ctx, postgres.Config{URL: url, Clock: storetest.NewClock(storetest.Epoch), MaxConns: 4})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { db.Close() })
+			return db
+		})
+	})
 }

@@ -72,9 +72,11 @@ type AuditActor struct {
 	KeyID  string `json:"keyId" example:""`
 }
 
-// AuditTarget is what an audit event acted on.
+// AuditTarget is what an audit event acted on: a user (id: the user id), a
+// workspace, an invitation (id: the invited email), a subscription or a
+// policy (id: the policy id, such as fees.marketplace).
 type AuditTarget struct {
-	Type string `json:"type" example:"user" enum:"user,workspace,invitation"`
+	Type string `json:"type" example:"user" enum:"user,workspace,invitation,subscription,policy"`
 	ID   string `json:"id" example:"usr_01jd0000000000000000000001"`
 }
 
@@ -238,7 +240,8 @@ func adminRoutes(accounts *account.Service) []Route {
 		admin(Route{Method: http.MethodGet, Pattern: "/api/v1/admin/audit", OperationID: "listAuditEvents", Permission: access.AuditRead,
 			Auth: AuthSessionOrKey, Scope: access.ScopeAuditRead,
 			Summary: "Read the audit log",
-			Description: "The caller's workspace's append-only audit log, newest first, with cursor pagination: who (user, and API key when one acted), " +
+			Description: "The append-only audit log of the caller's workspace and environment (a test credential reads the events made in test mode, " +
+				"a live one those made in live mode), newest first, with cursor pagination: who (user, and API key when one acted), " +
 				"what (action and target), when, the request id, and the before and after of authority changes. It never holds a secret. " +
 				"Needs audit.read (API keys: scope audit:read).",
 			Query: pageQuery("Y3Vyc29yOmF1ZF8wMWpk"),

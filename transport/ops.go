@@ -83,8 +83,10 @@ func opsRoutes(checks []HealthCheck) []Route {
 			}},
 		{Method: http.MethodGet, Pattern: "/api/v1/internal/events/outbox", OperationID: "listOutboxEvents", Tag: TagArchitecture,
 			Auth: AuthInternal, Permission: access.InternalEvents, Scope: access.ScopeInternal, Private: true, Idempotency: IdempotencyNone,
-			Summary:     "List outbox events",
-			Description: "For publishers holding the internal scope (keys issued by the host's operator only). Events in occurrence order across every workspace; unpublished=true (the default) lists only events not yet marked published.",
+			Summary: "List outbox events",
+			Description: "For publishers holding the internal scope (keys issued by the host's operator only). Events of the key's environment " +
+				"(a test key lists test events, a live key live events) in occurrence order across every workspace; unpublished=true (the default) " +
+				"lists only events not yet marked published.",
 			Query: []Param{{Name: "unpublished", Description: "true (default) or false.", Example: "true"},
 				{Name: "limit", Description: "Page size, 1 to 100 (default 20).", Example: "20"},
 				{Name: "cursor", Description: "The nextCursor of the previous page.", Example: "Y3Vyc29yOmV2dF8wMWpk"}},
@@ -98,7 +100,8 @@ func opsRoutes(checks []HealthCheck) []Route {
 					}
 				}
 				evs, more, next, err := pageOf(c, "evt_", func(after string, n int) ([]outbox.Event, error) {
-					return c.Tx.OutboxList(ctx, outbox.ListParams{After: after, Limit: n, Unpublished: unpublished})
+					return c.Tx.OutboxList(ctx, outbox.ListParams{Environment: string(c.Principal.Environment), After: after, Limit: n,
+						Unpublished: unpublished})
 				}, func(e outbox.Event) string { return e.ID })
 				if err != nil {
 					return nil, err
@@ -107,15 +110,16 @@ func opsRoutes(checks []HealthCheck) []Route {
 			}},
 		{Method: http.MethodPost, Pattern: "/api/v1/internal/events/outbox/{id}/published", OperationID: "markOutboxEventPublished", Tag: TagArchitecture,
 			Auth: AuthInternal, Permission: access.InternalEvents, Scope: access.ScopeInternal, Private: true, Idempotency: IdempotencyOptional,
-			Summary:     "Mark an outbox event published",
-			Description: "Idempotent: marking a published event again keeps its first publication time.",
-			Response:    exampleEvent(),
+			Summary: "Mark an outbox event published",
+			Description: "Idempotent: marking a published event again keeps its first publication time. An event of the other " +
+				"environment than the key's is NOT_FOUND, as an unknown one is.",
+			Response: exampleEvent(),
 			Handle: func(ctx context.Context, c *Call) (any, error) {
 				eid := c.PathValue("id")
 				if !id.Valid("evt_", eid) {
 					return nil, fault.E("transport.markPublished", fault.NotFound, "")
 				}
-				return c.Tx.OutboxMarkPublished(ctx, eid)
+				return c.Tx.OutboxMarkPublished(ctx, string(c.Principal.Environment), eid)
 			}},
 	}
 }

@@ -27,7 +27,9 @@ func adminAudit(t *testing.T, open Opener) {
 	db, clock := fresh(t, open)
 	ctx := context.Background()
 	accessSeed(t, db)
-	actor := &access.Principal{Kind: access.CredentialAPIKey, TenantID: "ten_1", WorkspaceID: "ws_1", UserID: "usr_1", KeyID: "key_1"}
+	actor := &access.Principal{Kind: access.CredentialAPIKey, TenantID: "ten_1", WorkspaceID: "ws_1", Environment: access.Test,
+		UserID: "usr_1", KeyID: "key_1"}
+	testScope := access.Scope{TenantID: "ten_1", WorkspaceID: "ws_1", Environment: access.Test}
 	var ids []string
 	for i, action := range []string{"a.one", "a.two", "a.three"} {
 		accessTx(t, db, func(ctx context.Context, tx *store.Tx) error {
@@ -40,9 +42,22 @@ func adminAudit(t *testing.T, open Opener) {
 		clock.Advance(time.Second)
 	}
 	accessTx(t, db, func(ctx context.Context, tx *store.Tx) error {
-		return account.Audit(ctx, tx, nil, account.AuditEntry{TenantID: "ten_1", WorkspaceID: "ws_2", Action: "other", TargetType: "user", TargetID: "usr_1"})
+		return account.Audit(ctx, tx, nil, account.AuditEntry{TenantID: "ten_1", WorkspaceID: "ws_2", Environment: access.Test,
+			Action: "other", TargetType: "user", TargetID: "usr_1"})
 	})
-	page, err := db.Read().AuditList(ctx, "ten_1", "ws_1", "", 2)
+	// The same workspace's live events: a live principal's, and the
+	// platform's own work on a live record.
+	liveActor := *actor
+	liveActor.Environment, liveActor.KeyID = access.Live, "key_live"
+	accessTx(t, db, func(ctx context.Context, tx *store.Tx) error {
+		return account.Audit(ctx, tx, &liveActor, account.AuditEntry{Action: "live.one", TargetType: "user", TargetID: "usr_2"})
+	})
+	clock.Advance(time.Second)
+	accessTx(t, db, func(ctx context.Context, tx *store.Tx) error {
+		return account.Audit(ctx, tx, nil, account.AuditEntry{TenantID: "ten_1", WorkspaceID: "ws_1", Environment: access.Live,
+			Action: "live.two", TargetType: "subscription", TargetID: "sub_1"})
+	})
+	page, err := db.Read().AuditList(ctx, testScope, "", 2)
 	if err != nil || len(page) != 2 {
 		t.Fatalf("AuditList = %d events, %v", len(page), err)
 	}
@@ -50,7 +65,8 @@ func adminAudit(t *testing.T, open Opener) {
 		t.Fatalf("not newest first: %s, %s", page[0].Action, page[1].Action)
 	}
 	e := page[0]
-	if e.ActorUserID != "usr_1" || e.ActorKeyID != "key_1" || e.RequestID != "req_a.three" || e.TargetID != "usr_2" || e.CreatedAt.IsZero() {
+	if e.ActorUserID != "usr_1" || e.ActorKeyID != "key_1" || e.RequestID != "req_a.three" || e.TargetID != "usr_2" || e.CreatedAt.IsZero() ||
+		e.Environment != access.Test {
 		t.Fatalf("event = %+v", e)
 	}
 	var before, after account.RolesState
@@ -59,15 +75,31 @@ func adminAudit(t *testing.T, open Opener) {
 		t.Fatalf("before %s after %s", e.Before, e.After)
 	}
 	ids = append(ids, page[0].ID, page[1].ID)
-	rest, err := db.Read().AuditList(ctx, "ten_1", "ws_1", ids[1], 10)
+	rest, err := db.Read().AuditList(ctx, testScope, ids[1], 10)
 	if err != nil || len(rest) != 1 || rest[0].Action != "a.one" || rest[0].Before != nil || rest[0].After != nil {
 		t.Fatalf("second page = %+v, %v", rest, err)
 	}
-	if other, err := db.Read().AuditList(ctx, "ten_2", "ws_1", "", 10); err != nil || len(other) != 0 {
+	if other, err := db.Read().AuditList(ctx, access.Scope{TenantID: "ten_2", WorkspaceID: "ws_1", Environment: access.Test}, "", 10); err != nil || len(other) != 0 {
 		t.Fatalf("another tenant reads %d events, %v", len(other), err)
 	}
-	if other, err := db.Read().AuditList(ctx, "ten_1", "ws_2", "", 10); err != nil || len(other) != 1 || other[0].ActorUserID != "" {
+	if other, err := db.Read().AuditList(ctx, access.Scope{TenantID: "ten_1", WorkspaceID: "ws_2", Environment: access.Test}, "", 10); err != nil ||
+		len(other) != 1 || other[0].ActorUserID != "" {
 		t.Fatalf("ws_2 = %+v, %v", other, err)
+	}
+	// Each environment reads its own events only.
+	all, err := db.Read().AuditList(ctx, testScope, "", 10)
+	if err != nil || len(all) != 3 {
+		t.Fatalf("test events = %+v, %v", all, err)
+	}
+	for _, e := range all {
+		if e.Environment != access.Test {
+			t.Fatalf("the test scope reads %s (%s)", e.Action, e.Environment)
+		}
+	}
+	live, err := db.Read().AuditList(ctx, access.Scope{TenantID: "ten_1", WorkspaceID: "ws_1", Environment: access.Live}, "", 10)
+	if err != nil || len(live) != 2 || live[0].Action != "live.two" || live[1].Action != "live.one" ||
+		live[0].Environment != access.Live || live[1].ActorKeyID != "key_live" {
+		t.Fatalf("live events = %+v, %v", live, err)
 	}
 }
 

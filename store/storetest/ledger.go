@@ -113,7 +113,7 @@ func ledgerAudit(t *testing.T, db *store.DB, sc ledger.Scope, accounts ...string
 
 func ledgerEvents(t *testing.T, db *store.DB) int {
 	t.Helper()
-	evs, err := db.Read().OutboxList(context.Background(), outbox.ListParams{Limit: 1000})
+	evs, err := db.Read().OutboxList(context.Background(), outbox.ListParams{Environment: string(ledgerScope.Environment), Limit: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}

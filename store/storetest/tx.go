@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -35,7 +36,7 @@ func exerciseTx(t *testing.T, open Opener) {
 	t.Run("UnitOfWorkIsAtomic", func(t *testing.T) {
 		db, _ := fresh(t, open)
 		err := db.InTx(ctx, func(tx *store.Tx) error {
-			if _, err := tx.OutboxInsert(ctx, outbox.Event{Type: "test.written", AggregateID: "agg_1", AggregateVersion: 1}); err != nil {
+			if _, err := tx.OutboxInsert(ctx, outbox.Event{Environment: "test", Type: "test.written", AggregateID: "agg_1", AggregateVersion: 1}); err != nil {
 				return err
 			}
 			if _, err := tx.IdempotencyInsert(ctx, record("k1", "h1", tx.Now().Add(time.Hour))); err != nil {
@@ -46,7 +47,7 @@ func exerciseTx(t *testing.T, open Opener) {
 		if !errors.Is(err, errStop) {
 			t.Fatalf("InTx = %v, want errStop", err)
 		}
-		evs, err := db.Read().OutboxList(ctx, outbox.ListParams{Limit: 10})
+		evs, err := db.Read().OutboxList(ctx, outbox.ListParams{Environment: "test", Limit: 10})
 		if err != nil || len(evs) != 0 {
 			t.Fatalf("outbox after rollback = %d events, %v", len(evs), err)
 		}
@@ -140,7 +141,7 @@ func exerciseTx(t *testing.T, open Opener) {
 				if err := tx.IdempotencyInsertLater(ctx, r, taken); err != nil {
 					return err
 				}
-				_, err := tx.OutboxInsert(ctx, outbox.Event{Type: "test.later", AggregateID: id, AggregateVersion: 1})
+				_, err := tx.OutboxInsert(ctx, outbox.Event{Environment: "test", Type: "test.later", AggregateID: id, AggregateVersion: 1})
 				return err
 			})
 		}
@@ -168,7 +169,7 @@ func exerciseTx(t *testing.T, open Opener) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		evs, err := db.Read().OutboxList(ctx, outbox.ListParams{Limit: 50})
+		evs, err := db.Read().OutboxList(ctx, outbox.ListParams{Environment: "test", Limit: 50})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -180,6 +181,7 @@ func exerciseTx(t *testing.T, open Opener) {
 	t.Run("OutboxAndInbox", func(t *testing.T) {
 		db, clock := fresh(t, open)
 		var ids []string
+		var live outbox.Event
 		if err := db.InTx(ctx, func(tx *store.Tx) error {
 			for i := 0; i < 3; i++ {
 				e, err := tx.OutboxInsert(ctx, outbox.Event{TenantID: "ten_1", WorkspaceID: "ws_1", Environment: "test",
@@ -189,36 +191,65 @@ func exerciseTx(t *testing.T, open Opener) {
 				}
 				ids = append(ids, e.ID)
 			}
-			return nil
+			var err error
+			live, err = tx.OutboxInsert(ctx, outbox.Event{TenantID: "ten_1", WorkspaceID: "ws_1", Environment: "live",
+				Type: "test.event", AggregateID: "agg_live", AggregateVersion: 1})
+			return err
 		}); err != nil {
 			t.Fatal(err)
 		}
 		clock.Advance(time.Minute)
-		var first outbox.Event
-		if err := db.InTx(ctx, func(tx *store.Tx) (err error) { first, err = tx.OutboxMarkPublished(ctx, ids[0]); return }); err != nil {
+		mark := func(env, id string) (e outbox.Event, err error) {
+			err = db.InTx(ctx, func(tx *store.Tx) (err error) { e, err = tx.OutboxMarkPublished(ctx, env, id); return })
+			return e, err
+		}
+		first, err := mark("test", ids[0])
+		if err != nil {
 			t.Fatal(err)
 		}
 		if first.PublishedAt == nil || !first.PublishedAt.Equal(Epoch.Add(time.Minute)) {
 			t.Fatalf("publishedAt = %v", first.PublishedAt)
 		}
 		clock.Advance(time.Minute)
-		var again outbox.Event
-		if err := db.InTx(ctx, func(tx *store.Tx) (err error) { again, err = tx.OutboxMarkPublished(ctx, ids[0]); return }); err != nil {
+		again, err := mark("test", ids[0])
+		if err != nil {
 			t.Fatal(err)
 		}
 		if !again.PublishedAt.Equal(*first.PublishedAt) {
 			t.Fatalf("second mark moved publishedAt to %v", again.PublishedAt)
 		}
-		un, err := db.Read().OutboxList(ctx, outbox.ListParams{Limit: 10, Unpublished: true})
+		un, err := db.Read().OutboxList(ctx, outbox.ListParams{Environment: "test", Limit: 10, Unpublished: true})
 		if err != nil || len(un) != 2 || un[0].ID != ids[1] || string(un[0].Payload) != `{"n":1}` {
 			t.Fatalf("unpublished = %+v, %v", un, err)
 		}
-		page, err := db.Read().OutboxList(ctx, outbox.ListParams{After: ids[0], Limit: 1})
+		page, err := db.Read().OutboxList(ctx, outbox.ListParams{Environment: "test", After: ids[0], Limit: 1})
 		if err != nil || len(page) != 1 || page[0].ID != ids[1] {
 			t.Fatalf("page after first = %+v, %v", page, err)
 		}
-		if err := db.InTx(ctx, func(tx *store.Tx) error { _, err := tx.OutboxMarkPublished(ctx, "evt_missing"); return err }); fault.CodeOf(err) != fault.NotFound {
+		if _, err := mark("test", "evt_missing"); fault.CodeOf(err) != fault.NotFound {
 			t.Fatalf("mark unknown = %v", err)
+		}
+		// Each environment lists and marks its own events only: the live
+		// event is NOT_FOUND to the test publisher and stays unpublished.
+		all, err := db.Read().OutboxList(ctx, outbox.ListParams{Environment: "test", Limit: 10})
+		if err != nil || len(all) != 3 || slices.ContainsFunc(all, func(e outbox.Event) bool { return e.ID == live.ID }) {
+			t.Fatalf("test events = %+v, %v", all, err)
+		}
+		if _, err := mark("test", live.ID); fault.CodeOf(err) != fault.NotFound {
+			t.Fatalf("test publisher marks a live event = %v, want NOT_FOUND", err)
+		}
+		if _, err := mark("live", ids[1]); fault.CodeOf(err) != fault.NotFound {
+			t.Fatalf("live publisher marks a test event = %v, want NOT_FOUND", err)
+		}
+		lv, err := db.Read().OutboxList(ctx, outbox.ListParams{Environment: "live", Limit: 10, Unpublished: true})
+		if err != nil || len(lv) != 1 || lv[0].ID != live.ID || lv[0].Environment != "live" {
+			t.Fatalf("live events = %+v, %v", lv, err)
+		}
+		if un, err := db.Read().OutboxList(ctx, outbox.ListParams{Environment: "test", Limit: 10, Unpublished: true}); err != nil || len(un) != 2 {
+			t.Fatalf("test unpublished after the refused marks = %+v, %v", un, err)
+		}
+		if e, err := mark("live", live.ID); err != nil || e.PublishedAt == nil {
+			t.Fatalf("live publisher marks its event = %+v, %v", e, err)
 		}
 		for i, want := range []bool{true, false} {
 			got, err := db.Read().InboxRecord(ctx, "consumer", ids[0])

@@ -1,0 +1,93 @@
+package storetest
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/uptrace/bun"
+
+	"github.com/creatormusic/platform/access"
+	"github.com/creatormusic/platform/store"
+)
+
+// auditEnvironmentVersion is the migration that gives the audit log its
+// environment.
+const auditEnvironmentVersion = 16
+
+// AuditEnvironmentBackfill checks the backfill of migration 0016 on one
+// dialect: old is a fresh database of that dialect with no migration
+// applied, ms the dialect's migrations, and reopen opens the same database
+// through the dialect's Open (which applies the rest). Audit rows written
+// before the migration get the environment of their request's receipt, a
+// subscription's event its subscription's, and the rest live.
+func AuditEnvironmentBackfill(t *testing.T, old *bun.DB, ms []store.Migration, reopen func(t *testing.T) *store.DB) {
+	t.Helper()
+	ctx := context.Background()
+	before := slices.IndexFunc(ms, func(m store.Migration) bool { return m.Version == auditEnvironmentVersion })
+	if before < 0 {
+		t.Fatalf("no migration %04d", auditEnvironmentVersion)
+	}
+	if err := store.Migrate(ctx, old, ms[:before], "", Epoch); err != nil {
+		t.Fatalf("migrate to %04d: %v", auditEnvironmentVersion-1, err)
+	}
+	exec := func(q string, args ...any) {
+		t.Helper()
+		if _, err := old.NewRaw(q, args...).Exec(ctx); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	exec(`INSERT INTO tenants (id, name, created_at) VALUES ('ten_1', 'One', ?)`, Epoch)
+	exec(`INSERT INTO workspaces (id, tenant_id, name, state, created_at) VALUES ('ws_1', 'ten_1', 'One', 'active', ?)`, Epoch)
+	for _, r := range []struct{ id, env string }{{"req_test", "test"}, {"req_live", "live"}, {"req_anonymous", ""}} {
+		exec(`INSERT INTO request_receipts (request_id, tenant_id, workspace_id, environment, principal, method, operation_id, status,
+			created_at) VALUES (?, 'ten_1', 'ws_1', ?, 'user:usr_1', 'POST', 'op', 200, ?)`, r.id, r.env, Epoch)
+	}
+	exec(`INSERT INTO billing_checkouts (id, tenant_id, workspace_id, environment, created_by, price, state, provider_session_id,
+		payment_url, created_at, updated_at) VALUES ('chk_1', 'ten_1', 'ws_1', 'test', 'usr_1', '{}', 'activated', 'cs_1', '', ?, ?)`, Epoch, Epoch)
+	exec(`INSERT INTO billing_subscriptions (id, tenant_id, workspace_id, environment, checkout_id, price, state, provider_id,
+		provider_customer_id, period_start, period_end, cancel_at_period_end, created_at, updated_at)
+		VALUES ('sub_test', 'ten_1', 'ws_1', 'test', 'chk_1', '{}', 'active', 'ps_1', 'pc_1', ?, ?, ?, ?, ?)`,
+		Epoch, Epoch, false, Epoch, Epoch)
+	rows := []struct {
+		id, target, targetID, request string
+		want                          access.Environment
+	}{
+		{"aud_01", "user", "usr_2", "req_test", access.Test},            // a test principal's request
+		{"aud_02", "user", "usr_2", "req_live", access.Live},            // a live principal's request
+		{"aud_03", "subscription", "sub_test", "", access.Test},         // a webhook's or job's work on a test subscription
+		{"aud_04", "subscription", "sub_test", "req_live", access.Test}, // the subject's environment wins
+		{"aud_05", "user", "usr_1", "", access.Live},                    // the host operator's platform-role grant
+		{"aud_06", "invitation", "a@example.com", "req_gone", access.Live},
+		{"aud_07", "workspace", "ws_1", "req_anonymous", access.Live},
+		{"aud_08", "subscription", "sub_gone", "req_test", access.Test},
+	}
+	for _, r := range rows {
+		exec(`INSERT INTO audit_events (id, tenant_id, workspace_id, actor_user_id, actor_key_id, action, target_type, target_id,
+			request_id, before_state, after_state, created_at) VALUES (?, 'ten_1', 'ws_1', '', '', 'x', ?, ?, ?, NULL, NULL, ?)`,
+			r.id, r.target, r.targetID, r.request, Epoch)
+	}
+	if err := old.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	db := reopen(t)
+	got := map[string]access.Environment{}
+	for _, env := range []access.Environment{access.Test, access.Live} {
+		es, err := db.Read().AuditList(ctx, access.Scope{TenantID: "ten_1", WorkspaceID: "ws_1", Environment: env}, "", 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range es {
+			if e.Environment != env {
+				t.Errorf("%s listed in %s with environment %q", e.ID, env, e.Environment)
+			}
+			got[e.ID] = env
+		}
+	}
+	for _, r := range rows {
+		if got[r.id] != r.want {
+			t.Errorf("%s (%s %s, request %q) backfilled to %q, want %q", r.id, r.target, r.targetID, r.request, got[r.id], r.want)
+		}
+	}
+}
