@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/account"
 	genop "github.com/creatormusic/platform/generation/operation"
 	"github.com/creatormusic/platform/sound"
@@ -50,8 +51,8 @@ func (p *Platform) seedFeatureFlags(ctx context.Context) error {
 // the platform (its default) when workspaceID is "", for the host's
 // operator; no route can. It bumps the affected authority version, so it
 // applies from the next request on every host, and is recorded in the
-// audit log with an empty actor (the operator) under tenantID (empty for a
-// platform default). An unknown flag is an error.
+// live audit log with an empty actor (the operator) under tenantID (empty
+// for a platform default). An unknown flag is an error.
 func (p *Platform) SetFeatureFlag(ctx context.Context, tenantID, workspaceID, flag string, enabled bool) error {
 	if !slices.ContainsFunc(FeatureFlags(), func(f FeatureFlag) bool { return f.Name == flag }) {
 		return fmt.Errorf("platform: unknown feature flag %q", flag)
@@ -60,7 +61,10 @@ func (p *Platform) SetFeatureFlag(ctx context.Context, tenantID, workspaceID, fl
 		if err := tx.FlagSet(ctx, flag, workspaceID, enabled); err != nil {
 			return err
 		}
-		return account.Audit(ctx, tx, nil, account.AuditEntry{TenantID: tenantID, WorkspaceID: workspaceID,
+		// A flag applies to both environments; the operator's change is
+		// platform production work, recorded in live as the operator's
+		// other acts are.
+		return account.Audit(ctx, tx, nil, account.AuditEntry{TenantID: tenantID, WorkspaceID: workspaceID, Environment: access.Live,
 			Action: account.ActionFeatureFlagSet, TargetType: account.TargetFeatureFlag, TargetID: flag, After: struct {
 				Enabled bool `json:"enabled"`
 			}{enabled}})
