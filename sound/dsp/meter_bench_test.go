@@ -102,7 +102,7 @@ func benchTruePeak(b *testing.B, sig Block) {
 
 // newBenchTruePeakMeter is the meter's true-peak stage for the benchmark
 // programme (48 kHz stereo).
-func newBenchTruePeakMeter() *truePeakMeter { return newTruePeakMeter(48000, 2) }
+func newBenchTruePeakMeter() *truePeakMeter { return newTruePeakMeter(2) }
 
 // BenchmarkMaster masters the 60 s benchmark signal with the streaming
 // profile (all its passes).
