@@ -14,6 +14,7 @@ import (
 	"github.com/creatormusic/platform"
 	"github.com/creatormusic/platform/asset/assettest"
 	"github.com/creatormusic/platform/platformtest"
+	"github.com/creatormusic/platform/sound"
 	"github.com/creatormusic/platform/sound/dsp"
 	"github.com/creatormusic/platform/sound/dsp/dsptest"
 	"github.com/creatormusic/platform/transport"
@@ -324,6 +325,21 @@ func TestSoundMastering(t *testing.T) {
 func TestSoundStems(t *testing.T) {
 	t.Parallel()
 	platformtest.Dialects(t, soundOptions(), func(t *testing.T, s *platformtest.System) {
+		// The capability says what the separation is and how well it
+		// separates: signal processing, with a measured SDR per stem.
+		cr := s.Do(platformtest.Request{Method: "GET", Path: "/api/v1/sound/capabilities", Key: s.Boot.TestKey})
+		var caps sound.Capabilities
+		cr.Data(t, &caps)
+		sep := caps.Features.StemSeparation
+		if cr.Status != 200 || sep.Method != "signal_processing" || sep.Quality.Metric != "global_sdr" || sep.Quality.MeasuredOn == "" ||
+			len(sep.Quality.Stems) != 4 {
+			t.Fatalf("stem capability: %d %s", cr.Status, cr.Body)
+		}
+		for _, q := range sep.Quality.Stems {
+			if q.SDRDB <= 0 {
+				t.Fatalf("stem quality: %s", cr.Body)
+			}
+		}
 		const rate = 44100
 		// Bass and a centred tone above it, with clicks every half second.
 		in := uploadWAV(t, s, pcmWAV(rate, 4*rate, func(i int) float64 {

@@ -1,7 +1,11 @@
 // Package dsptest is test support for the sound engine (package sound/dsp):
-// a reference true-peak meter that shares no code and no method with the
-// engine's, for tests that check the engine's readings and the ceilings its
-// mastering promises, and for the soundmeter example's independent reading.
+//   - a reference true-peak meter that shares no code and no method with
+//     the engine's, for tests that check the engine's readings and the
+//     ceilings its mastering promises, and for the soundmeter example's
+//     independent reading;
+//   - the stem separation test mixture (four known synthetic sources) and
+//     the SDR that scores a separation of it, for the tests that measure
+//     the quality the engine reports.
 //
 // It depends only on gonum's FFT, never on package dsp, so dsp's own tests
 // can import it.
