@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 )
 
 // Mastering (spec sound-dsp.md section 6): measure the programme's
@@ -525,12 +526,12 @@ func (l *peakLimiter) run() Block {
 	s0 := l.det[0]
 	from, hi := s0.next, s0.z0+len(s0.z)-tpAfter // 2x intervals ready; hi is even
 	if hi > from {
-		l.peaks = append(l.peaks[:0], make([]float64, hi-from)...)
+		l.peaks = zeros(l.peaks, hi-from)
 		for _, s := range l.det {
 			l.f.scan(s, nil, l.peaks, from, l.ceiling)
 		}
 		// Input interval n is 2x intervals 2n and 2n+1.
-		l.d = append(l.d[:0], make([]float64, hi/2-l.next)...)
+		l.d = zeros(l.d, hi/2-l.next)
 		for i, p := range l.peaks {
 			n, _ := floorDiv(from+i, 2)
 			l.d[n-l.next] = max(l.d[n-l.next], p)
@@ -548,6 +549,13 @@ func (l *peakLimiter) run() Block {
 		l.base += d
 	}
 	return l.out
+}
+
+// zeros returns n zeros in s's storage when it has room.
+func zeros(s []float64, n int) []float64 {
+	s = slices.Grow(s[:0], n)[:n]
+	clear(s)
+	return s
 }
 
 // gain passes the next input interval, whose peak is d, through the gain
