@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"net/http"
 	"sync"
 	"testing"
@@ -13,7 +14,9 @@ import (
 	"github.com/creatormusic/platform"
 	"github.com/creatormusic/platform/asset/assettest"
 	"github.com/creatormusic/platform/platformtest"
+	"github.com/creatormusic/platform/sound"
 	"github.com/creatormusic/platform/sound/dsp"
+	"github.com/creatormusic/platform/sound/dsp/dsptest"
 	"github.com/creatormusic/platform/transport"
 )
 
@@ -230,11 +233,14 @@ func TestSoundMastering(t *testing.T) {
 	t.Parallel()
 	platformtest.Dialects(t, soundOptions(), func(t *testing.T, s *platformtest.System) {
 		// A quiet, music-like input: two tones with a beating envelope at
-		// about -30 LUFS.
+		// about -30 LUFS, and bursts of white noise (hats) whose peaks the
+		// limiter must catch between samples.
 		const rate = 44100
+		rng := rand.New(rand.NewPCG(12, 34))
 		in := uploadWAV(t, s, pcmWAV(rate, 8*rate, func(i int) float64 {
 			x := float64(i) / rate
-			return 0.03 * (1 + 0.5*math.Sin(2*math.Pi*0.5*x)) * (math.Sin(2*math.Pi*220*x) + 0.5*math.Sin(2*math.Pi*660*x))
+			hat := 0.06 * math.Exp(-math.Mod(x, 0.25)/0.01) * rng.NormFloat64()
+			return hat + 0.03*(1+0.5*math.Sin(2*math.Pi*0.5*x))*(math.Sin(2*math.Pi*220*x)+0.5*math.Sin(2*math.Pi*660*x))
 		}))
 		master := func(idem string, body map[string]any) *platformtest.Response {
 			return s.Do(platformtest.Request{Method: "POST", Path: "/api/v1/sound/master", Key: s.Boot.TestKey, Body: body,
@@ -294,6 +300,22 @@ func TestSoundMastering(t *testing.T) {
 		if math.Abs(*got.IntegratedLoudness.Value-m.AchievedLUFS) > 0.1 || *got.TruePeak.Value > -1 {
 			t.Fatalf("re-analysed output: %+v %+v", got.IntegratedLoudness, got.TruePeak)
 		}
+		// A meter independent of the engine's (FFT zero-padding to 16x)
+		// reads the stored output under the ceiling, and within 0.1 dB of
+		// the true peak the result reports.
+		c := s.Do(platformtest.Request{Method: "GET", Path: "/api/v1/assets/" + o.AssetID + "/content", Key: s.Boot.TestKey})
+		dec, _, err := dsp.Open(bytes.NewReader(c.Body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		blk, err := dsp.ReadAll(dec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref := dsptest.TruePeakDB(blk)
+		if ref > m.CeilingDBTP+dsptest.EdgeErrorDB || math.Abs(ref-m.AchievedTruePeakDB) > 0.1 {
+			t.Fatalf("reference true peak %.3f dBTP; reported %.3f dBTP, ceiling %g", ref, m.AchievedTruePeakDB, m.CeilingDBTP)
+		}
 		if n := count(t, s, `SELECT COUNT(*) FROM sound_outputs WHERE operation_id = ? AND parent_asset_id = ?`, v.ID, in); n != 1 {
 			t.Fatalf("outputs rows = %d", n)
 		}
@@ -303,6 +325,21 @@ func TestSoundMastering(t *testing.T) {
 func TestSoundStems(t *testing.T) {
 	t.Parallel()
 	platformtest.Dialects(t, soundOptions(), func(t *testing.T, s *platformtest.System) {
+		// The capability says what the separation is and how well it
+		// separates: signal processing, with a measured SDR per stem.
+		cr := s.Do(platformtest.Request{Method: "GET", Path: "/api/v1/sound/capabilities", Key: s.Boot.TestKey})
+		var caps sound.Capabilities
+		cr.Data(t, &caps)
+		sep := caps.Features.StemSeparation
+		if cr.Status != 200 || sep.Method != "signal_processing" || sep.Quality.Metric != "global_sdr" || sep.Quality.MeasuredOn == "" ||
+			len(sep.Quality.Stems) != 4 {
+			t.Fatalf("stem capability: %d %s", cr.Status, cr.Body)
+		}
+		for _, q := range sep.Quality.Stems {
+			if q.SDRDB <= 0 {
+				t.Fatalf("stem quality: %s", cr.Body)
+			}
+		}
 		const rate = 44100
 		// Bass and a centred tone above it, with clicks every half second.
 		in := uploadWAV(t, s, pcmWAV(rate, 4*rate, func(i int) float64 {

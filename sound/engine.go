@@ -13,9 +13,11 @@ type Engine interface {
 	// Name identifies the engine in operation records.
 	Name() string
 	// Stems lists the stems the engine separates; Features its enhancement
-	// features. The capability snapshot is built from them.
+	// features; StemSeparation says how it separates and how well. The
+	// capability snapshot is built from them.
 	Stems() []string
 	Features() []string
+	StemSeparation() dsp.StemSeparation
 	// Measure reads loudness and peaks; Tempo and Key estimate those. Each
 	// reads its reader to the end.
 	Measure(r dsp.Reader) (dsp.Loudness, error)
@@ -46,6 +48,10 @@ func (BuiltIn) Stems() []string { return dsp.StemNames() }
 
 // Features implements Engine.
 func (BuiltIn) Features() []string { return dsp.FeatureNames() }
+
+// StemSeparation implements Engine: signal processing, with the quality
+// package dsp measured on its synthetic test mixture.
+func (BuiltIn) StemSeparation() dsp.StemSeparation { return dsp.DescribeStemSeparation() }
 
 // Measure implements Engine.
 func (BuiltIn) Measure(r dsp.Reader) (dsp.Loudness, error) { return dsp.Measure(r) }

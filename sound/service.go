@@ -109,12 +109,39 @@ type FeatureCapabilities struct {
 	Analysis       Supported      `json:"analysis"`
 }
 
-// StemCapability says whether stems are served, which, and how many.
+// StemCapability says whether stems are served, which, how many, how
+// they are separated and how well.
 type StemCapability struct {
-	Supported    bool `json:"supported"`
-	MaximumStems int  `json:"maximumStems"`
+	// Supported reports whether this deployment serves stem separation.
+	Supported bool `json:"supported" doc:"Whether this deployment serves stem separation."`
+	// MaximumStems is how many stems one request may ask for (0 when
+	// unsupported).
+	MaximumStems int `json:"maximumStems" doc:"How many stems one request may ask for; 0 when unsupported."`
 	// Stems names the stems the engine separates.
-	Stems []string `json:"stems"`
+	Stems []string `json:"stems" doc:"The stems the engine separates; empty when unsupported."`
+	// Method is how the engine separates stems (reported even when this
+	// deployment does not serve them).
+	Method string `json:"method" enum:"signal_processing" doc:"How the engine separates stems. signal_processing: by signal processing (median-filter harmonic/percussive separation, a centre mask from the channels' cross-spectrum, a crossover at 200 Hz), not by a learned model."`
+	// Quality is the engine's measured separation quality.
+	Quality StemQuality `json:"quality" doc:"The engine's separation quality as measured on a synthetic mixture of known stems (measuredOn): a reading the engine's tests reproduce, not a target. A synthetic mixture of steady sources is far easier than real music, so the figures do not compare with learned models' on real-music benchmarks such as MUSDB18."`
+}
+
+// StemQuality is a measured stem separation quality.
+type StemQuality struct {
+	// Metric names the figure (global_sdr).
+	Metric string `json:"metric" enum:"global_sdr" doc:"The figure: global signal-to-distortion ratio, 10 log10(sum s^2 / sum (s - e)^2) of a separated stem e against its known source s, over both channels and the whole mixture, in dB; higher is better, and silence scores 0 dB."`
+	// MeasuredOn describes the mixture the figures were measured on.
+	MeasuredOn string `json:"measuredOn" example:"10 s of 44.1 kHz stereo mixing four known synthetic sources at equal RMS" doc:"The mixture the figures were measured on."`
+	// Stems holds one figure per stem the engine separates.
+	Stems []StemSDR `json:"stems" doc:"One figure per stem the engine separates."`
+}
+
+// StemSDR is one stem's measured quality.
+type StemSDR struct {
+	// Stem is the stem's name.
+	Stem string `json:"stem" example:"vocals" enum:"vocals,drums,bass,other" doc:"The stem."`
+	// SDRDB is its global signal-to-distortion ratio in dB.
+	SDRDB float64 `json:"sdrDb" example:"7.8" doc:"The stem's global signal-to-distortion ratio in dB."`
 }
 
 // Enhancement says whether enhancement is served and which features.
@@ -131,7 +158,9 @@ type Supported struct {
 
 // Capabilities returns the snapshot for an authority: output up to 48 kHz
 // and 24-bit, and 88.2/96 kHz and 32-bit where the workspace holds
-// EntitlementHighResolution. Only analysis is served so far.
+// EntitlementHighResolution; analysis, mastering, enhancement (by feature)
+// and stem separation, less what Config.Disabled names; and what the stem
+// separation is and how well it separates, as the engine reports it.
 func (s *Service) Capabilities(a *access.Authority) Capabilities {
 	on := func(t Type) bool { return !slices.Contains(s.cfg.Disabled, string(t)) }
 	c := Capabilities{
@@ -140,9 +169,15 @@ func (s *Service) Capabilities(a *access.Authority) Capabilities {
 		Features: FeatureCapabilities{Analysis: Supported{Supported: on(TypeAnalysis)}, Mastering: Supported{Supported: on(TypeMastering)},
 			Enhancement: Enhancement{Supported: on(TypeEnhancement), Features: map[string]bool{}}},
 	}
-	c.Features.StemSeparation.Stems = []string{}
+	sep := s.cfg.Engine.StemSeparation()
+	c.Features.StemSeparation = StemCapability{Stems: []string{}, Method: sep.Method,
+		Quality: StemQuality{Metric: sep.Metric, MeasuredOn: sep.MeasuredOn, Stems: []StemSDR{}}}
+	for _, q := range sep.SDR {
+		c.Features.StemSeparation.Quality.Stems = append(c.Features.StemSeparation.Quality.Stems, StemSDR{Stem: q.Stem, SDRDB: q.SDRDB})
+	}
 	if on(TypeStemSeparation) {
-		c.Features.StemSeparation = StemCapability{Supported: true, MaximumStems: len(s.stems()), Stems: s.stems()}
+		c.Features.StemSeparation.Supported, c.Features.StemSeparation.MaximumStems = true, len(s.stems())
+		c.Features.StemSeparation.Stems = s.stems()
 	}
 	for _, f := range s.features() {
 		c.Features.Enhancement.Features[f] = on(TypeEnhancement) && !slices.Contains(s.cfg.Disabled, f)

@@ -145,10 +145,10 @@ func exampleSoundOperation() SoundOperationView {
 		Environment: "test", CreatedAt: t, StartedAt: &t, UpdatedAt: t}
 }
 
-// soundRoutes are the sound engine routes served so far (spec, Sound
-// engine): the capability snapshot, analysis, mastering, enhancement,
-// stems, and an operation's state, result and cancellation.
-// Reads need project.read (scope sound:read); analysis and cancel need
+// soundRoutes are the sound engine routes (spec, Sound engine): the
+// capability snapshot, analysis, mastering, enhancement, stems, and an
+// operation's state, result and cancellation. Reads need project.read
+// (scope sound:read); every write (the four operations and cancel) needs
 // track.generate (scope sound:write) and an Idempotency-Key.
 func soundRoutes(svc *sound.Service) []Route {
 	if svc == nil {
@@ -191,7 +191,12 @@ func soundRoutes(svc *sound.Service) []Route {
 			Summary: "Get the sound engine's capabilities",
 			Description: "The capability snapshot of the built-in engine for the caller's workspace: output sample rates, bit depths, " +
 				"formats and channels (88.2/96 kHz and 32-bit only with the audio.hires entitlement), and which operations are served. " +
-				"Enhancement lists each feature it serves.",
+				"Enhancement lists each feature it serves. Stem separation also says what it is and how well it separates: method " +
+				"signal_processing (median-filter harmonic/percussive separation, a centre mask and a crossover; no learned model), and " +
+				"quality, the global signal-to-distortion ratio of each stem in dB as measured on a synthetic mixture of four known " +
+				"stems (quality.measuredOn describes it). Those figures are readings the engine's tests reproduce on that mixture, not " +
+				"targets; a synthetic mixture is far easier than real music, so they do not compare with learned models' figures on " +
+				"real-music benchmarks such as MUSDB18.",
 			Response: svc.Capabilities(nil),
 			Handle: func(ctx context.Context, c *Call) (any, error) {
 				return svc.Capabilities(c.Authority), nil

@@ -1,13 +1,19 @@
 // Command soundmeter measures a WAV file with the platform's built-in
 // loudness meter (sound/dsp: ITU-R BS.1770-4 integrated loudness, EBU Tech
-// 3342 loudness range, sample peak and BS.1770-4 Annex 2 true peak) and,
-// when ffmpeg is on PATH, with ffmpeg's ebur128 filter for comparison.
+// 3342 loudness range, sample peak and true peak) and, when ffmpeg is on
+// PATH, with ffmpeg's ebur128 filter for comparison.
 //
-//	soundmeter -in FILE.wav
-//	soundmeter -generate [-duration 10m] [-keep] [-more]
+//	soundmeter -in FILE.wav [-reference]
+//	soundmeter -generate [-duration 10m] [-keep] [-more] [-reference]
 //
 // -more also times tempo, key and mastering (streaming profile) on the same
 // file, each a pass of its own, and prints the peak memory after them.
+//
+// -reference also reads the true peak with the reference meter of
+// sound/dsp/dsptest, which shares no code or method with the engine's (it
+// zero-pads each block's spectrum to 16x, 768 kHz at 48 kHz), and prints the
+// difference: the check that needs no ffmpeg, for example on a mastered
+// file against its ceiling. It is slow (tens of seconds for ten minutes).
 //
 // With -generate it first writes a music-like test programme (48 kHz
 // stereo 24-bit PCM: plucked tones on a beat with a bass line, noise
@@ -22,7 +28,7 @@
 //	ffmpeg -nostats -i FILE -af ebur128=peak=true -f null -
 //
 // parses the summary (I, LRA, true peak), and prints its wall time and the
-// difference in integrated loudness.
+// differences in integrated loudness and true peak.
 package main
 
 import (
@@ -41,6 +47,7 @@ import (
 	"time"
 
 	"github.com/creatormusic/platform/sound/dsp"
+	"github.com/creatormusic/platform/sound/dsp/dsptest"
 )
 
 func main() {
@@ -57,6 +64,7 @@ func run(args []string, out io.Writer) error {
 	duration := fs.Duration("duration", 10*time.Minute, "length of the -generate programme")
 	keep := fs.Bool("keep", false, "keep the -generate file")
 	more := fs.Bool("more", false, "also time tempo, key and streaming mastering on the same file, each its own pass")
+	reference := fs.Bool("reference", false, "also read the true peak with the independent reference meter of sound/dsp/dsptest (slow)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -104,8 +112,13 @@ func run(args []string, out io.Writer) error {
 	fmt.Fprintf(out, "  wall time:    %.3f s (decode + measure, %.0fx real time)\n", elapsed.Seconds(), seconds/elapsed.Seconds())
 	fmt.Fprintf(out, "  peak RSS:     %s\n", hwm)
 
+	if *reference {
+		if err := referencePeak(out, path, res); err != nil {
+			return err
+		}
+	}
 	if *more {
-		if err := timeMore(out, path); err != nil {
+		if err := timeMore(out, path, *reference); err != nil {
 			return err
 		}
 	}
@@ -133,14 +146,57 @@ func run(args []string, out io.Writer) error {
 	if res.IntegratedAvailable {
 		fmt.Fprintf(out, "integrated difference (sound/dsp - ffmpeg): %+.2f LU (ffmpeg prints 0.1 LU steps)\n", res.IntegratedLUFS-sum.integrated)
 	}
+	if res.TruePeakAvailable {
+		fmt.Fprintf(out, "true peak difference (sound/dsp - ffmpeg): %+.2f dB (ffmpeg prints 0.1 dB steps)\n", res.TruePeakDBTP-sum.truePeak)
+	}
 	fmt.Fprintf(out, "wall time: sound/dsp %.3f s, ffmpeg %.3f s (%.1fx)\n", elapsed.Seconds(), ffElapsed.Seconds(), ffElapsed.Seconds()/elapsed.Seconds())
 	return nil
 }
 
+// referencePeak streams the file through the reference true-peak meter
+// and prints its reading beside the engine's (res).
+func referencePeak(out io.Writer, path string, res dsp.Loudness) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	r, err := dsp.NewWAVReader(bufio.NewReaderSize(f, 1<<16))
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	start := time.Now()
+	ref := dsptest.NewTruePeak(r.Format().Channels)
+	buf := dsp.NewBlock(r.Format().Channels, dsp.BlockFrames)
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			ref.Write(buf.Slice(n))
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	peak := ref.Peak()
+	if peak == 0 {
+		fmt.Fprintln(out, "reference true peak: unavailable: digital silence")
+		return nil
+	}
+	db := 20 * math.Log10(peak)
+	fmt.Fprintf(out, "reference true peak (dsptest, FFT zero-padding to %dx): %.2f dBTP in %.3f s\n", dsptest.Factor, db, time.Since(start).Seconds())
+	if res.TruePeakAvailable {
+		fmt.Fprintf(out, "true peak difference (sound/dsp - reference): %+.3f dB\n", res.TruePeakDBTP-db)
+	}
+	return nil
+}
+
 // timeMore times tempo, key and mastering (streaming profile, output
-// discarded) on the file, each decoding it again, and prints the peak RSS
-// after them.
-func timeMore(out io.Writer, path string) error {
+// discarded, or with reference read by the reference true-peak meter) on
+// the file, each decoding it again, and prints the peak RSS after them.
+func timeMore(out io.Writer, path string, reference bool) error {
 	open := func() (dsp.Reader, *os.File, error) {
 		f, err := os.Open(path)
 		if err != nil {
@@ -179,12 +235,18 @@ func timeMore(out io.Writer, path string) error {
 	}
 	fmt.Fprintf(out, "  key:          %s in %.3f s\n", key, time.Since(start).Seconds())
 	var files []*os.File
+	var ref *dsptest.TruePeak
+	sink := func(dsp.Block) error { return nil }
+	if reference {
+		ref = dsptest.NewTruePeak(r.Format().Channels)
+		sink = func(b dsp.Block) error { ref.Write(b); return nil }
+	}
 	start = time.Now()
 	rep, err := dsp.Master(func() (dsp.Reader, error) {
 		r, f, err := open()
 		files = append(files, f)
 		return r, err
-	}, dsp.MasterOptions{Profile: dsp.ProfileStreaming}, func(dsp.Block) error { return nil })
+	}, dsp.MasterOptions{Profile: dsp.ProfileStreaming}, sink)
 	for _, f := range files {
 		if f != nil {
 			f.Close()
@@ -195,6 +257,10 @@ func timeMore(out io.Writer, path string) error {
 	}
 	fmt.Fprintf(out, "  mastering:    streaming -> %.2f LUFS, %.2f dBTP, %d passes in %.3f s\n", rep.OutputLUFS, rep.OutputTruePeakDBTP,
 		rep.Passes, time.Since(start).Seconds())
+	if ref != nil {
+		fmt.Fprintf(out, "  mastered:     reference true peak %.3f dBTP, report %.3f dBTP, ceiling %g dBTP (the time above includes the reference's)\n",
+			20*math.Log10(ref.Peak()), rep.OutputTruePeakDBTP, rep.CeilingDBTP)
+	}
 	fmt.Fprintf(out, "  peak RSS:     %s (after tempo, key and mastering)\n", peakRSS())
 	return nil
 }

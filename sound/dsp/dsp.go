@@ -13,6 +13,35 @@
 // Block holds one slice per channel, all of one length (the block's
 // frames). A Reader produces blocks; every measurement and processor
 // consumes them one at a time, so memory does not grow with duration.
+//
+// # True peak
+//
+// The true peak (Loudness.TruePeakDBTP, and what the mastering limiter
+// holds under its ceiling) is the peak of the band-limited signal the
+// samples stand for, between samples included. BS.1770-4 Annex 2 gives a 4x
+// oversampling meter with a 48-tap example filter and allows more
+// oversampling or a better filter; this engine takes the latter, because
+// the example filter's passband ends far below the Nyquist frequency: it
+// reads tones near fs/4 up to 0.3 dB off, and programme with energy above
+// about 18 kHz at 48 kHz (noise, cymbals, clipped or synthesised sounds)
+// up to half a decibel lower than meters that keep the whole band, such as
+// ffmpeg's (which resamples to 192 kHz). A master limited by it could read
+// -1.2 dBTP here and -0.7 dBTP there.
+//
+// The meter interpolates the half-way points between samples with a
+// 1024-tap Kaiser-windowed sinc, applied by FFT convolution, which keeps
+// the band to 0.4975 fs; a 16-tap kernel then interpolates that 2x signal
+// to a 4x grid and, around every grid maximum that could hide a higher
+// peak, to a 16x grid, where a parabola through three points gives the
+// peak. The reading is within TruePeakErrorDB (0.002 dB) of the signal's
+// peak for content below 0.4975 fs, at every rate, and agrees within 0.1 dB
+// (in practice 0.05 dB, on white noise in full band) with an independent
+// meter that interpolates by FFT zero-padding to 16x (package dsptest,
+// which the tests use). It costs two 8192-point real transforms per 7169
+// samples per channel, a folded 16-tap dot product per 4x point, and three
+// more per refined maximum: about 7 times the CPU time of the Annex filter
+// on the meter's benchmark, about twice on mastering's, whose limiter also
+// detects with it; truepeak.go has the details.
 package dsp
 
 import (

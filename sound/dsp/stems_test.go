@@ -7,130 +7,22 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/creatormusic/platform/sound/dsp/dsptest"
 )
 
 // stemSources are the four sources of the stem test mix, at equal RMS,
 // indexed like StemNames.
 type stemSources [stemCount]Block
 
-// stemTestSignal returns issue 14's test programme: seconds of 44.1 kHz
-// stereo mixing four sources scaled to equal RMS:
-//   - bass: 55 Hz with its 2nd and 3rd harmonics, the same in both channels;
-//   - drums: white-noise bursts decaying exponentially (40 ms time
-//     constant) every 500 ms, the same in both channels;
-//   - vocals: 220 Hz with 8 harmonics and a 5 Hz vibrato of ±2 %,
-//     high-passed at 300 Hz (4th-order Butterworth), the same in both
-//     channels;
-//   - other: a C major chord (C5 E5 G5) of detuned sawtooth pairs,
-//     generated independently per channel (each channel with its own
-//     detune and phases) so the channels decorrelate.
+// stemTestSignal is dsptest.StemMixture as dsp types.
 func stemTestSignal(seconds float64) (Format, Block, stemSources) {
-	const fs = 44100
-	n := int(seconds * fs)
+	rate, mix, stems := dsptest.StemMixture(seconds)
 	var src stemSources
 	for i := range src {
-		src[i] = NewBlock(2, n)
+		src[i] = stems[i]
 	}
-	rng := rand.New(rand.NewPCG(14, 4))
-
-	bass := src[stemBass]
-	for i := range n {
-		t := float64(i) / fs
-		v := math.Sin(2*math.Pi*55*t) + 0.5*math.Sin(2*math.Pi*110*t) + 0.33*math.Sin(2*math.Pi*165*t)
-		bass[0][i], bass[1][i] = v, v
-	}
-
-	drums := src[stemDrums]
-	period := fs / 2
-	for i := range n {
-		v := rng.NormFloat64() * math.Exp(-float64(i%period)/fs/0.040)
-		drums[0][i], drums[1][i] = v, v
-	}
-
-	voice := src[stemVocals]
-	var phase float64
-	for i := range n {
-		t := float64(i) / fs
-		var v float64
-		for k := 1; k <= 8; k++ {
-			v += math.Sin(float64(k)*phase) / float64(k)
-		}
-		voice[0][i] = v
-		phase += 2 * math.Pi * 220 * (1 + 0.02*math.Sin(2*math.Pi*5*t)) / fs
-	}
-	highPass4(voice[0], 300, fs)
-	copy(voice[1], voice[0])
-
-	other := src[stemOther]
-	notes := []float64{523.25, 659.26, 783.99}
-	detune := [2][2]float64{{-9, 7}, {-4, 12}} // cents, per channel
-	for c := range 2 {
-		for _, f := range notes {
-			for _, cents := range detune[c] {
-				inc := f * math.Pow(2, cents/1200) / fs
-				ph := rng.Float64()
-				for i := range n {
-					other[c][i] += sawBLEP(ph, inc)
-					ph += inc
-					ph -= math.Floor(ph)
-				}
-			}
-		}
-	}
-
-	target := 0.1
-	for _, s := range src {
-		g := target / rms(s)
-		for _, ch := range s {
-			for i := range ch {
-				ch[i] *= g
-			}
-		}
-	}
-	mix := NewBlock(2, n)
-	for _, s := range src {
-		for c := range mix {
-			for i, v := range s[c] {
-				mix[c][i] += v
-			}
-		}
-	}
-	return Format{SampleRate: fs, Channels: 2, BitDepth: 24}, mix, src
-}
-
-// sawBLEP is a band-limited (polyBLEP) sawtooth in [-1, 1] at phase ph in
-// [0, 1) advancing by inc per sample.
-func sawBLEP(ph, inc float64) float64 {
-	v := 2*ph - 1
-	switch {
-	case ph < inc:
-		x := ph / inc
-		v -= x + x - x*x - 1
-	case ph > 1-inc:
-		x := (ph - 1) / inc
-		v -= x*x + x + x + 1
-	}
-	return v
-}
-
-// highPass4 filters x in place by a 4th-order Butterworth high-pass at fc
-// (two bilinear-transform biquads, Q 0.5412 and 1.3066).
-func highPass4(x []float64, fc, fs float64) {
-	for _, q := range []float64{0.54119610, 1.3065630} {
-		w := 2 * math.Pi * fc / fs
-		alpha := math.Sin(w) / (2 * q)
-		cw := math.Cos(w)
-		a0 := 1 + alpha
-		b0, b1, b2 := (1+cw)/2/a0, -(1+cw)/a0, (1+cw)/2/a0
-		a1, a2 := -2*cw/a0, (1-alpha)/a0
-		var x1, x2, y1, y2 float64
-		for i, v := range x {
-			y := b0*v + b1*x1 + b2*x2 - a1*y1 - a2*y2
-			x2, x1 = x1, v
-			y2, y1 = y1, y
-			x[i] = y
-		}
-	}
+	return Format{SampleRate: rate, Channels: 2, BitDepth: 24}, mix, src
 }
 
 // rms is the root mean square of b over all channels.
@@ -144,20 +36,13 @@ func rms(b Block) float64 {
 	return math.Sqrt(e / float64(len(b)*b.Frames()))
 }
 
-// sdr is the global signal-to-distortion ratio of est against ref in dB,
-// 10 log10(sum ref² / sum (ref-est)²) over all channels.
-func sdr(ref, est Block) float64 {
-	var s, e float64
-	for c := range ref {
-		for i, v := range ref[c] {
-			d := v - est[c][i]
-			s += v * v
-			e += d * d
-		}
-	}
-	return 10 * math.Log10(s/e)
-}
+// sdr is dsptest.SDR on dsp blocks.
+func sdr(ref, est Block) float64 { return dsptest.SDR(ref, est) }
 
+// TestSeparateStemsSDR separates 10 s of the stem test mixture: every stem
+// reaches 5 dB of global SDR, DescribeStemSeparation reports what this
+// measures (not better, at most 0.5 dB worse), and the stems sum back to
+// the mix.
 func TestSeparateStemsSDR(t *testing.T) {
 	f, mix, src := stemTestSignal(10)
 
@@ -175,6 +60,10 @@ func TestSeparateStemsSDR(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := col.stems
+	described := DescribeStemSeparation().SDR
+	if len(described) != stemCount {
+		t.Fatalf("described %d stems", len(described))
+	}
 	sum := NewBlock(2, mix.Frames())
 	for i, name := range StemNames() {
 		est := got[name]
@@ -190,6 +79,10 @@ func TestSeparateStemsSDR(t *testing.T) {
 		t.Logf("%-6s SDR %5.2f dB", name, d)
 		if d < 5 {
 			t.Errorf("%s: SDR %.2f dB, want at least 5", name, d)
+		}
+		// The figure DescribeStemSeparation reports is this reading.
+		if q := described[i]; q.Stem != name || q.SDRDB > d || d-q.SDRDB >= 0.5 {
+			t.Errorf("%s: described as %s %.2f dB, measured %.2f dB", name, q.Stem, q.SDRDB, d)
 		}
 	}
 	sumErr := -sdr(mix, sum)
