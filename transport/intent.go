@@ -68,26 +68,26 @@ type ReconciliationCheckView struct {
 	Check    string `json:"check" example:"chain.net" doc:"What was compared: intent.economicsHash; chain.read, chain.network, chain.transaction, chain.signature, chain.success, chain.signer, chain.program, chain.instruction, chain.source, chain.mint, chain.destination, chain.recipient, chain.reference, chain.memo, chain.decimals, chain.gross, chain.net, chain.fee (the landed transaction read again at the purpose's threshold; amounts in the mint's atomic units); settlement.movements, settlement.scope, settlement.amount, settlement.balanced (the settlement's ledger movements, amounts in credits)."`
 	Expected string `json:"expected" example:"1000000000" doc:"What the intent's frozen economics or the purpose's pricing expect."`
 	Actual   string `json:"actual" example:"999999999" doc:"What the chain or the ledger shows."`
-	Passed   bool   `json:"passed" example:"false"`
+	Passed   bool   `json:"passed" example:"false" doc:"Whether actual agrees with expected."`
 }
 
 // ReconciliationView is an intent's reconciliation: the comparison of the
 // intent, the chain's record of its transaction and its settlement, made
 // once after settlement. It reports and never corrects.
 type ReconciliationView struct {
-	ID      string `json:"id" example:"rec_0123456789abcdef0123456789abcdef"`
+	ID      string `json:"id" example:"rec_0123456789abcdef0123456789abcdef" doc:"The reconciliation record's id; one record per intent."`
 	Object  string `json:"object" example:"reconciliation"`
 	Outcome string `json:"outcome" example:"MATCH" enum:"MATCH,DRIFT_DETECTED,REQUIRES_REVIEW" doc:"MATCH: every check passed. DRIFT_DETECTED: the payment and settlement are the intent's but an amount differs (net received, fee withheld, gross, credited amount, unbalanced postings). REQUIRES_REVIEW: an identity or integrity check failed (economics hash, transaction missing, failed or unreadable after the job's attempts, signer, mint, accounts, reference, memo, no settlement or a second one). Never corrected automatically."`
 	// Reason names the failed checks, or why the chain could not be read;
 	// null for MATCH.
-	Reason    *string    `json:"reason" example:"failed checks: chain.net, chain.fee"`
+	Reason    *string    `json:"reason" example:"failed checks: chain.net, chain.fee" doc:"The failed checks, or why the chain could not be read; null for MATCH."`
 	Signature string     `json:"signature" example:"5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW" doc:"The transaction signature read again."`
 	Slot      *uint64    `json:"slot" example:"1234" doc:"The slot the transaction landed in; null when it was not found."`
 	BlockTime *time.Time `json:"blockTime" doc:"The block's time; null when unknown."`
 	// ObservedAt is when the chain was read; ReconciledAt when the
 	// outcome was recorded.
-	ObservedAt   time.Time                 `json:"observedAt"`
-	ReconciledAt time.Time                 `json:"reconciledAt"`
+	ObservedAt   time.Time                 `json:"observedAt" doc:"When the chain was read (RFC 3339, UTC)."`
+	ReconciledAt time.Time                 `json:"reconciledAt" doc:"When the outcome was recorded (RFC 3339, UTC)."`
 	Evidence     []ReconciliationCheckView `json:"evidence" doc:"Every check made, passed or not, in a fixed order."`
 }
 
@@ -137,10 +137,10 @@ type TransactionIntentView struct {
 	SettledAt    *time.Time     `json:"settledAt"`
 	// ReconciledAt is when reconciliation recorded its outcome; null
 	// before RECONCILED.
-	ReconciledAt *time.Time `json:"reconciledAt"`
+	ReconciledAt *time.Time `json:"reconciledAt" doc:"When reconciliation recorded its outcome; null before RECONCILED."`
 	// Reconciliation is the reconciliation's outcome and evidence; null
 	// before RECONCILED.
-	Reconciliation *ReconciliationView `json:"reconciliation"`
+	Reconciliation *ReconciliationView `json:"reconciliation" doc:"The reconciliation's outcome and evidence; null before RECONCILED."`
 	UpdatedAt      time.Time           `json:"updatedAt"`
 }
 
