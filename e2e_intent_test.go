@@ -171,13 +171,14 @@ func TestCreditPurchaseOnChain(t *testing.T) {
 				t.Fatalf("submit granted credits: %d -> %d", before, got)
 			}
 			var final transport.TransactionIntentView
-			waitFor(t, "the intent to settle", func() bool {
+			waitFor(t, "the intent to settle and reconcile", func() bool {
 				s.Cluster.AdvanceSlots(1)
 				s.Clock.Advance(time.Second) // the watch job runs every second
 				final = intentGet(t, s, p, iv.ID)
-				return final.State == "SETTLED"
+				return final.State == "RECONCILED"
 			})
-			if final.NetworkState != "confirmed" && final.NetworkState != "finalized" || final.Slot == nil || final.SettledAt == nil {
+			if final.NetworkState != "confirmed" && final.NetworkState != "finalized" || final.Slot == nil || final.SettledAt == nil ||
+				final.Reconciliation == nil || final.Reconciliation.Outcome != "MATCH" || final.ReconciledAt == nil {
 				t.Fatalf("settled = %+v", final)
 			}
 			if got := workspaceCredits(t, s, p); got != before+100 {
@@ -335,7 +336,7 @@ func TestIntentRelayFaults(t *testing.T) {
 	if r := submit(s, p, slow.ID, sig, wire); r.Status != http.StatusOK {
 		t.Fatalf("submit: %d %s", r.Status, r.Body)
 	}
-	awaitState(t, s, p, slow.ID, "SETTLED", time.Second)
+	awaitState(t, s, p, slow.ID, "RECONCILED", time.Second)
 	ref, err := token2022.ParsePublicKey(slow.Reference)
 	if err != nil {
 		t.Fatal(err)
@@ -479,7 +480,9 @@ func TestChainPaymentRequest(t *testing.T) {
 			gross, _ := strconv.ParseUint(iv.GrossAtomic, 10, 64)
 			net, _ := strconv.ParseUint(iv.NetAtomic, 10, 64)
 			payFromURI(t, s, p, pv, gross, pv.Recipient)
-			awaitState(t, s, p, iv.ID, "SETTLED", 5*time.Second)
+			if v := awaitState(t, s, p, iv.ID, "RECONCILED", 5*time.Second); v.Reconciliation == nil || v.Reconciliation.Outcome != "MATCH" {
+				t.Fatalf("a wallet-built transfer reconciled as %+v", v.Reconciliation)
+			}
 			if got := workspaceCredits(t, s, p); got != before+100 {
 				t.Fatalf("credits %d -> %d", before, got)
 			}

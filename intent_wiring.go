@@ -25,14 +25,18 @@ import (
 )
 
 // The chain payment path's jobs: relay sends an intent's signed bytes
-// (payload {"id"}), watch reconciles one submitted intent until it ends,
-// sweep reconciles every open intent (payments made from a chain payment
-// request have no submit) and schedules itself again. A watch continues
-// past settlement until the transaction is finalized.
+// (payload {"id"}), watch moves one submitted intent until it settles or
+// ends, sweep does the same for every pending intent (payments made from a
+// chain payment request have no submit) and schedules itself again. A
+// watch continues past settlement until the transaction is finalized.
+// reconcile (payload {"id"}) is enqueued in the unit of work that settles
+// an intent and runs its reconciliation; migration 0017 enqueues it for
+// intents settled before, with the same kind, key and attempts.
 const (
-	jobIntentRelay = "intent.relay"
-	jobIntentWatch = "intent.watch"
-	jobIntentSweep = "intent.sweep"
+	jobIntentRelay     = "intent.relay"
+	jobIntentWatch     = "intent.watch"
+	jobIntentSweep     = "intent.sweep"
+	jobIntentReconcile = "intent.reconcile"
 )
 
 // intentJob is the payload of the relay and watch jobs.
@@ -48,6 +52,10 @@ const (
 	relayRetry = 2 * time.Second
 	// sweepBatch bounds one sweep.
 	sweepBatch = 100
+	// reconcileAttempts bounds a reconciliation job: a cluster that still
+	// cannot be read on the last attempt (after about 17 minutes of
+	// back-off) concludes REQUIRES_REVIEW.
+	reconcileAttempts = 10
 )
 
 // sweepEvery is the chain payment sweep's period.
@@ -64,7 +72,7 @@ func (p *Platform) sweepEvery() time.Duration {
 // environments that configure a cluster and a treasury.
 func (p *Platform) startIntents(ctx context.Context, cfg ChainConfig) error {
 	reg := intent.NewRegistry()
-	if err := reg.Register(intent.CreditPurchase(p.creditPacks, p.settleCredits)); err != nil {
+	if err := reg.Register(intent.CreditPurchase(p.creditPacks, p.settleCredits, p.creditSettlement)); err != nil {
 		return fmt.Errorf("platform: intents: %w", err)
 	}
 	envs := map[access.Environment]intent.Environment{}
@@ -168,15 +176,47 @@ func (p *Platform) settleCredits(ctx context.Context, st intent.Store, it intent
 	return err
 }
 
+// creditSettlement reads back a credit purchase's settlement for
+// reconciliation: every grant movement carrying the intent's business
+// reference in the intent's tenant (one is expected, in its workspace
+// and environment), from system:grants to workspace:credits.
+func (p *Platform) creditSettlement(ctx context.Context, st intent.Store, it intent.Intent) (intent.Settlement, error) {
+	tx, ok := st.(*store.Tx)
+	if !ok {
+		return intent.Settlement{}, fmt.Errorf("platform: credit settlement: the unit of work's store is %T", st)
+	}
+	ms, err := tx.LedgerMovementsByReference(ctx, it.Actor.TenantID, string(ledger.TypeGrant)+":"+it.BusinessReference)
+	if err != nil {
+		return intent.Settlement{}, err
+	}
+	out := intent.Settlement{Credit: ledger.AccountWorkspaceCredits, Debit: ledger.AccountSystemGrants}
+	for _, m := range ms {
+		sm := intent.SettlementMovement{ID: m.ID, Reference: m.Reference, Scope: m.Scope}
+		for _, ps := range m.Postings {
+			sm.Postings = append(sm.Postings, intent.SettlementPosting{Account: ps.Account, Credit: ps.Direction == ledger.Credit,
+				Amount: ps.Amount})
+		}
+		out.Movements = append(out.Movements, sm)
+	}
+	return out, nil
+}
+
 // intentChanged runs in every unit of work that writes an intent: it
-// records the intent.changed event and schedules the intent's next job.
+// records the intent's event ("transaction_intent.<state>", with the
+// reconciliation's id and outcome once reconciled) and schedules the
+// intent's next job: the relay and the watch after a submit, the
+// reconciliation in the unit that settles it.
 func (p *Platform) intentChanged(ctx context.Context, st intent.Store, it intent.Intent) error {
 	tx, ok := st.(*store.Tx)
 	if !ok {
 		return fmt.Errorf("platform: intent changed: the unit of work's store is %T", st)
 	}
-	payload, _ := json.Marshal(map[string]any{"id": it.ID, "purpose": it.Purpose, "state": it.State,
-		"networkState": it.NetworkState, "signature": it.Signature})
+	event := map[string]any{"id": it.ID, "purpose": it.Purpose, "state": it.State,
+		"networkState": it.NetworkState, "signature": it.Signature}
+	if it.ReconciliationID != "" {
+		event["reconciliationId"], event["outcome"] = it.ReconciliationID, it.ReconciliationOutcome
+	}
+	payload, _ := json.Marshal(event)
 	if _, err := tx.OutboxInsert(ctx, outbox.Event{TenantID: it.Actor.TenantID, WorkspaceID: it.Actor.WorkspaceID,
 		Environment: string(it.Actor.Environment), Type: "transaction_intent." + stateEvent(it.State), SchemaVersion: 1,
 		AggregateID: it.ID, AggregateVersion: it.Version, OccurredAt: tx.Now(), Payload: payload}); err != nil {
@@ -192,6 +232,12 @@ func (p *Platform) intentChanged(ctx context.Context, st intent.Store, it intent
 	if it.State == intent.StateSubmitted {
 		if _, err := tx.JobInsert(ctx, jobs.InsertParams{Kind: jobIntentWatch, Payload: job,
 			UniqueKey: jobIntentWatch + ":" + it.ID + ":start"}); err != nil {
+			return err
+		}
+	}
+	if it.State == intent.StateSettled {
+		if _, err := tx.JobInsert(ctx, jobs.InsertParams{Kind: jobIntentReconcile, Payload: job,
+			MaxAttempts: reconcileAttempts, UniqueKey: jobIntentReconcile + ":" + it.ID}); err != nil {
 			return err
 		}
 	}
@@ -232,10 +278,21 @@ func (p *Platform) intentHandlers() map[string]jobs.Handler {
 			if err != nil && !errors.Is(err, chain.ErrUnavailable) && !fault.Is(err, fault.ProviderUnavailable) {
 				return err
 			}
-			if out.Intent.ID != "" && out.Intent.State.Terminal() && !intent.Following(out.Intent) {
+			if out.Intent.ID != "" && !out.Intent.State.Pending() && !intent.Following(out.Intent) {
 				return nil
 			}
 			return p.enqueueIntentJob(ctx, jobIntentWatch, in.ID, p.db.Now().Format(time.RFC3339Nano), watchEvery)
+		},
+		jobIntentReconcile: func(ctx context.Context, j jobs.Job) error {
+			var in intentJob
+			if err := json.Unmarshal(j.Payload, &in); err != nil || in.ID == "" {
+				return fmt.Errorf("intent.reconcile: bad payload %q", j.Payload)
+			}
+			// An unreadable cluster fails the attempt, so the pool retries
+			// with back-off; the last attempt concludes instead.
+			_, err := p.intents.ReconcileSettled(ctx, in.ID, intent.ReconcileOptions{
+				LastAttempt: j.Attempts >= j.MaxAttempts, Attempts: j.Attempts})
+			return err
 		},
 		jobIntentSweep: func(ctx context.Context, _ jobs.Job) error {
 			if _, err := p.ReconcileIntents(ctx, sweepBatch); err != nil {
@@ -287,4 +344,15 @@ func (p *Platform) ReconcileIntents(ctx context.Context, limit int) (int, error)
 		}
 	}
 	return changed, err
+}
+
+// ReconcileSettledIntent runs the reconciliation of one settled
+// transaction intent now, as its job does (an unreadable cluster returns
+// PROVIDER_UNAVAILABLE and leaves the intent RECONCILING), and returns the
+// intent's reconciliation record; an intent already reconciled returns its
+// record unchanged, and one that is not settled returns nil. The outcome
+// is reported, never acted on.
+func (p *Platform) ReconcileSettledIntent(ctx context.Context, id string) (*intent.Reconciliation, error) {
+	out, err := p.intents.ReconcileSettled(ctx, id, intent.ReconcileOptions{})
+	return out.Reconciliation, err
 }

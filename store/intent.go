@@ -14,6 +14,7 @@ import (
 	"github.com/creatormusic/platform/chain/intent"
 	"github.com/creatormusic/platform/chain/token2022"
 	"github.com/creatormusic/platform/fault"
+	"github.com/creatormusic/platform/ledger"
 )
 
 var _ intent.Store = (*Tx)(nil)
@@ -77,6 +78,10 @@ type intentBody struct {
 	VerifiedAt           time.Time          `json:"verifiedAt"`
 	SettledAt            time.Time          `json:"settledAt"`
 	UpdatedAt            time.Time          `json:"updatedAt"`
+	// Reconciliation's summary (0017); absent in bodies written before.
+	ReconciliationID      string    `json:"reconciliationId,omitempty"`
+	ReconciliationOutcome string    `json:"reconciliationOutcome,omitempty"`
+	ReconciledAt          time.Time `json:"reconciledAt"`
 }
 
 // intentMismatchJS is the stored form of an intent.Mismatch.
@@ -106,7 +111,8 @@ func newIntentBody(it intent.Intent) intentBody {
 		SignedTransaction: it.SignedTransaction, Origin: string(it.Origin), SendAttempts: it.SendAttempts,
 		LastError: string(it.LastError), ChainError: it.ChainError, Slot: it.Slot,
 		SubmittedAt: it.SubmittedAt.UTC(), VerifiedAt: it.VerifiedAt.UTC(), SettledAt: it.SettledAt.UTC(),
-		UpdatedAt: it.UpdatedAt.UTC()}
+		UpdatedAt: it.UpdatedAt.UTC(), ReconciliationID: it.ReconciliationID,
+		ReconciliationOutcome: string(it.ReconciliationOutcome), ReconciledAt: it.ReconciledAt.UTC()}
 	if it.Evidence != nil {
 		b.Evidence = make([]intentMismatchJS, len(it.Evidence))
 		for i, m := range it.Evidence {
@@ -134,7 +140,8 @@ func (b intentBody) intent() (intent.Intent, error) {
 		SignedTransaction: b.SignedTransaction, Origin: intent.Origin(b.Origin), SendAttempts: b.SendAttempts,
 		LastError: fault.Code(b.LastError), ChainError: b.ChainError, Slot: b.Slot,
 		SubmittedAt: b.SubmittedAt.UTC(), VerifiedAt: b.VerifiedAt.UTC(), SettledAt: b.SettledAt.UTC(),
-		UpdatedAt: b.UpdatedAt.UTC()}
+		UpdatedAt: b.UpdatedAt.UTC(), ReconciliationID: b.ReconciliationID,
+		ReconciliationOutcome: intent.ReconciliationOutcome(b.ReconciliationOutcome), ReconciledAt: b.ReconciledAt.UTC()}
 	for _, a := range []struct {
 		name string
 		text string
@@ -406,13 +413,13 @@ func (tx *Tx) PaymentRequestByIntent(ctx context.Context, intentID string) (inte
 		`SELECT body FROM chain_payment_requests WHERE intent_id = ?`, intentID)
 }
 
-// reconcilableStates is the SQL list of the non-terminal business states,
-// taken from the domain's table. Migration 0014's partial index covers the
-// same list.
+// reconcilableStates is the SQL list of the pending business states
+// (State.Pending), taken from the domain. Migration 0014's partial index
+// covers the same list.
 var reconcilableStates = func() string {
 	var q []string
 	for _, s := range intent.States() {
-		if !s.Terminal() {
+		if s.Pending() {
 			q = append(q, "'"+string(s)+"'")
 		}
 	}
@@ -420,8 +427,8 @@ var reconcilableStates = func() string {
 }()
 
 // IntentsToReconcile implements intent.Store: up to limit intents in a
-// non-terminal state, least recently updated first (ties by id). A limit
-// below one lists nothing.
+// pending state, least recently updated first (ties by id). A limit below
+// one lists nothing.
 func (tx *Tx) IntentsToReconcile(ctx context.Context, limit int) ([]intent.Intent, error) {
 	const op = "store.IntentsToReconcile"
 	if limit < 1 {
@@ -441,4 +448,100 @@ func (tx *Tx) IntentsToReconcile(ctx context.Context, limit int) ([]intent.Inten
 		out = append(out, it)
 	}
 	return out, nil
+}
+
+// reconciliationBody is the stored JSON form of an intent.Reconciliation
+// (the body column of intent_reconciliations).
+type reconciliationBody struct {
+	ID          string                  `json:"id"`
+	IntentID    string                  `json:"intentId"`
+	TenantID    string                  `json:"tenantId"`
+	WorkspaceID string                  `json:"workspaceId"`
+	UserID      string                  `json:"userId"`
+	Environment string                  `json:"environment"`
+	Outcome     string                  `json:"outcome"`
+	Reason      string                  `json:"reason"`
+	Checks      []reconciliationCheckJS `json:"checks"`
+	Signature   string                  `json:"signature"`
+	Slot        uint64                  `json:"slot"`
+	BlockTime   time.Time               `json:"blockTime"`
+	ObservedAt  time.Time               `json:"observedAt"`
+	CreatedAt   time.Time               `json:"createdAt"`
+}
+
+// reconciliationCheckJS is the stored form of an intent.Check.
+type reconciliationCheckJS struct {
+	Name     string `json:"check"`
+	Expected string `json:"expected"`
+	Actual   string `json:"actual"`
+	Passed   bool   `json:"passed"`
+}
+
+// InsertReconciliation implements intent.Store: CONFLICT when the intent
+// already has a record (intent_id is unique) or the id is taken.
+func (tx *Tx) InsertReconciliation(ctx context.Context, r intent.Reconciliation) error {
+	const op = "store.InsertReconciliation"
+	b := reconciliationBody{ID: r.ID, IntentID: r.IntentID, TenantID: r.Actor.TenantID, WorkspaceID: r.Actor.WorkspaceID,
+		UserID: r.Actor.UserID, Environment: string(r.Actor.Environment), Outcome: string(r.Outcome), Reason: r.Reason,
+		Checks: make([]reconciliationCheckJS, len(r.Checks)), Signature: r.Signature, Slot: r.Slot, BlockTime: r.BlockTime.UTC(),
+		ObservedAt: r.ObservedAt.UTC(), CreatedAt: r.CreatedAt.UTC()}
+	for i, c := range r.Checks {
+		b.Checks[i] = reconciliationCheckJS{Name: c.Name, Expected: c.Expected, Actual: c.Actual, Passed: c.Passed}
+	}
+	body, err := json.Marshal(b)
+	if err != nil {
+		return errf(op, err)
+	}
+	res, err := tx.idb.ExecContext(ctx, `INSERT INTO intent_reconciliations (id, intent_id, tenant_id, workspace_id, environment,
+		outcome, created_at, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+		r.ID, r.IntentID, r.Actor.TenantID, r.Actor.WorkspaceID, string(r.Actor.Environment), string(r.Outcome), r.CreatedAt.UTC(),
+		string(body))
+	ok, err := inserted(op, res, err)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fault.E(op, fault.Conflict, "The transaction intent is already reconciled.").With("intentId", r.IntentID)
+	}
+	return nil
+}
+
+// Reconciliation implements intent.Store.
+func (tx *Tx) Reconciliation(ctx context.Context, intentID string) (intent.Reconciliation, error) {
+	const op = "store.Reconciliation"
+	var body string
+	if err := tx.idb.NewRaw(`SELECT body FROM intent_reconciliations WHERE intent_id = ?`, intentID).Scan(ctx, &body); err != nil {
+		return intent.Reconciliation{}, notFound(op, err)
+	}
+	var b reconciliationBody
+	if err := json.Unmarshal([]byte(body), &b); err != nil {
+		return intent.Reconciliation{}, errf(op, fmt.Errorf("store: reconciliation body: %w", err))
+	}
+	r := intent.Reconciliation{ID: b.ID, IntentID: b.IntentID,
+		Actor:   intent.Actor{TenantID: b.TenantID, WorkspaceID: b.WorkspaceID, UserID: b.UserID, Environment: access.Environment(b.Environment)},
+		Outcome: intent.ReconciliationOutcome(b.Outcome), Reason: b.Reason, Checks: make([]intent.Check, len(b.Checks)),
+		Signature: b.Signature, Slot: b.Slot, BlockTime: b.BlockTime.UTC(), ObservedAt: b.ObservedAt.UTC(), CreatedAt: b.CreatedAt.UTC()}
+	for i, c := range b.Checks {
+		r.Checks[i] = intent.Check{Name: c.Name, Expected: c.Expected, Actual: c.Actual, Passed: c.Passed}
+	}
+	return r, nil
+}
+
+// LedgerMovementsByReference returns every movement, with its postings,
+// whose reference is reference in any workspace and environment of
+// tenantID, in id order. It is the read behind intent settlement readers
+// (a settlement reference names one intent, so more than one movement is a
+// second settlement) and uses index ledger_movements_reference (0017).
+func (tx *Tx) LedgerMovementsByReference(ctx context.Context, tenantID, reference string) ([]ledger.Posted, error) {
+	const op = "store.LedgerMovementsByReference"
+	var rows []ledgerMovementRow
+	if err := tx.idb.NewRaw(`SELECT `+ledgerMovementColumns+` FROM ledger_movements WHERE tenant_id = ? AND reference = ?
+		ORDER BY id`, tenantID, reference).Scan(ctx, &rows); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, errf(op, err)
+	}
+	ms, err := tx.ledgerWithPostings(ctx, rows)
+	if err != nil {
+		return nil, fault.Wrap(op, err)
+	}
+	return ms, nil
 }

@@ -63,6 +63,34 @@ type MismatchView struct {
 	Actual   string `json:"actual" example:"4900000000"`
 }
 
+// ReconciliationCheckView is one comparison of a reconciliation.
+type ReconciliationCheckView struct {
+	Check    string `json:"check" example:"chain.net" doc:"What was compared: intent.economicsHash; chain.read, chain.network, chain.transaction, chain.signature, chain.success, chain.signer, chain.program, chain.instruction, chain.source, chain.mint, chain.destination, chain.recipient, chain.reference, chain.memo, chain.decimals, chain.gross, chain.net, chain.fee (the landed transaction read again at the purpose's threshold; amounts in the mint's atomic units); settlement.movements, settlement.scope, settlement.amount, settlement.balanced (the settlement's ledger movements, amounts in credits)."`
+	Expected string `json:"expected" example:"1000000000" doc:"What the intent's frozen economics or the purpose's pricing expect."`
+	Actual   string `json:"actual" example:"999999999" doc:"What the chain or the ledger shows."`
+	Passed   bool   `json:"passed" example:"false" doc:"Whether actual agrees with expected."`
+}
+
+// ReconciliationView is an intent's reconciliation: the comparison of the
+// intent, the chain's record of its transaction and its settlement, made
+// once after settlement. It reports and never corrects.
+type ReconciliationView struct {
+	ID      string `json:"id" example:"rec_0123456789abcdef0123456789abcdef" doc:"The reconciliation record's id; one record per intent."`
+	Object  string `json:"object" example:"reconciliation"`
+	Outcome string `json:"outcome" example:"MATCH" enum:"MATCH,DRIFT_DETECTED,REQUIRES_REVIEW" doc:"MATCH: every check passed. DRIFT_DETECTED: the payment and settlement are the intent's but an amount differs (net received, fee withheld, gross, credited amount, unbalanced postings). REQUIRES_REVIEW: an identity or integrity check failed (economics hash, transaction missing, failed or unreadable after the job's attempts, signer, mint, accounts, reference, memo, no settlement or a second one). Never corrected automatically."`
+	// Reason names the failed checks, or why the chain could not be read;
+	// null for MATCH.
+	Reason    *string    `json:"reason" example:"failed checks: chain.net, chain.fee" doc:"The failed checks, or why the chain could not be read; null for MATCH."`
+	Signature string     `json:"signature" example:"5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW" doc:"The transaction signature read again."`
+	Slot      *uint64    `json:"slot" example:"1234" doc:"The slot the transaction landed in; null when it was not found."`
+	BlockTime *time.Time `json:"blockTime" doc:"The block's time; null when unknown."`
+	// ObservedAt is when the chain was read; ReconciledAt when the
+	// outcome was recorded.
+	ObservedAt   time.Time                 `json:"observedAt" doc:"When the chain was read (RFC 3339, UTC)."`
+	ReconciledAt time.Time                 `json:"reconciledAt" doc:"When the outcome was recorded (RFC 3339, UTC)."`
+	Evidence     []ReconciliationCheckView `json:"evidence" doc:"Every check made, passed or not, in a fixed order."`
+}
+
 // TransactionIntentView is a transaction intent: its frozen economics,
 // the prepared transaction, and its business and network state.
 type TransactionIntentView struct {
@@ -73,7 +101,7 @@ type TransactionIntentView struct {
 	BusinessReference     string        `json:"businessReference" example:"credit_purchase:txi_0123456789abcdef0123456789abcdef"`
 	Quantity              string        `json:"quantity" example:"500"`
 	Description           string        `json:"description" example:"500 credits"`
-	State                 string        `json:"state" example:"CREATED" enum:"CREATED,SUBMITTED,CONFIRMING,VERIFIED,SETTLED,EXPIRED,FAILED,REQUIRES_REVIEW"`
+	State                 string        `json:"state" example:"CREATED" enum:"CREATED,SUBMITTED,CONFIRMING,VERIFIED,SETTLED,RECONCILING,RECONCILED,EXPIRED,FAILED,REQUIRES_REVIEW"`
 	NetworkState          string        `json:"networkState" example:"unsent" enum:"unsent,submitted,processed,confirmed,finalized,failed,dropped"`
 	Network               string        `json:"network" example:"solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp"`
 	Payer                 string        `json:"payer" example:"4Nd1mBQtrMJVYVfKf2PJy9NZUZdTAsp7D4xWLs4gDB4T"`
@@ -107,7 +135,13 @@ type TransactionIntentView struct {
 	SubmittedAt  *time.Time     `json:"submittedAt"`
 	VerifiedAt   *time.Time     `json:"verifiedAt"`
 	SettledAt    *time.Time     `json:"settledAt"`
-	UpdatedAt    time.Time      `json:"updatedAt"`
+	// ReconciledAt is when reconciliation recorded its outcome; null
+	// before RECONCILED.
+	ReconciledAt *time.Time `json:"reconciledAt" doc:"When reconciliation recorded its outcome; null before RECONCILED."`
+	// Reconciliation is the reconciliation's outcome and evidence; null
+	// before RECONCILED.
+	Reconciliation *ReconciliationView `json:"reconciliation" doc:"The reconciliation's outcome and evidence; null before RECONCILED."`
+	UpdatedAt      time.Time           `json:"updatedAt"`
 }
 
 // SubmitIntentRequest is the body of POST /api/v1/transactions/{id}/submit.
@@ -174,6 +208,33 @@ func timePtr(t time.Time) *time.Time {
 	return &t
 }
 
+// reconciliationView is the view of a reconciliation record.
+func reconciliationView(r intent.Reconciliation) *ReconciliationView {
+	v := &ReconciliationView{ID: r.ID, Object: "reconciliation", Outcome: string(r.Outcome), Reason: optional(r.Reason),
+		Signature: r.Signature, BlockTime: timePtr(r.BlockTime), ObservedAt: r.ObservedAt, ReconciledAt: r.CreatedAt,
+		Evidence: make([]ReconciliationCheckView, 0, len(r.Checks))}
+	if r.Slot != 0 {
+		slot := r.Slot
+		v.Slot = &slot
+	}
+	for _, c := range r.Checks {
+		v.Evidence = append(v.Evidence, ReconciliationCheckView{Check: c.Name, Expected: c.Expected, Actual: c.Actual, Passed: c.Passed})
+	}
+	return v
+}
+
+// reconciledView is intentView with the intent's reconciliation record,
+// read when the intent has one.
+func reconciledView(ctx context.Context, svc *intent.Service, it intent.Intent) (TransactionIntentView, error) {
+	v := intentView(it)
+	r, err := svc.Reconciliation(ctx, it)
+	if err != nil || r == nil {
+		return v, err
+	}
+	v.Reconciliation = reconciliationView(*r)
+	return v, nil
+}
+
 func intentView(it intent.Intent) TransactionIntentView {
 	r := it.Review()
 	v := TransactionIntentView{ID: it.ID, Object: "transaction_intent", Environment: string(it.Actor.Environment),
@@ -189,7 +250,8 @@ func intentView(it intent.Intent) TransactionIntentView {
 			Mint: r.Mint, Decimals: int(r.Decimals), Payer: r.Payer, Recipient: r.Recipient, Network: r.Network, ExpiresAt: r.ExpiresAt},
 		Signature: optional(it.Signature), LastError: optional(string(it.LastError)), ChainError: optional(it.ChainError),
 		SendAttempts: it.SendAttempts, Evidence: []MismatchView{}, ExpiresAt: it.ExpiresAt, CreatedAt: it.CreatedAt,
-		SubmittedAt: timePtr(it.SubmittedAt), VerifiedAt: timePtr(it.VerifiedAt), SettledAt: timePtr(it.SettledAt), UpdatedAt: it.UpdatedAt}
+		SubmittedAt: timePtr(it.SubmittedAt), VerifiedAt: timePtr(it.VerifiedAt), SettledAt: timePtr(it.SettledAt),
+		ReconciledAt: timePtr(it.ReconciledAt), UpdatedAt: it.UpdatedAt}
 	if it.State == intent.StateCreated {
 		v.Transaction = &PreparedTransactionView{UnsignedTransactionBase64: it.Transaction.UnsignedBase64(),
 			MessageBase64: base64.StdEncoding.EncodeToString(it.Transaction.Message), Blockhash: it.Transaction.Blockhash,
@@ -271,6 +333,20 @@ func exampleIntent() TransactionIntentView {
 		ExpiresAt:   t, CreatedAt: t, UpdatedAt: t}
 }
 
+// exampleReconciledIntent is an intent after reconciliation.
+func exampleReconciledIntent() TransactionIntentView {
+	v := exampleIntent()
+	t := time.Date(2026, 1, 2, 3, 6, 5, 0, time.UTC)
+	v.State, v.NetworkState, v.Transaction, v.SettledAt, v.ReconciledAt = "RECONCILED", "finalized", nil, &t, &t
+	slot := uint64(1234)
+	v.Reconciliation = &ReconciliationView{ID: "rec_0123456789abcdef0123456789abcdef", Object: "reconciliation", Outcome: "MATCH",
+		Signature: "5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW", Slot: &slot,
+		BlockTime: &t, ObservedAt: t, ReconciledAt: t, Evidence: []ReconciliationCheckView{
+			{Check: "chain.net", Expected: "5000000000", Actual: "5000000000", Passed: true},
+			{Check: "settlement.amount", Expected: "500", Actual: "500", Passed: true}}}
+	return v
+}
+
 func exampleChainPay() ChainPayView {
 	t := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	return ChainPayView{ID: "cpr_0123456789abcdef0123456789abcdef", Object: "chain_payment_request",
@@ -348,17 +424,21 @@ func intentRoutes(svc *intent.Service) []Route {
 			}}),
 		user(Route{Method: http.MethodGet, Pattern: "/api/v1/transactions/{id}", OperationID: "getTransactionIntent",
 			Summary: "Get a transaction intent",
-			Description: "The intent's frozen economics, its business state (CREATED, SUBMITTED, CONFIRMING, VERIFIED, SETTLED; EXPIRED, " +
-				"FAILED, REQUIRES_REVIEW with the evidence of each mismatch) and its network state, which only moves forward " +
-				"(unsent < submitted < processed < confirmed < finalized; failed, dropped). The state is server-owned and survives " +
-				"refresh, wallet disconnect and session loss. Another user's intent is 404.",
-			Response: exampleIntent(), Errors: []string{string(fault.NotFound)},
+			Description: "The intent's frozen economics, its business state (CREATED, SUBMITTED, CONFIRMING, VERIFIED, SETTLED, " +
+				"RECONCILING, RECONCILED; EXPIRED, FAILED, REQUIRES_REVIEW with the evidence of each mismatch) and its network state, " +
+				"which only moves forward (unsent < submitted < processed < confirmed < finalized; failed, dropped). After settlement " +
+				"a job reconciles the intent once: it reads the transaction again at the purpose's threshold and compares it and the " +
+				"settlement's ledger movement with the frozen economics; reconciliation then shows the outcome (MATCH, DRIFT_DETECTED " +
+				"or REQUIRES_REVIEW), every check as evidence and the record's id, and reconciledAt when it was recorded. Mismatches " +
+				"are reported, never corrected. The state is server-owned and survives refresh, wallet disconnect and session loss. " +
+				"Another user's intent is 404.",
+			Response: exampleReconciledIntent(), Errors: []string{string(fault.NotFound)},
 			Handle: func(ctx context.Context, c *Call) (any, error) {
 				it, err := svc.Get(ctx, c.Principal, c.PathValue("id"))
 				if err != nil {
 					return nil, err
 				}
-				return intentView(it), nil
+				return reconciledView(ctx, svc, it)
 			}}),
 		user(Route{Method: http.MethodPost, Pattern: "/api/v1/transactions/{id}/submit", OperationID: "submitTransactionIntent",
 			Idempotency: IdempotencyNone, OwnUnitOfWork: true, Summary: "Submit a signed transaction intent",
@@ -386,7 +466,7 @@ func intentRoutes(svc *intent.Service) []Route {
 				if err := commitReceipt(ctx, c); err != nil {
 					return nil, err
 				}
-				return intentView(it), nil
+				return reconciledView(ctx, svc, it)
 			}}),
 		{Method: http.MethodPost, Pattern: "/api/v1/transactions/{id}/chain-status", OperationID: "checkTransactionIntentChainStatus",
 			Tag: TagWallet, Auth: AuthInternal, Private: true, Idempotency: IdempotencyNone, OwnUnitOfWork: true,
@@ -407,8 +487,11 @@ func intentRoutes(svc *intent.Service) []Route {
 				if err := commitReceipt(ctx, c); err != nil {
 					return nil, err
 				}
-				return ChainStatusView{Intent: intentView(out.Intent), Observed: optional(string(out.Observed)), Stale: out.Stale,
-					Changed: out.Changed}, nil
+				v, err := reconciledView(ctx, svc, out.Intent)
+				if err != nil {
+					return nil, err
+				}
+				return ChainStatusView{Intent: v, Observed: optional(string(out.Observed)), Stale: out.Stale, Changed: out.Changed}, nil
 			}},
 		user(Route{Method: http.MethodPost, Pattern: "/api/v1/chain-pay/requests", OperationID: "createChainPaymentRequest",
 			Idempotency: IdempotencyNone, OwnUnitOfWork: true, Summary: "Create a chain payment request for an intent",

@@ -157,12 +157,15 @@ type PacksFunc func(ctx context.Context, env access.Environment) (CreditPacks, P
 // "credits.packs" policy of the actor's environment (the request's
 // credits must be a pack size and its mint one the pack is priced in),
 // settled at confirmed by settle (the ledger's grant of the credits, keyed
-// by the intent's business reference).
-func CreditPurchase(packs PacksFunc, settle SettleFunc) Purpose {
+// by the intent's business reference) and read back for reconciliation
+// by settlement (the grant movements carrying that reference; reconciliation
+// expects exactly one, crediting Quantity credits).
+func CreditPurchase(packs PacksFunc, settle SettleFunc, settlement SettlementFunc) Purpose {
 	return Purpose{
-		Name:      PurposeCreditPurchase,
-		Threshold: chain.Confirmed,
-		Settle:    settle,
+		Name:       PurposeCreditPurchase,
+		Threshold:  chain.Confirmed,
+		Settle:     settle,
+		Settlement: settlement,
 		Price: func(ctx context.Context, in PriceInput) (Price, error) {
 			const op = "intent.CreditPurchase.Price"
 			if in.Request.Mint == "" {

@@ -21,8 +21,9 @@
 // own them (Registry; unknown purposes and duplicates are refused). A
 // Purpose has a settlement threshold (confirmed for user payments such as
 // credit_purchase, finalized for treasury and reward flows), a Price that
-// derives the economics from the request, and a Settle hook that runs in
-// the unit of work moving the intent to SETTLED. credit_purchase is
+// derives the economics from the request, a Settle hook that runs in the
+// unit of work moving the intent to SETTLED, and a Settlement reader that
+// reads back what Settle wrote, for reconciliation. credit_purchase is
 // provided here, priced by the "credits.packs" policy (CreditPacks).
 //
 // # Freezing
@@ -97,10 +98,13 @@
 // Two tables as data. Network: unsent < submitted < processed < confirmed
 // < finalized, failed and dropped terminal; Advance applies an observation
 // only forward and reports a lower one as stale. Business: CREATED ->
-// SUBMITTED -> CONFIRMING -> VERIFIED -> SETTLED, with EXPIRED, FAILED and
-// REQUIRES_REVIEW (Transitions, Transit). Every write is a compare-and-set
-// on the intent's version inside one unit of work (Config.Run); chain
-// reads always happen before it, never inside.
+// SUBMITTED -> CONFIRMING -> VERIFIED -> SETTLED -> RECONCILING ->
+// RECONCILED, with EXPIRED, FAILED and REQUIRES_REVIEW (Transitions,
+// Transit). RECONCILED, EXPIRED, FAILED and REQUIRES_REVIEW are terminal;
+// the pending states (CREATED to VERIFIED) are the watch's and the
+// sweep's, SETTLED and RECONCILING the reconciliation job's. Every write
+// is a compare-and-set on the intent's version inside one unit of work
+// (Config.Run); chain reads always happen before it, never inside.
 //
 // # Verification and settlement
 //
@@ -113,6 +117,34 @@
 // nothing. A match moves it to VERIFIED; at the purpose's threshold the
 // Settle hook runs once, in the same unit of work as the move to SETTLED.
 //
+// # Reconciliation after settlement
+//
+// The unit of work that settles an intent also enqueues its
+// reconciliation job (the wiring's Changed hook), which runs
+// ReconcileSettled: SETTLED -> RECONCILING, then the chain's record of
+// the bound signature is read again (getTransaction at the purpose's
+// threshold, outside any unit of work), and one unit of work reads the
+// settlement through the purpose's Settlement reader, compares all three
+// (Compare, a pure function: economics hash, the transaction's success,
+// signer, accounts, reference and memo, gross, net received and fee
+// withheld against the frozen economics, exactly one settlement movement
+// in the intent's scope crediting the priced quantity, balanced), writes
+// one Reconciliation record per intent with every check as evidence, and
+// moves RECONCILING -> RECONCILED with the outcome recorded on the intent.
+//
+// Decision, outcomes: MATCH; DRIFT_DETECTED when only amounts differ;
+// REQUIRES_REVIEW when an identity or integrity check fails, including a
+// second settlement movement (value granted twice is not an amount off the
+// model) and a record that is missing or now failed. The spec's FAILED
+// outcome does not apply to payment intents: a transaction that failed
+// never settles (the intent is FAILED before settlement, nothing credited).
+// Nothing is ever corrected: no ledger write, no reversal (spec, Errors 5).
+// A cluster that cannot be read leaves the intent RECONCILING and the job
+// retries with back-off; after its bounded attempts the outcome is
+// REQUIRES_REVIEW with the reason, never MATCH. The swap and marketplace
+// domains reuse the step by registering a purpose with their own
+// Settlement reader.
+//
 // # Chain payment requests
 //
 // RequestPayment derives one Solana Pay transfer request per intent:
@@ -121,7 +153,7 @@
 // The amount is the gross, because a wallet-built transfer has the fee
 // withheld and the treasury must receive the net (a generic Solana Pay
 // validator that demands received ≥ amount would fail on a fee mint; ours
-// checks the net). Reconciliation finds such a payment by its reference
+// checks the net). The sweep finds such a payment by its reference
 // (oldest successful signature), binds its signature and verifies it like
 // any other, accepting TransferChecked or TransferCheckedWithFee and a
 // missing memo (a memo that is present must match). The payer must still

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/creatormusic/platform/chain"
 	"github.com/creatormusic/platform/chain/token2022"
 	"github.com/creatormusic/platform/fault"
+	"github.com/creatormusic/platform/money"
 )
 
 // fakeClock is a settable clock.
@@ -42,10 +44,15 @@ type memData struct {
 	sigs       map[string]string
 	requests   map[string]PaymentRequest
 	reqByIntnt map[string]string
+	recs       map[string]Reconciliation // by intent id
 }
 
 func (d memData) clone() memData {
-	c := memData{intents: map[string]Intent{}, sigs: map[string]string{}, requests: map[string]PaymentRequest{}, reqByIntnt: map[string]string{}}
+	c := memData{intents: map[string]Intent{}, sigs: map[string]string{}, requests: map[string]PaymentRequest{}, reqByIntnt: map[string]string{},
+		recs: map[string]Reconciliation{}}
+	for k, v := range d.recs {
+		c.recs[k] = v
+	}
 	for k, v := range d.intents {
 		c.intents[k] = v
 	}
@@ -173,7 +180,7 @@ func (t *memTx) PaymentRequestByIntent(ctx context.Context, id string) (PaymentR
 func (t *memTx) IntentsToReconcile(_ context.Context, limit int) ([]Intent, error) {
 	var out []Intent
 	for _, it := range t.d.intents {
-		if !it.State.Terminal() {
+		if it.State.Pending() {
 			out = append(out, it)
 		}
 	}
@@ -182,6 +189,26 @@ func (t *memTx) IntentsToReconcile(_ context.Context, limit int) ([]Intent, erro
 		out = out[:limit]
 	}
 	return out, nil
+}
+
+func (t *memTx) InsertReconciliation(_ context.Context, r Reconciliation) error {
+	if _, ok := t.d.recs[r.IntentID]; ok {
+		return conflict()
+	}
+	for _, x := range t.d.recs {
+		if x.ID == r.ID {
+			return conflict()
+		}
+	}
+	t.d.recs[r.IntentID] = r
+	return nil
+}
+func (t *memTx) Reconciliation(_ context.Context, intentID string) (Reconciliation, error) {
+	r, ok := t.d.recs[intentID]
+	if !ok {
+		return Reconciliation{}, notFound()
+	}
+	return r, nil
 }
 
 // fakeChain is a scriptable ChainClient.
@@ -354,6 +381,30 @@ type harness struct {
 	settled  []string // business references the Settle hook saw
 	user     *access.Principal
 	registry *Registry
+	// ledger holds the movements the Settle hook "wrote", by business
+	// reference, as the Settlement reader reads them back; tests tamper
+	// with it.
+	ledger map[string][]SettlementMovement
+}
+
+// settle is a Settle hook that records a grant of it.Quantity in the
+// intent's scope.
+func (h *harness) settle(_ context.Context, _ Store, it Intent) error {
+	h.settled = append(h.settled, it.BusinessReference)
+	q, err := strconv.ParseUint(it.Quantity, 10, 64)
+	if err != nil {
+		return err
+	}
+	h.ledger[it.BusinessReference] = append(h.ledger[it.BusinessReference], SettlementMovement{
+		ID: "mov_" + it.ID, Reference: "grant:" + it.BusinessReference, Scope: it.Actor.Scope(),
+		Postings: []SettlementPosting{{Account: "system:grants", Amount: money.Atomic(q)}, {Account: "workspace:credits", Credit: true, Amount: money.Atomic(q)}},
+	})
+	return nil
+}
+
+// settlement is the Settlement reader over h.ledger.
+func (h *harness) settlement(_ context.Context, _ Store, it Intent) (Settlement, error) {
+	return Settlement{Credit: "workspace:credits", Debit: "system:grants", Movements: slices.Clone(h.ledger[it.BusinessReference])}, nil
 }
 
 // feeMint is a Token-2022 mint with a 200 bps fee capped at maxFee.
@@ -367,7 +418,8 @@ type harnessOpt func(*harness, *Config)
 
 func newHarness(t *testing.T, mint token2022.Mint, opts ...harnessOpt) *harness {
 	t.Helper()
-	h := &harness{t: t, store: newMemStore(), clock: &fakeClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}}
+	h := &harness{t: t, store: newMemStore(), clock: &fakeClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)},
+		ledger: map[string][]SettlementMovement{}}
 	h.payerKey, h.payer = keypair("payer")
 	h.treasury = key("treasury")
 	h.mint = key("mint")
@@ -387,10 +439,7 @@ func newHarness(t *testing.T, mint token2022.Mint, opts ...harnessOpt) *harness 
 	ref := PolicyRef{ID: CreditPacksPolicyID, Version: 3, Hash: "abc"}
 	err := h.registry.Register(CreditPurchase(
 		func(context.Context, access.Environment) (CreditPacks, PolicyRef, error) { return packs, ref, nil },
-		func(_ context.Context, _ Store, it Intent) error {
-			h.settled = append(h.settled, it.BusinessReference)
-			return nil
-		}))
+		h.settle, h.settlement))
 	if err != nil {
 		t.Fatal(err)
 	}

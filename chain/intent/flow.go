@@ -25,6 +25,9 @@ type Outcome struct {
 	Stale bool
 	// Sent reports that the run sent the signed bytes.
 	Sent bool
+	// Reconciliation is the intent's reconciliation record after a
+	// ReconcileSettled run that concluded (now or before); nil otherwise.
+	Reconciliation *Reconciliation
 }
 
 // Relay is the relay job's body: it sends an intent's stored signed
@@ -71,8 +74,9 @@ func (s *Service) Relay(ctx context.Context, id string) (Outcome, error) {
 	return s.unknown(ctx, op, c, it)
 }
 
-// Reconcile is the reconciliation job's body: it moves one intent as far
-// as the chain allows. A CREATED intent is searched by its reference
+// Reconcile is the watch and sweep jobs' body: it moves one pending
+// intent as far as the chain allows, up to SETTLED (the comparison after
+// settlement is ReconcileSettled's). A CREATED intent is searched by its reference
 // (getSignaturesForAddress, oldest successful signature first), which
 // finds a wallet-built Solana Pay transfer or a prepared transaction the
 // wallet broadcast without a submit; with none found it EXPIRES once its
@@ -82,8 +86,10 @@ func (s *Service) Relay(ctx context.Context, id string) (Outcome, error) {
 // reported as Stale), verifies the effects once confirmed (VERIFIED, or
 // REQUIRES_REVIEW with the mismatches as evidence, crediting nothing) and
 // settles through the purpose's Settle hook once the network state reaches
-// the purpose's threshold, exactly once: SETTLED is terminal and the move
-// is a compare-and-set in the hook's unit of work.
+// the purpose's threshold, exactly once: nothing moves an intent back to
+// VERIFIED, and the move is a compare-and-set in the hook's unit of work.
+// A settled (or reconciling, or reconciled) intent only has its network
+// state followed to finalized.
 //
 // Errors: as Relay, plus VERIFICATION_FAILED when the stored economics no
 // longer match their hash, and the Settle hook's error (the move to
@@ -124,7 +130,7 @@ func (s *Service) CheckInternal(ctx context.Context, env access.Environment, id 
 	return s.reconcile(ctx, op, it)
 }
 
-// ReconcileDue reconciles up to limit non-terminal intents (the sweep
+// ReconcileDue reconciles up to limit pending intents (the sweep
 // job) and returns each outcome; the errors of individual intents are
 // joined, and one intent's error does not stop the others.
 func (s *Service) ReconcileDue(ctx context.Context, limit int) ([]Outcome, error) {
@@ -146,7 +152,7 @@ func (s *Service) ReconcileDue(ctx context.Context, limit int) ([]Outcome, error
 }
 
 func (s *Service) reconcile(ctx context.Context, op string, it Intent) (Outcome, error) {
-	if it.State.Terminal() {
+	if !it.State.Pending() {
 		if Following(it) {
 			return s.follow(ctx, op, it)
 		}
@@ -206,9 +212,15 @@ func (s *Service) reconcile(ctx context.Context, op string, it Intent) (Outcome,
 
 // Following reports whether a settled intent's transaction is still
 // followed: a purpose may settle at confirmed, and the network state then
-// moves on to finalized (or failed) without moving the business state.
+// moves on to finalized (or failed) without moving the business state,
+// through reconciliation and after it.
 func Following(it Intent) bool {
-	return it.State == StateSettled && it.Signature != "" && it.NetworkState != NetworkFinalized && !it.NetworkState.Terminal()
+	switch it.State {
+	case StateSettled, StateReconciling, StateReconciled:
+	default:
+		return false
+	}
+	return it.Signature != "" && it.NetworkState != NetworkFinalized && !it.NetworkState.Terminal()
 }
 
 // follow advances a settled intent's network state from the signature's

@@ -223,7 +223,7 @@ func TestObservationNeverMovesBackwards(t *testing.T) {
 	var settled int
 	if err := h.registry.Register(Purpose{Name: "reward_funding", Threshold: chain.Finalized,
 		Price:  h.registryPrice(t),
-		Settle: func(context.Context, Store, Intent) error { settled++; return nil }}); err != nil {
+		Settle: func(context.Context, Store, Intent) error { settled++; return nil }, Settlement: h.settlement}); err != nil {
 		t.Fatal(err)
 	}
 	it, err := h.svc.Create(ctx, h.user, Request{Purpose: "reward_funding", Credits: "100", Mint: h.mint.String(), Wallet: h.payer.String()})
@@ -365,7 +365,7 @@ func TestSettleHookFailureRollsBack(t *testing.T) {
 	ctx := context.Background()
 	h := newHarness(t, feeMint(6, 200, 5_000_000))
 	fail := true
-	if err := h.registry.Register(Purpose{Name: "flaky", Threshold: chain.Confirmed, Price: h.registryPrice(t),
+	if err := h.registry.Register(Purpose{Name: "flaky", Threshold: chain.Confirmed, Price: h.registryPrice(t), Settlement: h.settlement,
 		Settle: func(context.Context, Store, Intent) error {
 			if fail {
 				return fault.E("ledger", "", "db down")

@@ -165,6 +165,12 @@ type Intent struct {
 	VerifiedAt  time.Time
 	SettledAt   time.Time
 	UpdatedAt   time.Time
+	// ReconciliationID names the intent's reconciliation record ("rec_..."),
+	// ReconciliationOutcome is that record's outcome and ReconciledAt when
+	// it was recorded; empty and zero until RECONCILED.
+	ReconciliationID      string
+	ReconciliationOutcome ReconciliationOutcome
+	ReconciledAt          time.Time
 }
 
 // Origin says how an intent's signature became known.

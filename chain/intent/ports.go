@@ -85,10 +85,17 @@ type Store interface {
 	// PaymentRequestByIntent returns the intent's payment request.
 	// NOT_FOUND when none.
 	PaymentRequestByIntent(ctx context.Context, intentID string) (PaymentRequest, error)
-	// IntentsToReconcile lists up to limit intents in a non-terminal
-	// state (CREATED, SUBMITTED, CONFIRMING, VERIFIED), oldest update
-	// first.
+	// IntentsToReconcile lists up to limit intents in a pending state
+	// (CREATED, SUBMITTED, CONFIRMING, VERIFIED: State.Pending), oldest
+	// update first.
 	IntentsToReconcile(ctx context.Context, limit int) ([]Intent, error)
+	// InsertReconciliation writes an intent's reconciliation record. One
+	// per intent: a second record for the same intent, or a taken id, is
+	// CONFLICT.
+	InsertReconciliation(ctx context.Context, r Reconciliation) error
+	// Reconciliation returns the intent's reconciliation record.
+	// NOT_FOUND when none.
+	Reconciliation(ctx context.Context, intentID string) (Reconciliation, error)
 }
 
 // RunFunc runs fn as one unit of work (a transaction) and commits when it

@@ -60,6 +60,14 @@ type PriceFunc func(ctx context.Context, in PriceInput) (Price, error)
 // run once per intent, and the reference makes a replay harmless.
 type SettleFunc func(ctx context.Context, st Store, it Intent) error
 
+// SettlementFunc reads back what the purpose's Settle wrote for it, for
+// reconciliation: every movement that carries the intent's settlement
+// reference, wherever it landed in the intent's tenant, with its postings.
+// It runs in the reconciliation's unit of work (st), after the chain was
+// read, and never writes. A settlement it cannot find is an empty
+// Settlement, not an error; errors are the store's.
+type SettlementFunc func(ctx context.Context, st Store, it Intent) (Settlement, error)
+
 // Purpose is one registered kind of transaction intent, owned by the
 // domain that settles it.
 type Purpose struct {
@@ -67,11 +75,15 @@ type Purpose struct {
 	Name string
 	// Threshold is the network state settlement waits for: Confirmed for
 	// user payments, Finalized for treasury and reward flows.
+	// Reconciliation reads the transaction again at the same level.
 	Threshold chain.Commitment
 	// Price derives the economics. Required.
 	Price PriceFunc
 	// Settle applies the effect. Required.
 	Settle SettleFunc
+	// Settlement reads the effect back for reconciliation (Compare).
+	// Required: every value-moving flow ends with reconciliation.
+	Settlement SettlementFunc
 }
 
 // validPurposeName reports whether name is lower-case snake case: a letter,
@@ -99,8 +111,8 @@ type Registry struct {
 func NewRegistry() *Registry { return &Registry{purposes: map[string]Purpose{}} }
 
 // Register adds p. It fails with INVALID_INPUT on a malformed name, a
-// threshold other than confirmed or finalized, or a missing Price or
-// Settle, and with CONFLICT when the name is already registered.
+// threshold other than confirmed or finalized, or a missing Price, Settle
+// or Settlement, and with CONFLICT when the name is already registered.
 func (r *Registry) Register(p Purpose) error {
 	const op = "intent.Registry.Register"
 	switch {
@@ -110,6 +122,8 @@ func (r *Registry) Register(p Purpose) error {
 		return fault.Invalid(op, "threshold", "a purpose settles at confirmed or finalized")
 	case p.Price == nil || p.Settle == nil:
 		return fault.Invalid(op, "price", "a purpose needs Price and Settle")
+	case p.Settlement == nil:
+		return fault.Invalid(op, "settlement", "a purpose needs a Settlement reader for reconciliation")
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -106,6 +106,28 @@ func TestStateTables(t *testing.T) {
 	if _, err := Transit(StateCreated, EventVerify); !fault.Is(err, fault.InvalidState) {
 		t.Fatal("verify before land")
 	}
+	// Settlement is followed by reconciliation, and only settled intents
+	// are reconciled.
+	if to, err := Transit(StateSettled, EventReconcile); err != nil || to != StateReconciling {
+		t.Fatalf("settled -> %s %v", to, err)
+	}
+	if to, err := Transit(StateReconciling, EventConclude); err != nil || to != StateReconciled {
+		t.Fatalf("reconciling -> %s %v", to, err)
+	}
+	for _, s := range []State{StateVerified, StateRequiresReview, StateFailed, StateReconciled} {
+		if _, err := Transit(s, EventReconcile); !fault.Is(err, fault.InvalidState) {
+			t.Fatalf("%s reconciled", s)
+		}
+	}
+	if StateSettled.Terminal() || StateReconciling.Terminal() || !StateReconciled.Terminal() {
+		t.Fatal("terminal states")
+	}
+	for _, s := range States() {
+		want := s == StateCreated || s == StateSubmitted || s == StateConfirming || s == StateVerified
+		if s.Pending() != want {
+			t.Fatalf("%s pending %v", s, s.Pending())
+		}
+	}
 	for _, tr := range NetworkTransitions() {
 		if tr.To.rank() <= tr.From.rank() {
 			t.Fatalf("backward row %+v", tr)
@@ -147,7 +169,8 @@ func TestStateTables(t *testing.T) {
 
 func TestRegistry(t *testing.T) {
 	r := NewRegistry()
-	p := CreditPurchase(nil, func(context.Context, Store, Intent) error { return nil })
+	p := CreditPurchase(nil, func(context.Context, Store, Intent) error { return nil },
+		func(context.Context, Store, Intent) (Settlement, error) { return Settlement{}, nil })
 	if err := r.Register(p); err != nil {
 		t.Fatal(err)
 	}
@@ -168,6 +191,11 @@ func TestRegistry(t *testing.T) {
 	bad.Name, bad.Settle = "y", nil
 	if err := r.Register(bad); !fault.Is(err, fault.InvalidInput) {
 		t.Fatal("no settle")
+	}
+	bad = p
+	bad.Name, bad.Settlement = "z", nil
+	if err := r.Register(bad); !fault.Is(err, fault.InvalidInput) {
+		t.Fatal("no settlement reader")
 	}
 	if _, err := r.Lookup("nope"); !fault.Is(err, fault.InvalidInput) {
 		t.Fatal("unknown")

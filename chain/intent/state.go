@@ -25,8 +25,17 @@ const (
 	// StateVerified: the landed transaction's effects match the frozen
 	// economics; settlement waits for the purpose's threshold.
 	StateVerified State = "VERIFIED"
-	// StateSettled: the purpose's Settle hook ran (once). Terminal.
+	// StateSettled: the purpose's Settle hook ran (once), and the
+	// reconciliation job was enqueued in the same unit of work.
 	StateSettled State = "SETTLED"
+	// StateReconciling: reconciliation compares the intent, the chain's
+	// record and the settlement. An intent stays here while the chain
+	// cannot be read (the job retries with back-off).
+	StateReconciling State = "RECONCILING"
+	// StateReconciled: reconciliation recorded its outcome (MATCH,
+	// DRIFT_DETECTED or REQUIRES_REVIEW, Intent.ReconciliationOutcome) and
+	// corrected nothing. Terminal.
+	StateReconciled State = "RECONCILED"
 	// StateExpired: the intent lapsed, or its transaction was dropped,
 	// before any payment landed. Terminal.
 	StateExpired State = "EXPIRED"
@@ -43,13 +52,25 @@ const (
 // ones.
 func States() []State {
 	return []State{StateCreated, StateSubmitted, StateConfirming, StateVerified, StateSettled,
-		StateExpired, StateFailed, StateRequiresReview}
+		StateReconciling, StateReconciled, StateExpired, StateFailed, StateRequiresReview}
 }
 
 // Terminal reports whether no event moves s any more.
 func (s State) Terminal() bool {
 	switch s {
-	case StateSettled, StateExpired, StateFailed, StateRequiresReview:
+	case StateReconciled, StateExpired, StateFailed, StateRequiresReview:
+		return true
+	}
+	return false
+}
+
+// Pending reports whether s still waits for its payment: CREATED,
+// SUBMITTED, CONFIRMING or VERIFIED, the states the watch and the sweep
+// move from the chain's status. SETTLED and RECONCILING are not terminal
+// but belong to the reconciliation job, which the sweep never runs.
+func (s State) Pending() bool {
+	switch s {
+	case StateCreated, StateSubmitted, StateConfirming, StateVerified:
 		return true
 	}
 	return false
@@ -80,6 +101,11 @@ const (
 	// submitted for an intent already bound to one (spec: "submit with a
 	// different signature ... REQUIRES_REVIEW").
 	EventConflictingSignature Event = "conflicting_signature"
+	// EventReconcile: the reconciliation job takes a settled intent.
+	EventReconcile Event = "reconcile"
+	// EventConclude: reconciliation compared everything and recorded its
+	// outcome, whatever it is.
+	EventConclude Event = "conclude"
 )
 
 // Transition is one row of a state table: event moves From to To.
@@ -105,6 +131,8 @@ func Transitions() []Transition {
 		{StateConfirming, EventConflictingSignature, StateRequiresReview},
 		{StateVerified, EventSettle, StateSettled},
 		{StateVerified, EventConflictingSignature, StateRequiresReview},
+		{StateSettled, EventReconcile, StateReconciling},
+		{StateReconciling, EventConclude, StateReconciled},
 	}
 }
 

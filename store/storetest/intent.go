@@ -16,6 +16,8 @@ import (
 	"github.com/creatormusic/platform/chain/intent"
 	"github.com/creatormusic/platform/chain/token2022"
 	"github.com/creatormusic/platform/fault"
+	"github.com/creatormusic/platform/ledger"
+	"github.com/creatormusic/platform/money"
 	"github.com/creatormusic/platform/store"
 )
 
@@ -24,7 +26,10 @@ import (
 // compare-and-set on the version (of concurrent updaters from one version
 // exactly one wins; lockers serialize); a signature binds to one intent
 // only, even under concurrent binders; one payment request per intent;
-// reconciliation lists non-terminal intents, least recently updated first.
+// the sweep lists pending intents, least recently updated first; one
+// reconciliation record per intent, even under concurrent writers; the
+// settlement reader's ledger read finds a reference in every workspace and
+// environment of the tenant, and no other tenant's.
 func exerciseIntent(t *testing.T, open Opener) {
 	ctx := context.Background()
 	setup := func(t *testing.T) (*store.DB, *Clock) {
@@ -378,6 +383,8 @@ func exerciseIntent(t *testing.T, open Opener) {
 			{"txi_f", intent.StateFailed, 7 * time.Minute},
 			{"txi_g", intent.StateConfirming, 4 * time.Minute},
 			{"txi_h", intent.StateRequiresReview, 6 * time.Minute},
+			{"txi_i", intent.StateReconciling, 11 * time.Minute},
+			{"txi_j", intent.StateReconciled, 12 * time.Minute},
 		}
 		stored := map[string]intent.Intent{}
 		for _, c := range cases {
@@ -426,6 +433,130 @@ func exerciseIntent(t *testing.T, open Opener) {
 			t.Fatalf("after updates = %v, want %v", got, want)
 		}
 	})
+
+	t.Run("Reconciliation", func(t *testing.T) {
+		db, _ := setup(t)
+		it := freshIntent("txi_1", Epoch)
+		insert(t, db, it)
+		insert(t, db, freshIntent("txi_2", Epoch))
+		rec := sampleReconciliation("rec_1", it)
+		v := reflect.ValueOf(rec)
+		for i := range v.NumField() {
+			if v.Field(i).IsZero() {
+				t.Fatalf("sample reconciliation leaves %s zero", v.Type().Field(i).Name)
+			}
+		}
+		if _, err := db.Read().Reconciliation(ctx, it.ID); !fault.Is(err, fault.NotFound) {
+			t.Fatalf("before = %v, want NOT_FOUND", err)
+		}
+		if err := db.InTx(ctx, func(tx *store.Tx) error { return tx.InsertReconciliation(ctx, rec) }); err != nil {
+			t.Fatal(err)
+		}
+		got, err := db.Read().Reconciliation(ctx, it.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(rec, got); diff != "" {
+			t.Fatalf("round trip (-stored +read):\n%s", diff)
+		}
+		// One record per intent; ids are unique.
+		second := sampleReconciliation("rec_2", it)
+		second.Outcome = intent.OutcomeMatch
+		if err := db.InTx(ctx, func(tx *store.Tx) error { return tx.InsertReconciliation(ctx, second) }); !fault.Is(err, fault.Conflict) {
+			t.Fatalf("second record = %v, want CONFLICT", err)
+		}
+		sameID := sampleReconciliation("rec_1", freshIntent("txi_2", Epoch))
+		if err := db.InTx(ctx, func(tx *store.Tx) error { return tx.InsertReconciliation(ctx, sameID) }); !fault.Is(err, fault.Conflict) {
+			t.Fatalf("duplicate id = %v, want CONFLICT", err)
+		}
+		if got, _ := db.Read().Reconciliation(ctx, it.ID); got.ID != "rec_1" || got.Outcome != rec.Outcome {
+			t.Fatalf("a refused insert changed the record: %+v", got)
+		}
+		// Concurrent writers for one intent: exactly one record.
+		racer := freshIntent("txi_race", Epoch)
+		insert(t, db, racer)
+		var wg sync.WaitGroup
+		errs := make([]error, 8)
+		for i := range errs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r := sampleReconciliation(fmt.Sprintf("rec_race_%d", i), racer)
+				errs[i] = db.InTx(ctx, func(tx *store.Tx) error { return tx.InsertReconciliation(ctx, r) })
+			}()
+		}
+		wg.Wait()
+		won := 0
+		for _, err := range errs {
+			switch {
+			case err == nil:
+				won++
+			case !fault.Is(err, fault.Conflict):
+				t.Fatalf("racer: %v", err)
+			}
+		}
+		if won != 1 {
+			t.Fatalf("%d concurrent records for one intent, want 1", won)
+		}
+		// A record without checks or a block time reads back so.
+		bare := sampleReconciliation("rec_bare", freshIntent("txi_2", Epoch))
+		bare.Checks, bare.BlockTime, bare.Slot = []intent.Check{}, time.Time{}, 0
+		if err := db.InTx(ctx, func(tx *store.Tx) error { return tx.InsertReconciliation(ctx, bare) }); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := db.Read().Reconciliation(ctx, "txi_2"); err != nil || !cmp.Equal(bare, got) {
+			t.Fatalf("bare record = %+v, %v; want %+v", got, err, bare)
+		}
+	})
+
+	t.Run("LedgerMovementsByReference", func(t *testing.T) {
+		db, _ := setup(t)
+		grant := func(sc access.Scope, ref string, n money.Atomic) {
+			t.Helper()
+			if err := db.InTx(ctx, func(tx *store.Tx) error {
+				_, _, err := ledger.New().Grant(ctx, tx, ledger.CreditsInput{Scope: sc, Ref: ref, Amount: n})
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ws1 := access.Scope{TenantID: "ten_1", WorkspaceID: "ws_1", Environment: access.Test}
+		ws2 := access.Scope{TenantID: "ten_1", WorkspaceID: "ws_2", Environment: access.Live}
+		other := access.Scope{TenantID: "ten_2", WorkspaceID: "ws_9", Environment: access.Test}
+		grant(ws1, "credit_purchase:txi_1", 100)
+		grant(ws2, "credit_purchase:txi_1", 7)
+		grant(other, "credit_purchase:txi_1", 5)
+		grant(ws1, "credit_purchase:txi_2", 100)
+		ms, err := db.Read().LedgerMovementsByReference(ctx, "ten_1", "grant:credit_purchase:txi_1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		amounts := map[access.Scope]money.Atomic{}
+		for _, m := range ms {
+			if m.Reference != "grant:credit_purchase:txi_1" || len(m.Postings) != 2 {
+				t.Fatalf("movement = %+v", m)
+			}
+			amounts[m.Scope] = m.Postings[1].Amount
+		}
+		if len(ms) != 2 || amounts[ws1] != 100 || amounts[ws2] != 7 {
+			t.Fatalf("movements = %+v", ms)
+		}
+		if ms, err := db.Read().LedgerMovementsByReference(ctx, "ten_1", "grant:credit_purchase:txi_none"); err != nil || len(ms) != 0 {
+			t.Fatalf("none = %+v, %v", ms, err)
+		}
+	})
+}
+
+// sampleReconciliation is a reconciliation record of it with every field
+// set.
+func sampleReconciliation(id string, it intent.Intent) intent.Reconciliation {
+	at := it.CreatedAt.Add(10 * time.Minute)
+	return intent.Reconciliation{ID: id, IntentID: it.ID, Actor: it.Actor, Outcome: intent.OutcomeDriftDetected,
+		Reason: "failed checks: chain.net",
+		Checks: []intent.Check{{Name: "chain.net", Expected: "5000000", Actual: "4999999"},
+			{Name: "settlement.movements", Expected: "1", Actual: "1", Passed: true}},
+		Signature: "5VERYLongBase58Signature", Slot: 312_000_123, BlockTime: at.Add(-time.Minute).Truncate(time.Second),
+		ObservedAt: at.Add(-time.Second + 7), CreatedAt: at}
 }
 
 // testAddress returns an address whose bytes count up from seed.
@@ -479,6 +610,9 @@ func sampleIntent(id string, at time.Time) intent.Intent {
 	it.VerifiedAt = it.CreatedAt.Add(2 * time.Minute)
 	it.SettledAt = it.CreatedAt.Add(3 * time.Minute)
 	it.UpdatedAt = it.CreatedAt.Add(4 * time.Minute)
+	it.ReconciliationID = "rec_" + id
+	it.ReconciliationOutcome = intent.OutcomeDriftDetected
+	it.ReconciledAt = it.CreatedAt.Add(5*time.Minute + 1)
 	return it
 }
 
