@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/creatormusic/platform"
+	"github.com/creatormusic/platform/generation/providera/provideratest"
 	"github.com/creatormusic/platform/generation/providerb/providerbtest"
 	"github.com/creatormusic/platform/platformtest"
 	"github.com/creatormusic/platform/store"
@@ -104,7 +105,8 @@ func TestProviderCredentials(t *testing.T) {
 		if a.ID != "MUSIC_PROVIDER_A" || a.Status != "not_configured" || len(a.BillingModes) != 0 || a.PlatformManagedConfigured {
 			t.Errorf("provider A = %+v", a)
 		}
-		if b.ID != "MUSIC_PROVIDER_B" || b.Status != "available" || b.PlatformManagedConfigured ||
+		// Configured, and nothing has called it yet: configured, not available.
+		if b.ID != "MUSIC_PROVIDER_B" || b.Status != "configured" || b.ObservedAt != nil || b.PlatformManagedConfigured ||
 			strings.Join(b.BillingModes, ",") != "BYOK" || strings.Join(b.CredentialOwnership, ",") != "CUSTOMER_BYOK" ||
 			strings.Join(b.SupportedBillingModes, ",") != "PLATFORM_MANAGED,BYOK,BYOK_WITH_PLATFORM_FALLBACK" || b.Environment != "test" {
 			t.Errorf("provider B = %+v", b)
@@ -313,6 +315,62 @@ func TestProviderCredentialAuthority(t *testing.T) {
 		cookie, _ = s.Login("dev-owner@example.com", testPassword)
 		if r := s.Do(platformtest.Request{Method: "DELETE", Path: credentialsPath + "/" + cred.ID, Cookie: cookie, Header: testMode}); r.Status != 200 {
 			t.Fatalf("delete after a new sign-in: %d %s", r.Status, r.Body)
+		}
+	})
+}
+
+// providerStatus reads one provider route's status in the test key's
+// environment.
+func providerStatus(t *testing.T, s *platformtest.System, id string) transport.ProviderView {
+	t.Helper()
+	r := s.Do(platformtest.Request{Method: "GET", Path: "/api/v1/providers", Key: s.Boot.TestKey})
+	var pl transport.ProviderList
+	r.Data(t, &pl)
+	for _, p := range pl.Items {
+		if p.ID == id {
+			return p
+		}
+	}
+	t.Fatalf("no provider %s in %s", id, r.Body)
+	return transport.ProviderView{}
+}
+
+// TestProvidersReportObservedReach: GET /api/v1/providers reports what the
+// platform's calls observed, with their time: configured before any call,
+// unreachable after a create met a 5xx, available once the provider
+// answered. Nothing is reported from configuration alone.
+func TestProvidersReportObservedReach(t *testing.T) {
+	platformtest.Dialects(t, gfOptions(), func(t *testing.T, s *platformtest.System) {
+		if p := providerStatus(t, s, "MUSIC_PROVIDER_A"); p.Status != "configured" || p.ObservedAt != nil {
+			t.Fatalf("before any call: %+v", p)
+		}
+		s.ProviderA.FailNext(provideratest.EndpointCreate, provideratest.Failure{HTTPStatus: 502, Code: 502, Msg: "Bad Gateway"})
+		acc := acceptedID(t, generate(s, "reach-1", map[string]any{"prompt": "A calm piano piece"}))
+		failedAt := time.Time{}
+		waitFor(t, "the failed create observed", func() bool {
+			p := providerStatus(t, s, "MUSIC_PROVIDER_A")
+			if p.Status == "unreachable" && p.ObservedAt != nil {
+				failedAt = *p.ObservedAt
+				return true
+			}
+			return false
+		})
+		gfAdvanceUntil(t, s, time.Second, "the retried create is accepted", func() bool {
+			v := getOp(t, s, acc.OperationID)
+			return len(v.Attempts) > 0 && v.Attempts[len(v.Attempts)-1].State == "accepted"
+		})
+		p := providerStatus(t, s, "MUSIC_PROVIDER_A")
+		if p.Status != "available" || p.ObservedAt == nil || !p.ObservedAt.After(failedAt) {
+			t.Fatalf("after an accepted create: %+v (failed at %s)", p, failedAt)
+		}
+		// Observations belong to their environment: live has no adapter.
+		r := s.Do(platformtest.Request{Method: "GET", Path: "/api/v1/providers", Key: s.Boot.LiveKey})
+		var pl transport.ProviderList
+		r.Data(t, &pl)
+		for _, p := range pl.Items {
+			if p.Status != "not_configured" || p.ObservedAt != nil {
+				t.Fatalf("live %+v", p)
+			}
 		}
 	})
 }

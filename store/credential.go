@@ -153,3 +153,34 @@ func (tx *Tx) ProviderBalanceInsert(ctx context.Context, s credential.Snapshot) 
 	_, err := tx.idb.ExecContext(ctx, `UPDATE provider_credentials SET balance_snapshot_id = ? WHERE id = ?`, s.ID, s.CredentialID)
 	return errf(op, err)
 }
+
+// ProviderObserve implements credential.Observer: one row per provider
+// route and environment, replaced by a newer observation only.
+func (tx *Tx) ProviderObserve(ctx context.Context, o credential.Observation) error {
+	_, err := tx.idb.ExecContext(ctx, `INSERT INTO provider_observations (provider, environment, reach, code, observed_at)
+		VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT (provider, environment) DO UPDATE SET reach = excluded.reach, code = excluded.code, observed_at = excluded.observed_at
+		WHERE provider_observations.observed_at <= excluded.observed_at`,
+		string(o.Provider), string(o.Environment), string(o.Reach), string(o.Code), o.ObservedAt.UTC())
+	return errf("store.ProviderObserve", err)
+}
+
+// ProviderObservations implements credential.ObservationReader.
+func (tx *Tx) ProviderObservations(ctx context.Context, env access.Environment) ([]credential.Observation, error) {
+	var rows []struct {
+		Provider   string    `bun:"provider"`
+		Reach      string    `bun:"reach"`
+		Code       string    `bun:"code"`
+		ObservedAt time.Time `bun:"observed_at"`
+	}
+	if err := tx.idb.NewRaw(`SELECT provider, reach, code, observed_at FROM provider_observations WHERE environment = ?
+		ORDER BY provider`, string(env)).Scan(ctx, &rows); err != nil {
+		return nil, errf("store.ProviderObservations", err)
+	}
+	out := make([]credential.Observation, len(rows))
+	for i, r := range rows {
+		out[i] = credential.Observation{Provider: generation.ProviderID(r.Provider), Environment: env,
+			Reach: credential.Reach(r.Reach), Code: fault.Code(r.Code), ObservedAt: r.ObservedAt.UTC()}
+	}
+	return out, nil
+}

@@ -18,9 +18,16 @@ type ProviderView struct {
 	ID          string `json:"id" example:"MUSIC_PROVIDER_B" enum:"MUSIC_PROVIDER_A,MUSIC_PROVIDER_B"`
 	Object      string `json:"object" example:"provider"`
 	Environment string `json:"environment" example:"test" enum:"test,live"`
-	// Status is available when the provider is configured in this
-	// environment, else not_configured (never available).
-	Status string `json:"status" example:"available" enum:"available,not_configured"`
+	// Status is only what was observed: not_configured without an adapter
+	// in this environment; configured when no call has reached the
+	// provider yet; otherwise the newest call's outcome, available (the
+	// provider answered) or unreachable (no answer: a transport failure, a
+	// timeout, a 5xx), as of observedAt.
+	Status string `json:"status" example:"available" enum:"not_configured,configured,available,unreachable"`
+	// ObservedAt is when the newest call to the provider in this
+	// environment (a dispatch or poll of any workspace's operation) ended;
+	// null when none has.
+	ObservedAt *time.Time `json:"observedAt"`
 	// PlatformManagedConfigured reports a platform-managed credential.
 	PlatformManagedConfigured bool `json:"platformManagedConfigured" example:"false"`
 	// BillingModes are the billing modes usable now.
@@ -92,7 +99,11 @@ func providerView(p credential.Provider) ProviderView {
 	v := ProviderView{ID: string(p.ID), Object: "provider", Environment: string(p.Environment), Status: "not_configured",
 		PlatformManagedConfigured: p.PlatformManaged, BillingModes: []string{}, CredentialOwnership: []string{}}
 	if p.Configured {
-		v.Status = "available"
+		v.Status = "configured"
+	}
+	if o := p.Observed; o != nil {
+		at := o.ObservedAt
+		v.Status, v.ObservedAt = string(o.Reach), &at
 	}
 	for _, m := range p.Modes {
 		v.BillingModes = append(v.BillingModes, string(m))
@@ -172,12 +183,16 @@ func providerRoutes(svc *credential.Service) []Route {
 		read(Route{Method: http.MethodGet, Pattern: "/api/v1/providers", OperationID: "listProviders",
 			Summary: "List music providers",
 			Description: "Both provider routes (MUSIC_PROVIDER_A, MUSIC_PROVIDER_B) in the caller's environment: whether the provider is configured " +
-				"(an unconfigured provider is not_configured, never available), whether a platform-managed credential is configured, the billing " +
+				"(not_configured, or configured until a call reaches it) and, once the platform has called it in this environment, whether it " +
+				"answered (available) or not (unreachable) as of observedAt; whether a platform-managed credential is configured, the billing " +
 				"modes and credential ownership values usable now, and every supported billing mode. Never a secret.",
 			Response: ProviderList{Items: []ProviderView{providerView(credential.Provider{ID: "MUSIC_PROVIDER_B", Environment: access.Test,
 				Configured: true, Modes: []credential.BillingMode{credential.ModeBYOK}, Ownerships: []credential.Ownership{credential.CustomerBYOK}})}},
 			Handle: func(ctx context.Context, c *Call) (any, error) {
-				ps := svc.Catalog(c.Principal)
+				ps, err := svc.Catalog(ctx, c.Tx, c.Principal)
+				if err != nil {
+					return nil, err
+				}
 				out := ProviderList{Items: make([]ProviderView, len(ps))}
 				for i, p := range ps {
 					out.Items[i] = providerView(p)

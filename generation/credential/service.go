@@ -157,11 +157,19 @@ type Provider struct {
 	Modes []BillingMode
 	// Ownerships are the credential ownership values usable now.
 	Ownerships []Ownership
+	// Observed is the newest observation of the route in this environment
+	// (a dispatch or poll of any workspace's operation); nil before any.
+	Observed *Observation
 }
 
-// Catalog reports every provider route's state in p's environment.
-func (s *Service) Catalog(p *access.Principal) []Provider {
+// Catalog reports every provider route's state in p's environment: what is
+// configured, and the newest observation of each route read through st.
+func (s *Service) Catalog(ctx context.Context, st ObservationReader, p *access.Principal) ([]Provider, error) {
 	env := p.Environment
+	obs, err := st.ProviderObservations(ctx, env)
+	if err != nil {
+		return nil, fault.Wrap("credential.Catalog", err)
+	}
 	out := make([]Provider, 0, len(Routes()))
 	for _, id := range Routes() {
 		pr := Provider{ID: id, Environment: env, Modes: []BillingMode{}, Ownerships: []Ownership{}}
@@ -179,9 +187,14 @@ func (s *Service) Catalog(p *access.Principal) []Provider {
 		if pr.PlatformManaged {
 			pr.Modes = append(pr.Modes, ModeBYOKWithPlatformFallback)
 		}
+		for i := range obs {
+			if obs[i].Provider == id && pr.Configured {
+				pr.Observed = &obs[i]
+			}
+		}
 		out = append(out, pr)
 	}
-	return out
+	return out, nil
 }
 
 // adapter returns the adapter of id in env, or PROVIDER_UNAVAILABLE

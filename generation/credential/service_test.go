@@ -103,7 +103,10 @@ func TestCatalog(t *testing.T) {
 		{"live unconfigured", true, live, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			ps := newService(t, p, c.managed).Catalog(c.who)
+			ps, err := newService(t, p, c.managed).Catalog(context.Background(), observed{}, c.who)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if len(ps) != 2 || ps[0].ID != generation.ProviderA || ps[0].Configured || len(ps[0].Modes) != 0 {
 				t.Fatalf("A = %+v", ps)
 			}
@@ -203,5 +206,63 @@ func TestCheckSealOpen(t *testing.T) {
 	other.WorkspaceID = "ws_2"
 	if _, err := svc.Recheck(ctx, st, &other, c.ID); !fault.Is(err, fault.NotFound) {
 		t.Fatalf("recheck from another workspace: %v", err)
+	}
+}
+
+// observed is an ObservationReader with a fixed list.
+type observed []credential.Observation
+
+func (o observed) ProviderObservations(_ context.Context, env access.Environment) ([]credential.Observation, error) {
+	var out []credential.Observation
+	for _, x := range o {
+		if x.Environment == env {
+			out = append(out, x)
+		}
+	}
+	return out, nil
+}
+
+// TestCatalogReportsObservationsOnly: a configured route carries the
+// newest observation of its environment, never one of the other
+// environment, and an unconfigured route none.
+func TestCatalogReportsObservationsOnly(t *testing.T) {
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	obs := observed{
+		{Provider: generation.ProviderB, Environment: access.Live, Reach: credential.ReachAvailable, ObservedAt: at},
+		{Provider: generation.ProviderA, Environment: access.Test, Reach: credential.ReachAvailable, ObservedAt: at},
+	}
+	svc := newService(t, provider{id: generation.ProviderB}, false)
+	ps, err := svc.Catalog(context.Background(), obs, &access.Principal{Environment: access.Test})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ps[0].Observed != nil || ps[1].Observed != nil {
+		t.Fatalf("test catalog = %+v", ps)
+	}
+	obs = append(obs, credential.Observation{Provider: generation.ProviderB, Environment: access.Test, Reach: credential.ReachUnreachable,
+		Code: fault.ProviderUnavailable, ObservedAt: at})
+	ps, _ = svc.Catalog(context.Background(), obs, &access.Principal{Environment: access.Test})
+	if o := ps[1].Observed; o == nil || o.Reach != credential.ReachUnreachable || !o.ObservedAt.Equal(at) {
+		t.Fatalf("B = %+v", ps[1])
+	}
+}
+
+func TestReachOf(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want credential.Reach
+	}{
+		{nil, credential.ReachAvailable},
+		{fault.E("x", fault.ProviderCredentialInvalid, ""), credential.ReachAvailable},
+		{fault.E("x", fault.RateLimited, ""), credential.ReachAvailable},
+		{fault.E("x", fault.ProviderCreditsExhausted, ""), credential.ReachAvailable},
+		{fault.E("x", fault.ProviderUnavailable, ""), credential.ReachUnreachable},
+		{fault.E("x", fault.ProviderTimeout, ""), credential.ReachUnreachable},
+		{context.DeadlineExceeded, credential.ReachUnreachable},
+		{errors.New("connection reset"), credential.ReachUnreachable},
+	} {
+		if got := credential.ReachOf(c.err); got != c.want {
+			t.Errorf("ReachOf(%v) = %s, want %s", c.err, got, c.want)
+		}
 	}
 }

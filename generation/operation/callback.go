@@ -9,6 +9,7 @@ import (
 
 	"github.com/creatormusic/platform/fault"
 	"github.com/creatormusic/platform/generation"
+	"github.com/creatormusic/platform/generation/credential"
 	"github.com/creatormusic/platform/jobs"
 )
 
@@ -158,6 +159,9 @@ func (s *Service) poll(ctx context.Context, ref jobRef) error {
 			return err
 		}
 		now := st.Now()
+		if err := st.ProviderObserve(ctx, credential.Observe(cur.Provider, cur.Scope.Environment, qerr, now)); err != nil {
+			return err
+		}
 		cur.Polls++
 		cur.LastPolledAt = &now
 		cur.UpdatedAt = now

@@ -293,6 +293,9 @@ func (s *Service) recordCreate(ctx context.Context, a Attempt, created generatio
 			return fault.Wrap(op, err)
 		}
 		now := st.Now()
+		if err := st.ProviderObserve(ctx, credential.Observe(cur.Provider, cur.Scope.Environment, cerr, now)); err != nil {
+			return fault.Wrap(op, err)
+		}
 		cur.UpdatedAt = now
 		if cerr == nil {
 			if cur.TaskID == "" {

@@ -273,6 +273,7 @@ type Store interface {
 	jobs.Enqueuer
 	asset.Store
 	credential.Store
+	credential.Observer
 	// JobEnqueue is JobInsert for a caller that does not need to know
 	// whether the job was inserted (a duplicate unique key inserts
 	// nothing): a pipelining store sends it with a later statement.

@@ -74,6 +74,48 @@ func exerciseCredentials(t *testing.T, open Opener) {
 		})
 	})
 
+	// Observations are kept per provider route and environment, and an
+	// older one never replaces a newer one (two workers finishing out of
+	// order).
+	t.Run("ProviderObservations", func(t *testing.T) {
+		db, _ := fresh(t, open)
+		at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+		observe := func(o credential.Observation) {
+			t.Helper()
+			if err := db.InTx(ctx, func(tx *store.Tx) error { return tx.ProviderObserve(ctx, o) }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		read := func(env access.Environment) []credential.Observation {
+			t.Helper()
+			obs, err := db.Read().ProviderObservations(ctx, env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return obs
+		}
+		if obs := read(access.Test); len(obs) != 0 {
+			t.Fatalf("before any call: %+v", obs)
+		}
+		up := credential.Observation{Provider: generation.ProviderB, Environment: access.Test, Reach: credential.ReachAvailable, ObservedAt: at}
+		down := credential.Observation{Provider: generation.ProviderB, Environment: access.Test, Reach: credential.ReachUnreachable,
+			Code: fault.ProviderTimeout, ObservedAt: at.Add(time.Second)}
+		observe(down)
+		observe(up) // older: ignored
+		observe(credential.Observation{Provider: generation.ProviderA, Environment: access.Live, Reach: credential.ReachAvailable, ObservedAt: at})
+		if diff := cmp.Diff([]credential.Observation{down}, read(access.Test)); diff != "" {
+			t.Fatalf("test observations (-want +got):\n%s", diff)
+		}
+		up.ObservedAt = at.Add(2 * time.Second)
+		observe(up)
+		if diff := cmp.Diff([]credential.Observation{up}, read(access.Test)); diff != "" {
+			t.Fatalf("after a newer call (-want +got):\n%s", diff)
+		}
+		if obs := read(access.Live); len(obs) != 1 || obs[0].Provider != generation.ProviderA {
+			t.Fatalf("live observations = %+v", obs)
+		}
+	})
+
 	t.Run("InsertGetSnapshots", func(t *testing.T) {
 		db, _ := fresh(t, open)
 		seed(t, db)
