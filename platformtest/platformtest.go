@@ -2,7 +2,9 @@
 // file (or a fresh PostgreSQL schema), a settable clock, the HTTP handler on
 // a loopback server, a bootstrapped workspace with a test API key, a
 // captured log, and a client that validates every response against the
-// OpenAPI document the platform serves.
+// OpenAPI document the platform serves. The platform's URL guard
+// (Config.AllowLoopback) and the adapters' guarded clients let through
+// exactly the simulators' loopback addresses, nothing else on loopback.
 package platformtest
 
 import (
@@ -41,6 +43,7 @@ import (
 	"github.com/creatormusic/platform/store/storetest"
 	"github.com/creatormusic/platform/token/sale"
 	"github.com/creatormusic/platform/token/tokentest"
+	"github.com/creatormusic/platform/urlguard/urlguardtest"
 )
 
 // PostgresOnlyEnv names the variable that, set to 1, makes New skip
@@ -216,10 +219,14 @@ func New(t testing.TB, opts Options) *System {
 		t.Fatalf("providerb.New: %v", err)
 	}
 	music := credential.Providers{Test: credential.Adapters{generation.ProviderB: clientB}}
+	// The platform fetches media from the provider simulators on loopback:
+	// exactly their addresses pass its URL guard, nothing else on loopback.
+	simURLs := []string{provB.URL()}
 	var provA *provideratest.Server
 	if opts.Music {
 		provA = startProviderA(t, clock, opts.ProviderADialect, &music)
 		music.PlatformKeys.Test[generation.ProviderB] = generation.Credential{APIKey: provB.APIKey()}
+		simURLs = append(simURLs, provA.URL())
 	}
 	// The server starts before the platform so that its address is the
 	// providers' callback base; it serves once the platform is built.
@@ -250,6 +257,7 @@ func New(t testing.TB, opts Options) *System {
 		Store: db, SecretKey: SecretKey, Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Jobs: opts.Jobs, Keys: opts.Keys, BlobDir: blobDir, MaxUploadBytes: opts.MaxUploadBytes,
 		Mailer: mailer, Passwords: pw, BaseURL: "http://platform.test", InsecureCookies: true, TrustProxy: opts.TrustProxy,
+		AllowLoopback: urlguardtest.Allow(t, simURLs...),
 	}
 	p, err := platform.New(ctx, cfg)
 	if err != nil {

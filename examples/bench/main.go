@@ -93,6 +93,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"os"
 	"os/signal"
@@ -121,6 +122,7 @@ import (
 	"github.com/creatormusic/platform/store"
 	"github.com/creatormusic/platform/store/postgres"
 	"github.com/creatormusic/platform/store/sqlite"
+	"github.com/creatormusic/platform/urlguard"
 )
 
 // secretKey is the bench platform's fixed master secret (32+ bytes).
@@ -509,6 +511,9 @@ type providerSims struct {
 	a     *provideratest.Server
 	b     *providerbtest.Server
 	music credential.Providers
+	// allow are the simulators' loopback addresses, the only ones the
+	// platform's URL guard lets its media fetches reach.
+	allow []netip.AddrPort
 }
 
 // startSims starts both simulators with AutoAdvance advance, benchCredits
@@ -533,6 +538,14 @@ func startSims(advance time.Duration) (*providerSims, error) {
 	if err != nil {
 		s.close()
 		return nil, err
+	}
+	for _, u := range []string{s.a.URL(), s.b.URL()} {
+		ap, err := urlguard.LoopbackOf(u)
+		if err != nil {
+			s.close()
+			return nil, err
+		}
+		s.allow = append(s.allow, ap)
 	}
 	s.music.Test = credential.Adapters{generation.ProviderA: clientA, generation.ProviderB: clientB}
 	s.music.PlatformKeys.Test = credential.Keys{
@@ -590,7 +603,7 @@ func start(ctx context.Context, db *store.DB, client *http.Client, sims *provide
 		})}}
 	go s.srv.Serve(ln)
 	s.p, err = platform.New(ctx, platform.Config{Store: db, SecretKey: secretKey, Keys: apikey.Config{MaxLimits: benchLimits},
-		BlobDir: filepath.Join(os.TempDir(), "platform-bench-blobs"), Mailer: mailer, Jobs: jobs, MusicProviders: sims.music,
+		BlobDir: filepath.Join(os.TempDir(), "platform-bench-blobs"), Mailer: mailer, Jobs: jobs, MusicProviders: sims.music, AllowLoopback: sims.allow,
 		Generation: platform.GenerationConfig{CallbackBaseURL: s.base,
 			Tuning: operation.Tuning{CreateLimit: benchCreateLimit, CreateWindow: 10 * time.Second}}})
 	if err != nil {

@@ -69,6 +69,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -91,6 +92,7 @@ import (
 	"github.com/creatormusic/platform/store"
 	"github.com/creatormusic/platform/store/postgres"
 	"github.com/creatormusic/platform/store/sqlite"
+	"github.com/creatormusic/platform/urlguard"
 )
 
 // demo is what the host remembers about the demo workspace.
@@ -175,9 +177,15 @@ func run() error {
 		}
 		defer cs.close()
 	}
+	// The platform fetches provider media from the simulators: exactly their
+	// loopback addresses pass its URL guard, and only when they run.
+	allow, err := sims.mediaAddrs()
+	if err != nil {
+		return err
+	}
 	p, err := platform.New(ctx, platform.Config{Store: db, SecretKey: key, Logger: log, BlobDir: filepath.Join(*data, "blobs"),
 		Mailer: mailer, BaseURL: "http://" + *addr, InsecureCookies: true, Payments: payments, MusicProviders: music,
-		Generation: platform.GenerationConfig{CallbackBaseURL: loopbackURL(*addr)}, Chain: chainCfg})
+		Generation: platform.GenerationConfig{CallbackBaseURL: loopbackURL(*addr)}, Chain: chainCfg, AllowLoopback: allow})
 	if err != nil {
 		return err
 	}
@@ -290,6 +298,38 @@ func paymentProviders(sim bool, liveKey, webhookSecret string, log *slog.Logger)
 type providerSims struct {
 	a *provideratest.Server
 	b *providerbtest.Server
+}
+
+// mediaAddrs are the loopback addresses of the simulators that run, where
+// they serve their tracks' media.
+func (s providerSims) mediaAddrs() ([]netip.AddrPort, error) {
+	var out []netip.AddrPort
+	for _, u := range []string{s.urlA(), s.urlB()} {
+		if u == "" {
+			continue
+		}
+		ap, err := urlguard.LoopbackOf(u)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ap)
+	}
+	return out, nil
+}
+
+// urlA and urlB are the simulators' base URLs, empty when not running.
+func (s providerSims) urlA() string {
+	if s.a == nil {
+		return ""
+	}
+	return s.a.URL()
+}
+
+func (s providerSims) urlB() string {
+	if s.b == nil {
+		return ""
+	}
+	return s.b.URL()
 }
 
 // close stops the simulators that run.
