@@ -203,7 +203,7 @@ func New(t testing.TB, opts Options) *System {
 		}
 		t.Cleanup(func() { sim.Close() })
 		client, err := stripepay.New(stripepay.Config{SecretKey: sim.SecretKey(), WebhookSecret: sim.WebhookSecret(),
-			BaseURL: sim.URL(), Clock: clock})
+			BaseURL: sim.URL(), Clock: clock, HTTPClient: urlguardtest.Client(t, sim.URL())})
 		if err != nil {
 			t.Fatalf("stripepay.New: %v", err)
 		}
@@ -214,7 +214,7 @@ func New(t testing.TB, opts Options) *System {
 		t.Fatalf("providerbtest.New: %v", err)
 	}
 	t.Cleanup(provB.Close)
-	clientB, err := providerb.New(providerb.Config{BaseURL: provB.URL()})
+	clientB, err := providerb.New(providerb.Config{BaseURL: provB.URL(), HTTPClient: urlguardtest.Client(t, provB.URL())})
 	if err != nil {
 		t.Fatalf("providerb.New: %v", err)
 	}
@@ -300,7 +300,7 @@ func startCluster(t testing.TB) (*chaintest.Cluster, tokentest.Deployment, platf
 		t.Fatalf("tokentest.Deploy: %v", err)
 	}
 	c.AdvanceSlots(40) // the deployment is finalized
-	client, err := solanarpc.New(solanarpc.Config{URL: c.URL(), Timeout: 2 * time.Second})
+	client, err := solanarpc.New(solanarpc.Config{URL: c.URL(), Timeout: 2 * time.Second, HTTPClient: urlguardtest.Client(t, c.URL())})
 	if err != nil {
 		t.Fatalf("solanarpc.New: %v", err)
 	}
@@ -318,7 +318,8 @@ func startProviderA(t testing.TB, clock *storetest.Clock, dialect string, music 
 		t.Fatalf("provideratest.New: %v", err)
 	}
 	t.Cleanup(func() { sim.Close() })
-	client, err := providera.New(providera.Config{BaseURL: sim.URL(), Dialect: providera.Dialect(dialect)})
+	client, err := providera.New(providera.Config{BaseURL: sim.URL(), Dialect: providera.Dialect(dialect),
+		HTTPClient: urlguardtest.Client(t, sim.URL())})
 	if err != nil {
 		t.Fatalf("providera.New: %v", err)
 	}

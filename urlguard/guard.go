@@ -435,11 +435,21 @@ func (g *Guard) dialContext(ctx context.Context, network, address string) (net.C
 		}
 		return nil, err
 	}
-	d := net.Dialer{KeepAlive: 30 * time.Second, ControlContext: g.control}
-	var first error
+	var todo []netip.Addr
 	for _, a := range addrs {
 		if network == "tcp4" && !a.Is4() || network == "tcp6" && !a.Is6() {
 			continue
+		}
+		todo = append(todo, a)
+	}
+	var first error
+	for i, a := range todo {
+		// As net.Dialer does for a name, the time left is shared among the
+		// addresses left (at least 2 s each), so one black-holed address
+		// does not spend it all.
+		d := net.Dialer{KeepAlive: 30 * time.Second, ControlContext: g.control}
+		if dl, ok := ctx.Deadline(); ok {
+			d.Timeout = max(time.Until(dl)/time.Duration(len(todo)-i), 2*time.Second)
 		}
 		c, err := d.DialContext(ctx, network, netip.AddrPortFrom(a, uint16(port)).String())
 		if err == nil {
@@ -512,6 +522,25 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	resp.Body = &limitedBody{rc: resp.Body, left: limit, limit: limit}
 	return resp, nil
+}
+
+// Reason returns the details.reason of the refusal in err's chain, or ""
+// when err holds no refusal of this package.
+func Reason(err error) string {
+	if !errors.Is(err, ErrRefused) {
+		return ""
+	}
+	for e := err; e != nil; {
+		var fe *fault.Error
+		if !errors.As(e, &fe) {
+			break
+		}
+		if r, ok := fe.Details["reason"].(string); ok && errors.Is(fe.Err, ErrRefused) {
+			return r
+		}
+		e = fe.Err
+	}
+	return ""
 }
 
 // refusal is an INVALID_INPUT error on the URL with a reason; cause says

@@ -92,6 +92,9 @@ func refusedFor(t *testing.T, err error, reason string) {
 	if !errors.Is(err, urlguard.ErrRefused) {
 		t.Fatalf("err = %v, want a refusal (%s)", err, reason)
 	}
+	if got := urlguard.Reason(err); got != reason {
+		t.Fatalf("Reason = %q, want %q", got, reason)
+	}
 	var fe *fault.Error
 	if !errors.As(err, &fe) {
 		t.Fatalf("err = %v, not a fault error", err)
@@ -300,7 +303,7 @@ func TestAllowed(t *testing.T) {
 	}
 	// A failed lookup is not a refusal.
 	_, err := g.Check(context.Background(), "https://unknown.example.com/")
-	if err == nil || errors.Is(err, urlguard.ErrRefused) {
+	if err == nil || errors.Is(err, urlguard.ErrRefused) || urlguard.Reason(err) != "" {
 		t.Errorf("unknown host: %v, want a lookup error that is not a refusal", err)
 	}
 }
@@ -411,6 +414,19 @@ func TestDialPinsCheckedAddress(t *testing.T) {
 	refusedFor(t, err, urlguard.ReasonPrivateAddress)
 	if s.hits.Load() != 2 {
 		t.Fatalf("simulator hits %d, want 2", s.hits.Load())
+	}
+}
+
+// TestDialTriesEachCheckedAddress: when the first judged address does not
+// answer, the next judged one is dialed.
+func TestDialTriesEachCheckedAddress(t *testing.T) {
+	s := newSim(t, answer("second address"))
+	v6 := netip.AddrPortFrom(netip.IPv6Loopback(), s.addr.Port()) // nothing listens there
+	res := newResolver()
+	res.set("two.example.test", "::1,"+s.addr.Addr().String())
+	g := newGuard(t, urlguard.Config{AllowHTTP: true, AllowLoopback: []netip.AddrPort{v6, s.addr}, Resolver: res})
+	if body, err := get(t, g.Client(), fmt.Sprintf("http://two.example.test:%d/", s.addr.Port())); err != nil || body != "second address" {
+		t.Fatalf("GET: %q, %v", body, err)
 	}
 }
 

@@ -529,16 +529,6 @@ func startSims(advance time.Duration) (*providerSims, error) {
 		s.close()
 		return nil, fmt.Errorf("provider B simulator: %w", err)
 	}
-	clientA, err := providera.New(providera.Config{BaseURL: s.a.URL(), Dialect: providera.DialectSunoAPI})
-	if err != nil {
-		s.close()
-		return nil, err
-	}
-	clientB, err := providerb.New(providerb.Config{BaseURL: s.b.URL()})
-	if err != nil {
-		s.close()
-		return nil, err
-	}
 	for _, u := range []string{s.a.URL(), s.b.URL()} {
 		ap, err := urlguard.LoopbackOf(u)
 		if err != nil {
@@ -546,6 +536,23 @@ func startSims(advance time.Duration) (*providerSims, error) {
 			return nil, err
 		}
 		s.allow = append(s.allow, ap)
+	}
+	// The adapters reach exactly the simulators on loopback, as the
+	// platform's media fetches do.
+	guard, err := urlguard.New(urlguard.Config{AllowHTTP: true, AllowLoopback: s.allow})
+	if err != nil {
+		s.close()
+		return nil, err
+	}
+	clientA, err := providera.New(providera.Config{BaseURL: s.a.URL(), Dialect: providera.DialectSunoAPI, HTTPClient: guard.Client()})
+	if err != nil {
+		s.close()
+		return nil, err
+	}
+	clientB, err := providerb.New(providerb.Config{BaseURL: s.b.URL(), HTTPClient: guard.Client()})
+	if err != nil {
+		s.close()
+		return nil, err
 	}
 	s.music.Test = credential.Adapters{generation.ProviderA: clientA, generation.ProviderB: clientB}
 	s.music.PlatformKeys.Test = credential.Keys{

@@ -266,8 +266,13 @@ func paymentProviders(sim bool, liveKey, webhookSecret string, log *slog.Logger)
 		if srv, err = stripetest.New(stripetest.Config{}); err != nil {
 			return out, nil, err
 		}
+		hc, err := simClient(srv.URL())
+		if err != nil {
+			srv.Close()
+			return out, nil, err
+		}
 		out.Test, err = stripepay.New(stripepay.Config{SecretKey: srv.SecretKey(), WebhookSecret: srv.WebhookSecret(),
-			BaseURL: srv.URL(), Logger: log})
+			BaseURL: srv.URL(), Logger: log, HTTPClient: hc})
 		if err != nil {
 			srv.Close()
 			return out, nil, fmt.Errorf("stripe simulator client: %w", err)
@@ -363,12 +368,22 @@ func musicProviders(sim bool, advance time.Duration) (credential.Providers, prov
 		sims.close()
 		return out, sims, fmt.Errorf("provider B simulator: %w", err)
 	}
-	clientA, err := providera.New(providera.Config{BaseURL: sims.a.URL(), Dialect: providera.DialectSunoAPI})
+	hcA, err := simClient(sims.a.URL())
+	if err != nil {
+		sims.close()
+		return out, sims, err
+	}
+	hcB, err := simClient(sims.b.URL())
+	if err != nil {
+		sims.close()
+		return out, sims, err
+	}
+	clientA, err := providera.New(providera.Config{BaseURL: sims.a.URL(), Dialect: providera.DialectSunoAPI, HTTPClient: hcA})
 	if err != nil {
 		sims.close()
 		return out, sims, fmt.Errorf("provider A simulator client: %w", err)
 	}
-	clientB, err := providerb.New(providerb.Config{BaseURL: sims.b.URL()})
+	clientB, err := providerb.New(providerb.Config{BaseURL: sims.b.URL(), HTTPClient: hcB})
 	if err != nil {
 		sims.close()
 		return out, sims, fmt.Errorf("provider B simulator client: %w", err)
@@ -379,6 +394,22 @@ func musicProviders(sim bool, advance time.Duration) (credential.Providers, prov
 		generation.ProviderB: {APIKey: sims.b.APIKey()},
 	}
 	return out, sims, nil
+}
+
+// simClient is a guarded client (urlguard) for a simulator this host
+// started on loopback: http, and exactly the simulator's address let
+// through; every other loopback, private or metadata address stays
+// refused. Clients of real providers keep their adapters' defaults.
+func simClient(simURL string) (*http.Client, error) {
+	ap, err := urlguard.LoopbackOf(simURL)
+	if err != nil {
+		return nil, err
+	}
+	g, err := urlguard.New(urlguard.Config{AllowHTTP: true, AllowLoopback: []netip.AddrPort{ap}})
+	if err != nil {
+		return nil, err
+	}
+	return g.Client(), nil
 }
 
 // loopbackURL is the http URL of a listen address, with an unspecified
