@@ -130,16 +130,22 @@ const (
 //     "cancelled") for a cancellation.
 //
 // Every response body Fetch does not return is closed.
-func (f *Fetcher) Fetch(ctx context.Context, rawURL string) (Media, error) {
+func (f *Fetcher) Fetch(ctx context.Context, rawURL string) (_ Media, err error) {
 	const op = "generation.Fetch"
-	guard := f.Guard
+	guard, owned := f.Guard, false
 	if guard == nil {
+		// A guard of this Fetch alone: its idle connections close when Fetch
+		// fails or the returned body is closed.
 		g, err := urlguard.New(MediaGuardConfig(nil))
 		if err != nil {
 			return Media{}, fault.Wrap(op, err)
 		}
-		defer g.CloseIdleConnections()
-		guard = g
+		guard, owned = g, true
+		defer func() {
+			if err != nil {
+				g.CloseIdleConnections()
+			}
+		}()
 	}
 	u, err := guard.CheckURL(rawURL)
 	if err != nil {
@@ -224,7 +230,7 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string) (Media, error) {
 				continue
 			}
 			return Media{
-				Body:        &mediaBody{r: br, c: resp.Body, left: limit, limit: limit},
+				Body:        &mediaBody{r: br, c: resp.Body, left: limit, limit: limit, guard: ownedGuard(guard, owned)},
 				ContentType: resp.Header.Get("Content-Type"),
 				Attempts:    attempt,
 			}, nil
@@ -360,6 +366,17 @@ type mediaBody struct {
 	left  int64 // bytes still allowed
 	limit int64
 	err   error // sticky
+	// guard, when set, is the Fetch's own guard, whose idle connections
+	// close with the body.
+	guard *urlguard.Guard
+}
+
+// ownedGuard is guard when the Fetch made it for itself, else nil.
+func ownedGuard(guard *urlguard.Guard, owned bool) *urlguard.Guard {
+	if owned {
+		return guard
+	}
+	return nil
 }
 
 // Read reads from the body, failing with PAYLOAD_TOO_LARGE once more than
@@ -387,5 +404,12 @@ func (b *mediaBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// Close closes the response body.
-func (b *mediaBody) Close() error { return b.c.Close() }
+// Close closes the response body (and the idle connections of the Fetch's
+// own guard).
+func (b *mediaBody) Close() error {
+	err := b.c.Close()
+	if b.guard != nil {
+		b.guard.CloseIdleConnections()
+	}
+	return err
+}
