@@ -24,6 +24,7 @@ import (
 	"github.com/creatormusic/platform/platformtest"
 	"github.com/creatormusic/platform/store"
 	"github.com/creatormusic/platform/transport"
+	"github.com/creatormusic/platform/urlguard/urlguardtest"
 )
 
 // The billing fault tests of the billing issue: each is a behaviour a
@@ -588,7 +589,8 @@ func TestBillingRenewalPaymentFailed(t *testing.T) {
 // simulator, to read what the provider holds.
 func simClient(t testing.TB, s *platformtest.System) *stripepay.Client {
 	t.Helper()
-	c, err := stripepay.New(stripepay.Config{SecretKey: s.Stripe.SecretKey(), BaseURL: s.Stripe.URL(), Timeout: billingWait})
+	c, err := stripepay.New(stripepay.Config{SecretKey: s.Stripe.SecretKey(), BaseURL: s.Stripe.URL(), Timeout: billingWait,
+		HTTPClient: urlguardtest.Client(t, s.Stripe.URL())})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,11 +8,13 @@ import (
 	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/account"
 	"github.com/creatormusic/platform/asset"
+	"github.com/creatormusic/platform/generation"
 	"github.com/creatormusic/platform/generation/credential"
 	"github.com/creatormusic/platform/generation/operation"
 	"github.com/creatormusic/platform/jobs"
 	"github.com/creatormusic/platform/ledger"
 	"github.com/creatormusic/platform/store"
+	"github.com/creatormusic/platform/urlguard"
 )
 
 // GenerationConfig configures music generation. Zero values take the
@@ -27,7 +29,9 @@ type GenerationConfig struct {
 	// operation.DefaultPricing. A published policy is never overridden.
 	Pricing operation.Pricing
 	// Tuning holds the limits and timings (create scheduler, polls,
-	// deadlines, cost drift); see operation.Tuning.
+	// deadlines, cost drift); see operation.Tuning. A Tuning.Fetcher
+	// without a Guard gets the platform's media guard (urlguard, with
+	// Config.AllowLoopback); one with its own Guard keeps it.
 	operation.Tuning
 	// Hook injects faults in tests; nil in production.
 	Hook operation.Hook
@@ -45,6 +49,21 @@ func (p *Platform) startGeneration(ctx context.Context, cfg Config, providers *c
 		base = account.DefaultBaseURL
 	}
 	tuning := g.Tuning
+	media, err := urlguard.New(generation.MediaGuardConfig(cfg.AllowLoopback))
+	if err != nil {
+		return fmt.Errorf("platform: Config.AllowLoopback: %w", err)
+	}
+	p.media = media
+	// Media URLs come from providers' callbacks and polls: every fetch goes
+	// through the media guard, also with a Fetcher a test tuned.
+	switch f := tuning.Fetcher; {
+	case f == nil:
+		tuning.Fetcher = &generation.Fetcher{Guard: media}
+	case f.Guard == nil:
+		c := *f
+		c.Guard = media
+		tuning.Fetcher = &c
+	}
 	if tuning.AcceptsInFlight == 0 && p.db.Dialect() == store.SQLite {
 		// The single writer runs units of work in arrival order already;
 		// holding accepts back would only shrink its group commits.

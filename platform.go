@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
+	"net/netip"
 	"sync"
 	"time"
 
@@ -30,6 +31,7 @@ import (
 	"github.com/creatormusic/platform/token"
 	"github.com/creatormusic/platform/token/sale"
 	"github.com/creatormusic/platform/transport"
+	"github.com/creatormusic/platform/urlguard"
 )
 
 // ContractVersion is the version of the public API contract.
@@ -103,6 +105,15 @@ type Config struct {
 	// TrustProxy takes the client address (for login throttling) from the
 	// first X-Forwarded-For entry; set it only behind a proxy that sets it.
 	TrustProxy bool
+	// AllowLoopback lists exact loopback addresses with their port
+	// (127.0.0.1:8931, [::1]:8931) that the platform's own outbound fetches
+	// (provider media named by callbacks and polls) may reach although
+	// loopback, so that tests and the example host can serve media from
+	// simulators listening on loopback. Only these exact addresses pass:
+	// every other loopback, private, link-local or cloud metadata address
+	// stays refused (package urlguard), and an entry that is not a loopback
+	// address with a port fails New. Leave it empty in production.
+	AllowLoopback []netip.AddrPort
 }
 
 // JobsConfig configures the job worker pool that New starts.
@@ -139,6 +150,8 @@ type Platform struct {
 	wallet *wallet.Service
 	// intents runs the chain payment path.
 	intents *intent.Service
+	// media is the urlguard policy of the platform's own fetches.
+	media   *urlguard.Guard
 	pool    *jobs.Pool
 	limiter *transport.Limiter
 	handler http.Handler
@@ -328,6 +341,9 @@ func (p *Platform) Close() error {
 		}
 		p.stop()
 		p.wg.Wait()
+		if p.media != nil {
+			p.media.CloseIdleConnections()
+		}
 	})
 	return p.closeErr
 }

@@ -7,11 +7,13 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 	"time"
 
 	"github.com/creatormusic/platform/fault"
+	"github.com/creatormusic/platform/urlguard"
 )
 
 // This file downloads a provider's final audio URL for ingestion. Provider
@@ -25,31 +27,51 @@ import (
 // Media URLs may carry a signed token in their query string: no error
 // message, detail or cause this file returns contains the query, only the
 // URL's scheme, host and path.
+//
+// A media URL is named by a provider's callback or poll, so it is judged
+// by package urlguard before anything is sent and the GETs go through the
+// guard's client: a URL that names the platform's own network (loopback,
+// private, link-local, cloud metadata, ...) fails at once and is never
+// fetched.
 
 // Fetcher defaults.
 const (
 	defaultFetchAttempts = 4
 	defaultFetchBackoff  = 500 * time.Millisecond
-	defaultFetchMaxBytes = 200 << 20
-	defaultFetchTimeout  = 30 * time.Second
+	// DefaultFetchMaxBytes bounds a media body (200 MiB).
+	DefaultFetchMaxBytes = 200 << 20
+	// DefaultFetchTimeout bounds one GET, body included.
+	DefaultFetchTimeout = 30 * time.Second
 )
 
-// defaultMediaClient serves Fetchers without a Client.
-var defaultMediaClient = &http.Client{Timeout: defaultFetchTimeout}
+// MediaGuardConfig is the urlguard policy of provider media: http or https
+// (providers serve both), bodies of at most DefaultFetchMaxBytes, each GET
+// bounded by DefaultFetchTimeout, and allow, exact loopback addresses of
+// simulators (tests and the example host; nil in production), let through.
+func MediaGuardConfig(allow []netip.AddrPort) urlguard.Config {
+	return urlguard.Config{AllowHTTP: true, AllowLoopback: allow, MaxBodyBytes: DefaultFetchMaxBytes, Timeout: DefaultFetchTimeout}
+}
 
 // Fetcher downloads provider media with bounded retries. The zero value is
 // ready to use; a Fetcher is safe for concurrent use when its Client and
 // Sleep are.
 type Fetcher struct {
-	// Client sends the GETs. Nil means a client with a 30 s timeout, which
-	// (as http.Client.Timeout does) also bounds reading the returned body.
+	// Guard judges every media URL before a GET, and its client sends the
+	// GETs when Client is nil. Nil means a Guard of MediaGuardConfig(nil),
+	// built for each Fetch.
+	Guard *urlguard.Guard
+	// Client sends the GETs. Nil means Guard's client (30 s per GET, body
+	// included). A Client that is set owns the address policy: Fetch still
+	// judges each URL with Guard, but only a guarded client judges the
+	// addresses a host resolves to and the redirects.
 	Client *http.Client
 	// Attempts is the number of GETs per Fetch; 0 or less means 4.
 	Attempts int
 	// Backoff is the wait before the second GET, doubling before each
 	// further one; 0 or less means 500 ms.
 	Backoff time.Duration
-	// MaxBytes bounds a body; 0 or less means 200 MiB. A body whose
+	// MaxBytes bounds a body; 0 or less means 200 MiB. A guarded client
+	// bounds it by its Guard's MaxBodyBytes as well. A body whose
 	// Content-Length is longer fails Fetch, and reading past MaxBytes of a
 	// body of unknown length fails the read, both with PAYLOAD_TOO_LARGE
 	// (details.limit), which no retry fixes.
@@ -86,8 +108,11 @@ const (
 // A 403, 404, 410, 429 or 5xx answer, a zero-byte 200 or a transport error
 // is retried after Sleep; any other status fails at once. Errors:
 //
-//   - INVALID_INPUT (details.field "url") for a URL that is not an
-//     absolute http or https URL.
+//   - INVALID_INPUT (details.field "url", details.reason from urlguard)
+//     for a URL the Guard refuses: not an absolute http or https URL,
+//     credentials, a host that is or resolves to a non-public address
+//     ("private_address"), a refused redirect, and so on. It is never
+//     retried: a refused address makes no request.
 //   - RESULT_EXPIRED (details: status, attempts, url) when every answer was
 //     403, 404 or 410, or a zero-byte 200 followed by those: the URL is
 //     gone, and fetching it again will not help.
@@ -98,18 +123,33 @@ const (
 //   - PROVIDER_UNAVAILABLE with details.reason "media_unreachable" when an
 //     attempt met a 5xx, a 429 or a transport error and the last one did
 //     not answer empty: retryable by the caller later.
-//   - PAYLOAD_TOO_LARGE (details.limit) for a Content-Length over MaxBytes.
+//   - PAYLOAD_TOO_LARGE (details.limit) for a Content-Length over MaxBytes
+//     (or over the guard's bound).
 //   - When ctx ends, its error is wrapped (errors.Is works): with
 //     PROVIDER_TIMEOUT for a deadline, PROVIDER_UNAVAILABLE (details.reason
 //     "cancelled") for a cancellation.
 //
 // Every response body Fetch does not return is closed.
-func (f *Fetcher) Fetch(ctx context.Context, rawURL string) (Media, error) {
+func (f *Fetcher) Fetch(ctx context.Context, rawURL string) (_ Media, err error) {
 	const op = "generation.Fetch"
-	u, err := url.Parse(rawURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		// err is dropped: its text would carry the URL, query included.
-		return Media{}, fault.Invalid(op, "url", "The media URL must be an absolute http or https URL.")
+	guard, owned := f.Guard, false
+	if guard == nil {
+		// A guard of this Fetch alone: its idle connections close when Fetch
+		// fails or the returned body is closed.
+		g, err := urlguard.New(MediaGuardConfig(nil))
+		if err != nil {
+			return Media{}, fault.Wrap(op, err)
+		}
+		guard, owned = g, true
+		defer func() {
+			if err != nil {
+				g.CloseIdleConnections()
+			}
+		}()
+	}
+	u, err := guard.CheckURL(rawURL)
+	if err != nil {
+		return Media{}, fault.Wrap(op, err)
 	}
 	safeURL := redactURL(u)
 	attempts, backoff, limit := f.Attempts, f.Backoff, f.MaxBytes
@@ -120,11 +160,11 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string) (Media, error) {
 		backoff = defaultFetchBackoff
 	}
 	if limit <= 0 {
-		limit = defaultFetchMaxBytes
+		limit = DefaultFetchMaxBytes
 	}
 	client := f.Client
 	if client == nil {
-		client = defaultMediaClient
+		client = guard.Client()
 	}
 	sleep := f.Sleep
 	if sleep == nil {
@@ -158,6 +198,9 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string) (Media, error) {
 			if ctx.Err() != nil {
 				return Media{}, fetchInterrupted(op, ctx, ctx.Err(), safeURL, attempt)
 			}
+			if e := finalFetchError(op, err, u, safeURL, attempt); e != nil {
+				return Media{}, e
+			}
 			last, lastStatus, lastErr, unreachable = answerUnreachable, 0, redactErr(err, u), true
 			continue
 		}
@@ -187,7 +230,7 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string) (Media, error) {
 				continue
 			}
 			return Media{
-				Body:        &mediaBody{r: br, c: resp.Body, left: limit, limit: limit},
+				Body:        &mediaBody{r: br, c: resp.Body, left: limit, limit: limit, guard: ownedGuard(guard, owned)},
 				ContentType: resp.Header.Get("Content-Type"),
 				Attempts:    attempt,
 			}, nil
@@ -234,6 +277,20 @@ func fetchInterrupted(op string, ctx context.Context, err error, safeURL string,
 	}
 	e = e.With("attempts", attempts).With("url", safeURL)
 	e.Err = err
+	return e
+}
+
+// finalFetchError returns the error of a GET that no retry fixes: the
+// guard refused the URL, an address or a redirect, or the body is over its
+// bound. It keeps the guard's code and details, adds the redacted URL and
+// the attempts, and returns nil for any other failure.
+func finalFetchError(op string, err error, u *url.URL, safeURL string, attempt int) error {
+	var fe *fault.Error
+	if !errors.As(err, &fe) || !(errors.Is(err, urlguard.ErrRefused) || fe.Code == fault.PayloadTooLarge) {
+		return nil
+	}
+	e := fe.With("url", safeURL).With("attempts", attempt)
+	e.Op, e.Err = op, redactErr(err, u)
 	return e
 }
 
@@ -309,6 +366,17 @@ type mediaBody struct {
 	left  int64 // bytes still allowed
 	limit int64
 	err   error // sticky
+	// guard, when set, is the Fetch's own guard, whose idle connections
+	// close with the body.
+	guard *urlguard.Guard
+}
+
+// ownedGuard is guard when the Fetch made it for itself, else nil.
+func ownedGuard(guard *urlguard.Guard, owned bool) *urlguard.Guard {
+	if owned {
+		return guard
+	}
+	return nil
 }
 
 // Read reads from the body, failing with PAYLOAD_TOO_LARGE once more than
@@ -336,5 +404,12 @@ func (b *mediaBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// Close closes the response body.
-func (b *mediaBody) Close() error { return b.c.Close() }
+// Close closes the response body (and the idle connections of the Fetch's
+// own guard).
+func (b *mediaBody) Close() error {
+	err := b.c.Close()
+	if b.guard != nil {
+		b.guard.CloseIdleConnections()
+	}
+	return err
+}

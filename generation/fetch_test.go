@@ -17,6 +17,8 @@ import (
 
 	"github.com/creatormusic/platform/fault"
 	"github.com/creatormusic/platform/generation"
+	"github.com/creatormusic/platform/urlguard"
+	"github.com/creatormusic/platform/urlguard/urlguardtest"
 )
 
 // mediaSecret is the signed token every test URL carries in its query string.
@@ -95,6 +97,12 @@ func (s *sleepLog) sleep(_ context.Context, d time.Duration) error {
 
 func noSleep(context.Context, time.Duration) error { return nil }
 
+// guardFor is the media guard that lets exactly u's loopback test server
+// through.
+func guardFor(t *testing.T, u string) *urlguard.Guard {
+	return urlguardtest.Guard(t, generation.MediaGuardConfig(nil), u)
+}
+
 // checkNoSecret fails when err's text or details name the signed token.
 func checkNoSecret(t *testing.T, err error) {
 	t.Helper()
@@ -141,7 +149,7 @@ func TestFetchSucceeds(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			u, hits := mediaServer(t, tt.steps...)
-			f := &generation.Fetcher{Sleep: noSleep}
+			f := &generation.Fetcher{Guard: guardFor(t, u), Sleep: noSleep}
 			m, err := f.Fetch(context.Background(), u)
 			if err != nil {
 				t.Fatalf("Fetch: %v", err)
@@ -211,7 +219,7 @@ func TestFetchFails(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			u, hits := mediaServer(t, tt.steps...)
-			f := &generation.Fetcher{Attempts: tt.attempts, Sleep: noSleep}
+			f := &generation.Fetcher{Guard: guardFor(t, u), Attempts: tt.attempts, Sleep: noSleep}
 			m, err := f.Fetch(context.Background(), u)
 			if err == nil {
 				m.Body.Close()
@@ -239,7 +247,7 @@ func TestFetchFails(t *testing.T) {
 func TestFetchBacksOffDoubling(t *testing.T) {
 	u, _ := mediaServer(t, mediaStatus(404))
 	var s sleepLog
-	f := &generation.Fetcher{Attempts: 4, Backoff: 10 * time.Millisecond, Sleep: s.sleep}
+	f := &generation.Fetcher{Guard: guardFor(t, u), Attempts: 4, Backoff: 10 * time.Millisecond, Sleep: s.sleep}
 	if _, err := f.Fetch(context.Background(), u); !fault.Is(err, fault.ResultExpired) {
 		t.Fatalf("err = %v", err)
 	}
@@ -250,7 +258,7 @@ func TestFetchBacksOffDoubling(t *testing.T) {
 
 	s = sleepLog{}
 	u, _ = mediaServer(t, mediaStatus(404), mediaBody([]byte("x")))
-	if _, err := (&generation.Fetcher{Sleep: s.sleep}).Fetch(context.Background(), u); err != nil {
+	if _, err := (&generation.Fetcher{Guard: guardFor(t, u), Sleep: s.sleep}).Fetch(context.Background(), u); err != nil {
 		t.Fatal(err)
 	}
 	if fmt.Sprint(s.d) != fmt.Sprint([]time.Duration{500 * time.Millisecond}) {
@@ -262,7 +270,7 @@ func TestFetchMaxBytes(t *testing.T) {
 	const limit = 4096
 	t.Run("known length over the limit fails at once", func(t *testing.T) {
 		u, hits := mediaServer(t, mediaBody(mediaBytes(limit+1)))
-		_, err := (&generation.Fetcher{MaxBytes: limit, Sleep: noSleep}).Fetch(context.Background(), u)
+		_, err := (&generation.Fetcher{Guard: guardFor(t, u), MaxBytes: limit, Sleep: noSleep}).Fetch(context.Background(), u)
 		if !fault.Is(err, fault.PayloadTooLarge) || faultDetail(err, "limit") != int64(limit) {
 			t.Fatalf("err = %v (details %v)", err, faultDetail(err, "limit"))
 		}
@@ -274,7 +282,7 @@ func TestFetchMaxBytes(t *testing.T) {
 	t.Run("unknown length over the limit fails the read", func(t *testing.T) {
 		want := mediaBytes(3 * limit)
 		u, _ := mediaServer(t, mediaChunked(want))
-		m, err := (&generation.Fetcher{MaxBytes: limit, Sleep: noSleep}).Fetch(context.Background(), u)
+		m, err := (&generation.Fetcher{Guard: guardFor(t, u), MaxBytes: limit, Sleep: noSleep}).Fetch(context.Background(), u)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -297,7 +305,7 @@ func TestFetchMaxBytes(t *testing.T) {
 		t.Run(st.name+" exactly at the limit", func(t *testing.T) {
 			want := mediaBytes(limit)
 			u, _ := mediaServer(t, st.step(want))
-			m, err := (&generation.Fetcher{MaxBytes: limit, Sleep: noSleep}).Fetch(context.Background(), u)
+			m, err := (&generation.Fetcher{Guard: guardFor(t, u), MaxBytes: limit, Sleep: noSleep}).Fetch(context.Background(), u)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -345,7 +353,7 @@ func TestFetchStopsOnCancel(t *testing.T) {
 		u, hits := mediaServer(t, mediaStatus(500))
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		f := &generation.Fetcher{Sleep: func(ctx context.Context, _ time.Duration) error {
+		f := &generation.Fetcher{Guard: guardFor(t, u), Sleep: func(ctx context.Context, _ time.Duration) error {
 			cancel()
 			return ctx.Err()
 		}}
@@ -363,7 +371,7 @@ func TestFetchStopsOnCancel(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 		defer cancel()
 		start := time.Now()
-		_, err := (&generation.Fetcher{Backoff: time.Hour}).Fetch(ctx, u)
+		_, err := (&generation.Fetcher{Guard: guardFor(t, u), Backoff: time.Hour}).Fetch(ctx, u)
 		if !errors.Is(err, context.DeadlineExceeded) || !fault.Is(err, fault.ProviderTimeout) {
 			t.Fatalf("err = %v", err)
 		}
@@ -379,7 +387,7 @@ func TestFetchStopsOnCancel(t *testing.T) {
 		u, hits := mediaServer(t, mediaBody([]byte("x")))
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
-		_, err := (&generation.Fetcher{Sleep: noSleep}).Fetch(ctx, u)
+		_, err := (&generation.Fetcher{Guard: guardFor(t, u), Sleep: noSleep}).Fetch(ctx, u)
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("err = %v", err)
 		}
@@ -393,7 +401,7 @@ func TestFetchTransportErrors(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	u := srv.URL + "/media/track.mp3?token=" + mediaSecret
 	srv.Close() // connections are refused from now on
-	_, err := (&generation.Fetcher{Attempts: 2, Sleep: noSleep}).Fetch(context.Background(), u)
+	_, err := (&generation.Fetcher{Guard: guardFor(t, u), Attempts: 2, Sleep: noSleep}).Fetch(context.Background(), u)
 	if !fault.Is(err, fault.ProviderUnavailable) || faultDetail(err, "reason") != "media_unreachable" {
 		t.Fatalf("err = %v", err)
 	}
@@ -483,4 +491,59 @@ func TestFetchClosesEveryOtherBody(t *testing.T) {
 			t.Errorf("status %d, length %d: body not closed", r.StatusCode, r.ContentLength)
 		}
 	}
+}
+
+// TestFetchRefusesNonPublicMedia: a media URL that names the platform's own
+// network fails at once with INVALID_INPUT (details.reason from urlguard):
+// no GET reaches it, nothing is retried, and the error hides the query.
+func TestFetchRefusesNonPublicMedia(t *testing.T) {
+	t.Run("loopback without an allowance", func(t *testing.T) {
+		u, hits := mediaServer(t, mediaBody([]byte("audio")))
+		var s sleepLog
+		_, err := (&generation.Fetcher{Sleep: s.sleep}).Fetch(context.Background(), u)
+		if !fault.Is(err, fault.InvalidInput) || faultDetail(err, "reason") != urlguard.ReasonPrivateAddress || faultDetail(err, "field") != "url" {
+			t.Fatalf("err = %v (details %v)", err, faultDetail(err, "reason"))
+		}
+		if hits.Load() != 0 || len(s.d) != 0 {
+			t.Errorf("%d GETs and %d waits, want none", hits.Load(), len(s.d))
+		}
+		checkNoSecret(t, err)
+	})
+	for _, raw := range []string{
+		"http://169.254.169.254/latest/meta-data/iam?token=" + mediaSecret,
+		"http://10.0.0.1/media/a.mp3?token=" + mediaSecret,
+		"http://[::ffff:127.0.0.1]/a.mp3?token=" + mediaSecret,
+		"http://2130706433/a.mp3?token=" + mediaSecret,
+		"http://metadata.google.internal/computeMetadata/v1/?token=" + mediaSecret,
+		"https://user:pw@cdn.example/a.mp3?token=" + mediaSecret,
+	} {
+		t.Run(raw, func(t *testing.T) {
+			f := &generation.Fetcher{Sleep: noSleep}
+			_, err := f.Fetch(context.Background(), raw)
+			if !fault.Is(err, fault.InvalidInput) || faultDetail(err, "field") != "url" || faultDetail(err, "reason") == nil {
+				t.Fatalf("err = %v, want INVALID_INPUT on url with a reason", err)
+			}
+			checkNoSecret(t, err)
+		})
+	}
+	t.Run("redirect to another loopback server", func(t *testing.T) {
+		target, targetHits := mediaServer(t, mediaBody([]byte("private")))
+		u, hits := mediaServer(t, func(w http.ResponseWriter) {
+			w.Header().Set("Location", target)
+			w.WriteHeader(http.StatusFound)
+		})
+		var s sleepLog
+		_, err := (&generation.Fetcher{Guard: guardFor(t, u), Sleep: s.sleep}).Fetch(context.Background(), u)
+		if !fault.Is(err, fault.InvalidInput) || faultDetail(err, "reason") != urlguard.ReasonPrivateAddress {
+			t.Fatalf("err = %v", err)
+		}
+		if faultDetail(err, "attempts") != 1 || hits.Load() != 1 || targetHits.Load() != 0 || len(s.d) != 0 {
+			t.Errorf("attempts %v, GETs %d, target GETs %d, waits %d; want 1, 1, 0, 0",
+				faultDetail(err, "attempts"), hits.Load(), targetHits.Load(), len(s.d))
+		}
+		if got := faultDetail(err, "url"); !strings.HasSuffix(fmt.Sprint(got), "/media/track.mp3") {
+			t.Errorf("details.url = %v", got)
+		}
+		checkNoSecret(t, err)
+	})
 }

@@ -2,7 +2,9 @@
 // file (or a fresh PostgreSQL schema), a settable clock, the HTTP handler on
 // a loopback server, a bootstrapped workspace with a test API key, a
 // captured log, and a client that validates every response against the
-// OpenAPI document the platform serves.
+// OpenAPI document the platform serves. The platform's URL guard
+// (Config.AllowLoopback) and the adapters' guarded clients let through
+// exactly the simulators' loopback addresses, nothing else on loopback.
 package platformtest
 
 import (
@@ -41,6 +43,7 @@ import (
 	"github.com/creatormusic/platform/store/storetest"
 	"github.com/creatormusic/platform/token/sale"
 	"github.com/creatormusic/platform/token/tokentest"
+	"github.com/creatormusic/platform/urlguard/urlguardtest"
 )
 
 // PostgresOnlyEnv names the variable that, set to 1, makes New skip
@@ -214,7 +217,7 @@ func New(t testing.TB, opts Options) *System {
 		t.Fatalf("providerbtest.New: %v", err)
 	}
 	t.Cleanup(provB.Close)
-	clientB, err := providerb.New(providerb.Config{BaseURL: provB.URL()})
+	clientB, err := providerb.New(providerb.Config{BaseURL: provB.URL(), HTTPClient: urlguardtest.Client(t, provB.URL())})
 	if err != nil {
 		t.Fatalf("providerb.New: %v", err)
 	}
@@ -222,10 +225,14 @@ func New(t testing.TB, opts Options) *System {
 	if opts.LiveSimulators {
 		music.Live = credential.Adapters{generation.ProviderB: clientB}
 	}
+	// The platform fetches media from the provider simulators on loopback:
+	// exactly their addresses pass its URL guard, nothing else on loopback.
+	simURLs := []string{provB.URL()}
 	var provA *provideratest.Server
 	if opts.Music {
 		provA = startProviderA(t, clock, opts.ProviderADialect, &music)
 		music.PlatformKeys.Test[generation.ProviderB] = generation.Credential{APIKey: provB.APIKey()}
+		simURLs = append(simURLs, provA.URL())
 	}
 	// The server starts before the platform so that its address is the
 	// providers' callback base; it serves once the platform is built.
@@ -256,6 +263,7 @@ func New(t testing.TB, opts Options) *System {
 		Store: db, SecretKey: SecretKey, Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Jobs: opts.Jobs, Keys: opts.Keys, BlobDir: blobDir, MaxUploadBytes: opts.MaxUploadBytes,
 		Mailer: mailer, Passwords: pw, BaseURL: "http://platform.test", InsecureCookies: true, TrustProxy: opts.TrustProxy,
+		AllowLoopback: urlguardtest.Allow(t, simURLs...),
 	}
 	p, err := platform.New(ctx, cfg)
 	if err != nil {
@@ -297,7 +305,7 @@ func startPayments(t testing.TB, clock *storetest.Clock) (*stripetest.Server, bi
 	}
 	t.Cleanup(func() { sim.Close() })
 	client, err := stripepay.New(stripepay.Config{SecretKey: sim.SecretKey(), WebhookSecret: sim.WebhookSecret(),
-		BaseURL: sim.URL(), Clock: clock})
+		BaseURL: sim.URL(), Clock: clock, HTTPClient: urlguardtest.Client(t, sim.URL())})
 	if err != nil {
 		t.Fatalf("stripepay.New: %v", err)
 	}
@@ -319,7 +327,7 @@ func startCluster(t testing.TB) (*chaintest.Cluster, tokentest.Deployment, platf
 		t.Fatalf("tokentest.Deploy: %v", err)
 	}
 	c.AdvanceSlots(40) // the deployment is finalized
-	client, err := solanarpc.New(solanarpc.Config{URL: c.URL(), Timeout: 2 * time.Second})
+	client, err := solanarpc.New(solanarpc.Config{URL: c.URL(), Timeout: 2 * time.Second, HTTPClient: urlguardtest.Client(t, c.URL())})
 	if err != nil {
 		t.Fatalf("solanarpc.New: %v", err)
 	}
@@ -337,7 +345,8 @@ func startProviderA(t testing.TB, clock *storetest.Clock, dialect string, music 
 		t.Fatalf("provideratest.New: %v", err)
 	}
 	t.Cleanup(func() { sim.Close() })
-	client, err := providera.New(providera.Config{BaseURL: sim.URL(), Dialect: providera.Dialect(dialect)})
+	client, err := providera.New(providera.Config{BaseURL: sim.URL(), Dialect: providera.Dialect(dialect),
+		HTTPClient: urlguardtest.Client(t, sim.URL())})
 	if err != nil {
 		t.Fatalf("providera.New: %v", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/creatormusic/platform/chain/solanarpc"
 	"github.com/creatormusic/platform/token"
 	"github.com/creatormusic/platform/token/tokentest"
+	"github.com/creatormusic/platform/urlguard/urlguardtest"
 )
 
 // BenchmarkVerify measures one verification run (genesis hash, epoch, the
@@ -26,7 +27,7 @@ func BenchmarkVerify(b *testing.B) {
 		b.Fatal(err)
 	}
 	cluster.AdvanceSlots(40)
-	client, err := solanarpc.New(solanarpc.Config{URL: cluster.URL()})
+	client, err := solanarpc.New(solanarpc.Config{URL: cluster.URL(), HTTPClient: urlguardtest.Client(b, cluster.URL())})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -3,12 +3,14 @@ package token_test
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"time"
 
 	"github.com/creatormusic/platform/chain/chaintest"
 	"github.com/creatormusic/platform/chain/solanarpc"
 	"github.com/creatormusic/platform/token"
 	"github.com/creatormusic/platform/token/tokentest"
+	"github.com/creatormusic/platform/urlguard"
 )
 
 // A service that embeds only the registry verifies a mint against a
@@ -26,7 +28,17 @@ func Example() {
 		panic(err)
 	}
 	cluster.AdvanceSlots(40) // finalized
-	client, err := solanarpc.New(solanarpc.Config{URL: cluster.URL()})
+	// The adapter's own client refuses loopback (urlguard); a guard that
+	// allows http and exactly the simulator's address reaches it.
+	sim, err := urlguard.LoopbackOf(cluster.URL())
+	if err != nil {
+		panic(err)
+	}
+	guard, err := urlguard.New(urlguard.Config{AllowHTTP: true, AllowLoopback: []netip.AddrPort{sim}})
+	if err != nil {
+		panic(err)
+	}
+	client, err := solanarpc.New(solanarpc.Config{URL: cluster.URL(), HTTPClient: guard.Client()})
 	if err != nil {
 		panic(err)
 	}

@@ -35,7 +35,8 @@
 //   - PROVIDER_TIMEOUT: the call's deadline passed (Config.Timeout or the
 //     caller's context) or the connection timed out; details.retryable.
 //   - PROVIDER_UNAVAILABLE: Stripe unreachable, 5xx, 409 lock conflicts or
-//     an unexpected answer; details.retryable.
+//     an unexpected answer; details.retryable. A request the URL guard
+//     refuses (see Outbound policy) adds details.reason address_refused.
 //   - RATE_LIMITED: 429; details.retryable.
 //   - NOT_FOUND: 404 resource_missing.
 //   - INVALID_INPUT: 400 invalid_request_error (details.field is Stripe's
@@ -49,6 +50,14 @@
 // Stripe's error (type, code, param, request id) is kept as the cause for
 // logs. The secret key is never logged nor put in an error; Stripe masks it
 // in its own messages.
+//
+// # Outbound policy
+//
+// Without Config.HTTPClient the adapter sends through a urlguard client
+// (https only, public addresses only, every resolved address judged and
+// pinned, redirects re-checked, no proxy from the environment, bodies of
+// at most 16 MiB), and New refuses a BaseURL that guard refuses. An
+// HTTPClient that is set owns the outbound policy.
 //
 // # Webhooks
 //
@@ -79,6 +88,7 @@ import (
 
 	"github.com/creatormusic/platform/billing"
 	"github.com/creatormusic/platform/fault"
+	"github.com/creatormusic/platform/urlguard"
 	"github.com/stripe/stripe-go/v85"
 )
 
@@ -102,8 +112,11 @@ type Config struct {
 	WebhookSecret string
 	// BaseURL is the API's base URL. Empty means DefaultBaseURL.
 	BaseURL string
-	// HTTPClient makes the requests. Nil means a client with a 30 second
-	// timeout; its transport's dial and TLS timeouts are Go's defaults.
+	// HTTPClient makes the requests. Nil means a urlguard client (https
+	// only, public addresses only) whose overall timeout is Timeout, and
+	// BaseURL must pass its guard. A client that is set owns the outbound
+	// policy: pass a urlguard client to keep it (a simulator on loopback
+	// needs one with AllowHTTP and its exact address in AllowLoopback).
 	HTTPClient *http.Client
 	// Timeout bounds each call, retries included, on top of the caller's
 	// context. Zero means 30 seconds.
@@ -158,7 +171,15 @@ func New(cfg Config) (*Client, error) {
 		cfg.Timeout = 30 * time.Second
 	}
 	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = &http.Client{Timeout: cfg.Timeout}
+		g, err := urlguard.New(urlguard.Config{Timeout: cfg.Timeout})
+		if err != nil {
+			return nil, fault.Wrap(op, err)
+		}
+		if _, err := g.CheckURL(cfg.BaseURL); err != nil {
+			return nil, fault.E(op, fault.InvalidInput, "BaseURL is not allowed by the outbound URL policy.").
+				With("field", "baseUrl").With("reason", urlguard.Reason(err))
+		}
+		cfg.HTTPClient = g.Client()
 	}
 	if cfg.MaxNetworkRetries < 0 {
 		return nil, fault.E(op, fault.InvalidInput, "MaxNetworkRetries is negative.")
@@ -494,6 +515,9 @@ func mapError(ctx context.Context, op string, err error) error {
 		return e
 	}
 	e := retryable(fault.E(op, fault.ProviderUnavailable, "The payment provider is unavailable."))
+	if errors.Is(err, urlguard.ErrRefused) {
+		e = e.With("reason", "address_refused")
+	}
 	e.Err = err
 	return e
 }

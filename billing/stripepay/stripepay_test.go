@@ -16,6 +16,8 @@ import (
 	"github.com/creatormusic/platform/billing/stripepay"
 	"github.com/creatormusic/platform/billing/stripetest"
 	"github.com/creatormusic/platform/fault"
+	"github.com/creatormusic/platform/urlguard"
+	"github.com/creatormusic/platform/urlguard/urlguardtest"
 )
 
 // fakeClock is a settable clock shared by the simulator and the client.
@@ -60,6 +62,9 @@ func newEnv(t *testing.T, simCfg stripetest.Config, cfg stripepay.Config) env {
 	cfg.WebhookSecret = sim.WebhookSecret()
 	cfg.BaseURL = sim.URL()
 	cfg.Clock = clock
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = urlguardtest.Client(t, sim.URL())
+	}
 	c, err := stripepay.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -329,7 +334,7 @@ func TestVerifyWebhook(t *testing.T) {
 }
 
 func TestVerifyWebhookWithoutSecret(t *testing.T) {
-	c, err := stripepay.New(stripepay.Config{SecretKey: "sk_test_abc123", BaseURL: "http://127.0.0.1:1"})
+	c, err := stripepay.New(stripepay.Config{SecretKey: "sk_test_abc123"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -408,7 +413,7 @@ func TestErrorMapping(t *testing.T) {
 	})
 	t.Run("bad key", func(t *testing.T) {
 		const key = "sk_test_wrongwrongwrong1234"
-		bad, err := stripepay.New(stripepay.Config{SecretKey: key, BaseURL: e.sim.URL()})
+		bad, err := stripepay.New(stripepay.Config{SecretKey: key, BaseURL: e.sim.URL(), HTTPClient: urlguardtest.Client(t, e.sim.URL())})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -422,7 +427,7 @@ func TestErrorMapping(t *testing.T) {
 		ln := httptest.NewServer(http.NotFoundHandler())
 		u := ln.URL
 		ln.Close()
-		c, err := stripepay.New(stripepay.Config{SecretKey: e.sim.SecretKey(), BaseURL: u})
+		c, err := stripepay.New(stripepay.Config{SecretKey: e.sim.SecretKey(), BaseURL: u, HTTPClient: urlguardtest.Client(t, u)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -442,6 +447,33 @@ func TestNewRefusesBadConfig(t *testing.T) {
 		if cfg.SecretKey != "" && strings.Contains(err.Error(), cfg.SecretKey) {
 			t.Fatalf("the error shows the key: %v", err)
 		}
+	}
+}
+
+// TestOutboundPolicy: without an HTTPClient the adapter refuses a base URL
+// the URL guard refuses; a guarded client that does not allow the address
+// refuses before sending, as PROVIDER_UNAVAILABLE (address_refused).
+func TestOutboundPolicy(t *testing.T) {
+	for base, reason := range map[string]string{
+		"http://api.stripe.com":           urlguard.ReasonScheme,
+		"https://127.0.0.1:12111":         urlguard.ReasonPrivateAddress,
+		"https://192.168.0.10":            urlguard.ReasonPrivateAddress,
+		"https://stripe.internal":         urlguard.ReasonBlockedHost,
+		"https://u:p@api.stripe.com":      urlguard.ReasonCredentials,
+		"https://api.stripe.com.:443/v1/": urlguard.ReasonHostSpelling,
+	} {
+		_, err := stripepay.New(stripepay.Config{SecretKey: "sk_test_abc123", BaseURL: base})
+		checkFault(t, err, fault.InvalidInput, "reason", reason)
+	}
+	e := newEnv(t, stripetest.Config{}, stripepay.Config{})
+	c, err := stripepay.New(stripepay.Config{SecretKey: e.sim.SecretKey(), BaseURL: e.sim.URL(), HTTPClient: urlguardtest.Client(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.CreateCheckout(context.Background(), request("chk_refused"))
+	checkFault(t, err, fault.ProviderUnavailable, "reason", "address_refused")
+	if _, err := e.client.GetCheckout(context.Background(), "cs_none"); !fault.Is(err, fault.NotFound) {
+		t.Fatalf("the allowed client: %v, want NOT_FOUND from the simulator", err)
 	}
 }
 
@@ -535,6 +567,7 @@ func BenchmarkVerifyWebhook(b *testing.B) {
 	defer sim.Close()
 	c, err := stripepay.New(stripepay.Config{
 		SecretKey: sim.SecretKey(), WebhookSecret: sim.WebhookSecret(), BaseURL: sim.URL(), Clock: clock,
+		HTTPClient: urlguardtest.Client(b, sim.URL()),
 	})
 	if err != nil {
 		b.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	"github.com/gagliardetto/solana-go/rpc/jsonrpc"
 
 	"github.com/creatormusic/platform/chain"
+	"github.com/creatormusic/platform/urlguard"
 )
 
 // DefaultTimeout is the per-call timeout when Config.Timeout is zero.
@@ -29,8 +30,13 @@ type Config struct {
 	URL string
 	// Timeout bounds each call; zero means DefaultTimeout.
 	Timeout time.Duration
-	// HTTPClient sends the requests; nil means a client of its own over
-	// http.DefaultTransport. Its own Timeout, if any, applies as well.
+	// HTTPClient sends the requests. Nil means a urlguard client (https
+	// only, public addresses only, every resolved address judged and
+	// pinned, redirects re-checked, no proxy from the environment), and URL
+	// must pass its guard. A client that is set owns the outbound policy:
+	// pass a urlguard client to keep it (a cluster on loopback needs one
+	// with AllowHTTP and its exact address in AllowLoopback). Its own
+	// Timeout, if any, applies as well.
 	HTTPClient *http.Client
 }
 
@@ -63,9 +69,27 @@ func New(cfg Config) (*Client, error) {
 	if timeout == 0 {
 		timeout = DefaultTimeout
 	}
+	// User info travels as a Basic Authorization header, as net/http would
+	// send it, so the URL a client sees carries none (the guard refuses a
+	// URL with credentials).
+	user := u.User
+	rpcURL := cfg.URL
+	if user != nil {
+		bare := *u
+		bare.User = nil
+		rpcURL = bare.String()
+	}
 	hc := cfg.HTTPClient
 	if hc == nil {
-		hc = &http.Client{}
+		g, err := urlguard.New(urlguard.Config{})
+		if err != nil {
+			return nil, fmt.Errorf("solanarpc: %w", err)
+		}
+		if _, err := g.CheckURL(rpcURL); err != nil {
+			// The guard's error never names the URL.
+			return nil, fmt.Errorf("solanarpc: Config.URL is not allowed by the outbound URL policy (%s): %w", urlguard.Reason(err), err)
+		}
+		hc = g.Client()
 	}
 	c := &Client{
 		origin:  u.Scheme + "://" + u.Host,
@@ -84,7 +108,7 @@ func New(cfg Config) (*Client, error) {
 			c.secrets = append(c.secrets, p)
 		}
 	}
-	rc := jsonrpc.NewClientWithOpts(cfg.URL, &jsonrpc.RPCClientOpts{HTTPClient: statusCheckingClient{hc}})
+	rc := jsonrpc.NewClientWithOpts(rpcURL, &jsonrpc.RPCClientOpts{HTTPClient: statusCheckingClient{hc: hc, user: user}})
 	c.rpc = rpc.NewWithCustomRPCClient(rc)
 	return c, nil
 }

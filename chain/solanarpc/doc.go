@@ -17,6 +17,17 @@
 // for errors.Is and errors.As are the URL-free ones (context deadline, a
 // dial error, an HTTP status).
 //
+// # Outbound policy
+//
+// Without Config.HTTPClient the adapter sends through a urlguard client
+// (https only, public addresses only, every resolved address judged and
+// pinned, redirects re-checked, no proxy from the environment), and New
+// refuses a URL that guard refuses; a refusal reads as chain.ErrUnavailable
+// with the guard's error (urlguard.ErrRefused) as its cause. A client that
+// is set owns the outbound policy. User info in the URL is sent as a Basic
+// Authorization header, as net/http would, and never appears in the URL a
+// client sees.
+//
 // # Requests
 //
 // Every call runs under context.WithTimeout(ctx, Config.Timeout) (10 s by

@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -37,10 +38,18 @@ func (e *HTTPStatusError) Error() string {
 
 // statusCheckingClient turns every HTTP status outside 2xx into an error,
 // whatever the body holds, so a 429 or 503 reads as unavailability and
-// never as an answer.
-type statusCheckingClient struct{ hc *http.Client }
+// never as an answer. It sends the endpoint URL's user info, if any, as a
+// Basic Authorization header.
+type statusCheckingClient struct {
+	hc   *http.Client
+	user *url.Userinfo
+}
 
 func (s statusCheckingClient) Do(req *http.Request) (*http.Response, error) {
+	if s.user != nil && req.Header.Get("Authorization") == "" {
+		pw, _ := s.user.Password()
+		req.SetBasicAuth(s.user.Username(), pw)
+	}
 	resp, err := s.hc.Do(req)
 	if err != nil {
 		return nil, err

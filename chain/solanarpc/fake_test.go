@@ -25,6 +25,8 @@ type fakeRequest struct {
 	Params    json.RawMessage `json:"params"`
 	HasParams bool            `json:"-"`
 	RawQuery  string          `json:"-"`
+	// Auth is the Authorization header.
+	Auth string `json:"-"`
 }
 
 func newFakeNode(t *testing.T) *fakeNode {
@@ -49,6 +51,7 @@ func (f *fakeNode) serve(w http.ResponseWriter, r *http.Request) {
 	_ = json.Unmarshal(body, &keys)
 	_, req.HasParams = keys["params"]
 	req.RawQuery = r.URL.RawQuery
+	req.Auth = r.Header.Get("Authorization")
 	f.mu.Lock()
 	f.requests = append(f.requests, req.fakeRequest)
 	answer := f.answers[req.Method]

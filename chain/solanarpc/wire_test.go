@@ -2,6 +2,7 @@ package solanarpc_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -12,6 +13,8 @@ import (
 	"github.com/creatormusic/platform/chain"
 	"github.com/creatormusic/platform/chain/solanarpc"
 	"github.com/creatormusic/platform/chain/token2022"
+	"github.com/creatormusic/platform/urlguard"
+	"github.com/creatormusic/platform/urlguard/urlguardtest"
 )
 
 // secretSuffix is a path and query of the kind an RPC provider puts its key
@@ -64,7 +67,7 @@ func requireRPCError(t *testing.T, err error, method string, code int) *chain.RP
 
 func newClient(t *testing.T, base string, timeout time.Duration) *solanarpc.Client {
 	t.Helper()
-	c, err := solanarpc.New(solanarpc.Config{URL: base + secretSuffix, Timeout: timeout})
+	c, err := solanarpc.New(solanarpc.Config{URL: base + secretSuffix, Timeout: timeout, HTTPClient: urlguardtest.Client(t, base)})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -116,10 +119,69 @@ func TestNewValidatesConfig(t *testing.T) {
 			requireNoSecret(t, err)
 		})
 	}
-	for _, u := range []string{"http://127.0.0.1:8899", "https://node.example" + secretSuffix, "https://user:sekrit@node.example/"} {
+	for _, u := range []string{"https://node.example" + secretSuffix, "https://user:sekrit@node.example/"} {
 		if _, err := solanarpc.New(solanarpc.Config{URL: u}); err != nil {
 			t.Errorf("New(valid URL): %v", err)
 		}
+	}
+	// A cluster on loopback needs a client that allows its address.
+	if _, err := solanarpc.New(solanarpc.Config{URL: "http://127.0.0.1:8899", HTTPClient: urlguardtest.Client(t, "http://127.0.0.1:8899")}); err != nil {
+		t.Errorf("New(loopback URL, allowing client): %v", err)
+	}
+}
+
+// TestOutboundPolicy: without an HTTPClient, New refuses a URL the URL
+// guard refuses, naming neither its path nor its query; a guarded client
+// that does not allow the address sends nothing and reads as unavailable.
+// User info goes out as a Basic Authorization header, never in the URL.
+func TestOutboundPolicy(t *testing.T) {
+	for _, u := range []string{
+		"http://api.mainnet-beta.solana.com" + secretSuffix,
+		"http://127.0.0.1:8899" + secretSuffix,
+		"https://10.0.0.8:8899" + secretSuffix,
+		"https://[::1]:8899" + secretSuffix,
+		"https://solana.internal" + secretSuffix,
+		"https://0x7f000001:8899" + secretSuffix,
+	} {
+		if _, err := solanarpc.New(solanarpc.Config{URL: u}); err == nil {
+			t.Errorf("New(%s) succeeded", u)
+		} else {
+			requireNoSecret(t, err)
+		}
+	}
+	addr := mustAddr(t, "4Nd1mBQtrMJVYVfKf2PJy9NZUZdTAsp7D4xWLs4gDB4T")
+	f := newFakeNode(t)
+	f.result("getSlot", "7")
+	c, err := solanarpc.New(solanarpc.Config{URL: f.srv.URL + secretSuffix, HTTPClient: urlguardtest.Client(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, err := range callAll(context.Background(), c, addr) {
+		requireUnavailable(t, err)
+		if !errors.Is(err, urlguard.ErrRefused) {
+			t.Errorf("err = %v, want the guard's refusal as the cause", err)
+		}
+	}
+	f.mu.Lock()
+	n := len(f.requests)
+	f.mu.Unlock()
+	if n != 0 {
+		t.Fatalf("the node got %d requests through a client that does not allow it", n)
+	}
+	c, err = solanarpc.New(solanarpc.Config{URL: strings.Replace(f.srv.URL, "://", "://apiuser:sekrit-pass@", 1) + secretSuffix,
+		HTTPClient: urlguardtest.Client(t, f.srv.URL)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slot, err := c.GetSlot(context.Background(), chain.Confirmed); err != nil || slot != 7 {
+		t.Fatalf("GetSlot = %d, %v", slot, err)
+	}
+	want := "Basic " + base64.StdEncoding.EncodeToString([]byte("apiuser:sekrit-pass"))
+	f.mu.Lock()
+	got := f.requests[len(f.requests)-1].Auth
+	f.mu.Unlock()
+	if got != want {
+		t.Fatalf("Authorization %q, want %q", got, want)
 	}
 }
 
@@ -395,7 +457,8 @@ func TestTransportFailuresAreUnavailable(t *testing.T) {
 			requireUnavailable(t, err)
 		}
 		// Credentials in the URL's userinfo stay hidden too.
-		c, err := solanarpc.New(solanarpc.Config{URL: strings.Replace(base, "://", "://apiuser:sekrit-pass@", 1) + secretSuffix})
+		c, err := solanarpc.New(solanarpc.Config{URL: strings.Replace(base, "://", "://apiuser:sekrit-pass@", 1) + secretSuffix,
+			HTTPClient: urlguardtest.Client(t, base)})
 		if err != nil {
 			t.Fatal(err)
 		}

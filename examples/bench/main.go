@@ -93,6 +93,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"os"
 	"os/signal"
@@ -121,6 +122,7 @@ import (
 	"github.com/creatormusic/platform/store"
 	"github.com/creatormusic/platform/store/postgres"
 	"github.com/creatormusic/platform/store/sqlite"
+	"github.com/creatormusic/platform/urlguard"
 )
 
 // secretKey is the bench platform's fixed master secret (32+ bytes).
@@ -509,6 +511,9 @@ type providerSims struct {
 	a     *provideratest.Server
 	b     *providerbtest.Server
 	music credential.Providers
+	// allow are the simulators' loopback addresses, the only ones the
+	// platform's URL guard lets its media fetches reach.
+	allow []netip.AddrPort
 }
 
 // startSims starts both simulators with AutoAdvance advance, benchCredits
@@ -524,12 +529,27 @@ func startSims(advance time.Duration) (*providerSims, error) {
 		s.close()
 		return nil, fmt.Errorf("provider B simulator: %w", err)
 	}
-	clientA, err := providera.New(providera.Config{BaseURL: s.a.URL(), Dialect: providera.DialectSunoAPI})
+	for _, u := range []string{s.a.URL(), s.b.URL()} {
+		ap, err := urlguard.LoopbackOf(u)
+		if err != nil {
+			s.close()
+			return nil, err
+		}
+		s.allow = append(s.allow, ap)
+	}
+	// The adapters reach exactly the simulators on loopback, as the
+	// platform's media fetches do.
+	guard, err := urlguard.New(urlguard.Config{AllowHTTP: true, AllowLoopback: s.allow})
 	if err != nil {
 		s.close()
 		return nil, err
 	}
-	clientB, err := providerb.New(providerb.Config{BaseURL: s.b.URL()})
+	clientA, err := providera.New(providera.Config{BaseURL: s.a.URL(), Dialect: providera.DialectSunoAPI, HTTPClient: guard.Client()})
+	if err != nil {
+		s.close()
+		return nil, err
+	}
+	clientB, err := providerb.New(providerb.Config{BaseURL: s.b.URL(), HTTPClient: guard.Client()})
 	if err != nil {
 		s.close()
 		return nil, err
@@ -590,7 +610,7 @@ func start(ctx context.Context, db *store.DB, client *http.Client, sims *provide
 		})}}
 	go s.srv.Serve(ln)
 	s.p, err = platform.New(ctx, platform.Config{Store: db, SecretKey: secretKey, Keys: apikey.Config{MaxLimits: benchLimits},
-		BlobDir: filepath.Join(os.TempDir(), "platform-bench-blobs"), Mailer: mailer, Jobs: jobs, MusicProviders: sims.music,
+		BlobDir: filepath.Join(os.TempDir(), "platform-bench-blobs"), Mailer: mailer, Jobs: jobs, MusicProviders: sims.music, AllowLoopback: sims.allow,
 		Generation: platform.GenerationConfig{CallbackBaseURL: s.base,
 			Tuning: operation.Tuning{CreateLimit: benchCreateLimit, CreateWindow: 10 * time.Second}}})
 	if err != nil {

@@ -91,7 +91,12 @@ func startChainSim(ctx context.Context, slot time.Duration, data string) (*chain
 		return nil, platform.ChainEnvironment{}, fmt.Errorf("chain simulator: fund the demo wallet: %w", err)
 	}
 	c.AdvanceSlots(40) // the deployment and the funding are finalized before the first run
-	client, err := solanarpc.New(solanarpc.Config{URL: c.URL(), Timeout: 5 * time.Second})
+	hc, err := simClient(c.URL())
+	if err != nil {
+		c.Close()
+		return nil, platform.ChainEnvironment{}, err
+	}
+	client, err := solanarpc.New(solanarpc.Config{URL: c.URL(), Timeout: 5 * time.Second, HTTPClient: hc})
 	if err != nil {
 		c.Close()
 		return nil, platform.ChainEnvironment{}, fmt.Errorf("chain simulator client: %w", err)

@@ -69,6 +69,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -91,6 +92,7 @@ import (
 	"github.com/creatormusic/platform/store"
 	"github.com/creatormusic/platform/store/postgres"
 	"github.com/creatormusic/platform/store/sqlite"
+	"github.com/creatormusic/platform/urlguard"
 )
 
 // demo is what the host remembers about the demo workspace.
@@ -175,9 +177,15 @@ func run() error {
 		}
 		defer cs.close()
 	}
+	// The platform fetches provider media from the simulators: exactly their
+	// loopback addresses pass its URL guard, and only when they run.
+	allow, err := sims.mediaAddrs()
+	if err != nil {
+		return err
+	}
 	p, err := platform.New(ctx, platform.Config{Store: db, SecretKey: key, Logger: log, BlobDir: filepath.Join(*data, "blobs"),
 		Mailer: mailer, BaseURL: "http://" + *addr, InsecureCookies: true, Payments: payments, MusicProviders: music,
-		Generation: platform.GenerationConfig{CallbackBaseURL: loopbackURL(*addr)}, Chain: chainCfg})
+		Generation: platform.GenerationConfig{CallbackBaseURL: loopbackURL(*addr)}, Chain: chainCfg, AllowLoopback: allow})
 	if err != nil {
 		return err
 	}
@@ -258,8 +266,13 @@ func paymentProviders(sim bool, liveKey, webhookSecret string, log *slog.Logger)
 		if srv, err = stripetest.New(stripetest.Config{}); err != nil {
 			return out, nil, err
 		}
+		hc, err := simClient(srv.URL())
+		if err != nil {
+			srv.Close()
+			return out, nil, err
+		}
 		out.Test, err = stripepay.New(stripepay.Config{SecretKey: srv.SecretKey(), WebhookSecret: srv.WebhookSecret(),
-			BaseURL: srv.URL(), Logger: log})
+			BaseURL: srv.URL(), Logger: log, HTTPClient: hc})
 		if err != nil {
 			srv.Close()
 			return out, nil, fmt.Errorf("stripe simulator client: %w", err)
@@ -290,6 +303,38 @@ func paymentProviders(sim bool, liveKey, webhookSecret string, log *slog.Logger)
 type providerSims struct {
 	a *provideratest.Server
 	b *providerbtest.Server
+}
+
+// mediaAddrs are the loopback addresses of the simulators that run, where
+// they serve their tracks' media.
+func (s providerSims) mediaAddrs() ([]netip.AddrPort, error) {
+	var out []netip.AddrPort
+	for _, u := range []string{s.urlA(), s.urlB()} {
+		if u == "" {
+			continue
+		}
+		ap, err := urlguard.LoopbackOf(u)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ap)
+	}
+	return out, nil
+}
+
+// urlA and urlB are the simulators' base URLs, empty when not running.
+func (s providerSims) urlA() string {
+	if s.a == nil {
+		return ""
+	}
+	return s.a.URL()
+}
+
+func (s providerSims) urlB() string {
+	if s.b == nil {
+		return ""
+	}
+	return s.b.URL()
 }
 
 // close stops the simulators that run.
@@ -323,12 +368,22 @@ func musicProviders(sim bool, advance time.Duration) (credential.Providers, prov
 		sims.close()
 		return out, sims, fmt.Errorf("provider B simulator: %w", err)
 	}
-	clientA, err := providera.New(providera.Config{BaseURL: sims.a.URL(), Dialect: providera.DialectSunoAPI})
+	hcA, err := simClient(sims.a.URL())
+	if err != nil {
+		sims.close()
+		return out, sims, err
+	}
+	hcB, err := simClient(sims.b.URL())
+	if err != nil {
+		sims.close()
+		return out, sims, err
+	}
+	clientA, err := providera.New(providera.Config{BaseURL: sims.a.URL(), Dialect: providera.DialectSunoAPI, HTTPClient: hcA})
 	if err != nil {
 		sims.close()
 		return out, sims, fmt.Errorf("provider A simulator client: %w", err)
 	}
-	clientB, err := providerb.New(providerb.Config{BaseURL: sims.b.URL()})
+	clientB, err := providerb.New(providerb.Config{BaseURL: sims.b.URL(), HTTPClient: hcB})
 	if err != nil {
 		sims.close()
 		return out, sims, fmt.Errorf("provider B simulator client: %w", err)
@@ -339,6 +394,22 @@ func musicProviders(sim bool, advance time.Duration) (credential.Providers, prov
 		generation.ProviderB: {APIKey: sims.b.APIKey()},
 	}
 	return out, sims, nil
+}
+
+// simClient is a guarded client (urlguard) for a simulator this host
+// started on loopback: http, and exactly the simulator's address let
+// through; every other loopback, private or metadata address stays
+// refused. Clients of real providers keep their adapters' defaults.
+func simClient(simURL string) (*http.Client, error) {
+	ap, err := urlguard.LoopbackOf(simURL)
+	if err != nil {
+		return nil, err
+	}
+	g, err := urlguard.New(urlguard.Config{AllowHTTP: true, AllowLoopback: []netip.AddrPort{ap}})
+	if err != nil {
+		return nil, err
+	}
+	return g.Client(), nil
 }
 
 // loopbackURL is the http URL of a listen address, with an unspecified

@@ -20,7 +20,11 @@ var errDiscard = errors.New("operation: ingestion discarded")
 // IngestHandler is the handler of JobIngest: it copies one output's final
 // MP3 into a durable asset. An expired or empty URL fails the operation
 // and releases its credits; an unreachable one is retried by the job and
-// fails the operation on the job's last attempt.
+// fails the operation on the job's last attempt. A URL the media guard
+// refuses (generation.Fetcher, urlguard: a loopback, private, link-local
+// or metadata address, a hostile spelling, credentials) is never fetched:
+// it fails the operation at once with GENERATION_FAILED and releases its
+// credits.
 func (s *Service) IngestHandler() jobs.Handler {
 	return handler("ingest", func(ctx context.Context, job jobs.Job, ref jobRef) error {
 		err := s.ingest(ctx, ref)

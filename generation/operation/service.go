@@ -67,8 +67,8 @@ type Config struct {
 // Tuning is what an operator may tune about generation. Zero values take
 // the documented defaults.
 type Tuning struct {
-	// Fetcher downloads the final tracks; nil means a Fetcher with its
-	// defaults.
+	// Fetcher downloads the final tracks through its urlguard policy; nil
+	// means a Fetcher with its defaults (no loopback allowance).
 	Fetcher *generation.Fetcher
 	// Prices is the providers' published price table for cost
 	// reconciliation; nil means generation.DefaultPriceTable.

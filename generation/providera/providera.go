@@ -53,6 +53,16 @@
 // The API key travels only in the Authorization header; it is never logged
 // nor put in an error.
 //
+// # Outbound policy
+//
+// Without Config.HTTPClient the adapter sends through a urlguard client
+// (https only, public addresses only, every resolved address judged and
+// pinned, redirects re-checked, no proxy from the environment), and New
+// refuses a BaseURL that guard refuses. A request the guard refuses is
+// PROVIDER_UNAVAILABLE with details.reason address_refused; refused before
+// connecting, nothing was sent, so a Create is not ambiguous (a refused
+// redirect follows a request that was sent, and is).
+//
 // # Query normalization
 //
 // Legacy status: PENDING -> queued, TEXT_SUCCESS -> text, FIRST_SUCCESS ->
@@ -124,6 +134,7 @@ import (
 
 	"github.com/creatormusic/platform/fault"
 	"github.com/creatormusic/platform/generation"
+	"github.com/creatormusic/platform/urlguard"
 )
 
 var _ generation.MusicProvider = (*Client)(nil)
@@ -177,8 +188,11 @@ type Config struct {
 	BaseURL string
 	// Dialect is the wire dialect. Empty means DialectSunoAPI.
 	Dialect Dialect
-	// HTTPClient makes the requests. Nil means a client without its own
-	// timeout (Timeout bounds each call).
+	// HTTPClient makes the requests. Nil means a urlguard client (https
+	// only, public addresses only; Timeout bounds each call), and BaseURL
+	// must pass its guard. A client that is set owns the outbound policy:
+	// pass a urlguard client to keep it (a simulator on loopback needs one
+	// with AllowHTTP and its exact address in AllowLoopback).
 	HTTPClient *http.Client
 	// Timeout bounds each call on top of the caller's context. Zero means
 	// DefaultTimeout.
@@ -216,11 +230,19 @@ func New(cfg Config) (*Client, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fault.Invalid(op, "baseUrl", "The base URL must be an absolute http(s) URL.")
 	}
-	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = &http.Client{}
-	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.HTTPClient == nil {
+		g, err := urlguard.New(urlguard.Config{Timeout: cfg.Timeout})
+		if err != nil {
+			return nil, fault.Wrap(op, err)
+		}
+		if _, err := g.CheckURL(cfg.BaseURL); err != nil {
+			return nil, fault.Invalid(op, "baseUrl", "The base URL is not allowed by the outbound URL policy.").
+				With("reason", urlguard.Reason(err))
+		}
+		cfg.HTTPClient = g.Client()
 	}
 	if cfg.CallbackSkew <= 0 {
 		cfg.CallbackSkew = DefaultCallbackSkew
@@ -315,6 +337,9 @@ func transportError(op string, ctx context.Context, err error, ambiguous bool) e
 	e := (&fault.Error{Op: op, Code: fault.ProviderUnavailable, Message: "The provider cannot be reached.", Err: err}).With("retryable", !(ambiguous && dialed))
 	if ambiguous && dialed {
 		e = e.With("ambiguous", true)
+	}
+	if errors.Is(err, urlguard.ErrRefused) {
+		e = e.With("reason", "address_refused")
 	}
 	return e
 }

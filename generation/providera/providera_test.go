@@ -17,6 +17,8 @@ import (
 	"github.com/creatormusic/platform/generation"
 	"github.com/creatormusic/platform/generation/providera"
 	"github.com/creatormusic/platform/generation/providera/provideratest"
+	"github.com/creatormusic/platform/urlguard"
+	"github.com/creatormusic/platform/urlguard/urlguardtest"
 )
 
 var dialects = []string{provideratest.DialectSunoAPI, provideratest.DialectKie, provideratest.DialectKieMarket}
@@ -67,7 +69,8 @@ func newRig(t *testing.T, dialect string, timeout time.Duration) *rig {
 		recv.mu.Unlock()
 	}))
 	t.Cleanup(recv.srv.Close)
-	c, err := providera.New(providera.Config{BaseURL: sim.URL(), Dialect: providera.Dialect(dialect), Timeout: timeout})
+	c, err := providera.New(providera.Config{BaseURL: sim.URL(), Dialect: providera.Dialect(dialect), Timeout: timeout,
+		HTTPClient: urlguardtest.Client(t, sim.URL())})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -673,7 +676,7 @@ func TestMarketCreditsConsumedDrift(t *testing.T) {
 }
 
 func TestParseCallbackLenient(t *testing.T) {
-	c, err := providera.New(providera.Config{BaseURL: "http://127.0.0.1:1"})
+	c, err := providera.New(providera.Config{BaseURL: "https://api.sunoapi.org"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -698,5 +701,41 @@ func TestParseCallbackLenient(t *testing.T) {
 	}
 	if _, err := c.ParseCallback(generation.Callback{Body: []byte(`{"code":200,"data":{"callbackType":"text"}}`)}); !fault.Is(err, fault.CallbackFailed) {
 		t.Fatalf("no task id: %v", err)
+	}
+}
+
+// TestOutboundPolicy: without an HTTPClient the adapter refuses a base URL
+// the URL guard refuses; a guarded client refuses an address it does not
+// allow before sending anything, which is never an ambiguous create.
+func TestOutboundPolicy(t *testing.T) {
+	for base, reason := range map[string]string{
+		"http://api.sunoapi.org":     urlguard.ReasonScheme,
+		"https://127.0.0.1:8443":     urlguard.ReasonPrivateAddress,
+		"https://169.254.169.254":    urlguard.ReasonPrivateAddress,
+		"https://api.localhost":      urlguard.ReasonBlockedHost,
+		"https://key:pw@api.kie.ai":  urlguard.ReasonCredentials,
+		"https://0x7f000001/api/v1/": urlguard.ReasonHostSpelling,
+	} {
+		_, err := providera.New(providera.Config{BaseURL: base})
+		if fe := wantCode(t, err, fault.InvalidInput); fe.Details["field"] != "baseUrl" || fe.Details["reason"] != reason {
+			t.Errorf("New(%s): details %v, want baseUrl %s", base, fe.Details, reason)
+		}
+	}
+	if _, err := providera.New(providera.Config{BaseURL: "https://api.kie.ai", Dialect: providera.DialectKie}); err != nil {
+		t.Errorf("New(https://api.kie.ai): %v", err)
+	}
+
+	r := newRig(t, provideratest.DialectSunoAPI, 5*time.Second)
+	c, err := providera.New(providera.Config{BaseURL: r.sim.URL(), HTTPClient: urlguardtest.Client(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Create(context.Background(), r.cred, r.req())
+	if fe := wantCode(t, err, fault.ProviderUnavailable); fe.Details["ambiguous"] != nil || fe.Details["retryable"] != true ||
+		fe.Details["reason"] != "address_refused" {
+		t.Fatalf("refused create: details %v, want retryable and not ambiguous", fe.Details)
+	}
+	if n := r.sim.CreateCount(); n != 0 {
+		t.Fatalf("the simulator saw %d creates", n)
 	}
 }

@@ -59,6 +59,16 @@
 //     billed; the caller waits for the webhook (matched by the attempt token
 //     in the callback URL) or polls, and never re-sends blindly. A transport
 //     failure on Create after the connection was made is ambiguous too.
+//   - A request the URL guard refuses (see Outbound policy) →
+//     PROVIDER_UNAVAILABLE, details.retryable = true; refused before
+//     connecting, nothing was sent, so a Create is not ambiguous.
+//
+// # Outbound policy
+//
+// Without Config.HTTPClient the adapter sends through a urlguard client
+// (https only, public addresses only, every resolved address judged and
+// pinned, redirects re-checked, no proxy from the environment), and New
+// refuses a BaseURL that guard refuses.
 //
 // When a body carries a numeric `code` other than 200 it decides over the
 // HTTP status (the reference's "the body code decides").
@@ -115,6 +125,7 @@ import (
 
 	"github.com/creatormusic/platform/fault"
 	"github.com/creatormusic/platform/generation"
+	"github.com/creatormusic/platform/urlguard"
 )
 
 // Defaults of Config.
@@ -184,7 +195,11 @@ func knownMV(mv string) bool {
 type Config struct {
 	// BaseURL is B's API base; empty means DefaultBaseURL.
 	BaseURL string
-	// HTTPClient sends requests; nil means a new client.
+	// HTTPClient sends requests. Nil means a urlguard client (https only,
+	// public addresses only; Timeout bounds each call), and BaseURL must
+	// pass its guard. A client that is set owns the outbound policy: pass a
+	// urlguard client to keep it (a simulator on loopback needs one with
+	// AllowHTTP and its exact address in AllowLoopback).
 	HTTPClient *http.Client
 	// Timeout bounds each call; zero means DefaultTimeout.
 	Timeout time.Duration
@@ -226,11 +241,19 @@ func New(cfg Config) (*Client, error) {
 		return nil, fault.Invalid(op, "timeout", "Durations must not be negative.")
 	}
 	c := &Client{base: base, hc: cfg.HTTPClient, timeout: cfg.Timeout, skew: cfg.CallbackSkew, defMod: cfg.DefaultModel}
-	if c.hc == nil {
-		c.hc = &http.Client{}
-	}
 	if c.timeout == 0 {
 		c.timeout = DefaultTimeout
+	}
+	if c.hc == nil {
+		g, err := urlguard.New(urlguard.Config{Timeout: c.timeout})
+		if err != nil {
+			return nil, fault.Wrap(op, err)
+		}
+		if _, err := g.CheckURL(base); err != nil {
+			return nil, fault.Invalid(op, "baseURL", "The base URL is not allowed by the outbound URL policy.").
+				With("reason", urlguard.Reason(err))
+		}
+		c.hc = g.Client()
 	}
 	if c.skew == 0 {
 		c.skew = DefaultCallbackSkew
@@ -557,6 +580,17 @@ func (c *Client) do(ctx context.Context, op string, cr generation.Credential, me
 // transportError maps a failed round trip. On Create (ambiguous) any
 // failure after dialing may have left a task behind.
 func transportError(op string, err error, create bool) error {
+	if errors.Is(err, urlguard.ErrRefused) {
+		// Refused by the URL guard: a refusal before connecting sent
+		// nothing; a refused redirect followed a request that was sent.
+		var oe *net.OpError
+		e := (&fault.Error{Op: op, Code: fault.ProviderUnavailable, Message: "The provider cannot be reached.", Err: err}).
+			With("retryable", true).With("reason", "address_refused")
+		if create && !(errors.As(err, &oe) && oe.Op == "dial") {
+			e = e.With("ambiguous", true)
+		}
+		return e
+	}
 	var fe *fault.Error
 	if errors.As(err, &fe) && fe.Code != "" {
 		return err

@@ -17,6 +17,8 @@ import (
 	"github.com/creatormusic/platform/generation"
 	"github.com/creatormusic/platform/generation/providerb"
 	"github.com/creatormusic/platform/generation/providerb/providerbtest"
+	"github.com/creatormusic/platform/urlguard"
+	"github.com/creatormusic/platform/urlguard/urlguardtest"
 )
 
 type clock struct {
@@ -75,7 +77,7 @@ func setup(t *testing.T, cfg providerbtest.Config) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(sim.Close)
-	c, err := providerb.New(providerb.Config{BaseURL: sim.URL(), Timeout: 5 * time.Second})
+	c, err := providerb.New(providerb.Config{BaseURL: sim.URL(), Timeout: 5 * time.Second, HTTPClient: urlguardtest.Client(t, sim.URL())})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +273,7 @@ func TestRateLimited(t *testing.T) { // F6
 
 func TestAmbiguousTimeout(t *testing.T) { // F4
 	e := setup(t, providerbtest.Config{})
-	c, err := providerb.New(providerb.Config{BaseURL: e.sim.URL(), Timeout: 200 * time.Millisecond})
+	c, err := providerb.New(providerb.Config{BaseURL: e.sim.URL(), Timeout: 200 * time.Millisecond, HTTPClient: urlguardtest.Client(t, e.sim.URL())})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -489,4 +491,40 @@ func TestParseCallbackLenient(t *testing.T) {
 	wantCode(t, err, fault.CallbackFailed)
 	_, err = c.ParseCallback(generation.Callback{Body: []byte(`{`)})
 	wantCode(t, err, fault.CallbackFailed)
+}
+
+// TestOutboundPolicy: without an HTTPClient the adapter refuses a base URL
+// the URL guard refuses; a guarded client that does not allow the address
+// refuses before sending: PROVIDER_UNAVAILABLE, never INVALID_INPUT (the
+// provider did not judge the request) and never an ambiguous create.
+func TestOutboundPolicy(t *testing.T) {
+	for base, reason := range map[string]string{
+		"http://api.musicapi.ai":  urlguard.ReasonScheme,
+		"https://10.1.2.3":        urlguard.ReasonPrivateAddress,
+		"https://[fd00:ec2::254]": urlguard.ReasonPrivateAddress,
+		"https://metadata.goog":   urlguard.ReasonBlockedHost,
+		"https://127.1":           urlguard.ReasonHostSpelling,
+	} {
+		_, err := providerb.New(providerb.Config{BaseURL: base})
+		if fe := wantCode(t, err, fault.InvalidInput); fe.Details["field"] != "baseURL" || fe.Details["reason"] != reason {
+			t.Errorf("New(%s): details %v, want baseURL %s", base, fe.Details, reason)
+		}
+	}
+	e := setup(t, providerbtest.Config{})
+	c, err := providerb.New(providerb.Config{BaseURL: e.sim.URL(), HTTPClient: urlguardtest.Client(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Create(context.Background(), e.cred, generation.CreateRequest{
+		Prompt: "a calm piano piece", Model: "v5", CallbackURL: e.rcv.srv.URL + "/cb/attempt-token"})
+	if fe := wantCode(t, err, fault.ProviderUnavailable); fe.Details["ambiguous"] != nil || fe.Details["retryable"] != true ||
+		fe.Details["reason"] != "address_refused" {
+		t.Fatalf("refused create: details %v", fe.Details)
+	}
+	if _, err := c.Balance(context.Background(), e.cred); !fault.Is(err, fault.ProviderUnavailable) {
+		t.Fatalf("refused balance: %v", err)
+	}
+	if n := e.sim.CreateCount(); n != 0 {
+		t.Fatalf("the simulator saw %d creates", n)
+	}
 }

@@ -66,7 +66,7 @@
 //	F6  the create window (or FailNext with 405/430/429)
 //	F7  Fail(task, 400 | 531 | 501 ...), creditsConsumed 0
 //	F8  first-stage tracks carry only a stream URL; SetStreamInAudioURL puts it in audio_url
-//	F9  SetMediaFault: 403 for the first N GETs, 0 bytes, expiry (404); Config.MediaTTL
+//	F9  SetMediaFault: 403 for the first N GETs, 0 bytes, expiry (404), media on another URL; Config.MediaTTL
 //	F10 SetPlaceholders: empty ids and .../None.mp3 URLs before ready
 //	F11 SetKeyDrift: taskId instead of task_id in callbacks; flat sunoData in records
 //	F12 Hang: Advance no longer moves the task
@@ -214,6 +214,10 @@ type MediaFault struct {
 	Empty bool
 	// ExpireAt, when set, makes the URL answer 404 from that time on.
 	ExpireAt time.Time
+	// URL, when set, is the track's final audio URL in callbacks and
+	// records instead of the simulator's own /media path: media on another
+	// host, such as an address the platform must refuse to fetch.
+	URL string
 }
 
 // Delivery is one callback attempt.
@@ -709,6 +713,9 @@ func (s *Server) itemLocked(t *task, n int, ready, snake bool) map[string]any {
 	audio := ""
 	if ready {
 		audio = fmt.Sprintf("%s/media/%s/%d.mp3", s.url, t.id, n)
+		if u := t.media[n].URL; u != "" {
+			audio = u
+		}
 	} else if s.streamAudio {
 		audio = stream
 	}
