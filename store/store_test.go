@@ -45,10 +45,11 @@ func TestMigrationsInLockstep(t *testing.T) {
 	}
 }
 
-// TestAuditEnvironmentBackfill checks migration 0016's backfill of the
-// audit log's environment on SQLite, and on PostgreSQL when
-// PLATFORM_TEST_POSTGRES_URL is set.
-func TestAuditEnvironmentBackfill(t *testing.T) {
+// backfill runs a migration check on SQLite, and on PostgreSQL when
+// PLATFORM_TEST_POSTGRES_URL is set: check gets a fresh database with no
+// migration applied, the dialect's migrations, and a reopen through the
+// dialect's Open (which applies the rest).
+func backfill(t *testing.T, check func(t *testing.T, old *bun.DB, ms []store.Migration, reopen func(t *testing.T) *store.DB)) {
 	ctx := context.Background()
 	t.Run("sqlite", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "backfill.db")
@@ -60,7 +61,7 @@ func TestAuditEnvironmentBackfill(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		storetest.AuditEnvironmentBackfill(t, bun.NewDB(raw, sqlitedialect.New()), ms, func(t *testing.T) *store.DB {
+		check(t, bun.NewDB(raw, sqlitedialect.New()), ms, func(t *testing.T) *store.DB {
 			db, err := sqlite.Open(ctx, sqlite.Config{Path: path, Clock: storetest.NewClock(storetest.Epoch)})
 			if err != nil {
 				t.Fatal(err)
@@ -79,7 +80,7 @@ func TestAuditEnvironmentBackfill(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		storetest.AuditEnvironmentBackfill(t, bun.NewDB(raw, pgdialect.New()), ms, func(t *testing.T) *store.DB {
+		check(t, bun.NewDB(raw, pgdialect.New()), ms, func(t *testing.T) *store.DB {
 			db, err := postgres.Open(ctx, postgres.Config{URL: url, Clock: storetest.NewClock(storetest.Epoch), MaxConns: 4})
 			if err != nil {
 				t.Fatal(err)
@@ -89,3 +90,11 @@ func TestAuditEnvironmentBackfill(t *testing.T) {
 		})
 	})
 }
+
+// TestAuditEnvironmentBackfill checks migration 0016's backfill of the
+// audit log's environment.
+func TestAuditEnvironmentBackfill(t *testing.T) { backfill(t, storetest.AuditEnvironmentBackfill) }
+
+// TestProviderCostCorrection checks that migration 0018 turns the cost
+// reconciliations that presented a price as a reading into UNKNOWN ones.
+func TestProviderCostCorrection(t *testing.T) { backfill(t, storetest.ProviderCostCorrection) }

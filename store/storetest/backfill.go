@@ -91,3 +91,75 @@ func AuditEnvironmentBackfill(t *testing.T, old *bun.DB, ms []store.Migration, r
 		}
 	}
 }
+
+// providerObservationsVersion is the migration that keeps provider
+// observations and corrects fabricated provider cost reconciliations.
+const providerObservationsVersion = 18
+
+// ProviderCostCorrection checks migration 0018 on one dialect (old, ms
+// and reopen as for AuditEnvironmentBackfill): a reconciliation that had
+// copied the price table into the actual charge (source price_table,
+// MATCHED) becomes UNKNOWN with source none, no actual charge and no
+// drift, keeping its expected price; a reported one is unchanged.
+func ProviderCostCorrection(t *testing.T, old *bun.DB, ms []store.Migration, reopen func(t *testing.T) *store.DB) {
+	t.Helper()
+	ctx := context.Background()
+	before := slices.IndexFunc(ms, func(m store.Migration) bool { return m.Version == providerObservationsVersion })
+	if before < 0 {
+		t.Fatalf("no migration %04d", providerObservationsVersion)
+	}
+	if err := store.Migrate(ctx, old, ms[:before], "", Epoch); err != nil {
+		t.Fatalf("migrate to %04d: %v", providerObservationsVersion-1, err)
+	}
+	exec := func(q string, args ...any) {
+		t.Helper()
+		if _, err := old.NewRaw(q, args...).Exec(ctx); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	exec(`INSERT INTO tenants (id, name, created_at) VALUES ('ten_1', 'One', ?)`, Epoch)
+	exec(`INSERT INTO workspaces (id, tenant_id, name, state, created_at) VALUES ('ws_1', 'ten_1', 'One', 'active', ?)`, Epoch)
+	exec(`INSERT INTO generation_operations (id, tenant_id, workspace_id, environment, created_by_user_id, status, request,
+		billing_mode, credits_reserved, byok_credits, pricing, routes, snapshot, version, attempts, deadline_at, created_at, updated_at)
+		VALUES ('op_1', 'ten_1', 'ws_1', 'test', 'usr_1', 'completed', '{}', 'PLATFORM_MANAGED', 15, 0, '{}', '[]', '{}', 1, 2, ?, ?, ?)`,
+		Epoch, Epoch, Epoch)
+	for i, a := range []string{"att_1", "att_2"} {
+		exec(`INSERT INTO generation_attempts (id, operation_id, tenant_id, workspace_id, environment, number, provider, ownership,
+			token_digest, state, created_at, updated_at) VALUES (?, 'op_1', 'ten_1', 'ws_1', 'test', ?, 'MUSIC_PROVIDER_A',
+			'PLATFORM_MANAGED', ?, 'accepted', ?, ?)`, a, i+1, "digest-"+a, Epoch, Epoch)
+	}
+	exec(`INSERT INTO generation_costs (id, operation_id, attempt_id, tenant_id, workspace_id, environment, provider, model, status,
+		source, expected, actual, drift_bps, created_at) VALUES ('gcost_1', 'op_1', 'att_1', 'ten_1', 'ws_1', 'test', 'MUSIC_PROVIDER_A',
+		'v5', 'MATCHED', 'price_table', 12, 12, 0, ?)`, Epoch)
+	exec(`INSERT INTO generation_costs (id, operation_id, attempt_id, tenant_id, workspace_id, environment, provider, model, status,
+		source, expected, actual, drift_bps, created_at) VALUES ('gcost_2', 'op_1', 'att_2', 'ten_1', 'ws_1', 'test', 'MUSIC_PROVIDER_A',
+		'v5', 'OVER_EXPECTED', 'reported', 12, 18, 5000, ?)`, Epoch)
+	if err := old.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	db := reopen(t)
+	cs, err := db.Read().GenerationCosts(ctx, "op_1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cs) != 2 {
+		t.Fatalf("costs = %+v", cs)
+	}
+	for _, c := range cs {
+		switch c.ID {
+		case "gcost_1":
+			if c.Status != "UNKNOWN" || c.Source != "none" || c.Actual != nil || c.DriftBps != 0 || c.Expected == nil || *c.Expected != 12 {
+				t.Errorf("fabricated reconciliation after the migration = %+v", c)
+			}
+		case "gcost_2":
+			if c.Status != "OVER_EXPECTED" || c.Source != "reported" || c.Actual == nil || *c.Actual != 18 || c.DriftBps != 5000 {
+				t.Errorf("reported reconciliation changed = %+v", c)
+			}
+		}
+	}
+	obs, err := db.Read().ProviderObservations(ctx, access.Test)
+	if err != nil || len(obs) != 0 {
+		t.Fatalf("observations after the migration = %+v, %v", obs, err)
+	}
+}
