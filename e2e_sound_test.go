@@ -249,13 +249,21 @@ func TestSoundMastering(t *testing.T) {
 		out := func(format string, rate, bits int) map[string]any {
 			return map[string]any{"format": format, "sampleRate": rate, "bitDepth": bits}
 		}
+		// High-resolution output needs audio.hires, which a subscription
+		// to the studio plan would give this free workspace.
+		for _, o := range []map[string]any{out("wav", 96000, 24), out("wav", 48000, 32)} {
+			r := master("hires", map[string]any{"input": map[string]any{"assetId": in}, "output": o})
+			if r.Status != 403 || r.Code() != "SUBSCRIPTION_REQUIRED" || detail(r, "entitlement") != "audio.hires" {
+				t.Errorf("%v: %d %s", o, r.Status, r.Body)
+			}
+		}
 		for _, c := range []struct {
 			name  string
 			body  map[string]any
 			field string
 		}{
-			{"rate", map[string]any{"input": map[string]any{"assetId": in}, "output": out("wav", 96000, 24)}, "output.sampleRate"},
-			{"depth", map[string]any{"input": map[string]any{"assetId": in}, "output": out("wav", 48000, 32)}, "output.bitDepth"},
+			{"rate", map[string]any{"input": map[string]any{"assetId": in}, "output": out("wav", 192000, 24)}, "output.sampleRate"},
+			{"depth", map[string]any{"input": map[string]any{"assetId": in}, "output": out("wav", 48000, 20)}, "output.bitDepth"},
 			{"format", map[string]any{"input": map[string]any{"assetId": in}, "output": out("mp3", 48000, 16)}, "output.format"},
 			{"target", map[string]any{"input": map[string]any{"assetId": in}, "targetLufs": -3, "output": out("wav", 48000, 24)}, "targetLufs"},
 		} {

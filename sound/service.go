@@ -183,8 +183,8 @@ func (s *Service) Capabilities(a *access.Authority) Capabilities {
 		c.Features.Enhancement.Features[f] = on(TypeEnhancement) && !slices.Contains(s.cfg.Disabled, f)
 	}
 	if a != nil && a.HasEntitlement(EntitlementHighResolution) {
-		c.Audio.SampleRates = append(c.Audio.SampleRates, 88200, 96000)
-		c.Audio.BitDepths = append(c.Audio.BitDepths, 32)
+		c.Audio.SampleRates = append(c.Audio.SampleRates, highResolutionRates()...)
+		c.Audio.BitDepths = append(c.Audio.BitDepths, highResolutionDepths()...)
 	}
 	return c
 }
@@ -306,10 +306,18 @@ func (s *Service) CheckCancel(ctx context.Context, st Store, p *access.Principal
 // then FEATURE_DISABLED (reads of existing ones are not gated).
 const FeatureEngine = "sound.engine"
 
+// highResolutionRates and highResolutionDepths are what
+// EntitlementHighResolution adds to the capability snapshot.
+func highResolutionRates() []int  { return []int{88200, 96000} }
+func highResolutionDepths() []int { return []int{32} }
+
 // EntitlementFor returns the entitlement an output encoding needs:
-// EntitlementHighResolution above 48 kHz or above 24-bit, else "".
+// EntitlementHighResolution for a sample rate or bit depth that only it
+// adds to the snapshot (88.2 or 96 kHz, 32-bit), else "". An encoding no
+// entitlement serves (192 kHz, say) needs none here: the snapshot refuses
+// it, since an upgrade would not help.
 func EntitlementFor(sampleRate, bitDepth int) string {
-	if sampleRate > 48000 || bitDepth > 24 {
+	if slices.Contains(highResolutionRates(), sampleRate) || slices.Contains(highResolutionDepths(), bitDepth) {
 		return EntitlementHighResolution
 	}
 	return ""
