@@ -37,10 +37,12 @@ import (
 	"github.com/creatormusic/platform/generation/providera/provideratest"
 	"github.com/creatormusic/platform/generation/providerb"
 	"github.com/creatormusic/platform/generation/providerb/providerbtest"
+	"github.com/creatormusic/platform/outbox"
 	"github.com/creatormusic/platform/store"
 	"github.com/creatormusic/platform/store/storetest"
 	"github.com/creatormusic/platform/token/sale"
 	"github.com/creatormusic/platform/token/tokentest"
+	"github.com/creatormusic/platform/transport"
 )
 
 // PostgresOnlyEnv names the variable that, set to 1, makes New skip
@@ -274,7 +276,46 @@ func New(t testing.TB, opts Options) *System {
 		s.RPC = c
 	}
 	s.doc = s.loadValidator()
+	// Registered last, so it runs first: while the platform and the
+	// database are still up.
+	t.Cleanup(s.checkEvents)
 	return s
+}
+
+// checkEvents fails the test when the platform wrote an outbox event that
+// the event catalogue (platform.EventCatalogue, which the OpenAPI document
+// publishes) does not list with the event's schema version and aggregate
+// id prefix.
+func (s *System) checkEvents() {
+	s.t.Helper()
+	catalogue := map[string]transport.EventType{}
+	for _, e := range platform.EventCatalogue() {
+		catalogue[e.Type] = e
+	}
+	ctx := context.Background()
+	after := ""
+	for {
+		evs, err := s.DB.Read().OutboxList(ctx, outbox.ListParams{After: after, Limit: 500})
+		if err != nil {
+			s.t.Errorf("event catalogue check: list the outbox: %v", err)
+			return
+		}
+		for _, e := range evs {
+			row, ok := catalogue[e.Type]
+			switch {
+			case !ok:
+				s.t.Errorf("outbox event %s has type %q, which platform.EventCatalogue does not list", e.ID, e.Type)
+			case e.SchemaVersion != row.SchemaVersion:
+				s.t.Errorf("outbox event %s (%s) has schema version %d, the catalogue %d", e.ID, e.Type, e.SchemaVersion, row.SchemaVersion)
+			case !strings.HasPrefix(e.AggregateID, row.AggregateIDPrefix):
+				s.t.Errorf("outbox event %s (%s) names aggregate %q, the catalogue a %s (%s...)", e.ID, e.Type, e.AggregateID, row.Aggregate, row.AggregateIDPrefix)
+			}
+		}
+		if len(evs) < 500 {
+			return
+		}
+		after = evs[len(evs)-1].ID
+	}
 }
 
 // startCluster starts the loopback cluster with a policy mint deployed and

@@ -12,7 +12,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/fault"
+	"github.com/creatormusic/platform/outbox"
 )
 
 // ContractVersion is the overall contract version (spec, Versioning).
@@ -35,6 +37,42 @@ type Info struct {
 	// SessionCookie names the session cookie in the sessionCookie security
 	// scheme; empty means DefaultSessionCookie.
 	SessionCookie string
+	// IdempotencyRetention is how long the host keeps idempotency records
+	// (platform.Config.IdempotencyRetention); zero leaves it unstated.
+	IdempotencyRetention time.Duration
+	// Callbacks are the timestamp windows of the configured music
+	// providers' callbacks, in the order to list them.
+	Callbacks []CallbackWindow
+	// Events is the catalogue of outbox event types the platform emits.
+	Events []EventType
+}
+
+// CallbackWindow is how far a provider callback's signed timestamp may be
+// from the receiving host's clock, in either direction, for the callback to
+// be accepted.
+type CallbackWindow struct {
+	// Provider is the provider route id, such as MUSIC_PROVIDER_A.
+	Provider string `json:"provider"`
+	// Environment is test or live.
+	Environment string `json:"environment"`
+	// Skew is the window's half-width.
+	Skew time.Duration `json:"-"`
+}
+
+// EventType is one row of the outbox event catalogue: an event type the
+// platform writes, its payload's schema version and the aggregate whose id
+// the event's aggregateId holds.
+type EventType struct {
+	// Type is the event's type string, as in outbox events' type.
+	Type string `json:"type"`
+	// SchemaVersion is the version of the payload's shape.
+	SchemaVersion int `json:"schemaVersion"`
+	// Aggregate names the aggregate, such as "generation operation".
+	Aggregate string `json:"aggregate"`
+	// AggregateIDPrefix is the prefix of the aggregate's ids, such as "op_".
+	AggregateIDPrefix string `json:"aggregateIdPrefix"`
+	// Description says when the event is written.
+	Description string `json:"description"`
 }
 
 // OpenAPI returns the OpenAPI 3.1.0 document of the table as indented JSON.
@@ -57,15 +95,25 @@ type Info struct {
 // struct types become components named after the type, qualified by package
 // when two packages share a name. The output is deterministic.
 func OpenAPI(routes []Route, info Info) ([]byte, error) {
-	docs := documented(routes)
-	g := newSchemaGen(docTypes(docs))
+	var docs, pages []Route
+	for _, r := range documented(routes) {
+		if r.Page {
+			pages = append(pages, r)
+		} else {
+			docs = append(docs, r)
+		}
+	}
+	g := newSchemaGen(docTypes(docs), fieldPatches(info))
 	paths := map[string]map[string]any{}
 	for _, r := range docs {
-		op, err := operation(g, r)
+		p := openAPIPath(r.Pattern)
+		if strings.HasSuffix(p, "/") {
+			return nil, fmt.Errorf("transport: openapi: route %s: operation path %s ends in a slash; a page for people sets Route.Page", r.OperationID, p)
+		}
+		op, err := operation(g, r, info)
 		if err != nil {
 			return nil, fmt.Errorf("transport: openapi: route %s: %w", r.OperationID, err)
 		}
-		p := openAPIPath(r.Pattern)
 		if paths[p] == nil {
 			paths[p] = map[string]any{}
 		}
@@ -77,20 +125,28 @@ func OpenAPI(routes []Route, info Info) ([]byte, error) {
 	}
 	doc := map[string]any{
 		"openapi": "3.1.0",
-		"info":    infoObject(info),
+		"info":    infoObject(info, pages),
+		"servers": serverObjects(info),
 		"tags":    tagObjects(),
 		"paths":   paths,
 		"components": map[string]any{
 			"schemas":         g.components(),
 			"securitySchemes": securitySchemes(info),
 		},
+		"x-api-key-scopes": scopeObjects(),
 	}
-	if len(info.Servers) > 0 {
-		var servers []map[string]any
-		for _, s := range info.Servers {
-			servers = append(servers, map[string]any{"url": s})
+	if len(info.Events) > 0 {
+		doc["x-event-catalogue"] = info.Events
+	}
+	if len(info.Callbacks) > 0 {
+		var cbs []map[string]any
+		for _, c := range info.Callbacks {
+			cbs = append(cbs, map[string]any{"provider": c.Provider, "environment": c.Environment, "skewSeconds": int64(c.Skew / time.Second)})
 		}
-		doc["servers"] = servers
+		doc["x-provider-callbacks"] = cbs
+	}
+	if info.IdempotencyRetention > 0 {
+		doc["x-idempotency-retention-seconds"] = int64(info.IdempotencyRetention / time.Second)
 	}
 	b, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
@@ -123,9 +179,122 @@ func docTypes(routes []Route) []reflect.Type {
 	return out
 }
 
-// infoObject returns the document's info object with the error-code table
-// appended to the description.
-func infoObject(info Info) map[string]any {
+// serverObjects returns info's servers, or the one relative server "/"
+// (the host that serves the document) when info names none.
+func serverObjects(info Info) []map[string]any {
+	if len(info.Servers) == 0 {
+		return []map[string]any{{"url": "/", "description": "The host that serves this document."}}
+	}
+	var out []map[string]any
+	for _, s := range info.Servers {
+		out = append(out, map[string]any{"url": s})
+	}
+	return out
+}
+
+// scopeObjects returns the API key scope table (access.Scopes) as the
+// document's x-api-key-scopes: each scope with the permissions it stands
+// for.
+func scopeObjects() []map[string]any {
+	var out []map[string]any
+	for _, s := range access.Scopes() {
+		perms := make([]string, 0, len(s.Permissions))
+		for _, p := range s.Permissions {
+			perms = append(perms, string(p))
+		}
+		out = append(out, map[string]any{"scope": s.Scope, "permissions": perms})
+	}
+	return out
+}
+
+// contractSections returns the Markdown sections of info.description that
+// state the contract's rules decided in code: pages, request bodies,
+// idempotency, API key scopes, provider callbacks and events.
+func contractSections(info Info, pages []Route) string {
+	var b strings.Builder
+	if len(pages) > 0 {
+		b.WriteString("## Pages\n\nPages for people, served as HTML beside the operations (not operations themselves):\n\n")
+		for _, p := range pages {
+			fmt.Fprintf(&b, "- `%s %s`: %s. %s\n", p.Method, p.Pattern, p.Summary, strings.TrimSpace(p.Description))
+		}
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(&b, "## Request bodies\n\nA JSON request body is at most %s unless its operation says otherwise "+
+		"(`x-body-limit`, in bytes); a larger body is 413 PAYLOAD_TOO_LARGE.\n\n", byteSize(DefaultBodyLimit))
+	b.WriteString("## Idempotency\n\nOperations marked `x-idempotency: required` or `optional` take an `Idempotency-Key` header. " +
+		"A retry with the same key and the same request replays the first response (header `Idempotent-Replayed: true`); " +
+		"the same key with another request, or from another principal, is 409 IDEMPOTENCY_CONFLICT.")
+	if info.IdempotencyRetention > 0 {
+		fmt.Fprintf(&b, " Records are kept for %s (`x-idempotency-retention-seconds`); a key reused after that starts a new request.",
+			humanDuration(info.IdempotencyRetention))
+	}
+	b.WriteString("\n\n## API key scopes\n\nAn API key's authority is its scopes; a key may call an operation only if it holds the " +
+		"operation's `x-scope`. Each scope stands for these permissions (`x-api-key-scopes`):\n\n| Scope | Permissions |\n|---|---|\n")
+	for _, s := range access.Scopes() {
+		perms := make([]string, 0, len(s.Permissions))
+		for _, p := range s.Permissions {
+			perms = append(perms, "`"+string(p)+"`")
+		}
+		note := ""
+		if s.Scope == access.ScopeInternal {
+			note = " (issued only by the host's operator; never grantable through the API)"
+		}
+		fmt.Fprintf(&b, "| `%s`%s | %s |\n", s.Scope, note, strings.Join(perms, ", "))
+	}
+	if len(info.Callbacks) > 0 {
+		b.WriteString("\n## Provider callbacks\n\nMusic providers report progress by signed callbacks to the platform. A callback " +
+			"is accepted only when its signature verifies in constant time and its signed timestamp is within the provider's " +
+			"window of the receiving host's clock, in either direction (`x-provider-callbacks`):\n\n| Provider | Environment | Window |\n|---|---|---|\n")
+		for _, c := range info.Callbacks {
+			fmt.Fprintf(&b, "| %s | %s | ±%s |\n", c.Provider, c.Environment, humanDuration(c.Skew))
+		}
+	}
+	if len(info.Events) > 0 {
+		b.WriteString("\n## Events\n\nThe platform writes these outbox events in the transaction of the change they record " +
+			"(`x-event-catalogue`); publishers read them through the internal outbox routes.\n\n" +
+			"| Type | Schema version | Aggregate (id prefix) | Written when |\n|---|---|---|---|\n")
+		for _, e := range info.Events {
+			fmt.Fprintf(&b, "| `%s` | %d | %s (`%s`) | %s |\n", e.Type, e.SchemaVersion, e.Aggregate, e.AggregateIDPrefix, e.Description)
+		}
+	}
+	return b.String()
+}
+
+// byteSize writes n bytes as "1048576 bytes (1 MiB)".
+func byteSize(n int64) string {
+	s := strconv.FormatInt(n, 10) + " bytes"
+	if n >= 1<<20 && n%(1<<20) == 0 {
+		return s + " (" + strconv.FormatInt(n>>20, 10) + " MiB)"
+	}
+	if n >= 1<<10 && n%(1<<10) == 0 {
+		return s + " (" + strconv.FormatInt(n>>10, 10) + " KiB)"
+	}
+	return s
+}
+
+// humanDuration writes d in whole hours, minutes or seconds when it is
+// one: "24 hours", "5 minutes", "90 seconds".
+func humanDuration(d time.Duration) string {
+	unit := func(n int64, name string) string {
+		if n == 1 {
+			return "1 " + name
+		}
+		return strconv.FormatInt(n, 10) + " " + name + "s"
+	}
+	switch {
+	case d%time.Hour == 0:
+		return unit(int64(d/time.Hour), "hour")
+	case d%time.Minute == 0:
+		return unit(int64(d/time.Minute), "minute")
+	case d%time.Second == 0:
+		return unit(int64(d/time.Second), "second")
+	}
+	return d.String()
+}
+
+// infoObject returns the document's info object with the contract's
+// sections and the error-code table appended to the description.
+func infoObject(info Info, pages []Route) map[string]any {
 	title := info.Title
 	if title == "" {
 		title = "platform API"
@@ -138,6 +307,7 @@ func infoObject(info Info) map[string]any {
 	if desc != "" {
 		desc += "\n\n"
 	}
+	desc += contractSections(info, pages) + "\n"
 	desc += "## Error codes\n\nFailures answer `{\"error\": {\"code\", \"message\", \"details\"}, \"meta\": {\"requestId\"}}`. " +
 		"Clients branch on `error.code`; each code has one HTTP status.\n"
 	byStatus := codeDescriptions()
@@ -240,7 +410,7 @@ func patternParams(pattern string) []string {
 }
 
 // operation builds one operation object.
-func operation(g *schemaGen, r Route) (map[string]any, error) {
+func operation(g *schemaGen, r Route, info Info) (map[string]any, error) {
 	if !slices.ContainsFunc(Tags(), func(t TagInfo) bool { return t.Name == r.Tag }) {
 		return nil, fmt.Errorf("unknown tag %q", r.Tag)
 	}
@@ -263,7 +433,7 @@ func operation(g *schemaGen, r Route) (map[string]any, error) {
 	if len(r.Roles) > 0 {
 		op["x-roles"] = r.Roles
 	}
-	if params := parameters(r); len(params) > 0 {
+	if params := parameters(r, info); len(params) > 0 {
 		op["parameters"] = params
 	}
 	if r.Raw != nil {
@@ -280,12 +450,27 @@ func operation(g *schemaGen, r Route) (map[string]any, error) {
 	if len(r.RequestContentTypes) > 0 {
 		op["requestBody"] = binaryRequestBody(r)
 	}
+	if body, ok := op["requestBody"].(map[string]any); ok {
+		limit := bodyLimitOf(r)
+		body["description"] = "At most " + byteSize(limit) + "; a larger body is 413 PAYLOAD_TOO_LARGE."
+		op["x-body-limit"] = limit
+	}
 	responses, err := gatewayResponses(g, r)
 	if err != nil {
 		return nil, err
 	}
 	op["responses"] = responses
 	return op, nil
+}
+
+// bodyLimitOf returns the bound of the route's request body in bytes:
+// Route.BodyLimit, or DefaultBodyLimit when it is zero (as the gateway
+// applies it).
+func bodyLimitOf(r Route) int64 {
+	if r.BodyLimit == 0 {
+		return DefaultBodyLimit
+	}
+	return r.BodyLimit
 }
 
 // maturityOf returns the route's maturity, Preview by default.
@@ -333,7 +518,7 @@ func operationDescription(r Route) string {
 }
 
 // parameters returns the path, query and header parameters of a route.
-func parameters(r Route) []map[string]any {
+func parameters(r Route, info Info) []map[string]any {
 	var out []map[string]any
 	for _, name := range patternParams(r.Pattern) {
 		out = append(out, map[string]any{
@@ -355,11 +540,15 @@ func parameters(r Route) []map[string]any {
 		return out
 	}
 	if idem := idempotencyOf(r); idem != IdempotencyNone {
+		desc := "A client-chosen unique key; a retry with the same key and request replays the first response " +
+			"(header `Idempotent-Replayed: true`), the same key with another request is 409 IDEMPOTENCY_CONFLICT."
+		if info.IdempotencyRetention > 0 {
+			desc += " The platform keeps the key's record for " + humanDuration(info.IdempotencyRetention) + "."
+		}
 		out = append(out, map[string]any{
 			"name": "Idempotency-Key", "in": "header", "required": idem == IdempotencyRequired,
-			"description": "A client-chosen unique key; a retry with the same key and request replays the first response " +
-				"(header `Idempotent-Replayed: true`), the same key with another request is 409 IDEMPOTENCY_CONFLICT.",
-			"schema": map[string]any{"type": "string", "minLength": 1, "maxLength": 255},
+			"description": desc,
+			"schema":      map[string]any{"type": "string", "minLength": 1, "maxLength": 255},
 		})
 	}
 	out = append(out, map[string]any{
@@ -723,12 +912,41 @@ var (
 type schemaGen struct {
 	names map[reflect.Type]string
 	defs  map[string]map[string]any
+	// patches holds schema keywords set on particular properties from the
+	// code's values (the error codes, the event types), by struct type and
+	// JSON name; they replace what reflection and tags give.
+	patches map[reflect.Type]map[string]map[string]any
+}
+
+// fieldPatches returns the properties whose allowed values come from the
+// code: ErrorBody.code from the fault code table and, when info carries
+// the event catalogue, outbox.Event.type from it.
+func fieldPatches(info Info) map[reflect.Type]map[string]map[string]any {
+	out := map[reflect.Type]map[string]map[string]any{
+		reflect.TypeFor[ErrorBody](): {"code": {
+			"type": "string", "enum": fault.Codes(),
+			"description": "The stable machine-readable error code; clients branch on it, never on the message.",
+		}},
+	}
+	if len(info.Events) > 0 {
+		types := make([]string, 0, len(info.Events))
+		for _, e := range info.Events {
+			types = append(types, e.Type)
+		}
+		out[reflect.TypeFor[outbox.Event]()] = map[string]map[string]any{"type": {
+			"type": "string", "enum": types, "examples": []any{types[0]},
+			"description": "The event's type, one of the event catalogue (info.description, Events; x-event-catalogue), " +
+				"which gives each type's schema version and aggregate.",
+		}}
+	}
+	return out
 }
 
 // newSchemaGen names the named struct types reachable from roots: a type's
 // own name, qualified by its package when two packages share the name.
-func newSchemaGen(roots []reflect.Type) *schemaGen {
-	g := &schemaGen{names: map[reflect.Type]string{}, defs: map[string]map[string]any{}}
+// patches (see fieldPatches) may be nil.
+func newSchemaGen(roots []reflect.Type, patches map[reflect.Type]map[string]map[string]any) *schemaGen {
+	g := &schemaGen{names: map[reflect.Type]string{}, defs: map[string]map[string]any{}, patches: patches}
 	seen := map[reflect.Type]bool{}
 	var found []reflect.Type
 	for _, t := range roots {
@@ -849,10 +1067,9 @@ func (g *schemaGen) ref(t reflect.Type) map[string]any {
 	if _, done := g.defs[name]; !done {
 		g.defs[name] = map[string]any{} // placeholder for recursive types
 		g.defs[name] = g.structSchema(t)
-		if t == reflect.TypeFor[ErrorBody]() {
-			g.defs[name]["properties"].(map[string]any)["code"] = map[string]any{
-				"type": "string", "enum": fault.Codes(),
-				"description": "The stable machine-readable error code; clients branch on it, never on the message.",
+		for field, patch := range g.patches[t] {
+			if props, ok := g.defs[name]["properties"].(map[string]any); ok && props[field] != nil {
+				props[field] = patch
 			}
 		}
 	}
@@ -991,9 +1208,18 @@ func toAny(ss []string) []any {
 
 // tagExample converts an example tag to the field's JSON kind: strings stay
 // strings, other kinds are parsed as JSON when they can be.
+// An example tag on a list (other than []byte) shows one item: it becomes a
+// list of that item unless it is a JSON array itself.
 func tagExample(example string, t reflect.Type) any {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
+	}
+	if special(t) == nil && (t.Kind() == reflect.Slice && t.Elem().Kind() != reflect.Uint8 || t.Kind() == reflect.Array) {
+		var list []any
+		if err := json.Unmarshal([]byte(example), &list); err == nil {
+			return list
+		}
+		return []any{tagExample(example, t.Elem())}
 	}
 	if t.Kind() == reflect.String || special(t) != nil {
 		return example

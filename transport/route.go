@@ -184,6 +184,12 @@ type Route struct {
 	// document and the collection; a path under Via that no such route
 	// serves is answered 404 ROUTE_NOT_FOUND.
 	Via string
+	// Page marks a Raw route that serves an HTML page for people at a path
+	// ending in "/" (the docs page, the client collection's landing page).
+	// The OpenAPI document describes pages in info.description instead of
+	// listing them as operations, whose paths never end in a slash; the
+	// client collection keeps them.
+	Page bool
 }
 
 // HandlerFunc serves one call. It returns the data of the success envelope,
