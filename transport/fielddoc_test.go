@@ -28,3 +28,16 @@ func TestFieldDocsUpToDate(t *testing.T) {
 		t.Fatal("fielddoc_gen.go is stale: run go generate ./transport")
 	}
 }
+
+// TestFieldDocsPendingNotShadowed fails when a field described in
+// fieldDocsPending has its own doc comment now: the entry is to be removed.
+func TestFieldDocsPendingNotShadowed(t *testing.T) {
+	docs := fieldDocs()
+	for typ, fields := range fieldDocsPending() {
+		for field := range fields {
+			if docs[typ][field] != "" {
+				t.Errorf("%s.%s has a doc comment now; remove its fieldDocsPending entry", typ, field)
+			}
+		}
+	}
+}

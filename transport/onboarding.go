@@ -36,11 +36,13 @@ type NextStep struct {
 
 // Onboarded is the workspace the user now acts in.
 type Onboarded struct {
+	// Workspace is the workspace created or joined.
 	Workspace WorkspaceView `json:"workspace"`
 	// Roles are the user's roles in it.
 	Roles []string `json:"roles" example:"OWNER"`
 	// Goal and SelectedPlan are the recorded answers; null for a join.
-	Goal         *string `json:"goal" example:"creator"`
+	Goal *string `json:"goal" example:"creator"`
+	// SelectedPlan is the plan the user chose; null for a join.
 	SelectedPlan *string `json:"selectedPlan" example:"pro"`
 	// Plan is the plan the workspace is on now (free until checkout); null
 	// for a join.
@@ -51,11 +53,13 @@ type Onboarded struct {
 
 // AcceptInviteRequest redeems an invitation code.
 type AcceptInviteRequest struct {
+	// Code is the invitation code from the invitation mail.
 	Code string `json:"code" example:"pc_REPLACE_WITH_YOUR_CODE"`
 }
 
 // Joined is the workspace joined through an invitation.
 type Joined struct {
+	// Workspace is the workspace joined.
 	Workspace WorkspaceView `json:"workspace"`
 	// Roles are the invited roles the user now holds.
 	Roles []string `json:"roles" example:"CREATOR"`

@@ -14,8 +14,8 @@
 // every comment by hand; parsing source at run time would need the source
 // beside the binary.
 //
-// A doc comment that starts with the field's Go name, as Go comments do,
-// starts with its JSON name instead ("RequestID is ..." becomes
+// A doc comment names fields by their Go names, as Go comments do; the
+// copy names them by their JSON names ("RequestID is ..." becomes
 // "requestId is ..."), since the document speaks JSON.
 package fielddoc
 
@@ -34,6 +34,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Generate returns the source of a Go file of package pkg declaring
@@ -118,6 +120,7 @@ func readPackage(root, modPath, path string, docs map[string]map[string]string) 
 			if !ok || !hasJSONField(st) {
 				continue
 			}
+			names := jsonNames(st)
 			fields := map[string]string{}
 			for _, f := range st.Fields.List {
 				text := f.Doc.Text()
@@ -129,7 +132,7 @@ func readPackage(root, modPath, path string, docs map[string]map[string]string) 
 					continue
 				}
 				for _, name := range f.Names {
-					fields[name.Name] = jsonNamed(text, name.Name, jsonName(f))
+					fields[name.Name] = jsonNamed(text, names)
 				}
 			}
 			if len(fields) > 0 {
@@ -161,15 +164,77 @@ func jsonName(f *ast.Field) string {
 	return name
 }
 
-// jsonNamed replaces a leading Go field name in text with the JSON name.
-func jsonNamed(text, goName, json string) string {
-	if json == "" {
-		return text
+// jsonNames maps the Go names of st's json-tagged fields to their JSON
+// names.
+func jsonNames(st *ast.StructType) map[string]string {
+	out := map[string]string{}
+	for _, f := range st.Fields.List {
+		if json := jsonName(f); json != "" {
+			for _, name := range f.Names {
+				out[name.Name] = json
+			}
+		}
 	}
-	if rest, ok := strings.CutPrefix(text, goName+" "); ok {
-		return json + " " + rest
+	return out
+}
+
+// jsonNamed replaces the Go field names of the struct that text mentions
+// with the fields' JSON names: the leading word, and every whole word that
+// is a compound name (ExtraCredits); a one-word name inside a sentence may
+// be plain English ("the Memo program") and stays.
+func jsonNamed(text string, names map[string]string) string {
+	words := strings.FieldsFunc(text, func(r rune) bool { return !isIdent(r) })
+	if len(words) > 0 && strings.HasPrefix(text, words[0]) {
+		if json, ok := names[words[0]]; ok {
+			text = json + text[len(words[0]):]
+		}
+	}
+	for _, w := range words {
+		if json, ok := names[w]; ok && json != w && compound(w) {
+			text = replaceWord(text, w, json)
+		}
 	}
 	return text
+}
+
+// compound reports whether name joins words: a lower-case letter followed
+// by an upper-case one.
+func compound(name string) bool {
+	prev := ' '
+	for _, r := range name {
+		if unicode.IsLower(prev) && unicode.IsUpper(r) {
+			return true
+		}
+		prev = r
+	}
+	return false
+}
+
+// isIdent reports whether r may be part of a Go identifier.
+func isIdent(r rune) bool {
+	return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r)
+}
+
+// replaceWord replaces the whole-word occurrences of old in s with new.
+func replaceWord(s, old, new string) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(s, old)
+		if i < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		end := i + len(old)
+		before, _ := utf8.DecodeLastRuneInString(s[:i])
+		after, _ := utf8.DecodeRuneInString(s[end:])
+		b.WriteString(s[:i])
+		if (i == 0 || !isIdent(before)) && (end == len(s) || !isIdent(after)) {
+			b.WriteString(new)
+		} else {
+			b.WriteString(old)
+		}
+		s = s[end:]
+	}
 }
 
 // sortedKeys returns m's keys in order.
