@@ -2,7 +2,8 @@
 // file (or a fresh PostgreSQL schema), a settable clock, the HTTP handler on
 // a loopback server, a bootstrapped workspace with a test API key, a
 // captured log, and a client that validates every response against the
-// OpenAPI document the platform serves.
+// OpenAPI document the platform serves. At cleanup it checks every outbox
+// event the system wrote against platform.EventCatalogue.
 package platformtest
 
 import (

@@ -92,7 +92,8 @@ func onboardingRoutes(accounts *account.Service, plans *plan.Service) []Route {
 			Summary: "Create or join a workspace",
 			Description: "The first-run step of a signed-in user. create makes a workspace in the user's organization with the user as OWNER " +
 				"(and DEVELOPER), records the goal and the selected plan, and starts the workspace on the free plan (its entitlements and " +
-				"monthly credits); a paid plan answers next: {type: checkout, plan} and the workspace stays on free until checkout. " +
+				"monthly credits); a paid plan answers next: {type: checkout, plan} and the workspace stays on free until that plan is bought " +
+				"(POST /api/v1/saas/checkout). " +
 				"A user creates one workspace here: repeating the same answers returns it again (a retry recovers), other answers are " +
 				"CONFLICT (details.reason already_onboarded). join redeems an invitation code, as POST /api/v1/auth/invite/accept. " +
 				"Either way the session acts in that workspace from its next request.",

@@ -79,7 +79,10 @@ type EventType struct {
 
 // OpenAPI returns the OpenAPI 3.1.0 document of the table as indented JSON.
 //
-// Every route that is not Internal is documented. A gateway route (Raw ==
+// Every route that is neither Internal nor a Page is an operation; pages are
+// described in info.description, beside the rules decided in code (see the
+// package doc, The document). Without Info.Servers the one server is "/",
+// the host that serves the document. A gateway route (Raw ==
 // nil) gets its path, query and Idempotency-Key parameters, a request body
 // reflected from Route.Request, a success response wrapping Route.Response in
 // the {data, meta} envelope, and one error response per status the gateway
@@ -90,8 +93,9 @@ type EventType struct {
 // Schemas are reflected from Go types through their json tags: a field
 // without omitempty (or omitzero) is required; pointers, slices and maps that
 // may encode as null are nullable; time.Time is a date-time string and
-// []byte a base64 string. Struct tags doc:"..." and example:"..." set a
-// field's description and example; enum:"a,b" lists allowed strings. A
+// []byte a base64 string. A field's description is its Go doc comment
+// (fieldDocs, generated), unless a doc:"..." tag gives one; example:"..."
+// sets its example and enum:"a,b" lists allowed strings. A
 // nil pointer as Route.Response documents nullable data. The filled values of
 // Route.Request and Route.Response become the media-type examples. Named
 // struct types become components named after the type, qualified by package

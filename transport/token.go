@@ -112,7 +112,8 @@ type TokenDeploymentView struct {
 	Configured bool `json:"configured" example:"true"`
 	// Verified is true when a verification run of the current configuration passed.
 	Verified bool `json:"verified" example:"false"`
-	// ProductionReady is true only for a mainnet mint verified by a passing run.
+	// ProductionReady is true only for a mainnet mint that a passing run verified and the
+	// operator declared launched.
 	ProductionReady bool `json:"productionReady" example:"false"`
 	// Evidence is the passing run behind a verified state.
 	Evidence *TokenEvidenceView `json:"evidence"`
@@ -185,7 +186,8 @@ type TokenFeaturesView struct {
 type TokenStatusView struct {
 	// Deployment is the deployment state.
 	Deployment string `json:"deployment" example:"PRE_DEPLOYMENT"`
-	// ProductionReady is true only for a mainnet mint verified by a passing run.
+	// ProductionReady is true only for a mainnet mint that a passing run verified and the
+	// operator declared launched.
 	ProductionReady bool `json:"productionReady" example:"false"`
 	// MetadataVerified is true when a passing run verified the mint's metadata.
 	MetadataVerified bool `json:"metadataVerified" example:"false"`

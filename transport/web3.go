@@ -97,7 +97,8 @@ type TokenDeploymentLine struct {
 	Mint *string `json:"mint" example:"Mint111111111111111111111111111111111111111"`
 	// Verified is true when a verification run of the current configuration passed.
 	Verified bool `json:"verified" example:"false"`
-	// ProductionReady is true only for a mainnet mint verified by a passing run.
+	// ProductionReady is true only for a mainnet mint that a passing run verified and the
+	// operator declared launched.
 	ProductionReady bool `json:"productionReady" example:"false"`
 }
 
