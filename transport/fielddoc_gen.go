@@ -69,7 +69,6 @@ func fieldDocs() map[string]map[string]string {
 			"Payload":          "payload is the event's data as JSON, per type and schema version; it never carries a secret.",
 			"PublishedAt":      "publishedAt is when a publisher marked the event published; null until then.",
 			"SchemaVersion":    "schemaVersion is the version of the payload's shape for the type, from 1.",
-			"TenantID":         "TenantID is the tenant the event belongs to; never published.",
 			"Type":             "type names what happened, such as api_key.created; the platform's event catalogue lists every type.",
 			"WorkspaceID":      "workspaceId is the workspace the event belongs to.",
 		},
@@ -206,7 +205,6 @@ func fieldDocs() map[string]map[string]string {
 		"github.com/creatormusic/platform/transport.CallbackWindow": {
 			"Environment": "environment is test or live.",
 			"Provider":    "provider is the provider route id, such as MUSIC_PROVIDER_A.",
-			"Skew":        "Skew is the window's half-width.",
 		},
 		"github.com/creatormusic/platform/transport.CancelView": {
 			"RefundIssued": "refundIssued is always false: cancellation takes effect at period end.",

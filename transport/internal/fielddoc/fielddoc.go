@@ -123,6 +123,9 @@ func readPackage(root, modPath, path string, docs map[string]map[string]string) 
 			names := jsonNames(st)
 			fields := map[string]string{}
 			for _, f := range st.Fields.List {
+				if hiddenFromJSON(f) {
+					continue
+				}
 				text := f.Doc.Text()
 				if text == "" {
 					text = f.Comment.Text()
@@ -146,6 +149,15 @@ func readPackage(root, modPath, path string, docs map[string]map[string]string) 
 // hasJSONField reports whether a field of st has a json tag.
 func hasJSONField(st *ast.StructType) bool {
 	return slices.ContainsFunc(st.Fields.List, func(f *ast.Field) bool { return jsonName(f) != "" })
+}
+
+// hiddenFromJSON reports whether f's json tag is "-": never encoded.
+func hiddenFromJSON(f *ast.Field) bool {
+	if f.Tag == nil {
+		return false
+	}
+	tag, err := strconv.Unquote(f.Tag.Value)
+	return err == nil && reflect.StructTag(tag).Get("json") == "-"
 }
 
 // jsonName returns the name of f's json tag, "" without one.
