@@ -218,7 +218,7 @@ func (p *Platform) intentChanged(ctx context.Context, st intent.Store, it intent
 	}
 	payload, _ := json.Marshal(event)
 	if _, err := tx.OutboxInsert(ctx, outbox.Event{TenantID: it.Actor.TenantID, WorkspaceID: it.Actor.WorkspaceID,
-		Environment: string(it.Actor.Environment), Type: "transaction_intent." + stateEvent(it.State), SchemaVersion: 1,
+		Environment: string(it.Actor.Environment), Type: intentEventType(it.State), SchemaVersion: 1,
 		AggregateID: it.ID, AggregateVersion: it.Version, OccurredAt: tx.Now(), Payload: payload}); err != nil {
 		return err
 	}
@@ -245,8 +245,12 @@ func (p *Platform) intentChanged(ctx context.Context, st intent.Store, it intent
 	return nil
 }
 
-// stateEvent names the event of a state: "created", "submitted", ...
-func stateEvent(s intent.State) string { return strings.ToLower(string(s)) }
+// intentEventType is the outbox event type of an intent written in state
+// s: "transaction_intent.created", "transaction_intent.submitted", ...
+// (EventCatalogue lists one per state).
+func intentEventType(s intent.State) string {
+	return "transaction_intent." + strings.ToLower(string(s))
+}
 
 // intentHandlers are the chain payment path's job handlers.
 func (p *Platform) intentHandlers() map[string]jobs.Handler {

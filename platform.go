@@ -9,6 +9,7 @@ import (
 	"maps"
 	"net/http"
 	"net/netip"
+	"slices"
 	"sync"
 	"time"
 
@@ -263,7 +264,10 @@ func New(ctx context.Context, cfg Config) (*Platform, error) {
 	api := transport.APIRoutes(transport.Services{Keys: p.keys, Assets: assets, Health: p.healthChecks(), Plans: p.plans,
 		Ledger: ledger.New(), Accounts: p.account, Billing: p.billing, DB: p.db, Log: log, Providers: providers,
 		Generation: p.generation, Sound: p.sound, Token: p.token, Sale: p.sale, Wallet: p.wallet, Intents: p.intents, Wake: p.wake})
-	tooling, err := transport.ToolingRoutes(api, Info())
+	info := Info()
+	info.IdempotencyRetention = cfg.IdempotencyRetention
+	info.Callbacks = callbackWindows(cfg.MusicProviders)
+	tooling, err := transport.ToolingRoutes(api, info)
 	if err != nil {
 		return nil, fmt.Errorf("platform: tooling: %w", err)
 	}
@@ -308,14 +312,40 @@ func New(ctx context.Context, cfg Config) (*Platform, error) {
 	return p, nil
 }
 
-// Info describes the OpenAPI document.
+// Info describes the OpenAPI document: its title, version and
+// description, and the event catalogue. New adds what the configuration
+// decides: the idempotency retention and the providers' callback windows.
 func Info() transport.Info {
 	return transport.Info{
 		Title:   "Creator Music Platform API",
 		Version: ContractVersion,
 		Description: "The HTTP API of the creator-music platform. Authenticate with Authorization: Bearer <API key> " +
 			"(platform_test_... or platform_live_...). Test keys see only test objects and live keys only live ones.",
+		Events: EventCatalogue(),
 	}
+}
+
+// callbackSkewer is a provider adapter that states its callback timestamp
+// window (generation/providera and generation/providerb clients).
+type callbackSkewer interface {
+	CallbackSkew() time.Duration
+}
+
+// callbackWindows returns the callback timestamp windows of the configured
+// music provider adapters, test environment first, providers in id order.
+func callbackWindows(p credential.Providers) []transport.CallbackWindow {
+	var out []transport.CallbackWindow
+	for _, env := range []struct {
+		name     string
+		adapters credential.Adapters
+	}{{string(access.Test), p.Test}, {string(access.Live), p.Live}} {
+		for _, id := range slices.Sorted(maps.Keys(env.adapters)) {
+			if s, ok := env.adapters[id].(callbackSkewer); ok {
+				out = append(out, transport.CallbackWindow{Provider: string(id), Environment: env.name, Skew: s.CallbackSkew()})
+			}
+		}
+	}
+	return out
 }
 
 func (p *Platform) usageTx(ctx context.Context, fn func(transport.UsageStore) error) error {

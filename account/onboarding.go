@@ -127,8 +127,9 @@ type OnboardingStore interface {
 // (CreatorRoles), records the goal and the selected plan, puts the
 // workspace on the free plan through plans (its entitlements and this
 // month's credit grants follow) and, for a paid plan, names it in
-// Onboarded.Checkout: the workspace stays on free until checkout (a later
-// release) activates the paid plan. The user's session acts in the new
+// Onboarded.Checkout: the workspace stays on free until the client buys
+// that plan at checkout (POST /api/v1/saas/checkout, package billing), whose
+// paid subscription then activates it. The user's session acts in the new
 // workspace from its next request, and the creation is audited. A user
 // creates one workspace through onboarding: repeating the same answers
 // returns that workspace again (a retry recovers, with or without an

@@ -103,8 +103,13 @@ type CreateInput struct {
 // UpdateInput is the body of PATCH /api/v1/api-keys/{keyId}; absent fields
 // are unchanged.
 type UpdateInput struct {
-	Name     *string           `json:"name,omitempty" example:"CI pipeline (renamed)"`
-	Scopes   []string          `json:"scopes,omitempty" example:"keys:read"`
+	// Name is the key's new label (1 to 100 characters); absent keeps it.
+	Name *string `json:"name,omitempty" example:"CI pipeline (renamed)"`
+	// Scopes replace the key's scopes, each within the caller's authority;
+	// absent keeps them.
+	Scopes []string `json:"scopes,omitempty" example:"keys:read"`
+	// Metadata replaces the key's metadata (up to 20 string pairs); absent
+	// keeps it.
 	Metadata map[string]string `json:"metadata,omitempty"`
 }
 

@@ -13,17 +13,29 @@ import (
 
 // Event is one domain event. Payload is JSON and never carries a secret.
 type Event struct {
-	ID               string          `json:"id" example:"evt_01jd0000000000000000000000"`
-	TenantID         string          `json:"-"`
-	WorkspaceID      string          `json:"workspaceId" example:"ws_01jd0000000000000000000000"`
-	Environment      string          `json:"environment" example:"test"`
-	Type             string          `json:"type" example:"api_key.created"`
-	SchemaVersion    int             `json:"schemaVersion" example:"1"`
-	AggregateID      string          `json:"aggregateId" example:"key_01jd0000000000000000000000"`
-	AggregateVersion int64           `json:"aggregateVersion" example:"1"`
-	OccurredAt       time.Time       `json:"occurredAt"`
-	Payload          json.RawMessage `json:"payload"`
-	PublishedAt      *time.Time      `json:"publishedAt"`
+	// ID is the event's id (evt_ prefix), sortable by occurrence.
+	ID string `json:"id" example:"evt_01jd0000000000000000000000"`
+	// TenantID is the tenant the event belongs to; never published.
+	TenantID string `json:"-"`
+	// WorkspaceID is the workspace the event belongs to.
+	WorkspaceID string `json:"workspaceId" example:"ws_01jd0000000000000000000000"`
+	// Environment is the environment (test or live) of the change the event records.
+	Environment string `json:"environment" example:"test"`
+	// Type names what happened, such as api_key.created; the platform's event catalogue lists every
+	// type.
+	Type string `json:"type" example:"api_key.created"`
+	// SchemaVersion is the version of the payload's shape for the type, from 1.
+	SchemaVersion int `json:"schemaVersion" example:"1"`
+	// AggregateID is the id of the record that changed (an API key, an operation, a movement, ...).
+	AggregateID string `json:"aggregateId" example:"key_01jd0000000000000000000000"`
+	// AggregateVersion is the record's version after the change, increasing with each change.
+	AggregateVersion int64 `json:"aggregateVersion" example:"1"`
+	// OccurredAt is when the change committed.
+	OccurredAt time.Time `json:"occurredAt"`
+	// Payload is the event's data as JSON, per type and schema version; it never carries a secret.
+	Payload json.RawMessage `json:"payload"`
+	// PublishedAt is when a publisher marked the event published; null until then.
+	PublishedAt *time.Time `json:"publishedAt"`
 }
 
 // Writer appends events inside a unit of work.

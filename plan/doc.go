@@ -2,7 +2,7 @@
 // workspace's plan and the monthly credit grants plans carry (spec, Identity
 // and access: "plans: active plan catalog with published price versions;
 // annual pricing is reported unavailable until an annual price version
-// exists"; Checkout and subscriptions: checkout will capture one of these
+// exists"; Checkout and subscriptions: a checkout captures one of these
 // immutable price versions).
 //
 // # Catalog
@@ -20,7 +20,7 @@
 // # Workspace plans
 //
 // A workspace has a plan in each environment, test and live, as checkouts
-// and subscriptions carry the environment of their checkout (issue 12): a
+// and subscriptions carry the environment of their checkout: a
 // test-mode subscription moves only the test plan, a live one only the live
 // plan. The entitlements a plan grants are written for the environment it is
 // assigned in (package access loads a snapshot per environment: the rows of

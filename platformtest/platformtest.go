@@ -4,7 +4,9 @@
 // captured log, and a client that validates every response against the
 // OpenAPI document the platform serves. The platform's URL guard
 // (Config.AllowLoopback) and the adapters' guarded clients let through
-// exactly the simulators' loopback addresses, nothing else on loopback.
+// exactly the simulators' loopback addresses, nothing else on loopback. At
+// cleanup it checks every outbox event the system wrote against
+// platform.EventCatalogue.
 package platformtest
 
 import (
@@ -39,10 +41,12 @@ import (
 	"github.com/creatormusic/platform/generation/providera/provideratest"
 	"github.com/creatormusic/platform/generation/providerb"
 	"github.com/creatormusic/platform/generation/providerb/providerbtest"
+	"github.com/creatormusic/platform/outbox"
 	"github.com/creatormusic/platform/store"
 	"github.com/creatormusic/platform/store/storetest"
 	"github.com/creatormusic/platform/token/sale"
 	"github.com/creatormusic/platform/token/tokentest"
+	"github.com/creatormusic/platform/transport"
 	"github.com/creatormusic/platform/urlguard/urlguardtest"
 )
 
@@ -292,6 +296,9 @@ func New(t testing.TB, opts Options) *System {
 		s.RPC = c
 	}
 	s.doc = s.loadValidator()
+	// Registered last, so it runs first: while the platform and the
+	// database are still up.
+	t.Cleanup(s.checkEvents)
 	return s
 }
 
@@ -310,6 +317,42 @@ func startPayments(t testing.TB, clock *storetest.Clock) (*stripetest.Server, bi
 		t.Fatalf("stripepay.New: %v", err)
 	}
 	return sim, client
+}
+
+// checkEvents fails the test when the platform wrote an outbox event that
+// the event catalogue (platform.EventCatalogue, which the OpenAPI document
+// publishes) does not list with the event's schema version and aggregate
+// id prefix.
+func (s *System) checkEvents() {
+	s.t.Helper()
+	catalogue := map[string]transport.EventType{}
+	for _, e := range platform.EventCatalogue() {
+		catalogue[e.Type] = e
+	}
+	ctx := context.Background()
+	after := ""
+	for {
+		evs, err := s.DB.Read().OutboxList(ctx, outbox.ListParams{After: after, Limit: 500})
+		if err != nil {
+			s.t.Errorf("event catalogue check: list the outbox: %v", err)
+			return
+		}
+		for _, e := range evs {
+			row, ok := catalogue[e.Type]
+			switch {
+			case !ok:
+				s.t.Errorf("outbox event %s has type %q, which platform.EventCatalogue does not list", e.ID, e.Type)
+			case e.SchemaVersion != row.SchemaVersion:
+				s.t.Errorf("outbox event %s (%s) has schema version %d, the catalogue %d", e.ID, e.Type, e.SchemaVersion, row.SchemaVersion)
+			case !strings.HasPrefix(e.AggregateID, row.AggregateIDPrefix):
+				s.t.Errorf("outbox event %s (%s) names aggregate %q, the catalogue a %s (%s...)", e.ID, e.Type, e.AggregateID, row.Aggregate, row.AggregateIDPrefix)
+			}
+		}
+		if len(evs) < 500 {
+			return
+		}
+		after = evs[len(evs)-1].ID
+	}
 }
 
 // startCluster starts the loopback cluster with a policy mint deployed and

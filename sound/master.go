@@ -47,12 +47,20 @@ type MasterRequest struct {
 // MasterResult is what a mastering reports: the targets and the output as
 // re-measured by the same meter.
 type MasterResult struct {
-	Profile            string  `json:"profile"`
-	TargetLUFS         float64 `json:"targetLufs"`
-	CeilingDBTP        float64 `json:"ceilingDbtp"`
-	InputLUFS          float64 `json:"inputLufs"`
-	GainDB             float64 `json:"gainDb"`
-	AchievedLUFS       float64 `json:"achievedLufs"`
+	// Profile is the mastering profile applied.
+	Profile string `json:"profile"`
+	// TargetLUFS is the integrated loudness aimed at, in LUFS.
+	TargetLUFS float64 `json:"targetLufs"`
+	// CeilingDBTP is the true-peak ceiling, in dBTP.
+	CeilingDBTP float64 `json:"ceilingDbtp"`
+	// InputLUFS is the input's integrated loudness, in LUFS.
+	InputLUFS float64 `json:"inputLufs"`
+	// GainDB is the gain applied before limiting, in dB.
+	GainDB float64 `json:"gainDb"`
+	// AchievedLUFS is the output's integrated loudness as re-measured, in
+	// LUFS.
+	AchievedLUFS float64 `json:"achievedLufs"`
+	// AchievedTruePeakDB is the output's true peak as re-measured, in dBTP.
 	AchievedTruePeakDB float64 `json:"achievedTruePeakDbtp"`
 }
 

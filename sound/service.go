@@ -89,24 +89,37 @@ const EntitlementHighResolution = "audio.hires"
 
 // Capabilities is the capability snapshot (spec, Sound capabilities).
 type Capabilities struct {
-	Audio    AudioCapabilities   `json:"audio"`
+	// Audio is the output audio parameters the engine serves to this
+	// workspace.
+	Audio AudioCapabilities `json:"audio"`
+	// Features says which sound operations are served.
 	Features FeatureCapabilities `json:"features"`
 }
 
 // AudioCapabilities are the output audio parameters the engine serves.
 type AudioCapabilities struct {
-	SampleRates     []int    `json:"sampleRates"`
-	BitDepths       []int    `json:"bitDepths"`
-	Formats         []string `json:"formats"`
-	MaximumChannels int      `json:"maximumChannels"`
+	// SampleRates are the output sample rates in Hz (88200 and 96000 only with
+	// the audio.hires entitlement).
+	SampleRates []int `json:"sampleRates"`
+	// BitDepths are the output bits per sample (32 only with the audio.hires
+	// entitlement).
+	BitDepths []int `json:"bitDepths"`
+	// Formats are the output containers.
+	Formats []string `json:"formats"`
+	// MaximumChannels is the most channels an output has.
+	MaximumChannels int `json:"maximumChannels"`
 }
 
 // FeatureCapabilities say which operations are served.
 type FeatureCapabilities struct {
+	// StemSeparation says whether stems are served, which and how many.
 	StemSeparation StemCapability `json:"stemSeparation"`
-	Mastering      Supported      `json:"mastering"`
-	Enhancement    Enhancement    `json:"enhancement"`
-	Analysis       Supported      `json:"analysis"`
+	// Mastering says whether mastering is served.
+	Mastering Supported `json:"mastering"`
+	// Enhancement says whether enhancement is served and which features.
+	Enhancement Enhancement `json:"enhancement"`
+	// Analysis says whether analysis is served.
+	Analysis Supported `json:"analysis"`
 }
 
 // StemCapability says whether stems are served, which, how many, how
@@ -146,6 +159,7 @@ type StemSDR struct {
 
 // Enhancement says whether enhancement is served and which features.
 type Enhancement struct {
+	// Supported is true when enhancement is served.
 	Supported bool `json:"supported"`
 	// Features maps each enhancement feature to whether it is served.
 	Features map[string]bool `json:"features"`
@@ -153,6 +167,7 @@ type Enhancement struct {
 
 // Supported says whether an operation is served.
 type Supported struct {
+	// Supported is true when the operation is served.
 	Supported bool `json:"supported"`
 }
 
@@ -619,26 +634,49 @@ func (s *Service) fail(ctx context.Context, id string, cause error) error {
 // Measure is one analysis value: a number (Value, in Unit) or a text
 // (Text), or unavailable with a Reason — never a guess.
 type Measure struct {
-	Available  bool     `json:"available"`
-	Value      *float64 `json:"value,omitempty"`
-	Text       *string  `json:"text,omitempty"`
-	Unit       string   `json:"unit,omitempty"`
+	// Available is true when the value was measured; false with a reason
+	// otherwise, never a guess.
+	Available bool `json:"available"`
+	// Value is the measured number, in unit; absent for a text measure or when
+	// unavailable.
+	Value *float64 `json:"value,omitempty"`
+	// Text is the measured value as text (a key such as "A minor"); absent for
+	// a number or when unavailable.
+	Text *string `json:"text,omitempty"`
+	// Unit is value's unit: s, Hz, bit, LUFS, LU, dBFS, dBTP or BPM; empty for
+	// a count or text.
+	Unit string `json:"unit,omitempty"`
+	// Confidence is how sure the estimate is, from 0 to 1 (tempo and key
+	// only).
 	Confidence *float64 `json:"confidence,omitempty"`
-	Reason     *string  `json:"reason,omitempty"`
+	// Reason says why the value is unavailable; absent when available.
+	Reason *string `json:"reason,omitempty"`
 }
 
 // Analysis is an analysis result: the requested fields only.
 type Analysis struct {
-	Duration           *Measure `json:"duration,omitempty"`
-	SampleRate         *Measure `json:"sampleRate,omitempty"`
-	BitDepth           *Measure `json:"bitDepth,omitempty"`
-	ChannelCount       *Measure `json:"channelCount,omitempty"`
+	// Duration is the audio's length in seconds.
+	Duration *Measure `json:"duration,omitempty"`
+	// SampleRate is the input's sample rate in Hz.
+	SampleRate *Measure `json:"sampleRate,omitempty"`
+	// BitDepth is the input's bits per sample; unavailable for lossy
+	// encodings.
+	BitDepth *Measure `json:"bitDepth,omitempty"`
+	// ChannelCount is the input's number of channels.
+	ChannelCount *Measure `json:"channelCount,omitempty"`
+	// IntegratedLoudness is the programme loudness in LUFS (ITU-R BS.1770).
 	IntegratedLoudness *Measure `json:"integratedLoudness,omitempty"`
-	LoudnessRange      *Measure `json:"loudnessRange,omitempty"`
-	SamplePeak         *Measure `json:"samplePeak,omitempty"`
-	TruePeak           *Measure `json:"truePeak,omitempty"`
-	BPM                *Measure `json:"bpm,omitempty"`
-	Key                *Measure `json:"key,omitempty"`
+	// LoudnessRange is the loudness range in LU (EBU Tech 3342).
+	LoudnessRange *Measure `json:"loudnessRange,omitempty"`
+	// SamplePeak is the highest sample's level in dBFS.
+	SamplePeak *Measure `json:"samplePeak,omitempty"`
+	// TruePeak is the highest inter-sample peak in dBTP.
+	TruePeak *Measure `json:"truePeak,omitempty"`
+	// BPM is the estimated tempo in beats per minute, with a confidence.
+	BPM *Measure `json:"bpm,omitempty"`
+	// Key is the estimated musical key as text (tonic and mode), with a
+	// confidence.
+	Key *Measure `json:"key,omitempty"`
 }
 
 // measure is an available value or an unavailable reason.

@@ -13,45 +13,59 @@ import (
 
 // MemberView is a workspace member as administration shows it.
 type MemberView struct {
-	UserID      string `json:"userId" example:"usr_01jd0000000000000000000000"`
-	Email       string `json:"email" example:"ada@example.com"`
+	// UserID is the member's user id.
+	UserID string `json:"userId" example:"usr_01jd0000000000000000000000"`
+	// Email is the member's sign-in email address.
+	Email string `json:"email" example:"ada@example.com"`
+	// DisplayName is the member's display name.
 	DisplayName string `json:"displayName" example:"Ada"`
 	// Roles are the member's workspace roles.
 	Roles []string `json:"roles" example:"CREATOR"`
 	// Status is active or suspended.
-	Status   string    `json:"status" example:"active" enum:"active,suspended"`
+	Status string `json:"status" example:"active" enum:"active,suspended"`
+	// JoinedAt is when the member joined the workspace.
 	JoinedAt time.Time `json:"joinedAt"`
 }
 
 // MemberPage is one page of members, by user id.
 type MemberPage struct {
-	Items   []MemberView `json:"items"`
-	HasMore bool         `json:"hasMore" example:"false"`
+	// Items are the page's members, in user id order.
+	Items []MemberView `json:"items"`
+	// HasMore is true when another page follows.
+	HasMore bool `json:"hasMore" example:"false"`
 	// NextCursor is passed as cursor to read the next page; null on the last.
 	NextCursor *string `json:"nextCursor" example:"Y3Vyc29yOnVzcl8wMWpk"`
 }
 
 // GrantView is one permission held at a grant scope.
 type GrantView struct {
+	// Permission is the permission, a resource.action identifier.
 	Permission string `json:"permission" example:"project.read"`
-	Scope      string `json:"scope" example:"workspace" enum:"own,assigned,project,workspace,any"`
+	// Scope is where the permission applies: the holder's own resources, those assigned to them,
+	// one project, the whole workspace, or any.
+	Scope string `json:"scope" example:"workspace" enum:"own,assigned,project,workspace,any"`
 }
 
 // RoleView is a workspace role and its grants.
 type RoleView struct {
-	Role   string      `json:"role" example:"CREATOR"`
+	// Role is the workspace role.
+	Role string `json:"role" example:"CREATOR"`
+	// Grants are the permissions the role holds, each at its scope.
 	Grants []GrantView `json:"grants"`
 }
 
 // TemplateView is a role template of the access policy.
 type TemplateView struct {
-	Name  string `json:"name" example:"project_lead"`
+	// Name is the template's identifier.
+	Name string `json:"name" example:"project_lead"`
+	// Title is the template's human-readable name.
 	Title string `json:"title" example:"Project Lead"`
 	// DefaultScope is where the template is usually assigned.
 	DefaultScope string `json:"defaultScope" example:"project" enum:"workspace,project"`
 	// ProjectAssignable says whether it may be assigned to one project.
-	ProjectAssignable bool        `json:"projectAssignable" example:"true"`
-	Grants            []GrantView `json:"grants"`
+	ProjectAssignable bool `json:"projectAssignable" example:"true"`
+	// Grants are the permissions the template grants, each at its scope.
+	Grants []GrantView `json:"grants"`
 }
 
 // RoleCatalog is the access policy's roles and templates, as data.
@@ -68,44 +82,57 @@ type RoleCatalog struct {
 // AuditActor is who did something: a user, through an API key when KeyID
 // is set; an empty user is the host's operator.
 type AuditActor struct {
+	// UserID is the acting user's id; empty for the host's operator.
 	UserID string `json:"userId" example:"usr_01jd0000000000000000000000"`
-	KeyID  string `json:"keyId" example:""`
+	// KeyID is the API key the user acted through; empty for a session.
+	KeyID string `json:"keyId" example:""`
 }
 
 // AuditTarget is what an audit event acted on: a user (id: the user id), a
 // workspace, an invitation (id: the invited email), a subscription or a
 // policy (id: the policy id, such as fees.marketplace).
 type AuditTarget struct {
+	// Type is the kind of resource acted on.
 	Type string `json:"type" example:"user" enum:"user,workspace,invitation,subscription,policy"`
-	ID   string `json:"id" example:"usr_01jd0000000000000000000001"`
+	// ID is the id of the resource acted on.
+	ID string `json:"id" example:"usr_01jd0000000000000000000001"`
 }
 
 // AuditEventView is one event of the append-only audit log. It never
 // carries a secret.
 type AuditEventView struct {
-	ID     string      `json:"id" example:"aud_01jd0000000000000000000000"`
-	Action string      `json:"action" example:"member.roles_changed"`
-	Actor  AuditActor  `json:"actor"`
+	// ID is the audit event's id.
+	ID string `json:"id" example:"aud_01jd0000000000000000000000"`
+	// Action names what was done, as resource.verb.
+	Action string `json:"action" example:"member.roles_changed"`
+	// Actor is who did it.
+	Actor AuditActor `json:"actor"`
+	// Target is what it was done to.
 	Target AuditTarget `json:"target"`
 	// RequestID is the request that made the change.
 	RequestID string `json:"requestId" example:"req_01jd0000000000000000000000"`
 	// Before and After are the authority before and after the change
 	// (null when not applicable).
-	Before    json.RawMessage `json:"before"`
-	After     json.RawMessage `json:"after"`
-	CreatedAt time.Time       `json:"createdAt"`
+	Before json.RawMessage `json:"before"`
+	// After is the authority after the change; null when not applicable.
+	After json.RawMessage `json:"after"`
+	// CreatedAt is when it was done.
+	CreatedAt time.Time `json:"createdAt"`
 }
 
 // AuditPage is one page of the audit log, newest first.
 type AuditPage struct {
-	Items   []AuditEventView `json:"items"`
-	HasMore bool             `json:"hasMore" example:"false"`
+	// Items are the page's audit events, newest first.
+	Items []AuditEventView `json:"items"`
+	// HasMore is true when another page follows.
+	HasMore bool `json:"hasMore" example:"false"`
 	// NextCursor is passed as cursor to read the next page; null on the last.
 	NextCursor *string `json:"nextCursor" example:"Y3Vyc29yOmF1ZF8wMWpk"`
 }
 
 // InviteRequest invites an email address with workspace roles.
 type InviteRequest struct {
+	// Email is the address the invitation code is mailed to.
 	Email string `json:"email" example:"ada@example.com"`
 	// Roles are workspace roles within the inviter's authority; super_admin
 	// is not a workspace role and is refused.
@@ -115,15 +142,22 @@ type InviteRequest struct {
 // InvitationView is a sent invitation. Its code is mailed to the invited
 // address only.
 type InvitationView struct {
-	WorkspaceID string    `json:"workspaceId" example:"ws_01jd0000000000000000000000"`
-	Email       string    `json:"email" example:"ada@example.com"`
-	Roles       []string  `json:"roles" example:"CREATOR"`
-	InvitedBy   string    `json:"invitedBy" example:"usr_01jd0000000000000000000000"`
-	ExpiresAt   time.Time `json:"expiresAt"`
+	// WorkspaceID is the workspace the invitation joins.
+	WorkspaceID string `json:"workspaceId" example:"ws_01jd0000000000000000000000"`
+	// Email is the invited address.
+	Email string `json:"email" example:"ada@example.com"`
+	// Roles are the workspace roles the invitee gets on accepting.
+	Roles []string `json:"roles" example:"CREATOR"`
+	// InvitedBy is the inviting user's id.
+	InvitedBy string `json:"invitedBy" example:"usr_01jd0000000000000000000000"`
+	// ExpiresAt is when the invitation's code stops working.
+	ExpiresAt time.Time `json:"expiresAt"`
 }
 
 // RolesRequest replaces a member's roles.
 type RolesRequest struct {
+	// Roles are the member's new workspace roles, replacing the current ones; each must be within
+	// the caller's authority.
 	Roles []access.Role `json:"roles" example:"MODERATOR"`
 }
 

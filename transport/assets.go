@@ -19,27 +19,34 @@ import (
 
 // AssetView is an asset record as the API shows it.
 type AssetView struct {
-	ID          string `json:"id" example:"ast_01jd0000000000000000000000"`
-	Object      string `json:"object" example:"asset"`
+	// ID is the asset's id.
+	ID string `json:"id" example:"ast_01jd0000000000000000000000"`
+	// Object is always "asset".
+	Object string `json:"object" example:"asset"`
+	// Environment is the environment (test or live) of the key or session that created the asset.
 	Environment string `json:"environment" example:"test"`
 	MediaType   string `json:"mediaType" doc:"The media type sniffed from the content, not the one declared." enum:"audio/wav,audio/flac,audio/mpeg" example:"audio/wav"`
-	SizeBytes   int64  `json:"sizeBytes" example:"1764044"`
-	SHA256      string `json:"sha256" doc:"Lowercase hex SHA-256 of the content; the content's ETag." example:"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"`
+	// SizeBytes is the content's length in bytes.
+	SizeBytes int64  `json:"sizeBytes" example:"1764044"`
+	SHA256    string `json:"sha256" doc:"Lowercase hex SHA-256 of the content; the content's ETag." example:"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"`
 	// DurationMs is null when the header does not state it.
 	DurationMs *int64 `json:"durationMs" doc:"Duration in milliseconds; null when unknown." example:"10000"`
 	// DurationEstimated marks an MP3 duration estimated from size and bitrate.
-	DurationEstimated bool         `json:"durationEstimated" doc:"True when durationMs is estimated from size and bitrate (constant-bitrate MP3 without a frame count)." example:"false"`
-	SampleRate        *int         `json:"sampleRate" doc:"Sample rate in Hz; null when unknown." example:"44100"`
-	Channels          *int         `json:"channels" doc:"Channel count; null when unknown." example:"2"`
-	BitDepth          *int         `json:"bitDepth" doc:"Bits per sample; null for formats without one (MP3)." example:"16"`
-	Origin            string       `json:"origin" doc:"Provenance of the bytes." enum:"uploaded,generated,derived" example:"uploaded"`
-	Filename          string       `json:"filename" doc:"The client's file name, sanitized; empty when none was sent." example:"take-1.wav"`
-	CreatedBy         AssetCreator `json:"createdBy"`
-	CreatedAt         time.Time    `json:"createdAt"`
+	DurationEstimated bool   `json:"durationEstimated" doc:"True when durationMs is estimated from size and bitrate (constant-bitrate MP3 without a frame count)." example:"false"`
+	SampleRate        *int   `json:"sampleRate" doc:"Sample rate in Hz; null when unknown." example:"44100"`
+	Channels          *int   `json:"channels" doc:"Channel count; null when unknown." example:"2"`
+	BitDepth          *int   `json:"bitDepth" doc:"Bits per sample; null for formats without one (MP3)." example:"16"`
+	Origin            string `json:"origin" doc:"Provenance of the bytes." enum:"uploaded,generated,derived" example:"uploaded"`
+	Filename          string `json:"filename" doc:"The client's file name, sanitized; empty when none was sent." example:"take-1.wav"`
+	// CreatedBy is who created the asset.
+	CreatedBy AssetCreator `json:"createdBy"`
+	// CreatedAt is when the asset was created.
+	CreatedAt time.Time `json:"createdAt"`
 }
 
 // AssetCreator names who created an asset.
 type AssetCreator struct {
+	// UserID is the user who created the asset, or on whose behalf an API key did.
 	UserID string `json:"userId" example:"usr_01jd0000000000000000000000"`
 	// KeyID is the API key that uploaded it, when a key did ("" for a session).
 	KeyID string `json:"keyId" example:"key_01jd0000000000000000000000"`

@@ -15,9 +15,12 @@ import (
 
 // SignupRequest is the body of POST /api/v1/auth/signup.
 type SignupRequest struct {
-	Email    string `json:"email" example:"ada@example.com"`
+	// Email is the address to sign up with; the verification link is mailed there.
+	Email string `json:"email" example:"ada@example.com"`
+	// Password is the new account's password, 10 to 256 characters.
 	Password string `json:"password" example:"correct horse battery staple"`
-	Name     string `json:"name" example:"Ada Lovelace"`
+	// Name is the user's display name, 1 to 100 characters.
+	Name string `json:"name" example:"Ada Lovelace"`
 }
 
 // Accepted answers signup and forgot-password: the same body whether or not
@@ -31,45 +34,60 @@ type Accepted struct {
 
 // CodeRequest carries a single-use code from a mailed link or a handoff.
 type CodeRequest struct {
+	// Code is the single-use code from the mailed link or the handoff.
 	Code string `json:"code" example:"pc_REPLACE_WITH_THE_CODE"`
 }
 
 // EmailVerified answers POST /api/v1/auth/verify-email.
 type EmailVerified struct {
-	Email    string `json:"email" example:"ada@example.com"`
-	Verified bool   `json:"verified" example:"true"`
+	// Email is the address the code verified.
+	Email string `json:"email" example:"ada@example.com"`
+	// Verified is true: the address is verified.
+	Verified bool `json:"verified" example:"true"`
 }
 
 // LoginRequest is the body of POST /api/v1/auth/login.
 type LoginRequest struct {
-	Email    string `json:"email" example:"ada@example.com"`
+	// Email is the account's sign-in address.
+	Email string `json:"email" example:"ada@example.com"`
+	// Password is the account's password.
 	Password string `json:"password" example:"correct horse battery staple"`
 }
 
 // UserView is a signed-in user's identity.
 type UserView struct {
-	ID    string `json:"id" example:"usr_01jd0000000000000000000000"`
+	// ID is the user's id.
+	ID string `json:"id" example:"usr_01jd0000000000000000000000"`
+	// Email is the user's sign-in address.
 	Email string `json:"email" example:"ada@example.com"`
-	Name  string `json:"name" example:"Ada Lovelace"`
+	// Name is the user's display name.
+	Name string `json:"name" example:"Ada Lovelace"`
 }
 
 // SessionView is a session as its owner sees it: never its cookie or token.
 type SessionView struct {
+	// ID is the session's id.
 	ID string `json:"id" example:"ses_01jd0000000000000000000000"`
 	// Kind is web (cookie and access token from login) or studio (cookie
 	// from a handoff).
-	Kind   string `json:"kind" enum:"web,studio" example:"web"`
-	Tenant Ref    `json:"tenant"`
+	Kind string `json:"kind" enum:"web,studio" example:"web"`
+	// Tenant is the tenant the session acts in.
+	Tenant Ref `json:"tenant"`
 	// Workspace is null until the user onboards or joins one.
 	Workspace *Ref `json:"workspace"`
 	// Device is the user agent that signed in.
 	Device string `json:"device" example:"Mozilla/5.0 (X11; Linux x86_64)"`
 	// Current marks the session of this request.
-	Current         bool      `json:"current" example:"true"`
-	CreatedAt       time.Time `json:"createdAt"`
-	LastSeenAt      time.Time `json:"lastSeenAt"`
+	Current bool `json:"current" example:"true"`
+	// CreatedAt is when the session was created.
+	CreatedAt time.Time `json:"createdAt"`
+	// LastSeenAt is when the session was last used (written at most once a minute).
+	LastSeenAt time.Time `json:"lastSeenAt"`
+	// AuthenticatedAt is when the user last proved the password in this session (fresh sign-in
+	// checks read it).
 	AuthenticatedAt time.Time `json:"authenticatedAt"`
-	ExpiresAt       time.Time `json:"expiresAt"`
+	// ExpiresAt is when the session ends: 30 days after its sign-in.
+	ExpiresAt time.Time `json:"expiresAt"`
 	// AccessTokenExpiresAt is when the session's access token expires; null
 	// for a studio session, which has none.
 	AccessTokenExpiresAt *time.Time `json:"accessTokenExpiresAt"`
@@ -77,8 +95,10 @@ type SessionView struct {
 
 // CurrentSession answers GET /api/v1/auth/session.
 type CurrentSession struct {
+	// Session is the session of this request.
 	Session SessionView `json:"session"`
-	User    UserView    `json:"user"`
+	// User is the signed-in user.
+	User UserView `json:"user"`
 	// Environment is the mode this request acts in (live unless the request
 	// sent Platform-Environment: test).
 	Environment string `json:"environment" enum:"test,live" example:"live"`
@@ -87,30 +107,36 @@ type CurrentSession struct {
 // SignedIn answers a login: the new session, and for web sessions the
 // session-bound access token, shown once.
 type SignedIn struct {
+	// Session is the new session.
 	Session SessionView `json:"session"`
-	User    UserView    `json:"user"`
+	// User is the signed-in user.
+	User UserView `json:"user"`
 	// AccessToken (platform_at_...) is a session-bound user credential for
 	// clients without cookies: send it as Authorization: Bearer. It expires
 	// after an hour and is revoked with its session.
 	AccessToken string `json:"accessToken" example:"platform_at_REPLACE_WITH_YOUR_TOKEN"`
 	// TokenType is always Bearer.
-	TokenType            string    `json:"tokenType" example:"Bearer"`
+	TokenType string `json:"tokenType" example:"Bearer"`
+	// AccessTokenExpiresAt is when accessToken expires, an hour after the sign-in.
 	AccessTokenExpiresAt time.Time `json:"accessTokenExpiresAt"`
 }
 
 // StudioSession answers a handoff exchange. The studio app's credential is
 // only its HTTP-only cookie.
 type StudioSession struct {
+	// Session is the studio session the handoff created.
 	Session SessionView `json:"session"`
 }
 
 // SessionList answers GET /api/v1/auth/sessions.
 type SessionList struct {
+	// Items are the user's active sessions.
 	Items []SessionView `json:"items"`
 }
 
 // SignedOut answers logout.
 type SignedOut struct {
+	// SignedOut is true: the session is revoked and its cookie cleared.
 	SignedOut bool `json:"signedOut" example:"true"`
 }
 
@@ -122,12 +148,15 @@ type RevokedSessions struct {
 
 // PasswordResetRequest is the body of POST /api/v1/auth/password/reset.
 type PasswordResetRequest struct {
-	Code     string `json:"code" example:"pc_REPLACE_WITH_THE_CODE"`
+	// Code is the single-use code from the mailed reset link.
+	Code string `json:"code" example:"pc_REPLACE_WITH_THE_CODE"`
+	// Password is the new password, 10 to 256 characters.
 	Password string `json:"password" example:"a new long passphrase"`
 }
 
 // ForgotPasswordRequest is the body of POST /api/v1/auth/password/forgot.
 type ForgotPasswordRequest struct {
+	// Email is the account's address; a reset link is mailed there if it has an account.
 	Email string `json:"email" example:"ada@example.com"`
 }
 
@@ -140,7 +169,8 @@ type PasswordReset struct {
 // HandoffCode answers POST /api/v1/auth/handoff.
 type HandoffCode struct {
 	// Code is single-use; exchange it within a minute.
-	Code      string    `json:"code" example:"pc_REPLACE_WITH_THE_CODE"`
+	Code string `json:"code" example:"pc_REPLACE_WITH_THE_CODE"`
+	// ExpiresAt is when code stops working.
 	ExpiresAt time.Time `json:"expiresAt"`
 }
 

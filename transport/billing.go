@@ -25,50 +25,79 @@ type CheckoutRequest struct {
 
 // PriceSnapshotView is the immutable price a checkout captured.
 type PriceSnapshotView struct {
-	PlanID         string `json:"planId" example:"pro"`
-	PlanName       string `json:"planName" example:"Pro"`
+	// PlanID is the plan the price belongs to.
+	PlanID string `json:"planId" example:"pro"`
+	// PlanName is the plan's display name at checkout.
+	PlanName string `json:"planName" example:"Pro"`
+	// PriceVersionID is the price version captured.
 	PriceVersionID string `json:"priceVersionId" example:"price_01jd0000000000000000000000"`
-	PriceVersion   int    `json:"priceVersion" example:"1"`
-	Currency       string `json:"currency" example:"USD"`
+	// PriceVersion is that price version's number within the plan.
+	PriceVersion int `json:"priceVersion" example:"1"`
+	// Currency is the ISO 4217 currency of the amount.
+	Currency string `json:"currency" example:"USD"`
 	// AmountMinor is the price in the currency's minor units, a string.
-	AmountMinor    string `json:"amountMinor" example:"1900"`
-	Interval       string `json:"interval" example:"month" enum:"month,year"`
+	AmountMinor string `json:"amountMinor" example:"1900"`
+	// Interval is the billing period: a month or a year.
+	Interval string `json:"interval" example:"month" enum:"month,year"`
+	// MonthlyCredits is the credits granted each monthly period, an integer string.
 	MonthlyCredits string `json:"monthlyCredits" example:"2000"`
 }
 
 // CheckoutView is a checkout.
 type CheckoutView struct {
-	ID          string            `json:"id" example:"chk_01jd0000000000000000000000"`
-	Object      string            `json:"object" example:"checkout"`
-	Environment string            `json:"environment" example:"test"`
-	Status      string            `json:"status" example:"open" enum:"open,paid,activated,expired"`
-	Price       PriceSnapshotView `json:"price"`
+	// ID is the checkout's id.
+	ID string `json:"id" example:"chk_01jd0000000000000000000000"`
+	// Object is always "checkout".
+	Object string `json:"object" example:"checkout"`
+	// Environment is the environment (test or live) the checkout was made in.
+	Environment string `json:"environment" example:"test"`
+	// Status is open (awaiting payment), paid, activated (its subscription is active) or expired.
+	Status string `json:"status" example:"open" enum:"open,paid,activated,expired"`
+	// Price is the price captured when the checkout was created; later price changes do not touch
+	// it.
+	Price PriceSnapshotView `json:"price"`
 	// PaymentURL is the provider's hosted payment page.
 	PaymentURL string `json:"paymentUrl" example:"https://checkout.example.com/c/pay/cs_test_123"`
 	// SubscriptionID is set once activated.
-	SubscriptionID *string    `json:"subscriptionId" example:"sub_01jd0000000000000000000000"`
-	PaidAt         *time.Time `json:"paidAt"`
-	CreatedAt      time.Time  `json:"createdAt"`
+	SubscriptionID *string `json:"subscriptionId" example:"sub_01jd0000000000000000000000"`
+	// PaidAt is when the provider confirmed the payment; null until then.
+	PaidAt *time.Time `json:"paidAt"`
+	// CreatedAt is when the checkout was created.
+	CreatedAt time.Time `json:"createdAt"`
 }
 
 // SubscriptionView is a workspace subscription.
 type SubscriptionView struct {
-	ID                 string            `json:"id" example:"sub_01jd0000000000000000000000"`
-	Object             string            `json:"object" example:"subscription"`
-	Environment        string            `json:"environment" example:"test"`
-	Status             string            `json:"status" example:"active" enum:"active,cancel_scheduled,past_due,unpaid,canceled"`
-	PlanID             string            `json:"planId" example:"pro"`
-	CheckoutID         string            `json:"checkoutId" example:"chk_01jd0000000000000000000000"`
-	Price              PriceSnapshotView `json:"price"`
-	CurrentPeriodStart time.Time         `json:"currentPeriodStart"`
-	CurrentPeriodEnd   time.Time         `json:"currentPeriodEnd"`
-	CancelAtPeriodEnd  bool              `json:"cancelAtPeriodEnd" example:"false"`
-	EndedAt            *time.Time        `json:"endedAt"`
-	CreatedAt          time.Time         `json:"createdAt"`
+	// ID is the subscription's id.
+	ID string `json:"id" example:"sub_01jd0000000000000000000000"`
+	// Object is always "subscription".
+	Object string `json:"object" example:"subscription"`
+	// Environment is the environment (test or live) of the subscription.
+	Environment string `json:"environment" example:"test"`
+	// Status is the subscription's state: active, cancel_scheduled (ends at the period's end),
+	// past_due, unpaid or canceled.
+	Status string `json:"status" example:"active" enum:"active,cancel_scheduled,past_due,unpaid,canceled"`
+	// PlanID is the subscribed plan.
+	PlanID string `json:"planId" example:"pro"`
+	// CheckoutID is the checkout that started the subscription.
+	CheckoutID string `json:"checkoutId" example:"chk_01jd0000000000000000000000"`
+	// Price is the price snapshot the subscription bills, captured at checkout.
+	Price PriceSnapshotView `json:"price"`
+	// CurrentPeriodStart is when the current billing period began.
+	CurrentPeriodStart time.Time `json:"currentPeriodStart"`
+	// CurrentPeriodEnd is when the current billing period ends.
+	CurrentPeriodEnd time.Time `json:"currentPeriodEnd"`
+	// CancelAtPeriodEnd is true when the subscription ends at the current period's end.
+	CancelAtPeriodEnd bool `json:"cancelAtPeriodEnd" example:"false"`
+	// EndedAt is when the subscription ended; null while it runs.
+	EndedAt *time.Time `json:"endedAt"`
+	// CreatedAt is when the subscription was created.
+	CreatedAt time.Time `json:"createdAt"`
 }
 
 // CancelView answers a cancellation: at period end, nothing refunded.
 type CancelView struct {
+	// Subscription is the subscription after the cancellation was scheduled.
 	Subscription SubscriptionView `json:"subscription"`
 	// RefundIssued is always false: cancellation takes effect at period end.
 	RefundIssued bool `json:"refundIssued" example:"false"`
@@ -76,53 +105,79 @@ type CancelView struct {
 
 // SubscriptionPage is the subscription history, newest first.
 type SubscriptionPage struct {
-	Items      []SubscriptionView `json:"items"`
-	HasMore    bool               `json:"hasMore" example:"false"`
-	NextCursor *string            `json:"nextCursor" example:"Y3Vyc29yOnN1Yl8wMWpk"`
+	// Items are the page's subscriptions, newest first.
+	Items []SubscriptionView `json:"items"`
+	// HasMore is true when another page follows.
+	HasMore bool `json:"hasMore" example:"false"`
+	// NextCursor is passed as cursor to read the next page; null on the last.
+	NextCursor *string `json:"nextCursor" example:"Y3Vyc29yOnN1Yl8wMWpk"`
 }
 
 // DirectSubscriptionRequest is the body of POST /api/v1/subscriptions.
 type DirectSubscriptionRequest struct {
+	// PlanID is the paid plan to subscribe the workspace to.
 	PlanID string `json:"planId" example:"pro"`
 }
 
 // InvoiceView is a provider invoice of a subscription.
 type InvoiceView struct {
-	ID             string    `json:"id" example:"in_123"`
-	SubscriptionID string    `json:"subscriptionId" example:"sub_01jd0000000000000000000000"`
-	Status         string    `json:"status" example:"paid"`
-	BillingReason  string    `json:"billingReason" example:"subscription_create"`
-	Currency       string    `json:"currency" example:"usd"`
-	AmountDue      string    `json:"amountDueMinor" example:"1900"`
-	AmountPaid     string    `json:"amountPaidMinor" example:"1900"`
-	PeriodStart    time.Time `json:"periodStart"`
-	PeriodEnd      time.Time `json:"periodEnd"`
-	Created        time.Time `json:"created"`
+	// ID is the payment provider's invoice id.
+	ID string `json:"id" example:"in_123"`
+	// SubscriptionID is the platform subscription the invoice bills.
+	SubscriptionID string `json:"subscriptionId" example:"sub_01jd0000000000000000000000"`
+	// Status is the provider's invoice status (draft, open, paid, uncollectible or void).
+	Status string `json:"status" example:"paid"`
+	// BillingReason is why the provider issued the invoice (subscription_create,
+	// subscription_cycle, ...).
+	BillingReason string `json:"billingReason" example:"subscription_create"`
+	// Currency is the invoice's currency, as the provider writes it (lowercase ISO 4217).
+	Currency string `json:"currency" example:"usd"`
+	// AmountDue is the amount due in the currency's minor units, an integer string.
+	AmountDue string `json:"amountDueMinor" example:"1900"`
+	// AmountPaid is the amount paid in the currency's minor units, an integer string.
+	AmountPaid string `json:"amountPaidMinor" example:"1900"`
+	// PeriodStart is the start of the period the invoice bills.
+	PeriodStart time.Time `json:"periodStart"`
+	// PeriodEnd is the end of the period the invoice bills.
+	PeriodEnd time.Time `json:"periodEnd"`
+	// Created is when the provider created the invoice.
+	Created time.Time `json:"created"`
 }
 
 // CreditGrantView is the credit grant of one subscription period.
 type CreditGrantView struct {
-	ID             string    `json:"id" example:"cgr_01jd0000000000000000000000"`
-	SubscriptionID string    `json:"subscriptionId" example:"sub_01jd0000000000000000000000"`
-	Credits        string    `json:"credits" example:"2000"`
-	Reference      string    `json:"reference" example:"grant:subscription:sub_01jd:2026-01-02T03:04:05Z"`
-	PeriodStart    time.Time `json:"periodStart"`
-	PeriodEnd      time.Time `json:"periodEnd"`
-	CreatedAt      time.Time `json:"createdAt"`
+	// ID is the grant's id.
+	ID string `json:"id" example:"cgr_01jd0000000000000000000000"`
+	// SubscriptionID is the subscription whose period the grant belongs to.
+	SubscriptionID string `json:"subscriptionId" example:"sub_01jd0000000000000000000000"`
+	// Credits is the number of credits granted, an integer string.
+	Credits string `json:"credits" example:"2000"`
+	// Reference is the grant's unique ledger reference; a period is granted once.
+	Reference string `json:"reference" example:"grant:subscription:sub_01jd:2026-01-02T03:04:05Z"`
+	// PeriodStart is the start of the granted period.
+	PeriodStart time.Time `json:"periodStart"`
+	// PeriodEnd is the end of the granted period.
+	PeriodEnd time.Time `json:"periodEnd"`
+	// CreatedAt is when the credits were granted.
+	CreatedAt time.Time `json:"createdAt"`
 }
 
 // BillingOverview is the billing administration view of the workspace in
 // the caller's environment.
 type BillingOverview struct {
+	// Environment is the environment (test or live) the overview describes.
 	Environment string `json:"environment" example:"test"`
 	// Plan is the workspace's plan now.
 	Plan string `json:"plan" example:"pro"`
 	// Subscription is the current subscription with its price snapshot;
 	// null on a free workspace.
-	Subscription *SubscriptionView  `json:"subscription"`
-	Invoices     []InvoiceView      `json:"invoices"`
-	CreditGrants []CreditGrantView  `json:"creditGrants"`
-	History      []SubscriptionView `json:"history"`
+	Subscription *SubscriptionView `json:"subscription"`
+	// Invoices are the current subscription's invoices, as the payment provider reports them.
+	Invoices []InvoiceView `json:"invoices"`
+	// CreditGrants are the credit grants of the workspace's subscription periods.
+	CreditGrants []CreditGrantView `json:"creditGrants"`
+	// History are the workspace's subscriptions, newest first.
+	History []SubscriptionView `json:"history"`
 }
 
 func priceView(p billing.PriceSnapshot) PriceSnapshotView {

@@ -100,14 +100,18 @@ func toolingRoutes() []Route {
 	}
 	assets := route(DocsPath+"{asset}", "getApiDocsAsset", "Interactive docs asset", "", nil)
 	assets.Internal = true
+	docs := route(DocsPath, "getApiDocs", "Interactive API docs",
+		"Swagger UI 5 over the OpenAPI document; its assets are embedded and served from this path.", nil)
+	docs.Page = true
+	landing := route(CollectionPath, "getClientCollectionLanding", "Client collection landing page",
+		"Links the generated client collection and its environment template and says how to import them.", nil)
+	landing.Page = true
 	return []Route{
-		route(DocsPath, "getApiDocs", "Interactive API docs",
-			"Swagger UI 5 over the OpenAPI document; its assets are embedded and served from this path.", nil),
+		docs,
 		assets,
 		route(SpecPath, "getOpenApiDocument", "OpenAPI 3.1 document",
 			"The public, sanitized OpenAPI 3.1 projection of the route table. It carries an ETag.", map[string]any{"openapi": "3.1.0"}),
-		route(CollectionPath, "getClientCollectionLanding", "Client collection landing page",
-			"Links the generated client collection and its environment template and says how to import them.", nil),
+		landing,
 		route(CollectionJSONPath, "getClientCollection", "Client collection",
 			"A Postman collection v2.1.0 generated from the route table; examples use placeholders only.",
 			map[string]any{"info": map[string]any{"schema": postmanSchema}}),

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -25,7 +26,8 @@ func docsGet(h http.Handler, path string, header ...string) *httptest.ResponseRe
 func docsMux(t *testing.T) http.Handler {
 	t.Helper()
 	api := oaTable()
-	api = api[:len(api)-2] // drop the sample docs page and internal receiver; tooling brings the real page
+	// Drop the sample tooling routes and internal receiver; tooling brings the real ones.
+	api = slices.DeleteFunc(api, func(r Route) bool { return r.Tag == TagTooling || r.Internal })
 	tooling, err := ToolingRoutes(api, Info{})
 	if err != nil {
 		t.Fatalf("ToolingRoutes() = %v", err)
@@ -75,13 +77,24 @@ func TestSpecHandlerETag(t *testing.T) {
 	var doc struct {
 		OpenAPI string                    `json:"openapi"`
 		Paths   map[string]map[string]any `json:"paths"`
+		Info    struct {
+			Description string `json:"description"`
+		} `json:"info"`
 	}
 	if err := json.Unmarshal(rec.Body.Bytes(), &doc); err != nil || doc.OpenAPI != "3.1.0" {
 		t.Fatalf("document: %v, openapi %q", err, doc.OpenAPI)
 	}
-	for _, p := range []string{DocsPath, SpecPath, CollectionPath, CollectionJSONPath, CollectionEnvironmentPath} {
+	for _, p := range []string{SpecPath, CollectionJSONPath, CollectionEnvironmentPath} {
 		if doc.Paths[p]["get"] == nil {
 			t.Errorf("tooling route GET %s not documented", p)
+		}
+	}
+	for _, p := range []string{DocsPath, CollectionPath} {
+		if _, ok := doc.Paths[p]; ok {
+			t.Errorf("page %s is listed as an operation", p)
+		}
+		if !strings.Contains(doc.Info.Description, "`GET "+p+"`") {
+			t.Errorf("page %s is not described in info.description", p)
 		}
 	}
 	if _, ok := doc.Paths[DocsPath+"{asset}"]; ok {

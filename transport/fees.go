@@ -13,31 +13,45 @@ import (
 
 // FeePolicyView is a version of the marketplace fee policy.
 type FeePolicyView struct {
-	PolicyID    string `json:"policyId" example:"fees.marketplace"`
-	Version     int    `json:"version" example:"1"`
-	Hash        string `json:"hash" example:"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"`
+	// PolicyID is the policy's id, always fees.marketplace.
+	PolicyID string `json:"policyId" example:"fees.marketplace"`
+	// Version is the policy version's number; each change adds one.
+	Version int `json:"version" example:"1"`
+	// Hash is the lowercase hex SHA-256 of the version's canonical content.
+	Hash string `json:"hash" example:"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"`
+	// Environment is the environment (test or live) the version applies in.
 	Environment string `json:"environment" example:"live"`
-	FeeBps      int    `json:"feeBps" example:"500"`
+	// FeeBps is the fee rate in basis points, 0 to 10000.
+	FeeBps int `json:"feeBps" example:"500"`
 	// MinimumFeeAtomic is an integer string of atomic units.
-	MinimumFeeAtomic string    `json:"minimumFeeAtomic" example:"0"`
-	Currency         string    `json:"currency,omitempty" example:"USD"`
-	CreatedAt        time.Time `json:"createdAt"`
-	CreatedBy        string    `json:"createdBy" example:"user:usr_01jd0000000000000000000000"`
+	MinimumFeeAtomic string `json:"minimumFeeAtomic" example:"0"`
+	// Currency is the currency of the minimum fee; absent means the sale's currency.
+	Currency string `json:"currency,omitempty" example:"USD"`
+	// CreatedAt is when the version was created.
+	CreatedAt time.Time `json:"createdAt"`
+	// CreatedBy is who created the version: user:<user id> or key:<API key id>.
+	CreatedBy string `json:"createdBy" example:"user:usr_01jd0000000000000000000000"`
 }
 
 // FeePolicyPage lists fee policy versions, newest first.
 type FeePolicyPage struct {
-	Items   []FeePolicyView `json:"items"`
-	HasMore bool            `json:"hasMore" example:"false"`
+	// Items are the page's policy versions, newest first.
+	Items []FeePolicyView `json:"items"`
+	// HasMore is true when older versions follow.
+	HasMore bool `json:"hasMore" example:"false"`
 	// NextCursor is passed as cursor to read older versions; null on the last.
 	NextCursor *string `json:"nextCursor" example:"Mw"`
 }
 
 // FeePolicyRequest is a new marketplace fee policy.
 type FeePolicyRequest struct {
-	FeeBps           int    `json:"feeBps" example:"500"`
+	// FeeBps is the fee rate in basis points, 0 to 10000.
+	FeeBps int `json:"feeBps" example:"500"`
+	// MinimumFeeAtomic is the smallest fee per sale, an integer string of atomic units (0 for
+	// none).
 	MinimumFeeAtomic string `json:"minimumFeeAtomic" example:"0"`
-	Currency         string `json:"currency,omitempty" example:"USD"`
+	// Currency is the currency of the minimum fee; absent means the sale's currency.
+	Currency string `json:"currency,omitempty" example:"USD"`
 }
 
 func feeView(v policy.Version) (FeePolicyView, error) {

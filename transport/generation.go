@@ -35,51 +35,74 @@ type GenerateRequest struct {
 
 // ProviderPolicyInput is a generate request's provider routing.
 type ProviderPolicyInput struct {
-	Preferred string   `json:"preferred,omitempty" example:"MUSIC_PROVIDER_A" enum:"MUSIC_PROVIDER_A,MUSIC_PROVIDER_B"`
-	Fallback  []string `json:"fallback,omitempty" example:"MUSIC_PROVIDER_B"`
+	// Preferred is the provider route to try first; absent keeps the platform's routing order.
+	Preferred string `json:"preferred,omitempty" example:"MUSIC_PROVIDER_A" enum:"MUSIC_PROVIDER_A,MUSIC_PROVIDER_B"`
+	// Fallback are the provider routes to try, in order, after the preferred one refuses the
+	// create.
+	Fallback []string `json:"fallback,omitempty" example:"MUSIC_PROVIDER_B"`
 }
 
 // GenerationBilling is what a generation costs the customer, in platform
 // credits (integer strings).
 type GenerationBilling struct {
-	Mode            string `json:"mode" example:"PLATFORM_MANAGED" enum:"PLATFORM_MANAGED,BYOK,BYOK_WITH_PLATFORM_FALLBACK"`
+	// Mode is the billing mode: platform credits with the platform's provider credential, the
+	// workspace's own key (BYOK), or its key with the platform's as fallback.
+	Mode string `json:"mode" example:"PLATFORM_MANAGED" enum:"PLATFORM_MANAGED,BYOK,BYOK_WITH_PLATFORM_FALLBACK"`
+	// CreditsReserved is the platform credits reserved at accept, an integer string; settled or
+	// released when the operation ends.
 	CreditsReserved string `json:"creditsReserved" example:"15"`
 }
 
 // GenerationAccepted is the answer of POST /api/v1/music/generate.
 type GenerationAccepted struct {
-	OperationID string            `json:"operationId" example:"op_01jd0000000000000000000000"`
-	Status      string            `json:"status" example:"queued" enum:"queued,dispatched,processing,completed,failed,cancelled,expired"`
-	Billing     GenerationBilling `json:"billing"`
+	// OperationID is the operation's id; read its progress at GET
+	// /api/v1/music/operations/{operationId}.
+	OperationID string `json:"operationId" example:"op_01jd0000000000000000000000"`
+	// Status is the operation's status at accept (queued).
+	Status string `json:"status" example:"queued" enum:"queued,dispatched,processing,completed,failed,cancelled,expired"`
+	// Billing is what the operation reserved.
+	Billing GenerationBilling `json:"billing"`
 }
 
 // OperationBilling is an operation's credits: reserved at accept, then
 // settled (what the delivered result cost) and released (the rest).
 type OperationBilling struct {
-	Mode            string `json:"mode" example:"PLATFORM_MANAGED" enum:"PLATFORM_MANAGED,BYOK,BYOK_WITH_PLATFORM_FALLBACK"`
+	// Mode is the billing mode the operation was accepted with.
+	Mode string `json:"mode" example:"PLATFORM_MANAGED" enum:"PLATFORM_MANAGED,BYOK,BYOK_WITH_PLATFORM_FALLBACK"`
+	// CreditsReserved is the platform credits reserved at accept, an integer string.
 	CreditsReserved string `json:"creditsReserved" example:"15"`
 	// CreditsSettled is null until the operation completed.
 	CreditsSettled *string `json:"creditsSettled" example:"15"`
 	// CreditsReleased is null while the operation runs.
-	CreditsReleased *string        `json:"creditsReleased" example:"0"`
-	PricingPolicy   PolicyRefView  `json:"pricingPolicy"`
-	ProviderCost    []ProviderCost `json:"providerCost"`
+	CreditsReleased *string `json:"creditsReleased" example:"0"`
+	// PricingPolicy is the pricing policy version that priced the operation.
+	PricingPolicy PolicyRefView `json:"pricingPolicy"`
+	// ProviderCost is each attempt's provider cost reconciliation, in the provider's own credits.
+	ProviderCost []ProviderCost `json:"providerCost"`
 }
 
 // PolicyRefView names the policy version an outcome applied.
 type PolicyRefView struct {
-	ID      string `json:"id" example:"pricing.generation"`
-	Version int    `json:"version" example:"1"`
-	Hash    string `json:"hash" example:"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"`
+	// ID is the policy's id.
+	ID string `json:"id" example:"pricing.generation"`
+	// Version is the policy version's number.
+	Version int `json:"version" example:"1"`
+	// Hash is the lowercase hex SHA-256 of the version's canonical content.
+	Hash string `json:"hash" example:"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"`
 }
 
 // ProviderCost is one attempt's provider cost reconciliation: what the
 // provider reported consuming, in the provider's own credits, never
 // platform credits.
 type ProviderCost struct {
-	AttemptNumber int    `json:"attemptNumber" example:"1"`
-	Provider      string `json:"provider" example:"MUSIC_PROVIDER_A"`
-	Status        string `json:"status" example:"MATCHED" enum:"MATCHED,UNDER_EXPECTED,OVER_EXPECTED,UNKNOWN"`
+	// AttemptNumber is the attempt the cost belongs to, from 1.
+	AttemptNumber int `json:"attemptNumber" example:"1"`
+	// Provider is the provider route of the attempt.
+	Provider string `json:"provider" example:"MUSIC_PROVIDER_A"`
+	// Status compares the actual cost with the expected: matched, under or
+	// over (beyond the tolerated drift), or unknown (either figure is
+	// unknown; nothing is compared).
+	Status string `json:"status" example:"MATCHED" enum:"MATCHED,UNDER_EXPECTED,OVER_EXPECTED,UNKNOWN"`
 	// Source is reported when the provider reported its charge, else none:
 	// then ActualProviderCredits is null and Status UNKNOWN (a published
 	// price is what was expected, never a reading of what was charged).
@@ -87,27 +110,42 @@ type ProviderCost struct {
 	// ExpectedProviderCredits and ActualProviderCredits are null when
 	// unknown.
 	ExpectedProviderCredits *string `json:"expectedProviderCredits" example:"12"`
-	ActualProviderCredits   *string `json:"actualProviderCredits" example:"12"`
-	DriftBps                int64   `json:"driftBps" example:"0"`
+	// ActualProviderCredits is the provider credits the task consumed, an integer string; null when
+	// unknown.
+	ActualProviderCredits *string `json:"actualProviderCredits" example:"12"`
+	// DriftBps is the actual cost's difference from the expected, in basis points of the expected
+	// (0 when either is unknown).
+	DriftBps int64 `json:"driftBps" example:"0"`
 }
 
 // AttemptView is one provider attempt. Provider task ids are correlation
 // data and never returned.
 type AttemptView struct {
-	Number    int    `json:"number" example:"1"`
-	Provider  string `json:"provider" example:"MUSIC_PROVIDER_A" enum:"MUSIC_PROVIDER_A,MUSIC_PROVIDER_B"`
+	// Number is the attempt's number within the operation, from 1.
+	Number int `json:"number" example:"1"`
+	// Provider is the provider route the attempt created its task with.
+	Provider string `json:"provider" example:"MUSIC_PROVIDER_A" enum:"MUSIC_PROVIDER_A,MUSIC_PROVIDER_B"`
+	// Ownership is whose credential the attempt used: the platform's or the workspace's own key.
 	Ownership string `json:"credentialOwnership" example:"PLATFORM_MANAGED" enum:"PLATFORM_MANAGED,CUSTOMER_BYOK"`
-	State     string `json:"state" example:"accepted" enum:"sending,accepted,ambiguous,transient,refused"`
+	// State is the attempt's state: sending (create in flight), accepted (the provider has the
+	// task), ambiguous (the create's answer is unknown; the task may exist and is never created
+	// again), transient (throttled or unavailable; retried) or refused (the next candidate is
+	// tried).
+	State string `json:"state" example:"accepted" enum:"sending,accepted,ambiguous,transient,refused"`
 	// ErrorCode is the provider's refusal as a platform code, null when none.
-	ErrorCode *string   `json:"errorCode" example:"PROVIDER_UNAVAILABLE"`
+	ErrorCode *string `json:"errorCode" example:"PROVIDER_UNAVAILABLE"`
+	// CreatedAt is when the attempt was recorded, just before the provider create.
 	CreatedAt time.Time `json:"createdAt"`
 }
 
 // OutputView is one of the operation's two outputs as known so far.
 type OutputView struct {
-	Index int    `json:"index" example:"0"`
+	// Index is the output's slot, 0 or 1.
+	Index int `json:"index" example:"0"`
+	// Title is the track title the provider reported; empty until known.
 	Title string `json:"title" example:"City Lights"`
-	Tags  string `json:"tags" example:"synth-pop, upbeat"`
+	// Tags is the style tags the provider reported, comma-separated; empty until known.
+	Tags string `json:"tags" example:"synth-pop, upbeat"`
 	// DurationMs is null until the provider reports it.
 	DurationMs *int64 `json:"durationMs" example:"182000"`
 	// AssetID is the durable asset once ingested, else null.
@@ -116,44 +154,69 @@ type OutputView struct {
 
 // FailureView is why an operation ended without a result.
 type FailureView struct {
+	// Code is the platform error code that ended the operation (a provider failure,
+	// PROVIDER_TIMEOUT, ...).
 	Code string `json:"code" example:"CONTENT_POLICY_REJECTED"`
 }
 
 // OperationView is a generation operation's state.
 type OperationView struct {
-	ID     string `json:"id" example:"op_01jd0000000000000000000000"`
+	// ID is the operation's id.
+	ID string `json:"id" example:"op_01jd0000000000000000000000"`
+	// Object is always "generation_operation".
 	Object string `json:"object" example:"generation_operation"`
-	Type   string `json:"type" example:"music_generation"`
+	// Type is always "music_generation".
+	Type string `json:"type" example:"music_generation"`
+	// Status is the operation's status; completed, failed, cancelled and expired are terminal.
 	Status string `json:"status" example:"processing" enum:"queued,dispatched,processing,completed,failed,cancelled,expired"`
 	// Stage is queued, text, first, provider_complete, ingesting,
 	// finished, or failed.
-	Stage        string `json:"stage" example:"first" enum:"queued,text,first,provider_complete,ingesting,finished,failed"`
-	Environment  string `json:"environment" example:"test" enum:"test,live"`
-	Model        string `json:"model" example:"v5"`
-	Instrumental bool   `json:"instrumental" example:"false"`
+	Stage string `json:"stage" example:"first" enum:"queued,text,first,provider_complete,ingesting,finished,failed"`
+	// Environment is the environment (test or live) the operation runs in.
+	Environment string `json:"environment" example:"test" enum:"test,live"`
+	// Model is the platform model id requested.
+	Model string `json:"model" example:"v5"`
+	// Instrumental is true when music without vocals was requested.
+	Instrumental bool `json:"instrumental" example:"false"`
 	// DurationApplied is null before a provider was selected, false when
 	// a requested duration was not forwarded.
-	DurationApplied *bool            `json:"durationApplied" example:"false"`
-	Billing         OperationBilling `json:"billing"`
-	Attempts        []AttemptView    `json:"attempts"`
-	Outputs         []OutputView     `json:"outputs"`
-	Failure         *FailureView     `json:"failure"`
-	DeadlineAt      time.Time        `json:"deadlineAt"`
-	CreatedAt       time.Time        `json:"createdAt"`
-	UpdatedAt       time.Time        `json:"updatedAt"`
-	EndedAt         *time.Time       `json:"endedAt"`
+	DurationApplied *bool `json:"durationApplied" example:"false"`
+	// Billing is the operation's credits and provider costs.
+	Billing OperationBilling `json:"billing"`
+	// Attempts are the provider attempts, in order.
+	Attempts []AttemptView `json:"attempts"`
+	// Outputs are the operation's outputs as known so far.
+	Outputs []OutputView `json:"outputs"`
+	// Failure is why the operation failed or expired; null otherwise.
+	Failure *FailureView `json:"failure"`
+	// DeadlineAt is when a still-running operation expires and its credits are released.
+	DeadlineAt time.Time `json:"deadlineAt"`
+	// CreatedAt is when the operation was accepted.
+	CreatedAt time.Time `json:"createdAt"`
+	// UpdatedAt is when the operation last changed.
+	UpdatedAt time.Time `json:"updatedAt"`
+	// EndedAt is when the operation reached a terminal status; null while it runs.
+	EndedAt *time.Time `json:"endedAt"`
 }
 
 // ResultTrack is one delivered track: a durable platform asset.
 type ResultTrack struct {
-	Index     int    `json:"index" example:"0"`
-	AssetID   string `json:"assetId" example:"ast_01jd0000000000000000000000"`
-	Title     string `json:"title" example:"City Lights"`
-	Tags      string `json:"tags" example:"synth-pop, upbeat"`
-	Model     string `json:"model" example:"chirp-v5"`
+	// Index is the track's slot, 0 or 1.
+	Index int `json:"index" example:"0"`
+	// AssetID is the track's durable asset.
+	AssetID string `json:"assetId" example:"ast_01jd0000000000000000000000"`
+	// Title is the track's title, as the provider named it.
+	Title string `json:"title" example:"City Lights"`
+	// Tags is the track's style tags, comma-separated.
+	Tags string `json:"tags" example:"synth-pop, upbeat"`
+	// Model is the provider's model that made the track.
+	Model string `json:"model" example:"chirp-v5"`
+	// MediaType is the stored content's media type.
 	MediaType string `json:"mediaType" example:"audio/mpeg"`
-	SizeBytes int64  `json:"sizeBytes" example:"2912000"`
-	SHA256    string `json:"sha256" example:"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"`
+	// SizeBytes is the stored content's length in bytes.
+	SizeBytes int64 `json:"sizeBytes" example:"2912000"`
+	// SHA256 is the lowercase hex SHA-256 of the stored content.
+	SHA256 string `json:"sha256" example:"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"`
 	// DurationMs is null when unknown.
 	DurationMs *int64 `json:"durationMs" example:"182000"`
 	// ContentURL downloads the bytes (GET, authenticated).
@@ -162,9 +225,12 @@ type ResultTrack struct {
 
 // GenerationResult is a completed operation's result.
 type GenerationResult struct {
-	OperationID string        `json:"operationId" example:"op_01jd0000000000000000000000"`
-	Object      string        `json:"object" example:"generation_result"`
-	Tracks      []ResultTrack `json:"tracks"`
+	// OperationID is the completed operation.
+	OperationID string `json:"operationId" example:"op_01jd0000000000000000000000"`
+	// Object is always "generation_result".
+	Object string `json:"object" example:"generation_result"`
+	// Tracks are the delivered tracks, by slot.
+	Tracks []ResultTrack `json:"tracks"`
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -13,11 +13,16 @@ import (
 
 // AuthContext is the sanitized session authority (spec, Identity and access).
 type AuthContext struct {
-	Tenant      Ref       `json:"tenant"`
-	Workspace   Ref       `json:"workspace"`
-	User        Ref       `json:"user"`
-	Credential  Principal `json:"credential"`
-	Environment string    `json:"environment" example:"test"`
+	// Tenant is the tenant the caller acts in.
+	Tenant Ref `json:"tenant"`
+	// Workspace is the workspace the caller acts in.
+	Workspace Ref `json:"workspace"`
+	// User is the signed-in user, or the user who created the API key.
+	User Ref `json:"user"`
+	// Credential is the credential of this request, never its secret.
+	Credential Principal `json:"credential"`
+	// Environment is the environment (test or live) the request acts in.
+	Environment string `json:"environment" example:"test"`
 	// Roles are the caller's workspace roles.
 	Roles []string `json:"roles" example:"DEVELOPER"`
 	// Permissions are safe permission identifiers the caller holds; for a
@@ -29,6 +34,7 @@ type AuthContext struct {
 
 // Ref is a reference to a record by id.
 type Ref struct {
+	// ID is the referenced record's id.
 	ID string `json:"id" example:"ws_01jd0000000000000000000000"`
 }
 
@@ -44,8 +50,10 @@ type Principal struct {
 
 // AccessDecision answers GET /api/v1/access/context for one path only.
 type AccessDecision struct {
-	Path    string `json:"path" example:"/developer/keys"`
-	Allowed bool   `json:"allowed" example:"true"`
+	// Path is the app surface the decision is for, as the path parameter named it.
+	Path string `json:"path" example:"/developer/keys"`
+	// Allowed is true when the caller may use the surface.
+	Allowed bool `json:"allowed" example:"true"`
 	// Step is the evaluation step that decided: "allow", or the first
 	// failing step (authenticated, workspace, membership, route_policy,
 	// feature, entitlement, permission, resource_scope, workflow,
@@ -57,6 +65,7 @@ type AccessDecision struct {
 
 // SaasMe is the workspace and subscription projection.
 type SaasMe struct {
+	// Workspace is the caller's workspace.
 	Workspace WorkspaceView `json:"workspace"`
 	// Subscription is the effective subscription of the caller's
 	// environment; null on a free workspace, whose free entitlements remain.
@@ -71,15 +80,20 @@ type SaasMe struct {
 	Permissions []string `json:"permissions" example:"project.read"`
 	// FeatureFlags are the flags in effect for the workspace.
 	FeatureFlags map[string]bool `json:"featureFlags"`
-	Environment  string          `json:"environment" example:"test"`
+	// Environment is the environment (test or live) the projection describes.
+	Environment string `json:"environment" example:"test"`
 }
 
 // WorkspaceView is a workspace's identity and state.
 type WorkspaceView struct {
-	ID       string `json:"id" example:"ws_01jd0000000000000000000000"`
+	// ID is the workspace's id.
+	ID string `json:"id" example:"ws_01jd0000000000000000000000"`
+	// TenantID is the tenant the workspace belongs to.
 	TenantID string `json:"tenantId" example:"ten_01jd0000000000000000000000"`
-	Name     string `json:"name" example:"Demo Studio"`
-	State    string `json:"state" example:"active"`
+	// Name is the workspace's name.
+	Name string `json:"name" example:"Demo Studio"`
+	// State is the workspace's state (active or suspended).
+	State string `json:"state" example:"active"`
 }
 
 // narrowed returns the permissions of a that the principal may use: all of

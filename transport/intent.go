@@ -33,34 +33,50 @@ type IntentRequest struct {
 type PreparedTransactionView struct {
 	// UnsignedTransactionBase64 is the wire transaction with an empty
 	// signature slot, as wallets' signTransaction take it.
-	UnsignedTransactionBase64 string    `json:"unsignedTransactionBase64" example:"AQAAAA=="`
-	MessageBase64             string    `json:"messageBase64" example:"AQAAAA==" doc:"The message bytes the payer signs."`
-	Blockhash                 string    `json:"blockhash" example:"EkSnNWid2cvwEVnVx9aBqawnmiCNiDgp3gUdkDPTKN1N"`
-	LastValidBlockHeight      uint64    `json:"lastValidBlockHeight" example:"1200"`
-	ExpiresAt                 time.Time `json:"expiresAt"`
+	UnsignedTransactionBase64 string `json:"unsignedTransactionBase64" example:"AQAAAA=="`
+	MessageBase64             string `json:"messageBase64" example:"AQAAAA==" doc:"The message bytes the payer signs."`
+	// Blockhash is the recent blockhash the transaction was built on (base58).
+	Blockhash string `json:"blockhash" example:"EkSnNWid2cvwEVnVx9aBqawnmiCNiDgp3gUdkDPTKN1N"`
+	// LastValidBlockHeight is the last block height at which the network accepts the transaction;
+	// past it the intent expires.
+	LastValidBlockHeight uint64 `json:"lastValidBlockHeight" example:"1200"`
+	// ExpiresAt is when the platform stops accepting the signed transaction.
+	ExpiresAt time.Time `json:"expiresAt"`
 }
 
 // ReviewView is what a wallet screen shows before the payer signs.
 type ReviewView struct {
-	Purpose     string    `json:"purpose" example:"credit_purchase"`
-	Description string    `json:"description" example:"500 credits"`
-	Quantity    string    `json:"quantity" example:"500"`
-	Pay         string    `json:"pay" example:"5.1" doc:"The gross amount the payer sends, in user units."`
-	Fee         string    `json:"fee" example:"0.1" doc:"The token's transfer fee withheld on it."`
-	Net         string    `json:"net" example:"5" doc:"What the recipient receives."`
-	Mint        string    `json:"mint" example:"Mint111111111111111111111111111111111111111"`
-	Decimals    int       `json:"decimals" example:"9"`
-	Payer       string    `json:"payer" example:"4Nd1mBQtrMJVYVfKf2PJy9NZUZdTAsp7D4xWLs4gDB4T"`
-	Recipient   string    `json:"recipient" example:"Treasury11111111111111111111111111111111111"`
-	Network     string    `json:"network" example:"solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp"`
-	ExpiresAt   time.Time `json:"expiresAt"`
+	// Purpose is what the payment buys, such as credit_purchase.
+	Purpose string `json:"purpose" example:"credit_purchase"`
+	// Description says what the payment buys, for people.
+	Description string `json:"description" example:"500 credits"`
+	// Quantity is how much the payment buys (credits for a credit purchase), an integer string.
+	Quantity string `json:"quantity" example:"500"`
+	Pay      string `json:"pay" example:"5.1" doc:"The gross amount the payer sends, in user units."`
+	Fee      string `json:"fee" example:"0.1" doc:"The token's transfer fee withheld on it."`
+	Net      string `json:"net" example:"5" doc:"What the recipient receives."`
+	// Mint is the token paid with (base58 mint address).
+	Mint string `json:"mint" example:"Mint111111111111111111111111111111111111111"`
+	// Decimals is the mint's decimals: an atomic amount is the user amount times 10^decimals.
+	Decimals int `json:"decimals" example:"9"`
+	// Payer is the verified wallet that pays (base58).
+	Payer string `json:"payer" example:"4Nd1mBQtrMJVYVfKf2PJy9NZUZdTAsp7D4xWLs4gDB4T"`
+	// Recipient is the environment's treasury wallet that receives the payment (base58).
+	Recipient string `json:"recipient" example:"Treasury11111111111111111111111111111111111"`
+	// Network is the Solana cluster, as a CAIP-2 chain id.
+	Network string `json:"network" example:"solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp"`
+	// ExpiresAt is when the payment offer expires.
+	ExpiresAt time.Time `json:"expiresAt"`
 }
 
 // MismatchView is one effect that differed from the intent.
 type MismatchView struct {
-	Field    string `json:"field" example:"netAmount"`
+	// Field names the effect that differed, such as netAmount, mint or recipient.
+	Field string `json:"field" example:"netAmount"`
+	// Expected is the intent's value.
 	Expected string `json:"expected" example:"5000000000"`
-	Actual   string `json:"actual" example:"4900000000"`
+	// Actual is the value the chain shows.
+	Actual string `json:"actual" example:"4900000000"`
 }
 
 // ReconciliationCheckView is one comparison of a reconciliation.
@@ -75,7 +91,8 @@ type ReconciliationCheckView struct {
 // intent, the chain's record of its transaction and its settlement, made
 // once after settlement. It reports and never corrects.
 type ReconciliationView struct {
-	ID      string `json:"id" example:"rec_0123456789abcdef0123456789abcdef" doc:"The reconciliation record's id; one record per intent."`
+	ID string `json:"id" example:"rec_0123456789abcdef0123456789abcdef" doc:"The reconciliation record's id; one record per intent."`
+	// Object is always "reconciliation".
 	Object  string `json:"object" example:"reconciliation"`
 	Outcome string `json:"outcome" example:"MATCH" enum:"MATCH,DRIFT_DETECTED,REQUIRES_REVIEW" doc:"MATCH: every check passed. DRIFT_DETECTED: the payment and settlement are the intent's but an amount differs (net received, fee withheld, gross, credited amount, unbalanced postings). REQUIRES_REVIEW: an identity or integrity check failed (economics hash, transaction missing, failed or unreadable after the job's attempts, signer, mint, accounts, reference, memo, no settlement or a second one). Never corrected automatically."`
 	// Reason names the failed checks, or why the chain could not be read;
@@ -94,54 +111,99 @@ type ReconciliationView struct {
 // TransactionIntentView is a transaction intent: its frozen economics,
 // the prepared transaction, and its business and network state.
 type TransactionIntentView struct {
-	ID                    string        `json:"id" example:"txi_0123456789abcdef0123456789abcdef"`
-	Object                string        `json:"object" example:"transaction_intent"`
-	Environment           string        `json:"environment" example:"test" enum:"test,live"`
-	Purpose               string        `json:"purpose" example:"credit_purchase"`
-	BusinessReference     string        `json:"businessReference" example:"credit_purchase:txi_0123456789abcdef0123456789abcdef"`
-	Quantity              string        `json:"quantity" example:"500"`
-	Description           string        `json:"description" example:"500 credits"`
-	State                 string        `json:"state" example:"CREATED" enum:"CREATED,SUBMITTED,CONFIRMING,VERIFIED,SETTLED,RECONCILING,RECONCILED,EXPIRED,FAILED,REQUIRES_REVIEW"`
-	NetworkState          string        `json:"networkState" example:"unsent" enum:"unsent,submitted,processed,confirmed,finalized,failed,dropped"`
-	Network               string        `json:"network" example:"solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp"`
-	Payer                 string        `json:"payer" example:"4Nd1mBQtrMJVYVfKf2PJy9NZUZdTAsp7D4xWLs4gDB4T"`
-	SourceTokenAccount    string        `json:"sourceTokenAccount" example:"Src1111111111111111111111111111111111111111"`
-	Recipient             string        `json:"recipient" example:"Treasury11111111111111111111111111111111111"`
-	RecipientTokenAccount string        `json:"recipientTokenAccount" example:"Dst1111111111111111111111111111111111111111"`
-	Mint                  string        `json:"mint" example:"Mint111111111111111111111111111111111111111"`
-	TokenProgram          string        `json:"tokenProgram" example:"TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb"`
-	Decimals              int           `json:"decimals" example:"9"`
-	GrossAtomic           string        `json:"grossAtomic" example:"5102040817"`
-	FeeAtomic             string        `json:"feeAtomic" example:"102040817"`
-	NetAtomic             string        `json:"netAtomic" example:"5000000000"`
-	FeeEpoch              uint64        `json:"feeEpoch" example:"12"`
-	Reference             string        `json:"reference" example:"Ref1111111111111111111111111111111111111111"`
-	Memo                  string        `json:"memo" example:"txi_0123456789abcdef0123456789abcdef"`
-	Policy                PolicyRefView `json:"policy"`
-	EconomicsHash         string        `json:"economicsHash" example:"5ab30000000000000000000000000000000000000000000000000000000000ff"`
+	// ID is the intent's id; it is also the transfer's memo.
+	ID string `json:"id" example:"txi_0123456789abcdef0123456789abcdef"`
+	// Object is always "transaction_intent".
+	Object string `json:"object" example:"transaction_intent"`
+	// Environment is the environment (test or live); each has its own cluster and treasury.
+	Environment string `json:"environment" example:"test" enum:"test,live"`
+	// Purpose is what the payment buys, such as credit_purchase.
+	Purpose string `json:"purpose" example:"credit_purchase"`
+	// BusinessReference is the unique reference of the purchase the settlement credits, so it
+	// happens once.
+	BusinessReference string `json:"businessReference" example:"credit_purchase:txi_0123456789abcdef0123456789abcdef"`
+	// Quantity is how much the payment buys (credits for a credit purchase), an integer string.
+	Quantity string `json:"quantity" example:"500"`
+	// Description says what the payment buys, for people.
+	Description string `json:"description" example:"500 credits"`
+	// State is the business state; RECONCILED, EXPIRED, FAILED and REQUIRES_REVIEW are terminal
+	// (a SETTLED intent is reconciled once, then RECONCILED).
+	State string `json:"state" example:"CREATED" enum:"CREATED,SUBMITTED,CONFIRMING,VERIFIED,SETTLED,RECONCILING,RECONCILED,EXPIRED,FAILED,REQUIRES_REVIEW"`
+	// NetworkState is the transaction's state on the network as last observed; it never moves
+	// backwards.
+	NetworkState string `json:"networkState" example:"unsent" enum:"unsent,submitted,processed,confirmed,finalized,failed,dropped"`
+	// Network is the Solana cluster, as a CAIP-2 chain id.
+	Network string `json:"network" example:"solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp"`
+	// Payer is the verified wallet that pays (base58).
+	Payer string `json:"payer" example:"4Nd1mBQtrMJVYVfKf2PJy9NZUZdTAsp7D4xWLs4gDB4T"`
+	// SourceTokenAccount is the payer's token account the transfer debits (base58).
+	SourceTokenAccount string `json:"sourceTokenAccount" example:"Src1111111111111111111111111111111111111111"`
+	// Recipient is the environment's treasury wallet (base58).
+	Recipient string `json:"recipient" example:"Treasury11111111111111111111111111111111111"`
+	// RecipientTokenAccount is the treasury's token account the transfer credits (base58).
+	RecipientTokenAccount string `json:"recipientTokenAccount" example:"Dst1111111111111111111111111111111111111111"`
+	// Mint is the token paid with (base58 mint address).
+	Mint string `json:"mint" example:"Mint111111111111111111111111111111111111111"`
+	// TokenProgram is the mint's token program (base58), Token-2022 for mints with a transfer fee.
+	TokenProgram string `json:"tokenProgram" example:"TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb"`
+	// Decimals is the mint's decimals: an atomic amount is the user amount times 10^decimals.
+	Decimals int `json:"decimals" example:"9"`
+	// GrossAtomic is the amount the payer sends, in atomic units, an integer string: the net plus
+	// the transfer fee.
+	GrossAtomic string `json:"grossAtomic" example:"5102040817"`
+	// FeeAtomic is the mint's transfer fee withheld on the transfer, in atomic units, an integer
+	// string.
+	FeeAtomic string `json:"feeAtomic" example:"102040817"`
+	// NetAtomic is what the treasury must receive, in atomic units, an integer string.
+	NetAtomic string `json:"netAtomic" example:"5000000000"`
+	// FeeEpoch is the epoch whose transfer fee configuration the fee was computed with.
+	FeeEpoch uint64 `json:"feeEpoch" example:"12"`
+	// Reference is the Solana Pay reference key the transfer carries, to find it on the chain
+	// (base58).
+	Reference string `json:"reference" example:"Ref1111111111111111111111111111111111111111"`
+	// Memo is the memo the transfer carries: the intent's id.
+	Memo string `json:"memo" example:"txi_0123456789abcdef0123456789abcdef"`
+	// Policy is the pricing policy version that priced the intent.
+	Policy PolicyRefView `json:"policy"`
+	// EconomicsHash is the lowercase hex SHA-256 of everything the intent froze at
+	// creation (network, payer, recipient, mint, amounts, fee, policy, references and
+	// expiry); submission and reconciliation recompute it before acting.
+	EconomicsHash string `json:"economicsHash" example:"5ab30000000000000000000000000000000000000000000000000000000000ff"`
 	// Transaction is the prepared transaction while the intent awaits
 	// its signature; null afterwards.
 	Transaction *PreparedTransactionView `json:"transaction"`
-	Review      ReviewView               `json:"review"`
-	Signature   *string                  `json:"signature" example:"5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW"`
+	// Review is what a wallet screen shows before the payer signs.
+	Review ReviewView `json:"review"`
+	// Signature is the transaction's first signature (base58) once submitted; null before.
+	Signature *string `json:"signature" example:"5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW"`
 	// LastError is SUBMISSION_UNCERTAIN while a relay's outcome is unknown.
-	LastError    *string        `json:"lastError" example:"SUBMISSION_UNCERTAIN"`
-	ChainError   *string        `json:"chainError" example:"{\"InstructionError\":[1,{\"Custom\":1}]}"`
-	Slot         *uint64        `json:"slot" example:"1234"`
+	LastError *string `json:"lastError" example:"SUBMISSION_UNCERTAIN"`
+	// ChainError is the transaction's error as the chain reported it (JSON); null when it did not
+	// fail.
+	ChainError *string `json:"chainError" example:"{\"InstructionError\":[1,{\"Custom\":1}]}"`
+	// Slot is the slot the transaction landed in; null until observed.
+	Slot *uint64 `json:"slot" example:"1234"`
+	// SendAttempts counts the platform's relays of the signed transaction.
 	SendAttempts int            `json:"sendAttempts" example:"1"`
 	Evidence     []MismatchView `json:"evidence" doc:"For REQUIRES_REVIEW: each effect that differed from the intent."`
-	ExpiresAt    time.Time      `json:"expiresAt"`
-	CreatedAt    time.Time      `json:"createdAt"`
-	SubmittedAt  *time.Time     `json:"submittedAt"`
-	VerifiedAt   *time.Time     `json:"verifiedAt"`
-	SettledAt    *time.Time     `json:"settledAt"`
+	// ExpiresAt is when an unsigned or unconfirmed intent expires.
+	ExpiresAt time.Time `json:"expiresAt"`
+	// CreatedAt is when the intent was created.
+	CreatedAt time.Time `json:"createdAt"`
+	// SubmittedAt is when the signed transaction was submitted; null before.
+	SubmittedAt *time.Time `json:"submittedAt"`
+	// VerifiedAt is when the chain's effects were verified against the intent; null before.
+	VerifiedAt *time.Time `json:"verifiedAt"`
+	// SettledAt is when the purchase was credited; null before.
+	SettledAt *time.Time `json:"settledAt"`
 	// ReconciledAt is when reconciliation recorded its outcome; null
 	// before RECONCILED.
-	ReconciledAt *time.Time `json:"reconciledAt" doc:"When reconciliation recorded its outcome; null before RECONCILED."`
+	ReconciledAt *time.Time `json:"reconciledAt"`
 	// Reconciliation is the reconciliation's outcome and evidence; null
 	// before RECONCILED.
-	Reconciliation *ReconciliationView `json:"reconciliation" doc:"The reconciliation's outcome and evidence; null before RECONCILED."`
-	UpdatedAt      time.Time           `json:"updatedAt"`
+	Reconciliation *ReconciliationView `json:"reconciliation"`
+	// UpdatedAt is when the intent last changed.
+	UpdatedAt time.Time `json:"updatedAt"`
 }
 
 // SubmitIntentRequest is the body of POST /api/v1/transactions/{id}/submit.
@@ -152,16 +214,20 @@ type SubmitIntentRequest struct {
 
 // ChainStatusView answers POST /api/v1/transactions/{id}/chain-status.
 type ChainStatusView struct {
+	// Intent is the intent after the observation.
 	Intent TransactionIntentView `json:"intent"`
 	// Observed is the network state the chain reported; Stale says it was
 	// behind the intent's and was ignored (state never moves backwards).
 	Observed *string `json:"observed" example:"confirmed"`
-	Stale    bool    `json:"stale" example:"false"`
-	Changed  bool    `json:"changed" example:"true"`
+	// Stale is true when the observed state was behind the intent's and was ignored.
+	Stale bool `json:"stale" example:"false"`
+	// Changed is true when the observation moved the intent.
+	Changed bool `json:"changed" example:"true"`
 }
 
 // ChainPayRequestBody is the body of POST /api/v1/chain-pay/requests.
 type ChainPayRequestBody struct {
+	// TransactionIntentID is the intent to pay, created by POST /api/v1/transactions/intent.
 	TransactionIntentID string `json:"transactionIntentId" example:"txi_0123456789abcdef0123456789abcdef"`
 	// Recipient and Amount are accepted and ignored, as the spec says: the
 	// answer always carries the intent's.
@@ -171,7 +237,9 @@ type ChainPayRequestBody struct {
 
 // RequirementView is one condition a payment must meet.
 type RequirementView struct {
+	// Field names what the payment must carry: recipient, mint, amount, reference or memo.
 	Field string `json:"field" example:"reference"`
+	// Value is the value it must have.
 	Value string `json:"value" example:"Ref1111111111111111111111111111111111111111"`
 }
 
@@ -179,26 +247,46 @@ type RequirementView struct {
 // QR for a wallet that builds its own transfer. The QR is transport, never
 // proof: the payment is verified from the chain.
 type ChainPayView struct {
-	ID                  string            `json:"id" example:"cpr_0123456789abcdef0123456789abcdef"`
-	Object              string            `json:"object" example:"chain_payment_request"`
-	TransactionIntentID string            `json:"transactionIntentId" example:"txi_0123456789abcdef0123456789abcdef"`
-	URI                 string            `json:"uri" example:"solana:Treasury11111111111111111111111111111111111?amount=5.102040817&spl-token=Mint111111111111111111111111111111111111111&reference=Ref1111111111111111111111111111111111111111&label=Platform&message=500%20credits&memo=txi_0123456789abcdef0123456789abcdef"`
-	QRSVG               string            `json:"qrSvg" doc:"The URI as a QR code, an SVG document."`
-	Recipient           string            `json:"recipient" example:"Treasury11111111111111111111111111111111111"`
-	Mint                string            `json:"mint" example:"Mint111111111111111111111111111111111111111"`
-	Reference           string            `json:"reference" example:"Ref1111111111111111111111111111111111111111"`
-	Memo                string            `json:"memo" example:"txi_0123456789abcdef0123456789abcdef"`
-	AmountAtomic        string            `json:"amountAtomic" example:"5102040817"`
-	Amount              string            `json:"amount" example:"5.102040817"`
-	NetAtomic           string            `json:"netAtomic" example:"5000000000"`
-	FeeAtomic           string            `json:"feeAtomic" example:"102040817"`
-	Decimals            int               `json:"decimals" example:"9"`
-	Label               string            `json:"label" example:"Platform"`
-	Message             string            `json:"message" example:"500 credits"`
-	Network             string            `json:"network" example:"solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp"`
-	Requirements        []RequirementView `json:"requirements"`
-	ExpiresAt           time.Time         `json:"expiresAt"`
-	CreatedAt           time.Time         `json:"createdAt"`
+	// ID is the payment request's id.
+	ID string `json:"id" example:"cpr_0123456789abcdef0123456789abcdef"`
+	// Object is always "chain_payment_request".
+	Object string `json:"object" example:"chain_payment_request"`
+	// TransactionIntentID is the intent the request pays.
+	TransactionIntentID string `json:"transactionIntentId" example:"txi_0123456789abcdef0123456789abcdef"`
+	// URI is the Solana Pay transfer request URI a wallet opens.
+	URI   string `json:"uri" example:"solana:Treasury11111111111111111111111111111111111?amount=5.102040817&spl-token=Mint111111111111111111111111111111111111111&reference=Ref1111111111111111111111111111111111111111&label=Platform&message=500%20credits&memo=txi_0123456789abcdef0123456789abcdef"`
+	QRSVG string `json:"qrSvg" doc:"The URI as a QR code, an SVG document."`
+	// Recipient is the treasury wallet to pay (base58).
+	Recipient string `json:"recipient" example:"Treasury11111111111111111111111111111111111"`
+	// Mint is the token to pay with (base58 mint address).
+	Mint string `json:"mint" example:"Mint111111111111111111111111111111111111111"`
+	// Reference is the reference key the transfer must carry (base58).
+	Reference string `json:"reference" example:"Ref1111111111111111111111111111111111111111"`
+	// Memo is the memo the transfer must carry: the intent's id.
+	Memo string `json:"memo" example:"txi_0123456789abcdef0123456789abcdef"`
+	// AmountAtomic is the gross amount to send in atomic units, an integer string (net plus
+	// transfer fee).
+	AmountAtomic string `json:"amountAtomic" example:"5102040817"`
+	// Amount is the gross amount to send in user units, a decimal string, as the URI states it.
+	Amount string `json:"amount" example:"5.102040817"`
+	// NetAtomic is what the treasury must receive in atomic units, an integer string.
+	NetAtomic string `json:"netAtomic" example:"5000000000"`
+	// FeeAtomic is the transfer fee withheld in atomic units, an integer string.
+	FeeAtomic string `json:"feeAtomic" example:"102040817"`
+	// Decimals is the mint's decimals.
+	Decimals int `json:"decimals" example:"9"`
+	// Label is the payee's name a wallet shows.
+	Label string `json:"label" example:"Platform"`
+	// Message says what the payment buys, as a wallet shows it.
+	Message string `json:"message" example:"500 credits"`
+	// Network is the Solana cluster, as a CAIP-2 chain id.
+	Network string `json:"network" example:"solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp"`
+	// Requirements are the conditions the transfer must meet to count as the payment.
+	Requirements []RequirementView `json:"requirements"`
+	// ExpiresAt is when the request expires.
+	ExpiresAt time.Time `json:"expiresAt"`
+	// CreatedAt is when the request was created.
+	CreatedAt time.Time `json:"createdAt"`
 }
 
 func timePtr(t time.Time) *time.Time {

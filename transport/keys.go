@@ -13,25 +13,45 @@ import (
 
 // KeyView is an API key as the API shows it: never the plaintext.
 type KeyView struct {
-	ID          string            `json:"id" example:"key_01jd0000000000000000000000"`
-	Object      string            `json:"object" example:"api_key"`
-	Name        string            `json:"name" example:"CI pipeline"`
-	Environment string            `json:"environment" example:"test"`
-	Prefix      string            `json:"prefix" example:"platform_test_abcd"`
-	Last4       string            `json:"last4" example:"wxyz"`
-	Scopes      []string          `json:"scopes" example:"keys:read"`
-	Metadata    map[string]string `json:"metadata"`
-	Status      string            `json:"status" example:"active"`
-	Limits      apikey.Limits     `json:"limits"`
-	CreatedBy   KeyCreator        `json:"createdBy"`
-	CreatedAt   time.Time         `json:"createdAt"`
-	UpdatedAt   time.Time         `json:"updatedAt"`
-	LastUsedAt  *time.Time        `json:"lastUsedAt"`
-	RevokedAt   *time.Time        `json:"revokedAt"`
+	// ID is the key's id.
+	ID string `json:"id" example:"key_01jd0000000000000000000000"`
+	// Object is always "api_key".
+	Object string `json:"object" example:"api_key"`
+	// Name labels the key (1 to 100 characters).
+	Name string `json:"name" example:"CI pipeline"`
+	// Environment is the key's environment: test keys see only test objects, live keys only live
+	// ones.
+	Environment string `json:"environment" example:"test"`
+	// Prefix is the key's first characters (platform_test_ or platform_live_ and a few more), to
+	// recognize it.
+	Prefix string `json:"prefix" example:"platform_test_abcd"`
+	// Last4 is the key's last four characters, to recognize it.
+	Last4 string `json:"last4" example:"wxyz"`
+	// Scopes are the scopes the key holds; each stands for permissions (see API key scopes in the
+	// document's description).
+	Scopes []string `json:"scopes" example:"keys:read"`
+	// Metadata is up to 20 string pairs for the caller's own use.
+	Metadata map[string]string `json:"metadata"`
+	// Status is active, revoked or deleted.
+	Status string `json:"status" example:"active"`
+	// Limits are the key's request limits.
+	Limits apikey.Limits `json:"limits"`
+	// CreatedBy is who created the key.
+	CreatedBy KeyCreator `json:"createdBy"`
+	// CreatedAt is when the key was created.
+	CreatedAt time.Time `json:"createdAt"`
+	// UpdatedAt is when the key last changed.
+	UpdatedAt time.Time `json:"updatedAt"`
+	// LastUsedAt is when the key last authenticated a request, as of the last flush of
+	// usage counts (every second by default); null when never used.
+	LastUsedAt *time.Time `json:"lastUsedAt"`
+	// RevokedAt is when the key was revoked; null while active.
+	RevokedAt *time.Time `json:"revokedAt"`
 }
 
 // KeyCreator names who made a key.
 type KeyCreator struct {
+	// UserID is the user who created the key, or on whose behalf a key did.
 	UserID string `json:"userId" example:"usr_01jd0000000000000000000000"`
 	// KeyID is the key that made it, when a key did ("" for a session).
 	KeyID string `json:"keyId" example:""`
@@ -39,6 +59,7 @@ type KeyCreator struct {
 
 // KeySecret is a key with its plaintext, answered once by create and rotate.
 type KeySecret struct {
+	// Key is the key.
 	Key KeyView `json:"key"`
 	// Secret is the plaintext key. It is shown only in this response (and
 	// its idempotent replay, to the same principal) and never again.
@@ -47,8 +68,10 @@ type KeySecret struct {
 
 // KeyPage is one page of keys, newest first.
 type KeyPage struct {
-	Items   []KeyView `json:"items"`
-	HasMore bool      `json:"hasMore" example:"false"`
+	// Items are the page's keys, newest first.
+	Items []KeyView `json:"items"`
+	// HasMore is true when another page follows.
+	HasMore bool `json:"hasMore" example:"false"`
 	// NextCursor is passed as cursor to read the next page; null on the last.
 	NextCursor *string `json:"nextCursor" example:"Y3Vyc29yOmtleV8wMWpk"`
 }

@@ -12,16 +12,20 @@ import (
 
 // LedgerPosting is one line of a movement as the API shows it.
 type LedgerPosting struct {
+	// Account names the ledger account the line moves, such as workspace:credits or
+	// system:grants.
 	Account string `json:"account" example:"workspace:credits"`
 	// AmountAtomic is the amount in atomic units: a string of an integer.
 	AmountAtomic string `json:"amountAtomic" example:"500"`
 	// Decimals places the decimal point of AmountAtomic.
-	Decimals  int    `json:"decimals" example:"0"`
+	Decimals int `json:"decimals" example:"0"`
+	// Direction is debit or credit; a movement's debits equal its credits.
 	Direction string `json:"direction" enum:"debit,credit" example:"credit"`
 }
 
 // LedgerActor is who caused a movement.
 type LedgerActor struct {
+	// UserID is the user who caused the movement; empty for the platform itself.
 	UserID string `json:"userId" example:"usr_01jd0000000000000000000000"`
 	// KeyID is the API key that acted, or "" for a session or the platform.
 	KeyID string `json:"keyId" example:""`
@@ -29,19 +33,28 @@ type LedgerActor struct {
 
 // LedgerMovement is one durable, balanced movement.
 type LedgerMovement struct {
-	ID        string          `json:"id" example:"mov_01jd0000000000000000000000"`
-	Reference string          `json:"reference" example:"grant:ws_01jd0000000000000000000000:2026-01"`
-	Ledger    string          `json:"ledger" enum:"credits,provider_cost,financial,rewards" example:"credits"`
-	Type      string          `json:"type" enum:"grant,reserve,settle,release,transfer" example:"grant"`
-	Postings  []LedgerPosting `json:"postings"`
-	Actor     LedgerActor     `json:"actor"`
-	CreatedAt time.Time       `json:"createdAt"`
+	// ID is the movement's id.
+	ID string `json:"id" example:"mov_01jd0000000000000000000000"`
+	// Reference is the movement's unique business reference; a reference is posted once.
+	Reference string `json:"reference" example:"grant:ws_01jd0000000000000000000000:2026-01"`
+	// Ledger is the ledger moved: customer credits, provider cost, financial or rewards.
+	Ledger string `json:"ledger" enum:"credits,provider_cost,financial,rewards" example:"credits"`
+	// Type is what the movement does: grant, reserve, settle, release or transfer.
+	Type string `json:"type" enum:"grant,reserve,settle,release,transfer" example:"grant"`
+	// Postings are the movement's balanced lines.
+	Postings []LedgerPosting `json:"postings"`
+	// Actor is who caused the movement.
+	Actor LedgerActor `json:"actor"`
+	// CreatedAt is when the movement was posted.
+	CreatedAt time.Time `json:"createdAt"`
 }
 
 // LedgerPage is one page of movements, newest first.
 type LedgerPage struct {
-	Items   []LedgerMovement `json:"items"`
-	HasMore bool             `json:"hasMore" example:"false"`
+	// Items are the page's movements, newest first.
+	Items []LedgerMovement `json:"items"`
+	// HasMore is true when another page follows.
+	HasMore bool `json:"hasMore" example:"false"`
 	// NextCursor is passed as cursor to read the next page; null on the last.
 	NextCursor *string `json:"nextCursor" example:"Y3Vyc29yOm1vdl8wMWpk"`
 }

@@ -36,11 +36,13 @@ type NextStep struct {
 
 // Onboarded is the workspace the user now acts in.
 type Onboarded struct {
+	// Workspace is the workspace created or joined.
 	Workspace WorkspaceView `json:"workspace"`
 	// Roles are the user's roles in it.
 	Roles []string `json:"roles" example:"OWNER"`
 	// Goal and SelectedPlan are the recorded answers; null for a join.
-	Goal         *string `json:"goal" example:"creator"`
+	Goal *string `json:"goal" example:"creator"`
+	// SelectedPlan is the plan the user chose; null for a join.
 	SelectedPlan *string `json:"selectedPlan" example:"pro"`
 	// Plan is the plan the workspace is on now (free until checkout); null
 	// for a join.
@@ -51,11 +53,13 @@ type Onboarded struct {
 
 // AcceptInviteRequest redeems an invitation code.
 type AcceptInviteRequest struct {
+	// Code is the invitation code from the invitation mail.
 	Code string `json:"code" example:"pc_REPLACE_WITH_YOUR_CODE"`
 }
 
 // Joined is the workspace joined through an invitation.
 type Joined struct {
+	// Workspace is the workspace joined.
 	Workspace WorkspaceView `json:"workspace"`
 	// Roles are the invited roles the user now holds.
 	Roles []string `json:"roles" example:"CREATOR"`
@@ -88,7 +92,8 @@ func onboardingRoutes(accounts *account.Service, plans *plan.Service) []Route {
 			Summary: "Create or join a workspace",
 			Description: "The first-run step of a signed-in user. create makes a workspace in the user's organization with the user as OWNER " +
 				"(and DEVELOPER), records the goal and the selected plan, and starts the workspace on the free plan (its entitlements and " +
-				"monthly credits); a paid plan answers next: {type: checkout, plan} and the workspace stays on free until checkout. " +
+				"monthly credits); a paid plan answers next: {type: checkout, plan} and the workspace stays on free until that plan is bought " +
+				"(POST /api/v1/saas/checkout). " +
 				"A user creates one workspace here: repeating the same answers returns it again (a retry recovers), other answers are " +
 				"CONFLICT (details.reason already_onboarded). join redeems an invitation code, as POST /api/v1/auth/invite/accept. " +
 				"Either way the session acts in that workspace from its next request.",

@@ -12,7 +12,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/fault"
+	"github.com/creatormusic/platform/outbox"
 )
 
 // ContractVersion is the overall contract version (spec, Versioning).
@@ -35,11 +37,52 @@ type Info struct {
 	// SessionCookie names the session cookie in the sessionCookie security
 	// scheme; empty means DefaultSessionCookie.
 	SessionCookie string
+	// IdempotencyRetention is how long the host keeps idempotency records
+	// (platform.Config.IdempotencyRetention); zero leaves it unstated.
+	IdempotencyRetention time.Duration
+	// Callbacks are the timestamp windows of the configured music
+	// providers' callbacks, in the order to list them.
+	Callbacks []CallbackWindow
+	// Events is the catalogue of outbox event types the platform emits.
+	Events []EventType
 }
+
+// CallbackWindow is how far a provider callback's signed timestamp may be
+// from the receiving host's clock, in either direction, for the callback to
+// be accepted.
+type CallbackWindow struct {
+	// Provider is the provider route id, such as MUSIC_PROVIDER_A.
+	Provider string `json:"provider"`
+	// Environment is test or live.
+	Environment string `json:"environment"`
+	// Skew is the window's half-width.
+	Skew time.Duration `json:"-"`
+}
+
+// EventType is one row of the outbox event catalogue: an event type the
+// platform writes, its payload's schema version and the aggregate whose id
+// the event's aggregateId holds.
+type EventType struct {
+	// Type is the event's type string, as in outbox events' type.
+	Type string `json:"type"`
+	// SchemaVersion is the version of the payload's shape.
+	SchemaVersion int `json:"schemaVersion"`
+	// Aggregate names the aggregate, such as "generation operation".
+	Aggregate string `json:"aggregate"`
+	// AggregateIDPrefix is the prefix of the aggregate's ids, such as "op_".
+	AggregateIDPrefix string `json:"aggregateIdPrefix"`
+	// Description says when the event is written.
+	Description string `json:"description"`
+}
+
+//go:generate go run ./internal/fielddoc/cmd/fielddoc -o fielddoc_gen.go
 
 // OpenAPI returns the OpenAPI 3.1.0 document of the table as indented JSON.
 //
-// Every route that is not Internal is documented. A gateway route (Raw ==
+// Every route that is neither Internal nor a Page is an operation; pages are
+// described in info.description, beside the rules decided in code (see the
+// package doc, The document). Without Info.Servers the one server is "/",
+// the host that serves the document. A gateway route (Raw ==
 // nil) gets its path, query and Idempotency-Key parameters, a request body
 // reflected from Route.Request, a success response wrapping Route.Response in
 // the {data, meta} envelope, and one error response per status the gateway
@@ -50,22 +93,33 @@ type Info struct {
 // Schemas are reflected from Go types through their json tags: a field
 // without omitempty (or omitzero) is required; pointers, slices and maps that
 // may encode as null are nullable; time.Time is a date-time string and
-// []byte a base64 string. Struct tags doc:"..." and example:"..." set a
-// field's description and example; enum:"a,b" lists allowed strings. A
+// []byte a base64 string. A field's description is its Go doc comment
+// (fieldDocs, generated), unless a doc:"..." tag gives one; example:"..."
+// sets its example and enum:"a,b" lists allowed strings. A
 // nil pointer as Route.Response documents nullable data. The filled values of
 // Route.Request and Route.Response become the media-type examples. Named
 // struct types become components named after the type, qualified by package
 // when two packages share a name. The output is deterministic.
 func OpenAPI(routes []Route, info Info) ([]byte, error) {
-	docs := documented(routes)
-	g := newSchemaGen(docTypes(docs))
+	var docs, pages []Route
+	for _, r := range documented(routes) {
+		if r.Page {
+			pages = append(pages, r)
+		} else {
+			docs = append(docs, r)
+		}
+	}
+	g := newSchemaGen(docTypes(docs), fieldPatches(info))
 	paths := map[string]map[string]any{}
 	for _, r := range docs {
-		op, err := operation(g, r)
+		p := openAPIPath(r.Pattern)
+		if strings.HasSuffix(p, "/") {
+			return nil, fmt.Errorf("transport: openapi: route %s: operation path %s ends in a slash; a page for people sets Route.Page", r.OperationID, p)
+		}
+		op, err := operation(g, r, info)
 		if err != nil {
 			return nil, fmt.Errorf("transport: openapi: route %s: %w", r.OperationID, err)
 		}
-		p := openAPIPath(r.Pattern)
 		if paths[p] == nil {
 			paths[p] = map[string]any{}
 		}
@@ -77,20 +131,28 @@ func OpenAPI(routes []Route, info Info) ([]byte, error) {
 	}
 	doc := map[string]any{
 		"openapi": "3.1.0",
-		"info":    infoObject(info),
+		"info":    infoObject(info, pages),
+		"servers": serverObjects(info),
 		"tags":    tagObjects(),
 		"paths":   paths,
 		"components": map[string]any{
 			"schemas":         g.components(),
 			"securitySchemes": securitySchemes(info),
 		},
+		"x-api-key-scopes": scopeObjects(),
 	}
-	if len(info.Servers) > 0 {
-		var servers []map[string]any
-		for _, s := range info.Servers {
-			servers = append(servers, map[string]any{"url": s})
+	if len(info.Events) > 0 {
+		doc["x-event-catalogue"] = info.Events
+	}
+	if len(info.Callbacks) > 0 {
+		var cbs []map[string]any
+		for _, c := range info.Callbacks {
+			cbs = append(cbs, map[string]any{"provider": c.Provider, "environment": c.Environment, "skewSeconds": int64(c.Skew / time.Second)})
 		}
-		doc["servers"] = servers
+		doc["x-provider-callbacks"] = cbs
+	}
+	if info.IdempotencyRetention > 0 {
+		doc["x-idempotency-retention-seconds"] = int64(info.IdempotencyRetention / time.Second)
 	}
 	b, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
@@ -123,9 +185,122 @@ func docTypes(routes []Route) []reflect.Type {
 	return out
 }
 
-// infoObject returns the document's info object with the error-code table
-// appended to the description.
-func infoObject(info Info) map[string]any {
+// serverObjects returns info's servers, or the one relative server "/"
+// (the host that serves the document) when info names none.
+func serverObjects(info Info) []map[string]any {
+	if len(info.Servers) == 0 {
+		return []map[string]any{{"url": "/", "description": "The host that serves this document."}}
+	}
+	var out []map[string]any
+	for _, s := range info.Servers {
+		out = append(out, map[string]any{"url": s})
+	}
+	return out
+}
+
+// scopeObjects returns the API key scope table (access.Scopes) as the
+// document's x-api-key-scopes: each scope with the permissions it stands
+// for.
+func scopeObjects() []map[string]any {
+	var out []map[string]any
+	for _, s := range access.Scopes() {
+		perms := make([]string, 0, len(s.Permissions))
+		for _, p := range s.Permissions {
+			perms = append(perms, string(p))
+		}
+		out = append(out, map[string]any{"scope": s.Scope, "permissions": perms})
+	}
+	return out
+}
+
+// contractSections returns the Markdown sections of info.description that
+// state the contract's rules decided in code: pages, request bodies,
+// idempotency, API key scopes, provider callbacks and events.
+func contractSections(info Info, pages []Route) string {
+	var b strings.Builder
+	if len(pages) > 0 {
+		b.WriteString("## Pages\n\nPages for people, served as HTML beside the operations (not operations themselves):\n\n")
+		for _, p := range pages {
+			fmt.Fprintf(&b, "- `%s %s`: %s. %s\n", p.Method, p.Pattern, p.Summary, strings.TrimSpace(p.Description))
+		}
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(&b, "## Request bodies\n\nA JSON request body is at most %s unless its operation says otherwise "+
+		"(`x-body-limit`, in bytes); a larger body is 413 PAYLOAD_TOO_LARGE.\n\n", byteSize(DefaultBodyLimit))
+	b.WriteString("## Idempotency\n\nOperations marked `x-idempotency: required` or `optional` take an `Idempotency-Key` header. " +
+		"A retry with the same key and the same request replays the first response (header `Idempotent-Replayed: true`); " +
+		"the same key with another request, or from another principal, is 409 IDEMPOTENCY_CONFLICT.")
+	if info.IdempotencyRetention > 0 {
+		fmt.Fprintf(&b, " Records are kept for %s (`x-idempotency-retention-seconds`); a key reused after that starts a new request.",
+			humanDuration(info.IdempotencyRetention))
+	}
+	b.WriteString("\n\n## API key scopes\n\nAn API key's authority is its scopes; a key may call an operation only if it holds the " +
+		"operation's `x-scope`. Each scope stands for these permissions (`x-api-key-scopes`):\n\n| Scope | Permissions |\n|---|---|\n")
+	for _, s := range access.Scopes() {
+		perms := make([]string, 0, len(s.Permissions))
+		for _, p := range s.Permissions {
+			perms = append(perms, "`"+string(p)+"`")
+		}
+		note := ""
+		if s.Scope == access.ScopeInternal {
+			note = " (issued only by the host's operator; never grantable through the API)"
+		}
+		fmt.Fprintf(&b, "| `%s`%s | %s |\n", s.Scope, note, strings.Join(perms, ", "))
+	}
+	if len(info.Callbacks) > 0 {
+		b.WriteString("\n## Provider callbacks\n\nMusic providers report progress by signed callbacks to the platform. A callback " +
+			"is accepted only when its signature verifies in constant time and its signed timestamp is within the provider's " +
+			"window of the receiving host's clock, in either direction (`x-provider-callbacks`):\n\n| Provider | Environment | Window |\n|---|---|---|\n")
+		for _, c := range info.Callbacks {
+			fmt.Fprintf(&b, "| %s | %s | ±%s |\n", c.Provider, c.Environment, humanDuration(c.Skew))
+		}
+	}
+	if len(info.Events) > 0 {
+		b.WriteString("\n## Events\n\nThe platform writes these outbox events in the transaction of the change they record " +
+			"(`x-event-catalogue`); publishers read them through the internal outbox routes.\n\n" +
+			"| Type | Schema version | Aggregate (id prefix) | Written when |\n|---|---|---|---|\n")
+		for _, e := range info.Events {
+			fmt.Fprintf(&b, "| `%s` | %d | %s (`%s`) | %s |\n", e.Type, e.SchemaVersion, e.Aggregate, e.AggregateIDPrefix, e.Description)
+		}
+	}
+	return b.String()
+}
+
+// byteSize writes n bytes as "1048576 bytes (1 MiB)".
+func byteSize(n int64) string {
+	s := strconv.FormatInt(n, 10) + " bytes"
+	if n >= 1<<20 && n%(1<<20) == 0 {
+		return s + " (" + strconv.FormatInt(n>>20, 10) + " MiB)"
+	}
+	if n >= 1<<10 && n%(1<<10) == 0 {
+		return s + " (" + strconv.FormatInt(n>>10, 10) + " KiB)"
+	}
+	return s
+}
+
+// humanDuration writes d in whole hours, minutes or seconds when it is
+// one: "24 hours", "5 minutes", "90 seconds".
+func humanDuration(d time.Duration) string {
+	unit := func(n int64, name string) string {
+		if n == 1 {
+			return "1 " + name
+		}
+		return strconv.FormatInt(n, 10) + " " + name + "s"
+	}
+	switch {
+	case d%time.Hour == 0:
+		return unit(int64(d/time.Hour), "hour")
+	case d%time.Minute == 0:
+		return unit(int64(d/time.Minute), "minute")
+	case d%time.Second == 0:
+		return unit(int64(d/time.Second), "second")
+	}
+	return d.String()
+}
+
+// infoObject returns the document's info object with the contract's
+// sections and the error-code table appended to the description.
+func infoObject(info Info, pages []Route) map[string]any {
 	title := info.Title
 	if title == "" {
 		title = "platform API"
@@ -138,6 +313,7 @@ func infoObject(info Info) map[string]any {
 	if desc != "" {
 		desc += "\n\n"
 	}
+	desc += contractSections(info, pages) + "\n"
 	desc += "## Error codes\n\nFailures answer `{\"error\": {\"code\", \"message\", \"details\"}, \"meta\": {\"requestId\"}}`. " +
 		"Clients branch on `error.code`; each code has one HTTP status.\n"
 	byStatus := codeDescriptions()
@@ -240,7 +416,7 @@ func patternParams(pattern string) []string {
 }
 
 // operation builds one operation object.
-func operation(g *schemaGen, r Route) (map[string]any, error) {
+func operation(g *schemaGen, r Route, info Info) (map[string]any, error) {
 	if !slices.ContainsFunc(Tags(), func(t TagInfo) bool { return t.Name == r.Tag }) {
 		return nil, fmt.Errorf("unknown tag %q", r.Tag)
 	}
@@ -266,7 +442,7 @@ func operation(g *schemaGen, r Route) (map[string]any, error) {
 	if x := r.Policy.extension(); x != nil {
 		op["x-policy"] = x
 	}
-	if params := parameters(r); len(params) > 0 {
+	if params := parameters(r, info); len(params) > 0 {
 		op["parameters"] = params
 	}
 	if r.Raw != nil {
@@ -283,12 +459,27 @@ func operation(g *schemaGen, r Route) (map[string]any, error) {
 	if len(r.RequestContentTypes) > 0 {
 		op["requestBody"] = binaryRequestBody(r)
 	}
+	if body, ok := op["requestBody"].(map[string]any); ok {
+		limit := bodyLimitOf(r)
+		body["description"] = "At most " + byteSize(limit) + "; a larger body is 413 PAYLOAD_TOO_LARGE."
+		op["x-body-limit"] = limit
+	}
 	responses, err := gatewayResponses(g, r)
 	if err != nil {
 		return nil, err
 	}
 	op["responses"] = responses
 	return op, nil
+}
+
+// bodyLimitOf returns the bound of the route's request body in bytes:
+// Route.BodyLimit, or DefaultBodyLimit when it is zero (as the gateway
+// applies it).
+func bodyLimitOf(r Route) int64 {
+	if r.BodyLimit == 0 {
+		return DefaultBodyLimit
+	}
+	return r.BodyLimit
 }
 
 // maturityOf returns the route's maturity, Preview by default.
@@ -337,7 +528,7 @@ func operationDescription(r Route) string {
 }
 
 // parameters returns the path, query and header parameters of a route.
-func parameters(r Route) []map[string]any {
+func parameters(r Route, info Info) []map[string]any {
 	var out []map[string]any
 	for _, name := range patternParams(r.Pattern) {
 		out = append(out, map[string]any{
@@ -359,11 +550,15 @@ func parameters(r Route) []map[string]any {
 		return out
 	}
 	if idem := idempotencyOf(r); idem != IdempotencyNone {
+		desc := "A client-chosen unique key; a retry with the same key and request replays the first response " +
+			"(header `Idempotent-Replayed: true`), the same key with another request is 409 IDEMPOTENCY_CONFLICT."
+		if info.IdempotencyRetention > 0 {
+			desc += " The platform keeps the key's record for " + humanDuration(info.IdempotencyRetention) + "."
+		}
 		out = append(out, map[string]any{
 			"name": "Idempotency-Key", "in": "header", "required": idem == IdempotencyRequired,
-			"description": "A client-chosen unique key; a retry with the same key and request replays the first response " +
-				"(header `Idempotent-Replayed: true`), the same key with another request is 409 IDEMPOTENCY_CONFLICT.",
-			"schema": map[string]any{"type": "string", "minLength": 1, "maxLength": 255},
+			"description": desc,
+			"schema":      map[string]any{"type": "string", "minLength": 1, "maxLength": 255},
 		})
 	}
 	out = append(out, map[string]any{
@@ -570,7 +765,10 @@ func mediaType(g *schemaGen, value any, envelope bool) (map[string]any, error) {
 			"type":                 "object",
 			"required":             []string{"data", "meta"},
 			"additionalProperties": false,
-			"properties":           map[string]any{"data": schema, "meta": g.ref(reflect.TypeFor[Meta]())},
+			"properties": map[string]any{
+				"data": describe(schema, "The operation's result."),
+				"meta": describe(g.ref(reflect.TypeFor[Meta]()), "The response's metadata: the request id."),
+			},
 		}
 		if example != nil {
 			example = map[string]any{"data": example, "meta": map[string]any{"requestId": "req_0123456789abcdef0123456789abcdef"}}
@@ -581,6 +779,20 @@ func mediaType(g *schemaGen, value any, envelope bool) (map[string]any, error) {
 		out["example"] = example
 	}
 	return out, nil
+}
+
+// describe returns s with a description: a reference is wrapped in allOf,
+// as annotate does, and s itself is never changed.
+func describe(s map[string]any, text string) map[string]any {
+	if _, isRef := s["$ref"]; isRef {
+		return map[string]any{"allOf": []any{s}, "description": text}
+	}
+	out := make(map[string]any, len(s)+1)
+	for k, v := range s {
+		out[k] = v
+	}
+	out["description"] = text
+	return out
 }
 
 // exampleOf returns value as generic JSON, or nil for a nil pointer.
@@ -606,6 +818,8 @@ func exampleOf(value any) (any, error) {
 type jsonField struct {
 	name      string
 	typ       reflect.Type
+	owner     reflect.Type // the struct type that declares the field
+	goName    string
 	omitEmpty bool // omitempty or omitzero
 	quoted    bool // the ",string" option
 	tag       reflect.StructTag
@@ -651,7 +865,7 @@ func jsonFields(t reflect.Type) []jsonField {
 			if name == "" {
 				name = sf.Name
 			}
-			f.jsonField = jsonField{name: name, typ: sf.Type, tag: sf.Tag}
+			f.jsonField = jsonField{name: name, typ: sf.Type, owner: t, goName: sf.Name, tag: sf.Tag}
 			for o := range strings.SplitSeq(opts, ",") {
 				switch o {
 				case "omitempty", "omitzero":
@@ -728,12 +942,45 @@ var (
 type schemaGen struct {
 	names map[reflect.Type]string
 	defs  map[string]map[string]any
+	// patches holds schema keywords set on particular properties from the
+	// code's values (the error codes, the event types), by struct type and
+	// JSON name; they replace what reflection and tags give.
+	patches map[reflect.Type]map[string]map[string]any
+	// docs are the fields' doc comments (fieldDocs, generated by
+	// internal/fielddoc), by "import/path.Type" and Go field name.
+	docs map[string]map[string]string
+}
+
+// fieldPatches returns the properties whose allowed values come from the
+// code: ErrorBody.code from the fault code table and, when info carries
+// the event catalogue, outbox.Event.type from it.
+func fieldPatches(info Info) map[reflect.Type]map[string]map[string]any {
+	out := map[reflect.Type]map[string]map[string]any{
+		reflect.TypeFor[ErrorBody](): {"code": {
+			"type": "string", "enum": fault.Codes(),
+			"description": "The stable machine-readable error code; clients branch on it, never on the message.",
+		}},
+	}
+	if len(info.Events) > 0 {
+		types := make([]string, 0, len(info.Events))
+		for _, e := range info.Events {
+			types = append(types, e.Type)
+		}
+		out[reflect.TypeFor[outbox.Event]()] = map[string]map[string]any{"type": {
+			"type": "string", "enum": types, "examples": []any{types[0]},
+			"description": "The event's type, one of the event catalogue (info.description, Events; x-event-catalogue), " +
+				"which gives each type's schema version and aggregate.",
+		}}
+	}
+	return out
 }
 
 // newSchemaGen names the named struct types reachable from roots: a type's
 // own name, qualified by its package when two packages share the name.
-func newSchemaGen(roots []reflect.Type) *schemaGen {
-	g := &schemaGen{names: map[reflect.Type]string{}, defs: map[string]map[string]any{}}
+// patches (see fieldPatches) may be nil.
+func newSchemaGen(roots []reflect.Type, patches map[reflect.Type]map[string]map[string]any) *schemaGen {
+	g := &schemaGen{names: map[reflect.Type]string{}, defs: map[string]map[string]any{}, patches: patches,
+		docs: fieldDocs()}
 	seen := map[reflect.Type]bool{}
 	var found []reflect.Type
 	for _, t := range roots {
@@ -854,10 +1101,9 @@ func (g *schemaGen) ref(t reflect.Type) map[string]any {
 	if _, done := g.defs[name]; !done {
 		g.defs[name] = map[string]any{} // placeholder for recursive types
 		g.defs[name] = g.structSchema(t)
-		if t == reflect.TypeFor[ErrorBody]() {
-			g.defs[name]["properties"].(map[string]any)["code"] = map[string]any{
-				"type": "string", "enum": fault.Codes(),
-				"description": "The stable machine-readable error code; clients branch on it, never on the message.",
+		for field, patch := range g.patches[t] {
+			if props, ok := g.defs[name]["properties"].(map[string]any); ok && props[field] != nil {
+				props[field] = patch
 			}
 		}
 	}
@@ -956,12 +1202,26 @@ func (g *schemaGen) fieldSchema(f jsonField) map[string]any {
 	default:
 		s = g.schema(t)
 	}
-	return annotate(s, f)
+	return annotate(s, f, g.fieldDoc(f))
 }
 
-// annotate adds the doc, example and enum tags of f to s.
-func annotate(s map[string]any, f jsonField) map[string]any {
+// fieldDoc returns the doc comment of f's Go field (fieldDocs), "" when it
+// has none. A generic type's fields are those of its declaration.
+func (g *schemaGen) fieldDoc(f jsonField) string {
+	if f.owner == nil || f.owner.Name() == "" {
+		return ""
+	}
+	name, _, _ := strings.Cut(f.owner.Name(), "[")
+	return g.docs[f.owner.PkgPath()+"."+name][f.goName]
+}
+
+// annotate adds f's description (its doc tag, else comment, the field's
+// doc comment), and its example and enum tags to s.
+func annotate(s map[string]any, f jsonField, comment string) map[string]any {
 	doc, example, enum := f.tag.Get("doc"), f.tag.Get("example"), f.tag.Get("enum")
+	if doc == "" {
+		doc = comment
+	}
 	if doc == "" && example == "" && enum == "" {
 		return s
 	}
@@ -996,9 +1256,18 @@ func toAny(ss []string) []any {
 
 // tagExample converts an example tag to the field's JSON kind: strings stay
 // strings, other kinds are parsed as JSON when they can be.
+// An example tag on a list (other than []byte) shows one item: it becomes a
+// list of that item unless it is a JSON array itself.
 func tagExample(example string, t reflect.Type) any {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
+	}
+	if special(t) == nil && (t.Kind() == reflect.Slice && t.Elem().Kind() != reflect.Uint8 || t.Kind() == reflect.Array) {
+		var list []any
+		if err := json.Unmarshal([]byte(example), &list); err == nil {
+			return list
+		}
+		return []any{tagExample(example, t.Elem())}
 	}
 	if t.Kind() == reflect.String || special(t) != nil {
 		return example

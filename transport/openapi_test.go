@@ -96,7 +96,11 @@ func oaTable() []Route {
 		markets,
 		{
 			Method: http.MethodGet, Pattern: "/api/docs/", OperationID: "getApiDocs", Tag: TagTooling, Summary: "Docs",
-			Auth: AuthPublic, Raw: http.NotFoundHandler(),
+			Auth: AuthPublic, Raw: http.NotFoundHandler(), Page: true,
+		},
+		{
+			Method: http.MethodGet, Pattern: "/api/docs/openapi.json", OperationID: "getOpenApiDocument", Tag: TagTooling,
+			Summary: "Document", Auth: AuthPublic, Raw: http.NotFoundHandler(),
 		},
 		{
 			Method: http.MethodPost, Pattern: "/api/v1/internal/callbacks/{provider}", OperationID: "receiveProviderCallback",
@@ -139,7 +143,7 @@ func TestOpenAPIDocumentsExactlyThePublicRoutes(t *testing.T) {
 	}
 	var want []string
 	for _, r := range oaTable() {
-		if !r.Internal {
+		if !r.Internal && !r.Page {
 			want = append(want, r.Method+" "+r.Pattern)
 		}
 	}
@@ -204,10 +208,16 @@ func TestOpenAPIOperationDetails(t *testing.T) {
 	if _, ok := get.Responses.Codes.Get("429"); !ok {
 		t.Error("a key route lacks 429")
 	}
-	docs := model.Paths.PathItems.GetOrZero("/api/docs/").Get
-	ok200, _ := docs.Responses.Codes.Get("200")
+	if model.Paths.PathItems.GetOrZero("/api/docs/") != nil {
+		t.Error("the docs page is listed as an operation")
+	}
+	if !strings.Contains(model.Info.Description, "`GET /api/docs/`: Docs.") {
+		t.Errorf("info.description does not describe the docs page:\n%s", model.Info.Description)
+	}
+	spec := model.Paths.PathItems.GetOrZero("/api/docs/openapi.json").Get
+	ok200, _ := spec.Responses.Codes.Get("200")
 	if _, ok := ok200.Content.Get("text/html"); !ok {
-		t.Error("docs page not documented as text/html")
+		t.Error("a Raw route without Response is not documented as text/html")
 	}
 	var tags []string
 	for _, tag := range model.Tags {
@@ -342,7 +352,7 @@ func TestOpenAPIPath(t *testing.T) {
 }
 
 func TestSchemaNames(t *testing.T) {
-	g := newSchemaGen(docTypes(oaTable()))
+	g := newSchemaGen(docTypes(oaTable()), nil)
 	ref := g.schema(reflectTypeOf(oaPage[oaAPIKey]{}))
 	if got := ref["$ref"]; got != "#/components/schemas/oaPage_oaAPIKey" {
 		t.Errorf("generic ref = %v", got)

@@ -14,6 +14,7 @@ import (
 
 // ServiceHealth is the state of one service the platform depends on.
 type ServiceHealth struct {
+	// Name is the service's name: database or jobs.
 	Name string `json:"name" example:"database"`
 	// Status is up, degraded or down. A service that cannot be checked is
 	// reported down with a reason, never up.
@@ -41,15 +42,19 @@ type HealthCheck struct {
 type HealthReport struct {
 	// Status is down if any service is down, degraded if any is degraded,
 	// else up.
-	Status   string          `json:"status" example:"up"`
+	Status string `json:"status" example:"up"`
+	// Services are the states of the services the platform depends on.
 	Services []ServiceHealth `json:"services"`
 }
 
 // OutboxPage is one page of outbox events in occurrence order.
 type OutboxPage struct {
-	Items      []outbox.Event `json:"items"`
-	HasMore    bool           `json:"hasMore" example:"false"`
-	NextCursor *string        `json:"nextCursor" example:"Y3Vyc29yOmV2dF8wMWpk"`
+	// Items are the page's events, in occurrence order.
+	Items []outbox.Event `json:"items"`
+	// HasMore is true when another page follows.
+	HasMore bool `json:"hasMore" example:"false"`
+	// NextCursor is passed as cursor to read the next page; null on the last.
+	NextCursor *string `json:"nextCursor" example:"Y3Vyc29yOmV2dF8wMWpk"`
 }
 
 func exampleEvent() outbox.Event {

@@ -17,8 +17,11 @@ type PlanCatalog struct {
 
 // PlanView is one offered plan with its active price versions.
 type PlanView struct {
-	ID           string   `json:"id" example:"pro"`
-	Name         string   `json:"name" example:"Pro"`
+	// ID is the plan's id.
+	ID string `json:"id" example:"pro"`
+	// Name is the plan's display name.
+	Name string `json:"name" example:"Pro"`
+	// Entitlements are the entitlement identifiers the plan grants.
 	Entitlements []string `json:"entitlements" example:"ai.pro_models"`
 	// MonthlyCredits are granted to the live environment each calendar month
 	// (UTC), as an integer string.
@@ -32,21 +35,26 @@ type PlanView struct {
 
 // PriceVersionView is one immutable price version of a plan.
 type PriceVersionView struct {
+	// ID is the price version's id, which checkout captures.
 	ID string `json:"id" example:"price_01jd0000000000000000000000"`
 	// Currency is an ISO 4217 code.
 	Currency string `json:"currency" example:"USD"`
 	// Amount is in the currency's minor units, as an integer string.
-	Amount   string `json:"amount" example:"1900"`
+	Amount string `json:"amount" example:"1900"`
+	// Interval is the billing period: a month or a year.
 	Interval string `json:"interval" example:"month" enum:"month,year"`
 	// Version counts the prices of this plan, currency and interval from 1.
-	Version   int       `json:"version" example:"1"`
-	Active    bool      `json:"active" example:"true"`
+	Version int `json:"version" example:"1"`
+	// Active is true while checkout offers the price version.
+	Active bool `json:"active" example:"true"`
+	// CreatedAt is when the price version was created; versions never change.
 	CreatedAt time.Time `json:"createdAt"`
 }
 
 // PriceAvailability says whether a kind of pricing is offered and, when
 // not, why.
 type PriceAvailability struct {
+	// Available is true when the kind of pricing is offered.
 	Available bool `json:"available" example:"false"`
 	// Reason is null when available; no_annual_price_version until an
 	// annual price version exists.

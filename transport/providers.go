@@ -15,8 +15,11 @@ import (
 // ProviderView is a provider route's configured state in the caller's
 // environment. It never carries a secret.
 type ProviderView struct {
-	ID          string `json:"id" example:"MUSIC_PROVIDER_B" enum:"MUSIC_PROVIDER_A,MUSIC_PROVIDER_B"`
-	Object      string `json:"object" example:"provider"`
+	// ID is the provider route's id.
+	ID string `json:"id" example:"MUSIC_PROVIDER_B" enum:"MUSIC_PROVIDER_A,MUSIC_PROVIDER_B"`
+	// Object is always "provider".
+	Object string `json:"object" example:"provider"`
+	// Environment is the environment (test or live) the state is for.
 	Environment string `json:"environment" example:"test" enum:"test,live"`
 	// Status is only what was observed: not_configured without an adapter
 	// in this environment; configured when no call has reached the
@@ -40,59 +43,84 @@ type ProviderView struct {
 
 // ProviderList lists both provider routes.
 type ProviderList struct {
+	// Items are both provider routes, in id order.
 	Items []ProviderView `json:"items"`
 }
 
 // ProviderBalanceSnapshot is a provider account's own credit balance as
 // observed through a credential. It is never a platform credit balance.
 type ProviderBalanceSnapshot struct {
-	ID           string `json:"id" example:"pbal_01jd0000000000000000000000"`
-	Object       string `json:"object" example:"provider_balance_snapshot"`
+	// ID is the snapshot's id.
+	ID string `json:"id" example:"pbal_01jd0000000000000000000000"`
+	// Object is always "provider_balance_snapshot".
+	Object string `json:"object" example:"provider_balance_snapshot"`
+	// CredentialID is the credential the balance was read with.
 	CredentialID string `json:"credentialId" example:"pcred_01jd0000000000000000000000"`
-	Provider     string `json:"provider" example:"MUSIC_PROVIDER_B"`
+	// Provider is the provider route.
+	Provider string `json:"provider" example:"MUSIC_PROVIDER_B"`
 	// Unit says whose credits these are: always provider_credits.
 	Unit string `json:"unit" example:"provider_credits" enum:"provider_credits"`
 	// Credits and ExtraCredits are the provider's balance, integer strings.
-	Credits      string    `json:"credits" example:"1000"`
-	ExtraCredits string    `json:"extraCredits" example:"0"`
-	ObservedAt   time.Time `json:"observedAt"`
+	Credits string `json:"credits" example:"1000"`
+	// ExtraCredits is the provider account's extra credits, as the provider reports
+	// them apart from credits, an integer string.
+	ExtraCredits string `json:"extraCredits" example:"0"`
+	// ObservedAt is when the platform read the balance from the provider.
+	ObservedAt time.Time `json:"observedAt"`
 }
 
 // CredentialHealth is the outcome of a credential's last check.
 type CredentialHealth struct {
-	Status    string    `json:"status" example:"valid" enum:"valid,invalid"`
+	// Status is valid when the provider accepted the key at checkedAt, invalid when it rejected it.
+	Status string `json:"status" example:"valid" enum:"valid,invalid"`
+	// CheckedAt is when the key was last checked against the provider.
 	CheckedAt time.Time `json:"checkedAt"`
 }
 
 // ProviderCredentialView is a customer provider key, redacted: a
 // fingerprint and a display suffix, never the key.
 type ProviderCredentialView struct {
-	ID          string `json:"id" example:"pcred_01jd0000000000000000000000"`
-	Object      string `json:"object" example:"provider_credential"`
-	Provider    string `json:"provider" example:"MUSIC_PROVIDER_B" enum:"MUSIC_PROVIDER_A,MUSIC_PROVIDER_B"`
+	// ID is the credential's id.
+	ID string `json:"id" example:"pcred_01jd0000000000000000000000"`
+	// Object is always "provider_credential".
+	Object string `json:"object" example:"provider_credential"`
+	// Provider is the provider route the key authenticates with.
+	Provider string `json:"provider" example:"MUSIC_PROVIDER_B" enum:"MUSIC_PROVIDER_A,MUSIC_PROVIDER_B"`
+	// Environment is the environment (test or live) the key is used in.
 	Environment string `json:"environment" example:"test" enum:"test,live"`
-	Ownership   string `json:"ownership" example:"CUSTOMER_BYOK" enum:"PLATFORM_MANAGED,CUSTOMER_BYOK"`
-	Label       string `json:"label" example:"Studio account"`
+	// Ownership is always CUSTOMER_BYOK for a stored key.
+	Ownership string `json:"ownership" example:"CUSTOMER_BYOK" enum:"PLATFORM_MANAGED,CUSTOMER_BYOK"`
+	// Label is the customer's name for the key.
+	Label string `json:"label" example:"Studio account"`
 	// Fingerprint is a non-secret prefix of the key's keyed digest.
 	Fingerprint string `json:"fingerprint" example:"3f9a0c1d2b4e"`
 	// DisplaySuffix is the key's last four characters.
-	DisplaySuffix  string           `json:"displaySuffix" example:"wxyz"`
-	HasCallbackKey bool             `json:"hasCallbackKey" example:"false"`
-	Health         CredentialHealth `json:"health"`
+	DisplaySuffix string `json:"displaySuffix" example:"wxyz"`
+	// HasCallbackKey is true when a callback-signing key was stored with the key (sealed, never
+	// shown).
+	HasCallbackKey bool `json:"hasCallbackKey" example:"false"`
+	// Health is the outcome of the key's last check.
+	Health CredentialHealth `json:"health"`
 	// LatestBalance is the newest balance snapshot, null before any.
 	LatestBalance *ProviderBalanceSnapshot `json:"latestBalance"`
-	CreatedBy     KeyCreator               `json:"createdBy"`
-	CreatedAt     time.Time                `json:"createdAt"`
-	UpdatedAt     time.Time                `json:"updatedAt"`
+	// CreatedBy is who submitted the key.
+	CreatedBy KeyCreator `json:"createdBy"`
+	// CreatedAt is when the key was submitted.
+	CreatedAt time.Time `json:"createdAt"`
+	// UpdatedAt is when the credential last changed.
+	UpdatedAt time.Time `json:"updatedAt"`
 	// DeletedAt is set only in the answer of the delete.
 	DeletedAt *time.Time `json:"deletedAt"`
 }
 
 // ProviderCredentialPage is one page of credentials, newest first.
 type ProviderCredentialPage struct {
-	Items      []ProviderCredentialView `json:"items"`
-	HasMore    bool                     `json:"hasMore" example:"false"`
-	NextCursor *string                  `json:"nextCursor" example:"Y3Vyc29yOnBjcmVkXzAx"`
+	// Items are the page's credentials, newest first.
+	Items []ProviderCredentialView `json:"items"`
+	// HasMore is true when another page follows.
+	HasMore bool `json:"hasMore" example:"false"`
+	// NextCursor is passed as cursor to read the next page; null on the last.
+	NextCursor *string `json:"nextCursor" example:"Y3Vyc29yOnBjcmVkXzAx"`
 }
 
 func providerView(p credential.Provider) ProviderView {

@@ -190,6 +190,12 @@ type Route struct {
 	// document and the collection; a path under Via that no such route
 	// serves is answered 404 ROUTE_NOT_FOUND.
 	Via string
+	// Page marks a Raw route that serves an HTML page for people at a path
+	// ending in "/" (the docs page, the client collection's landing page).
+	// The OpenAPI document describes pages in info.description instead of
+	// listing them as operations, whose paths never end in a slash; the
+	// client collection keeps them.
+	Page bool
 }
 
 // Policy is the part of a route's access policy that the evaluator's steps

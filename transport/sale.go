@@ -12,7 +12,9 @@ import (
 
 // SaleStatement is one disclosure statement.
 type SaleStatement struct {
+	// Code is the statement's stable identifier.
 	Code string `json:"code" example:"PRICE_MAY_FALL"`
+	// Text is the statement, as clients must show it.
 	Text string `json:"text" example:"Token prices can fall, including to zero."`
 }
 
@@ -21,20 +23,26 @@ type SaleStatement struct {
 // visible (prices can fall, liquidity can disappear, listings are not
 // guaranteed, participation may be restricted by jurisdiction).
 type SaleDisclosure struct {
-	Version    string          `json:"version" example:"2026-01"`
-	URL        *string         `json:"url" example:"https://platform.io/legal/token-sale-disclosure"`
+	// Version is the disclosure's version.
+	Version string `json:"version" example:"2026-01"`
+	// URL links the full disclosure; null when none is published.
+	URL *string `json:"url" example:"https://platform.io/legal/token-sale-disclosure"`
+	// Statements are the statements clients must keep visible.
 	Statements []SaleStatement `json:"statements"`
 }
 
 // SaleDisclosureView answers GET /api/v1/token-sales/{saleId}/disclosures.
 type SaleDisclosureView struct {
+	// SaleID is the sale's id.
 	SaleID string `json:"saleId" example:"presale-2026"`
 	SaleDisclosure
 }
 
 // SaleWindow is a sale's open window, shown once the sale is past PLANNED.
 type SaleWindow struct {
-	OpensAt  time.Time `json:"opensAt"`
+	// OpensAt is when the sale opens.
+	OpensAt time.Time `json:"opensAt"`
+	// ClosesAt is when the sale closes.
 	ClosesAt time.Time `json:"closesAt"`
 }
 
@@ -42,66 +50,101 @@ type SaleWindow struct {
 // prices, the target window) are never funded, open or executable; status
 // is the configured status capped by verification evidence.
 type SaleView struct {
-	SaleID       string      `json:"saleId" example:"presale-2026"`
-	Object       string      `json:"object" example:"token_sale"`
-	Stage        string      `json:"stage" example:"PRE_SALE"`
-	Status       string      `json:"status" example:"PLANNED" enum:"PLANNED,VERIFIED,ANNOUNCED,OPEN,CLOSED"`
-	TargetWindow string      `json:"targetWindow" example:"2026-Q3"`
-	Window       *SaleWindow `json:"window"`
-	Provider     *string     `json:"provider" example:"Launch Provider"`
+	// SaleID is the sale's id (lowercase letters, digits and hyphens).
+	SaleID string `json:"saleId" example:"presale-2026"`
+	// Object is always "token_sale".
+	Object string `json:"object" example:"token_sale"`
+	// Stage is the sale's stage, such as PRE_SALE.
+	Stage string `json:"stage" example:"PRE_SALE"`
+	// Status is the configured status capped by verification evidence: a sale is never shown past
+	// what a verification run proved.
+	Status string `json:"status" example:"PLANNED" enum:"PLANNED,VERIFIED,ANNOUNCED,OPEN,CLOSED"`
+	// TargetWindow is the planning window as text, such as 2026-Q3; not a commitment.
+	TargetWindow string `json:"targetWindow" example:"2026-Q3"`
+	// Window is the sale's open window; null while the sale is PLANNED.
+	Window *SaleWindow `json:"window"`
+	// Provider is the chosen sale provider's name; null while none is chosen.
+	Provider *string `json:"provider" example:"Launch Provider"`
 	// ProviderCandidates are the providers under evaluation.
 	ProviderCandidates []string `json:"providerCandidates" example:"Launch Provider"`
 	// AllocationMinAtomic and AllocationMaxAtomic are a planning envelope
 	// in 9-decimal atomic units, not funded or claimable inventory.
-	AllocationMinAtomic    string         `json:"allocationMinAtomic" example:"1000000000000000"`
-	AllocationMaxAtomic    string         `json:"allocationMaxAtomic" example:"5000000000000000"`
-	PresalePriceUSD        string         `json:"presalePriceUsd" example:"0.010"`
-	InitialDexReferenceUSD string         `json:"initialDexReferenceUsd" example:"0.015"`
-	ProductionMint         *string        `json:"productionMint" example:"TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb"`
-	UpdatedAt              time.Time      `json:"updatedAt"`
-	Disclosure             SaleDisclosure `json:"disclosure"`
+	AllocationMinAtomic string `json:"allocationMinAtomic" example:"1000000000000000"`
+	// AllocationMaxAtomic is the upper end of the planning envelope, in 9-decimal atomic units (an
+	// integer string).
+	AllocationMaxAtomic string `json:"allocationMaxAtomic" example:"5000000000000000"`
+	// PresalePriceUSD is the planned presale price in USD, a decimal string; never an offer.
+	PresalePriceUSD string `json:"presalePriceUsd" example:"0.010"`
+	// InitialDexReferenceUSD is the planned initial DEX reference price in USD, a decimal string;
+	// never a promise.
+	InitialDexReferenceUSD string `json:"initialDexReferenceUsd" example:"0.015"`
+	// ProductionMint is the token's mint (base58); null until it is deployed.
+	ProductionMint *string `json:"productionMint" example:"TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb"`
+	// UpdatedAt is when the sale's configuration last changed.
+	UpdatedAt time.Time `json:"updatedAt"`
+	// Disclosure is the disclosure clients must keep visible.
+	Disclosure SaleDisclosure `json:"disclosure"`
 }
 
 // SaleProviderFact separates the configured provider from its verification.
 type SaleProviderFact struct {
-	Configured bool    `json:"configured" example:"true"`
-	Verified   bool    `json:"verified" example:"false"`
-	Reason     *string `json:"reason" example:"no provider attestation source"`
+	// Configured is true when a provider is chosen in the configuration.
+	Configured bool `json:"configured" example:"true"`
+	// Verified is true when the latest run verified the provider; false without evidence.
+	Verified bool `json:"verified" example:"false"`
+	// Reason says why verified is false; null when true.
+	Reason *string `json:"reason" example:"no provider attestation source"`
 }
 
 // SaleAddressFact is a configured address and whether a run verified it.
 type SaleAddressFact struct {
-	Address  *string `json:"address" example:"TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb"`
-	Verified bool    `json:"verified" example:"false"`
-	Reason   *string `json:"reason" example:"no verification run recorded"`
+	// Address is the configured address (base58); null when none is configured.
+	Address *string `json:"address" example:"TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb"`
+	// Verified is true when the latest run verified the address on the chain.
+	Verified bool `json:"verified" example:"false"`
+	// Reason says why verified is false; null when true.
+	Reason *string `json:"reason" example:"no verification run recorded"`
 }
 
 // SaleInventoryFact is the inventory evidence of the latest run.
 type SaleInventoryFact struct {
-	Funded           bool    `json:"funded" example:"false"`
-	FundedReason     *string `json:"fundedReason" example:"no verification run recorded"`
-	Reconciled       bool    `json:"reconciled" example:"false"`
+	// Funded is true when the latest run found the sale inventory account funded.
+	Funded bool `json:"funded" example:"false"`
+	// FundedReason says why funded is false; null when true.
+	FundedReason *string `json:"fundedReason" example:"no verification run recorded"`
+	// Reconciled is true when the latest run found the inventory exactly as expected.
+	Reconciled bool `json:"reconciled" example:"false"`
+	// ReconciledReason says why reconciled is false; null when true.
 	ReconciledReason *string `json:"reconciledReason" example:"no verification run recorded"`
 }
 
 // SaleTermsFact is the configured terms.
 type SaleTermsFact struct {
-	Published bool    `json:"published" example:"false"`
-	Version   *string `json:"version" example:"terms-2026-01"`
-	Reason    *string `json:"reason" example:"terms not published"`
+	// Published is true when the sale's terms are published.
+	Published bool `json:"published" example:"false"`
+	// Version is the published terms' version; null when none.
+	Version *string `json:"version" example:"terms-2026-01"`
+	// Reason says why published is false; null when true.
+	Reason *string `json:"reason" example:"terms not published"`
 }
 
 // SaleFact is a verified flag with the reason it is false.
 type SaleFact struct {
-	Verified bool    `json:"verified" example:"false"`
-	Reason   *string `json:"reason" example:"no verification run recorded"`
+	// Verified is true when the latest run supplied evidence.
+	Verified bool `json:"verified" example:"false"`
+	// Reason says why verified is false; null when true.
+	Reason *string `json:"reason" example:"no verification run recorded"`
 }
 
 // SaleRunRef is the verification run a projection rests on.
 type SaleRunRef struct {
-	ID         string    `json:"id" example:"srun_01jd0000000000000000000000"`
-	Outcome    string    `json:"outcome" example:"FAILED" enum:"PASSED,FAILED,ERROR"`
-	Slot       *uint64   `json:"slot" example:"312000000"`
+	// ID is the verification run's id.
+	ID string `json:"id" example:"srun_01jd0000000000000000000000"`
+	// Outcome is the run's outcome: every check passed, one failed, or the run could not finish.
+	Outcome string `json:"outcome" example:"FAILED" enum:"PASSED,FAILED,ERROR"`
+	// Slot is the chain slot the run read at; null when it read nothing.
+	Slot *uint64 `json:"slot" example:"312000000"`
+	// FinishedAt is when the run finished.
 	FinishedAt time.Time `json:"finishedAt"`
 }
 
@@ -110,45 +153,71 @@ type SaleRunRef struct {
 // activationAllowed flag is false, with a reason, unless the latest run of
 // the current configuration supplied evidence.
 type SaleVerificationView struct {
-	SaleID            string            `json:"saleId" example:"presale-2026"`
-	Provider          SaleProviderFact  `json:"provider"`
-	SaleContract      SaleAddressFact   `json:"saleContract"`
-	ProductionMint    SaleAddressFact   `json:"productionMint"`
-	Inventory         SaleInventoryFact `json:"inventory"`
-	Terms             SaleTermsFact     `json:"terms"`
-	Liquidity         SaleFact          `json:"liquidity"`
-	ActivationAllowed bool              `json:"activationAllowed" example:"false"`
-	ActivationReason  *string           `json:"activationReason" example:"no verification run recorded"`
-	Run               *SaleRunRef       `json:"run"`
+	// SaleID is the sale's id.
+	SaleID string `json:"saleId" example:"presale-2026"`
+	// Provider is the sale provider's configuration and verification.
+	Provider SaleProviderFact `json:"provider"`
+	// SaleContract is the sale contract account and whether a run verified it.
+	SaleContract SaleAddressFact `json:"saleContract"`
+	// ProductionMint is the token's mint and whether a run verified it.
+	ProductionMint SaleAddressFact `json:"productionMint"`
+	// Inventory is the sale inventory's evidence.
+	Inventory SaleInventoryFact `json:"inventory"`
+	// Terms is the sale terms' publication.
+	Terms SaleTermsFact `json:"terms"`
+	// Liquidity is whether liquidity was verified.
+	Liquidity SaleFact `json:"liquidity"`
+	// ActivationAllowed is true only when every check of the latest run of the current
+	// configuration passed.
+	ActivationAllowed bool `json:"activationAllowed" example:"false"`
+	// ActivationReason says why activationAllowed is false; null when true.
+	ActivationReason *string `json:"activationReason" example:"no verification run recorded"`
+	// Run is the latest verification run of the current configuration; null when none ran.
+	Run *SaleRunRef `json:"run"`
 }
 
 // SaleVenue is a listed market venue: a pool carries address, an
 // aggregator routeAvailable; an aggregator is never a pool.
 type SaleVenue struct {
-	Venue          string  `json:"venue" example:"Aggregator"`
-	Kind           string  `json:"kind" example:"AGGREGATOR" enum:"POOL,AGGREGATOR"`
-	Status         string  `json:"status" example:"PLANNED"`
-	Address        *string `json:"address,omitempty" example:"TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb"`
-	RouteAvailable *bool   `json:"routeAvailable,omitempty" example:"false"`
+	// Venue is the venue's display name.
+	Venue string `json:"venue" example:"Aggregator"`
+	// Kind is POOL (a liquidity pool account) or AGGREGATOR (a router).
+	Kind string `json:"kind" example:"AGGREGATOR" enum:"POOL,AGGREGATOR"`
+	// Status is the venue's configured status, such as PLANNED.
+	Status string `json:"status" example:"PLANNED"`
+	// Address is a pool's account (base58); absent for an aggregator.
+	Address *string `json:"address,omitempty" example:"TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb"`
+	// RouteAvailable is whether an aggregator routes the token; absent for a pool.
+	RouteAvailable *bool `json:"routeAvailable,omitempty" example:"false"`
 }
 
 // SaleListing is an exchange listing's status; verified stays false
 // without evidence, and a marketing field never implies a listing.
 type SaleListing struct {
-	Status   string  `json:"status" example:"TBA"`
-	Verified bool    `json:"verified" example:"false"`
-	Reason   *string `json:"reason" example:"no listing evidence source"`
+	// Status is the listing's configured status; TBA when none is configured.
+	Status string `json:"status" example:"TBA"`
+	// Verified is true only with listing evidence; a configured status never implies a listing.
+	Verified bool `json:"verified" example:"false"`
+	// Reason says why verified is false; null when true.
+	Reason *string `json:"reason" example:"no listing evidence source"`
 }
 
 // SaleMarketsView answers GET /api/v1/token-sales/{saleId}/markets:
 // approved, verified observations only.
 type SaleMarketsView struct {
-	SaleID                string      `json:"saleId" example:"presale-2026"`
-	LaunchReferenceUSD    *string     `json:"launchReferenceUsd" example:"0.015"`
-	LaunchReferenceStatus string      `json:"launchReferenceStatus" example:"PLANNED"`
-	Venues                []SaleVenue `json:"venues"`
-	ExchangeA             SaleListing `json:"exchangeA"`
-	ExchangeAAlpha        SaleListing `json:"exchangeAAlpha"`
+	// SaleID is the sale's id.
+	SaleID string `json:"saleId" example:"presale-2026"`
+	// LaunchReferenceUSD is the launch reference price in USD, a decimal string; null when none is
+	// configured.
+	LaunchReferenceUSD *string `json:"launchReferenceUsd" example:"0.015"`
+	// LaunchReferenceStatus is the launch reference's status, such as PLANNED.
+	LaunchReferenceStatus string `json:"launchReferenceStatus" example:"PLANNED"`
+	// Venues are the approved market venues.
+	Venues []SaleVenue `json:"venues"`
+	// ExchangeA is exchange A's listing status.
+	ExchangeA SaleListing `json:"exchangeA"`
+	// ExchangeAAlpha is exchange A's alpha market listing status.
+	ExchangeAAlpha SaleListing `json:"exchangeAAlpha"`
 }
 
 // AccessIntentRequest is the body of POST .../access-intents. The body
@@ -163,7 +232,8 @@ type AccessIntentRequest struct {
 type SaleHandoff struct {
 	// URL is the provider URL with a signed, expiring, single-purpose
 	// token; only the POST answer carries it, a GET shows null.
-	URL       *string   `json:"url" example:"https://sale.provider.io/buy?handoff=REPLACE_WITH_TOKEN"`
+	URL *string `json:"url" example:"https://sale.provider.io/buy?handoff=REPLACE_WITH_TOKEN"`
+	// ExpiresAt is when the handoff link stops working.
 	ExpiresAt time.Time `json:"expiresAt"`
 }
 
@@ -171,15 +241,25 @@ type SaleHandoff struct {
 // records eligibility and, when every check passes, hands over to the
 // provider.
 type AccessIntentView struct {
-	ID           string       `json:"id" example:"sai_01jd0000000000000000000000"`
-	Object       string       `json:"object" example:"token_sale_access_intent"`
-	SaleID       string       `json:"saleId" example:"presale-2026"`
-	Environment  string       `json:"environment" example:"live" enum:"test,live"`
-	Status       string       `json:"status" example:"INELIGIBLE" enum:"ELIGIBLE,INELIGIBLE"`
-	Reasons      []string     `json:"reasons" example:"SALE_NOT_VERIFIED"`
-	Jurisdiction *string      `json:"jurisdiction" example:"DE"`
-	Handoff      *SaleHandoff `json:"handoff"`
-	CreatedAt    time.Time    `json:"createdAt"`
+	// ID is the access intent's id.
+	ID string `json:"id" example:"sai_01jd0000000000000000000000"`
+	// Object is always "token_sale_access_intent".
+	Object string `json:"object" example:"token_sale_access_intent"`
+	// SaleID is the sale the intent is for.
+	SaleID string `json:"saleId" example:"presale-2026"`
+	// Environment is the environment (test or live) of the intent.
+	Environment string `json:"environment" example:"live" enum:"test,live"`
+	// Status is ELIGIBLE when every check passed, else INELIGIBLE.
+	Status string `json:"status" example:"INELIGIBLE" enum:"ELIGIBLE,INELIGIBLE"`
+	// Reasons are the codes of the checks that failed; empty when eligible.
+	Reasons []string `json:"reasons" example:"SALE_NOT_VERIFIED"`
+	// Jurisdiction is the account's declared jurisdiction (ISO 3166-1 alpha-2); null when none was
+	// declared.
+	Jurisdiction *string `json:"jurisdiction" example:"DE"`
+	// Handoff is the link to the sale provider when eligible; null otherwise.
+	Handoff *SaleHandoff `json:"handoff"`
+	// CreatedAt is when the intent was evaluated.
+	CreatedAt time.Time `json:"createdAt"`
 }
 
 // reasonIf returns the reason only when the flag is false.

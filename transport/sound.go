@@ -13,11 +13,13 @@ import (
 
 // SoundInput names a sound operation's input asset.
 type SoundInput struct {
+	// AssetID is the input audio asset, of the caller's workspace and environment.
 	AssetID string `json:"assetId" example:"ast_01jd0000000000000000000000"`
 }
 
 // AnalyzeRequest is the body of POST /api/v1/sound/analyze.
 type AnalyzeRequest struct {
+	// Input is the audio to analyze.
 	Input SoundInput `json:"input"`
 	// Fields are the measures wanted (duration, loudness, peak, bpm, key,
 	// sampleRate, bitDepth, channelCount); empty means all of them.
@@ -26,39 +28,58 @@ type AnalyzeRequest struct {
 
 // SoundProgress is a running operation's progress.
 type SoundProgress struct {
+	// Percent is how far the operation is, 0 to 100.
 	Percent int `json:"percent" example:"40"`
 }
 
 // SoundFailure is why an operation failed.
 type SoundFailure struct {
-	Code    string `json:"code" example:"INVALID_INPUT"`
+	// Code is the platform error code that failed the operation.
+	Code string `json:"code" example:"INVALID_INPUT"`
+	// Message is a client-safe explanation.
 	Message string `json:"message" example:"The input audio could not be decoded."`
 }
 
 // SoundOperationView is a sound operation's state.
 type SoundOperationView struct {
-	ID     string `json:"id" example:"snd_01jd0000000000000000000000"`
+	// ID is the operation's id.
+	ID string `json:"id" example:"snd_01jd0000000000000000000000"`
+	// Object is always "sound_operation".
 	Object string `json:"object" example:"sound_operation"`
-	Type   string `json:"type" example:"analysis" enum:"stem_separation,mastering,enhancement,analysis"`
+	// Type is the operation's kind.
+	Type string `json:"type" example:"analysis" enum:"stem_separation,mastering,enhancement,analysis"`
+	// Status is the operation's status; completed, failed, cancelled and expired are terminal.
 	Status string `json:"status" example:"processing" enum:"queued,dispatched,processing,completed,failed,cancelled,expired"`
-	Stage  string `json:"stage" example:"analyzing" enum:"accepted,uploading,decoding,analyzing,stem_isolation,mastering,enhancing,encoding,persisting,finished"`
+	// Stage is the engine's current step.
+	Stage string `json:"stage" example:"analyzing" enum:"accepted,uploading,decoding,analyzing,stem_isolation,mastering,enhancing,encoding,persisting,finished"`
 	// Progress is present while processing.
-	Progress    *SoundProgress `json:"progress,omitempty"`
-	Input       SoundInput     `json:"input"`
-	Environment string         `json:"environment" example:"test" enum:"test,live"`
-	Failure     *SoundFailure  `json:"failure"`
-	CreatedAt   time.Time      `json:"createdAt"`
-	StartedAt   *time.Time     `json:"startedAt"`
-	UpdatedAt   time.Time      `json:"updatedAt"`
-	EndedAt     *time.Time     `json:"endedAt"`
+	Progress *SoundProgress `json:"progress,omitempty"`
+	// Input is the input asset.
+	Input SoundInput `json:"input"`
+	// Environment is the environment (test or live) the operation runs in.
+	Environment string `json:"environment" example:"test" enum:"test,live"`
+	// Failure is why the operation failed; null otherwise.
+	Failure *SoundFailure `json:"failure"`
+	// CreatedAt is when the operation was accepted.
+	CreatedAt time.Time `json:"createdAt"`
+	// StartedAt is when the engine started it; null while queued.
+	StartedAt *time.Time `json:"startedAt"`
+	// UpdatedAt is when the operation last changed.
+	UpdatedAt time.Time `json:"updatedAt"`
+	// EndedAt is when the operation reached a terminal status; null while it runs.
+	EndedAt *time.Time `json:"endedAt"`
 }
 
 // SoundResult is a completed operation's result: for an analysis, the
 // requested measures, each a value or unavailable with a reason.
 type SoundResult struct {
-	ID      string        `json:"id" example:"snd_01jd0000000000000000000000"`
-	Status  string        `json:"status" example:"completed"`
-	Stage   string        `json:"stage" example:"finished"`
+	// ID is the operation's id.
+	ID string `json:"id" example:"snd_01jd0000000000000000000000"`
+	// Status is the operation's status: completed.
+	Status string `json:"status" example:"completed"`
+	// Stage is the operation's stage: finished.
+	Stage string `json:"stage" example:"finished"`
+	// Outputs are the output assets; empty for an analysis.
 	Outputs []SoundOutput `json:"outputs"`
 	// Analysis is an analysis's measures; absent for other types.
 	Analysis *sound.Analysis `json:"analysis,omitempty"`
@@ -69,15 +90,18 @@ type SoundResult struct {
 
 // EnhanceRequest is the body of POST /api/v1/sound/enhance.
 type EnhanceRequest struct {
+	// Input is the audio to enhance.
 	Input SoundInput `json:"input"`
 	// Features are applied in the engine's fixed order (dehum, declick,
 	// denoise, voice_cleanup, clarity, stereo_width), each at most once.
 	Features []EnhanceFeature `json:"features"`
-	Output   SoundOutputSpec  `json:"output"`
+	// Output is the encoding of the enhanced asset; it must be in the capability snapshot.
+	Output SoundOutputSpec `json:"output"`
 }
 
 // EnhanceFeature is one enhancement: a feature and its amount.
 type EnhanceFeature struct {
+	// Name is the enhancement feature.
 	Name string `json:"name" example:"denoise" enum:"denoise,declick,dehum,clarity,stereo_width,voice_cleanup"`
 	// Amount is the feature's main parameter, 0 for its default: denoise
 	// and voice_cleanup reduction dB (18), declick threshold (5), dehum
@@ -88,15 +112,18 @@ type EnhanceFeature struct {
 
 // StemsRequest is the body of POST /api/v1/sound/stems.
 type StemsRequest struct {
+	// Input is the audio to separate.
 	Input SoundInput `json:"input"`
 	// Stems are the stems wanted: vocals, drums, bass, other; empty means
 	// all four.
-	Stems  []string        `json:"stems,omitempty" example:"vocals"`
+	Stems []string `json:"stems,omitempty" example:"vocals"`
+	// Output is the encoding of each stem asset; it must be in the capability snapshot.
 	Output SoundOutputSpec `json:"output"`
 }
 
 // MasterRequest is the body of POST /api/v1/sound/master.
 type MasterRequest struct {
+	// Input is the audio to master.
 	Input SoundInput `json:"input"`
 	// Profile is balanced (-14 LUFS), streaming (-14), transparent (-16,
 	// peaks only) or loud (-9); all with a -1 dBTP ceiling.
@@ -110,19 +137,29 @@ type MasterRequest struct {
 
 // SoundOutputSpec is a requested output encoding.
 type SoundOutputSpec struct {
-	Format     string `json:"format" example:"wav" enum:"wav,flac"`
-	SampleRate int    `json:"sampleRate" example:"48000"`
-	BitDepth   int    `json:"bitDepth" example:"24"`
+	// Format is the container: wav or flac.
+	Format string `json:"format" example:"wav" enum:"wav,flac"`
+	// SampleRate is the sample rate in Hz; one of the capability snapshot's audio.sampleRates.
+	SampleRate int `json:"sampleRate" example:"48000"`
+	// BitDepth is the bits per sample; one of the capability snapshot's audio.bitDepths.
+	BitDepth int `json:"bitDepth" example:"24"`
 }
 
 // SoundOutput is an output asset of an operation (none for an analysis).
 type SoundOutput struct {
-	Type       string `json:"type" example:"stem"`
-	Stem       string `json:"stem,omitempty" example:"vocals"`
-	AssetID    string `json:"assetId" example:"ast_01jd0000000000000000000000"`
-	Format     string `json:"format" example:"wav"`
-	SampleRate int    `json:"sampleRate" example:"48000"`
-	BitDepth   int    `json:"bitDepth" example:"24"`
+	// Type is what the output is: stem for a separated stem, master for a mastering, enhanced for
+	// an enhancement.
+	Type string `json:"type" example:"stem"`
+	// Stem names the stem (vocals, drums, bass or other); absent for other outputs.
+	Stem string `json:"stem,omitempty" example:"vocals"`
+	// AssetID is the output's durable asset.
+	AssetID string `json:"assetId" example:"ast_01jd0000000000000000000000"`
+	// Format is the output's container: wav or flac.
+	Format string `json:"format" example:"wav"`
+	// SampleRate is the output's sample rate in Hz.
+	SampleRate int `json:"sampleRate" example:"48000"`
+	// BitDepth is the output's bits per sample.
+	BitDepth int `json:"bitDepth" example:"24"`
 }
 
 func soundView(o sound.Operation) SoundOperationView {

@@ -13,144 +13,219 @@ import (
 
 // TokenPolicyView is the token policy's other constants.
 type TokenPolicyView struct {
-	Version              string `json:"version" example:"1.0.0"`
+	// Version is the token policy's version.
+	Version string `json:"version" example:"1.0.0"`
+	// QuarterlyBurnPercent is the planned burn per quarter, in percent, a decimal string.
 	QuarterlyBurnPercent string `json:"quarterlyBurnPercent" example:"2"`
-	BurnCalculationBase  string `json:"burnCalculationBase" example:"TBA"`
-	VestingLockedTokens  string `json:"vestingLockedTokens" example:"3000000000"`
+	// BurnCalculationBase is what the burn percentage applies to; TBA until decided.
+	BurnCalculationBase string `json:"burnCalculationBase" example:"TBA"`
+	// VestingLockedTokens is the number of whole tokens locked in vesting, an integer string.
+	VestingLockedTokens string `json:"vestingLockedTokens" example:"3000000000"`
 }
 
 // TokenMetadataView is GET /api/v1/token/metadata.
 type TokenMetadataView struct {
-	Name   string `json:"name" example:"Platform Token"`
+	// Name is the token's name.
+	Name string `json:"name" example:"Platform Token"`
+	// Symbol is the token's ticker symbol.
 	Symbol string `json:"symbol" example:"TOKEN"`
 	// Network is the CAIP-2 id read from the cluster's genesis hash by the
 	// verification service; null before it has read the cluster.
-	Network                     *string `json:"network" example:"solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp"`
-	Standard                    string  `json:"standard" example:"SPL Token-2022"`
-	TokenProgram                string  `json:"tokenProgram" example:"TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb"`
-	InitialMaximumSupply        string  `json:"initialMaximumSupply" example:"18446000000"`
-	Decimals                    int     `json:"decimals" example:"9"`
-	AtomicInitialMaximumSupply  string  `json:"atomicInitialMaximumSupply" example:"18446000000000000000"`
-	TransferFeeBps              int     `json:"transferFeeBps" example:"200"`
-	TransferFeeRatePolicyCapBps int     `json:"transferFeeRatePolicyCapBps" example:"500"`
+	Network *string `json:"network" example:"solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp"`
+	// Standard is the token standard, SPL Token-2022.
+	Standard string `json:"standard" example:"SPL Token-2022"`
+	// TokenProgram is the token program's address (base58).
+	TokenProgram string `json:"tokenProgram" example:"TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb"`
+	// InitialMaximumSupply is the policy's maximum supply in whole tokens, an integer string.
+	InitialMaximumSupply string `json:"initialMaximumSupply" example:"18446000000"`
+	// Decimals is the token's decimals: an atomic amount is the whole amount times 10^decimals.
+	Decimals int `json:"decimals" example:"9"`
+	// AtomicInitialMaximumSupply is the policy's maximum supply in atomic units, an integer string.
+	AtomicInitialMaximumSupply string `json:"atomicInitialMaximumSupply" example:"18446000000000000000"`
+	// TransferFeeBps is the transfer fee the policy sets, in basis points.
+	TransferFeeBps int `json:"transferFeeBps" example:"200"`
+	// TransferFeeRatePolicyCapBps is the highest transfer fee rate the policy allows, in basis
+	// points.
+	TransferFeeRatePolicyCapBps int `json:"transferFeeRatePolicyCapBps" example:"500"`
 	// Token2022MaximumFeeAtomic is the verified maximum fee amount; null
 	// until deployment. The 500 bps rate cap is never written here.
 	Token2022MaximumFeeAtomic *string `json:"token2022MaximumFeeAtomic" example:"5000000000"`
 	// ProductionMint is null until the mint is verified on mainnet.
-	ProductionMint *string         `json:"productionMint" example:"Mint111111111111111111111111111111111111111"`
-	Status         string          `json:"status" example:"PRE_DEPLOYMENT"`
-	Policy         TokenPolicyView `json:"policy"`
+	ProductionMint *string `json:"productionMint" example:"Mint111111111111111111111111111111111111111"`
+	// Status is the deployment state, such as PRE_DEPLOYMENT.
+	Status string `json:"status" example:"PRE_DEPLOYMENT"`
+	// Policy is the token policy's other constants.
+	Policy TokenPolicyView `json:"policy"`
 }
 
 // TokenEvidenceView is a passing run's evidence.
 type TokenEvidenceView struct {
-	RunID      string     `json:"runId" example:"tvr_01jd0000000000000000000000"`
-	Slot       *uint64    `json:"slot" example:"312000000"`
-	BlockTime  *time.Time `json:"blockTime"`
-	VerifiedAt time.Time  `json:"verifiedAt"`
+	// RunID is the passing verification run.
+	RunID string `json:"runId" example:"tvr_01jd0000000000000000000000"`
+	// Slot is the chain slot the run read at.
+	Slot *uint64 `json:"slot" example:"312000000"`
+	// BlockTime is that slot's block time; null when the cluster does not report it.
+	BlockTime *time.Time `json:"blockTime"`
+	// VerifiedAt is when the run passed.
+	VerifiedAt time.Time `json:"verifiedAt"`
 }
 
 // TokenAttemptView is the newest verification run, whatever its outcome.
 type TokenAttemptView struct {
-	RunID   string `json:"runId" example:"tvr_01jd0000000000000000000000"`
+	// RunID is the run's id.
+	RunID string `json:"runId" example:"tvr_01jd0000000000000000000000"`
+	// Outcome is PASSED (every required check passed), FAILED (one failed) or ERROR (the cluster
+	// could not be read).
 	Outcome string `json:"outcome" example:"PASSED" enum:"PASSED,FAILED,ERROR"`
 	// ErrorCode says why an ERROR run could not read the cluster.
-	ErrorCode    *string   `json:"errorCode" example:"NODE_BEHIND" enum:"CHAIN_UNAVAILABLE,NODE_BEHIND,NETWORK_MISMATCH,NOT_CONFIGURED"`
-	ErrorMessage *string   `json:"errorMessage" example:"the node is behind by 120 slots"`
-	FinishedAt   time.Time `json:"finishedAt"`
+	ErrorCode *string `json:"errorCode" example:"NODE_BEHIND" enum:"CHAIN_UNAVAILABLE,NODE_BEHIND,NETWORK_MISMATCH,NOT_CONFIGURED"`
+	// ErrorMessage explains an ERROR run; null otherwise.
+	ErrorMessage *string `json:"errorMessage" example:"the node is behind by 120 slots"`
+	// FinishedAt is when the run finished.
+	FinishedAt time.Time `json:"finishedAt"`
 }
 
 // TokenTransitionView is one row of the deployment table.
 type TokenTransitionView struct {
-	From  string `json:"from" example:"MAINNET_CONFIGURED"`
+	// From is the deployment state the move starts from.
+	From string `json:"from" example:"MAINNET_CONFIGURED"`
+	// Event is the event that makes the move.
 	Event string `json:"event" example:"verification_passed"`
-	To    string `json:"to" example:"MAINNET_VERIFIED"`
+	// To is the deployment state the move ends in.
+	To string `json:"to" example:"MAINNET_VERIFIED"`
 }
 
 // TokenDeploymentView is GET /api/v1/token/deployment.
 type TokenDeploymentView struct {
-	State           string  `json:"state" example:"MAINNET_CONFIGURED"`
-	Cluster         string  `json:"cluster" example:"mainnet" enum:"mainnet,devnet,testnet,localnet"`
-	Network         *string `json:"network" example:"solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp"`
-	Mint            *string `json:"mint" example:"Mint111111111111111111111111111111111111111"`
-	TokenProgram    string  `json:"tokenProgram" example:"TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb"`
-	Configured      bool    `json:"configured" example:"true"`
-	Verified        bool    `json:"verified" example:"false"`
-	ProductionReady bool    `json:"productionReady" example:"false"`
+	// State is the deployment state.
+	State string `json:"state" example:"MAINNET_CONFIGURED"`
+	// Cluster is the Solana cluster the environment is configured with.
+	Cluster string `json:"cluster" example:"mainnet" enum:"mainnet,devnet,testnet,localnet"`
+	// Network is the CAIP-2 id read from the cluster's genesis hash; null before the cluster was
+	// read.
+	Network *string `json:"network" example:"solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp"`
+	// Mint is the configured mint (base58); null when none is configured.
+	Mint *string `json:"mint" example:"Mint111111111111111111111111111111111111111"`
+	// TokenProgram is the token program's address (base58).
+	TokenProgram string `json:"tokenProgram" example:"TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb"`
+	// Configured is true when a mint is configured.
+	Configured bool `json:"configured" example:"true"`
+	// Verified is true when a verification run of the current configuration passed.
+	Verified bool `json:"verified" example:"false"`
+	// ProductionReady is true only for a mainnet mint that a passing run verified and the
+	// operator declared launched.
+	ProductionReady bool `json:"productionReady" example:"false"`
 	// Evidence is the passing run behind a verified state.
-	Evidence    *TokenEvidenceView    `json:"evidence"`
-	LastAttempt *TokenAttemptView     `json:"lastAttempt"`
+	Evidence *TokenEvidenceView `json:"evidence"`
+	// LastAttempt is the newest verification run, whatever its outcome; null before any.
+	LastAttempt *TokenAttemptView `json:"lastAttempt"`
+	// Transitions is the deployment state table, as data.
 	Transitions []TokenTransitionView `json:"transitions"`
 }
 
 // TokenCheckView is one verification check.
 type TokenCheckView struct {
-	Code     string          `json:"code" example:"DECIMALS"`
-	Passed   bool            `json:"passed" example:"true"`
-	Required bool            `json:"required" example:"true"`
-	Actual   json.RawMessage `json:"actual"`
+	// Code is the check's identifier, such as DECIMALS.
+	Code string `json:"code" example:"DECIMALS"`
+	// Passed is true when the chain matched the policy.
+	Passed bool `json:"passed" example:"true"`
+	// Required is true when the check must pass for the deployment to verify.
+	Required bool `json:"required" example:"true"`
+	// Actual is the value read from the chain (JSON), null when absent.
+	Actual json.RawMessage `json:"actual"`
 	// Expected is the exact value required; ExpectedMax an upper bound.
-	Expected    json.RawMessage `json:"expected,omitempty"`
+	Expected json.RawMessage `json:"expected,omitempty"`
+	// ExpectedMax is the upper bound the actual value must not exceed, when the check has one.
 	ExpectedMax json.RawMessage `json:"expectedMax,omitempty"`
-	Reason      *string         `json:"reason" example:"the mint's decimals differ from the policy"`
+	// Reason says why the check failed; null when it passed.
+	Reason *string `json:"reason" example:"the mint's decimals differ from the policy"`
 }
 
 // TokenVerificationView is GET /api/v1/token/verification.
 type TokenVerificationView struct {
-	Verified bool    `json:"verified" example:"false"`
-	State    string  `json:"state" example:"MAINNET_CONFIGURED"`
-	Network  *string `json:"network" example:"solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp"`
-	Mint     *string `json:"mint" example:"Mint111111111111111111111111111111111111111"`
+	// Verified is true when the checks' run passed.
+	Verified bool `json:"verified" example:"false"`
+	// State is the deployment state.
+	State string `json:"state" example:"MAINNET_CONFIGURED"`
+	// Network is the CAIP-2 id of the cluster the run read; null before any run.
+	Network *string `json:"network" example:"solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp"`
+	// Mint is the configured mint (base58); null when none is configured.
+	Mint *string `json:"mint" example:"Mint111111111111111111111111111111111111111"`
 	// RunID is the run the checks come from: the newest PASSED or FAILED
 	// run of the current configuration.
-	RunID       *string           `json:"runId" example:"tvr_01jd0000000000000000000000"`
-	Checks      []TokenCheckView  `json:"checks"`
-	Slot        *uint64           `json:"slot" example:"312000000"`
-	BlockTime   *time.Time        `json:"blockTime"`
-	VerifiedAt  *time.Time        `json:"verifiedAt"`
+	RunID *string `json:"runId" example:"tvr_01jd0000000000000000000000"`
+	// Checks are the run's checks.
+	Checks []TokenCheckView `json:"checks"`
+	// Slot is the chain slot the run read at; null before any run.
+	Slot *uint64 `json:"slot" example:"312000000"`
+	// BlockTime is that slot's block time; null when unknown.
+	BlockTime *time.Time `json:"blockTime"`
+	// VerifiedAt is when the run passed; null when it did not.
+	VerifiedAt *time.Time `json:"verifiedAt"`
+	// LastAttempt is the newest run, whatever its outcome; null before any.
 	LastAttempt *TokenAttemptView `json:"lastAttempt"`
 }
 
 // TokenFeatureView is a token feature's availability.
 type TokenFeatureView struct {
-	Enabled bool    `json:"enabled" example:"false"`
-	Reason  *string `json:"reason" example:"deployment_not_verified"`
+	// Enabled is true when the feature is available.
+	Enabled bool `json:"enabled" example:"false"`
+	// Reason says why it is not; null when enabled.
+	Reason *string `json:"reason" example:"deployment_not_verified"`
 }
 
 // TokenFeaturesView lists the token features.
 type TokenFeaturesView struct {
-	Transfers         TokenFeatureView `json:"transfers"`
+	// Transfers is whether token transfers are available.
+	Transfers TokenFeatureView `json:"transfers"`
+	// CirculatingSupply is whether the circulating supply is published.
 	CirculatingSupply TokenFeatureView `json:"circulatingSupply"`
 }
 
 // TokenStatusView is GET /api/v1/token/status.
 type TokenStatusView struct {
-	Deployment                string            `json:"deployment" example:"PRE_DEPLOYMENT"`
-	ProductionReady           bool              `json:"productionReady" example:"false"`
-	MetadataVerified          bool              `json:"metadataVerified" example:"false"`
-	TransferFeeConfigVerified bool              `json:"transferFeeConfigVerified" example:"false"`
-	SupplyMethodologyStatus   string            `json:"supplyMethodologyStatus" example:"DRAFT"`
-	Features                  TokenFeaturesView `json:"features"`
+	// Deployment is the deployment state.
+	Deployment string `json:"deployment" example:"PRE_DEPLOYMENT"`
+	// ProductionReady is true only for a mainnet mint that a passing run verified and the
+	// operator declared launched.
+	ProductionReady bool `json:"productionReady" example:"false"`
+	// MetadataVerified is true when a passing run verified the mint's metadata.
+	MetadataVerified bool `json:"metadataVerified" example:"false"`
+	// TransferFeeConfigVerified is true when a passing run verified the mint's transfer fee
+	// configuration.
+	TransferFeeConfigVerified bool `json:"transferFeeConfigVerified" example:"false"`
+	// SupplyMethodologyStatus is the status of the circulating supply methodology, such as DRAFT.
+	SupplyMethodologyStatus string `json:"supplyMethodologyStatus" example:"DRAFT"`
+	// Features are the token features' availability.
+	Features TokenFeaturesView `json:"features"`
 }
 
 // TokenSupplyView is GET /api/v1/token/total-supply and
 // /circulating-supply: the value in atomic units and whole tokens, or null
 // with the reason it is unavailable.
 type TokenSupplyView struct {
-	Kind   string  `json:"kind" example:"total" enum:"total,circulating"`
+	// Kind is total or circulating.
+	Kind string `json:"kind" example:"total" enum:"total,circulating"`
+	// Atomic is the supply in atomic units, an integer string; null when unavailable.
 	Atomic *string `json:"atomic" example:"18446000000000000000"`
-	Whole  *string `json:"whole" example:"18446000000"`
+	// Whole is the supply in whole tokens, a decimal string; null when unavailable.
+	Whole *string `json:"whole" example:"18446000000"`
 	// Available is false before verified deployment (total) and while the
 	// supply methodology is not verified (circulating).
-	Available bool    `json:"available" example:"false"`
-	Reason    *string `json:"reason" example:"deployment_not_verified"`
-	Decimals  int     `json:"decimals" example:"9"`
+	Available bool `json:"available" example:"false"`
+	// Reason says why the supply is unavailable; null when available.
+	Reason *string `json:"reason" example:"deployment_not_verified"`
+	// Decimals is the token's decimals.
+	Decimals int `json:"decimals" example:"9"`
 	// MaximumAtomic is the policy maximum, which total supply never
 	// exceeds.
-	MaximumAtomic string     `json:"maximumAtomic" example:"18446000000000000000"`
-	Network       *string    `json:"network" example:"solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp"`
-	Slot          *uint64    `json:"slot" example:"312000000"`
-	BlockTime     *time.Time `json:"blockTime"`
+	MaximumAtomic string `json:"maximumAtomic" example:"18446000000000000000"`
+	// Network is the CAIP-2 id of the cluster the supply was read from; null when unavailable.
+	Network *string `json:"network" example:"solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp"`
+	// Slot is the slot the supply was read at; null when unavailable.
+	Slot *uint64 `json:"slot" example:"312000000"`
+	// BlockTime is that slot's block time; null when unknown.
+	BlockTime *time.Time `json:"blockTime"`
 }
 
 // callerEnvironment is the environment an OptionalAuth route answers for:

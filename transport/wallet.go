@@ -20,34 +20,51 @@ type WalletChallengeRequest struct {
 // standard's SolanaSignInInput, to pass to a wallet's signIn, which then
 // signs exactly the challenge's message.
 type WalletSignInInput struct {
-	Domain         string `json:"domain" example:"app.example.com"`
-	Address        string `json:"address" example:"4Nd1mBQtrMJVYVfKf2PJy9NZUZdTAsp7D4xWLs4gDB4T"`
-	Statement      string `json:"statement" example:"Link this wallet to your platform account for link_wallet. This request will not trigger a blockchain transaction or cost any fees."`
-	URI            string `json:"uri" example:"https://app.example.com"`
-	Version        string `json:"version" example:"1"`
-	ChainID        string `json:"chainId,omitempty" example:"solana:devnet" doc:"The wallet-standard chain id of the environment's cluster; absent when none is configured."`
-	Nonce          string `json:"nonce" example:"K7QH3VZ2M5XN4B6C8D2F3G4H5J"`
-	IssuedAt       string `json:"issuedAt" example:"2026-01-02T03:04:05.000Z"`
+	// Domain is the app's domain the wallet shows and signs (RFC 3986 authority).
+	Domain string `json:"domain" example:"app.example.com"`
+	// Address is the wallet address that must sign (base58).
+	Address string `json:"address" example:"4Nd1mBQtrMJVYVfKf2PJy9NZUZdTAsp7D4xWLs4gDB4T"`
+	// Statement is the human-readable statement of the message.
+	Statement string `json:"statement" example:"Link this wallet to your platform account for link_wallet. This request will not trigger a blockchain transaction or cost any fees."`
+	// URI is the app's URI the sign-in is for.
+	URI string `json:"uri" example:"https://app.example.com"`
+	// Version is the Sign-In With Solana message version, always 1.
+	Version string `json:"version" example:"1"`
+	ChainID string `json:"chainId,omitempty" example:"solana:devnet" doc:"The wallet-standard chain id of the environment's cluster; absent when none is configured."`
+	// Nonce is the challenge's single-use random nonce.
+	Nonce string `json:"nonce" example:"K7QH3VZ2M5XN4B6C8D2F3G4H5J"`
+	// IssuedAt is when the challenge was issued, an RFC 3339 time with milliseconds.
+	IssuedAt string `json:"issuedAt" example:"2026-01-02T03:04:05.000Z"`
+	// ExpirationTime is when the challenge expires, an RFC 3339 time with milliseconds.
 	ExpirationTime string `json:"expirationTime" example:"2026-01-02T03:09:05.000Z"`
-	RequestID      string `json:"requestId" example:"wch_01JD0000000000000000000000"`
+	// RequestID is the challenge's id, carried in the message.
+	RequestID string `json:"requestId" example:"wch_01JD0000000000000000000000"`
 }
 
 // WalletChallengeView answers POST /api/v1/wallet/challenge.
 type WalletChallengeView struct {
-	ID      string `json:"id" example:"wch_01JD0000000000000000000000"`
-	Object  string `json:"object" example:"wallet_challenge"`
+	// ID is the challenge's id.
+	ID string `json:"id" example:"wch_01JD0000000000000000000000"`
+	// Object is always "wallet_challenge".
+	Object string `json:"object" example:"wallet_challenge"`
+	// Address is the wallet address that must sign (base58).
 	Address string `json:"address" example:"4Nd1mBQtrMJVYVfKf2PJy9NZUZdTAsp7D4xWLs4gDB4T"`
+	// Purpose is the purpose the verified wallet will serve.
 	Purpose string `json:"purpose" example:"link_wallet"`
 	// Message is the exact text to sign: its UTF-8 bytes, LF-separated, no
 	// trailing newline.
-	Message     string            `json:"message" doc:"The exact Sign-In With Solana message to sign (its UTF-8 bytes)."`
-	IssuedAt    time.Time         `json:"issuedAt"`
-	ExpiresAt   time.Time         `json:"expiresAt"`
+	Message string `json:"message" doc:"The exact Sign-In With Solana message to sign (its UTF-8 bytes)."`
+	// IssuedAt is when the challenge was issued.
+	IssuedAt time.Time `json:"issuedAt"`
+	// ExpiresAt is when the challenge expires; verify before then.
+	ExpiresAt time.Time `json:"expiresAt"`
+	// SignInInput is the message as fields, for a wallet's signIn.
 	SignInInput WalletSignInInput `json:"signInInput"`
 }
 
 // WalletVerifyRequest is the body of POST /api/v1/wallet/verify.
 type WalletVerifyRequest struct {
+	// ChallengeID is the challenge the signature answers.
 	ChallengeID string `json:"challengeId" example:"wch_01JD0000000000000000000000"`
 	Signature   string `json:"signature" example:"REPLACE_WITH_BASE58_SIGNATURE" doc:"The 64-byte ed25519 signature over the message, base58 or padded standard base64."`
 	// SignedMessage is optional: what the wallet reports it signed.
@@ -58,14 +75,19 @@ type WalletVerifyRequest struct {
 // verification recorded, or the existing one of a wallet the user had
 // linked already.
 type WalletLinkView struct {
-	LinkID        string    `json:"linkId" example:"wl_01JD0000000000000000000000"`
-	Object        string    `json:"object" example:"wallet_link"`
-	WalletAddress string    `json:"walletAddress" example:"4Nd1mBQtrMJVYVfKf2PJy9NZUZdTAsp7D4xWLs4gDB4T"`
-	Network       string    `json:"network" example:"solana" doc:"Always solana: a link holds on every cluster and in both environments."`
-	Purpose       string    `json:"purpose" example:"link_wallet"`
-	ChallengeID   string    `json:"challengeId" example:"wch_01JD0000000000000000000000"`
-	VerifiedAt    time.Time `json:"verifiedAt" doc:"When this verification happened."`
-	LinkedAt      time.Time `json:"linkedAt" doc:"When the link was first recorded."`
+	// LinkID is the wallet link's id.
+	LinkID string `json:"linkId" example:"wl_01JD0000000000000000000000"`
+	// Object is always "wallet_link".
+	Object string `json:"object" example:"wallet_link"`
+	// WalletAddress is the verified wallet address (base58).
+	WalletAddress string `json:"walletAddress" example:"4Nd1mBQtrMJVYVfKf2PJy9NZUZdTAsp7D4xWLs4gDB4T"`
+	Network       string `json:"network" example:"solana" doc:"Always solana: a link holds on every cluster and in both environments."`
+	// Purpose is the purpose the challenge named.
+	Purpose string `json:"purpose" example:"link_wallet"`
+	// ChallengeID is the challenge this verification answered.
+	ChallengeID string    `json:"challengeId" example:"wch_01JD0000000000000000000000"`
+	VerifiedAt  time.Time `json:"verifiedAt" doc:"When this verification happened."`
+	LinkedAt    time.Time `json:"linkedAt" doc:"When the link was first recorded."`
 }
 
 func walletChallengeView(is wallet.Issued) WalletChallengeView {

@@ -16,18 +16,26 @@ import (
 // run); a feature with nothing on chain to prove, such as wallet
 // verification, is never verified, since nothing was observed.
 type Web3FeatureView struct {
-	Feature    string  `json:"feature" example:"wallet_verification" enum:"token_registry,wallet_verification,transaction_intents,chain_payments,swap,cross_chain_transfers,payment_required_protocol,zk_verification"`
-	Enabled    bool    `json:"enabled" example:"false"`
-	Configured bool    `json:"configured" example:"false"`
-	Verified   bool    `json:"verified" example:"false"`
-	Reason     *string `json:"reason" example:"not_available"`
+	// Feature is the chain feature.
+	Feature string `json:"feature" example:"wallet_verification" enum:"token_registry,wallet_verification,transaction_intents,chain_payments,swap,cross_chain_transfers,payment_required_protocol,zk_verification"`
+	// Enabled is true when the feature serves the caller's environment.
+	Enabled bool `json:"enabled" example:"false"`
+	// Configured is true when the feature is configured for the caller's environment.
+	Configured bool `json:"configured" example:"false"`
+	// Verified is true when the feature's on-chain prerequisites are proven.
+	Verified bool `json:"verified" example:"false"`
+	// Reason says why the feature is not enabled or not verified; null when it is both.
+	Reason *string `json:"reason" example:"not_available"`
 }
 
 // Web3CapabilitiesView is GET /api/v1/web3/capabilities.
 type Web3CapabilitiesView struct {
-	Environment string            `json:"environment" example:"live" enum:"test,live"`
-	Network     *string           `json:"network" example:"solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp"`
-	Features    []Web3FeatureView `json:"features"`
+	// Environment is the environment (test or live) the answer is for.
+	Environment string `json:"environment" example:"live" enum:"test,live"`
+	// Network is the CAIP-2 id of the environment's cluster; null before the cluster was read.
+	Network *string `json:"network" example:"solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp"`
+	// Features are the chain features' availability.
+	Features []Web3FeatureView `json:"features"`
 }
 
 // ClusterHealthView is the cluster as the newest verification run saw it;
@@ -44,56 +52,89 @@ type ClusterHealthView struct {
 	Status string `json:"status" example:"ok" enum:"not_configured,configured,ok,unhealthy,unreachable,mismatch"`
 	// Slot is the slot of the newest read; LagSeconds is how long ago its
 	// block was produced, as of the answer.
-	Slot       *uint64    `json:"slot" example:"312000000"`
-	BlockTime  *time.Time `json:"blockTime"`
-	LagSeconds *int64     `json:"lagSeconds" example:"4"`
+	Slot *uint64 `json:"slot" example:"312000000"`
+	// BlockTime is the block time of that slot; null when unknown.
+	BlockTime *time.Time `json:"blockTime"`
+	// LagSeconds is how many seconds before the answer the newest read's
+	// block was produced; null when its block time is unknown.
+	LagSeconds *int64 `json:"lagSeconds" example:"4"`
+	// ObservedAt is when the newest run read the cluster; null before any run.
 	ObservedAt *time.Time `json:"observedAt"`
 }
 
 // ProgramIDsView lists the programs the platform uses.
 type ProgramIDsView struct {
-	System          string `json:"system" example:"11111111111111111111111111111111"`
-	Token2022       string `json:"token2022" example:"TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb"`
+	// System is the System program's address (base58).
+	System string `json:"system" example:"11111111111111111111111111111111"`
+	// Token2022 is the Token-2022 program's address (base58).
+	Token2022 string `json:"token2022" example:"TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb"`
+	// AssociatedToken is the Associated Token Account program's address (base58).
 	AssociatedToken string `json:"associatedToken" example:"ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL"`
-	Memo            string `json:"memo" example:"MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr"`
-	ComputeBudget   string `json:"computeBudget" example:"ComputeBudget111111111111111111111111111111"`
+	// Memo is the Memo program's address (base58).
+	Memo string `json:"memo" example:"MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr"`
+	// ComputeBudget is the Compute Budget program's address (base58).
+	ComputeBudget string `json:"computeBudget" example:"ComputeBudget111111111111111111111111111111"`
 }
 
 // Web3DeploymentView is GET /api/v1/web3/deployment.
 type Web3DeploymentView struct {
-	Environment string              `json:"environment" example:"live" enum:"test,live"`
-	Cluster     string              `json:"cluster" example:"mainnet" enum:"mainnet,devnet,testnet,localnet"`
-	Network     *string             `json:"network" example:"solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp"`
-	Configured  bool                `json:"configured" example:"true"`
-	Health      ClusterHealthView   `json:"health"`
-	Programs    ProgramIDsView      `json:"programs"`
-	Token       TokenDeploymentLine `json:"token"`
+	// Environment is the environment (test or live) the answer is for.
+	Environment string `json:"environment" example:"live" enum:"test,live"`
+	// Cluster is the Solana cluster the environment is configured with.
+	Cluster string `json:"cluster" example:"mainnet" enum:"mainnet,devnet,testnet,localnet"`
+	// Network is the CAIP-2 id read from the cluster's genesis hash; null before the cluster was
+	// read.
+	Network *string `json:"network" example:"solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp"`
+	// Configured is true when the environment has a cluster.
+	Configured bool `json:"configured" example:"true"`
+	// Health is the cluster as the newest verification run saw it.
+	Health ClusterHealthView `json:"health"`
+	// Programs are the programs the platform uses.
+	Programs ProgramIDsView `json:"programs"`
+	// Token is the token's deployment state.
+	Token TokenDeploymentLine `json:"token"`
 }
 
 // TokenDeploymentLine is the token's deployment state in the chain views.
 type TokenDeploymentLine struct {
-	State           string  `json:"state" example:"PRE_DEPLOYMENT"`
-	Mint            *string `json:"mint" example:"Mint111111111111111111111111111111111111111"`
-	Verified        bool    `json:"verified" example:"false"`
-	ProductionReady bool    `json:"productionReady" example:"false"`
+	// State is the deployment state.
+	State string `json:"state" example:"PRE_DEPLOYMENT"`
+	// Mint is the configured mint (base58); null when none is configured.
+	Mint *string `json:"mint" example:"Mint111111111111111111111111111111111111111"`
+	// Verified is true when a verification run of the current configuration passed.
+	Verified bool `json:"verified" example:"false"`
+	// ProductionReady is true only for a mainnet mint that a passing run verified and the
+	// operator declared launched.
+	ProductionReady bool `json:"productionReady" example:"false"`
 }
 
 // ChainIntegrationView is GET /api/v1/integrations/chain: the safe status
 // of the chain features. RPC URLs (they often carry provider keys) are never
 // part of it.
 type ChainIntegrationView struct {
-	Environment string              `json:"environment" example:"live" enum:"test,live"`
-	Provider    string              `json:"provider" example:"solana"`
-	Cluster     string              `json:"cluster" example:"mainnet" enum:"mainnet,devnet,testnet,localnet"`
-	Network     *string             `json:"network" example:"solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp"`
-	Configured  bool                `json:"configured" example:"true"`
-	Health      ClusterHealthView   `json:"health"`
-	Token       TokenDeploymentLine `json:"token"`
-	Features    []Web3FeatureView   `json:"features"`
+	// Environment is the environment (test or live) the answer is for.
+	Environment string `json:"environment" example:"live" enum:"test,live"`
+	// Provider is the chain, always solana.
+	Provider string `json:"provider" example:"solana"`
+	// Cluster is the Solana cluster the environment is configured with.
+	Cluster string `json:"cluster" example:"mainnet" enum:"mainnet,devnet,testnet,localnet"`
+	// Network is the CAIP-2 id read from the cluster's genesis hash; null before the cluster was
+	// read.
+	Network *string `json:"network" example:"solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp"`
+	// Configured is true when the environment has a cluster.
+	Configured bool `json:"configured" example:"true"`
+	// Health is the cluster as the newest verification run saw it.
+	Health ClusterHealthView `json:"health"`
+	// Token is the token's deployment state.
+	Token TokenDeploymentLine `json:"token"`
+	// Features are the chain features' availability.
+	Features []Web3FeatureView `json:"features"`
 }
 
-// notBuilt are the chain features of the spec this release does not
-// serve; each is reported disabled with reason not_available.
+// notBuilt are the spec's chain features other than the token registry.
+// Each is reported disabled with reason not_available unless this host
+// serves it: wallet verification when the wallet service is configured,
+// transaction intents and chain payments when the payment path is.
 var notBuilt = []string{"wallet_verification", "transaction_intents", "chain_payments", "swap", "cross_chain_transfers",
 	"payment_required_protocol", "zk_verification"}
 

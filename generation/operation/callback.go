@@ -64,7 +64,10 @@ func (s *Service) Callback(ctx context.Context, provider generation.ProviderID, 
 		now := st.Now()
 		if cur.TaskID == "" {
 			// The create's answer was lost; the callback names the task.
-			cur.TaskID, cur.State, cur.ErrorCode, cur.UpdatedAt = state.TaskID, AttemptAccepted, "", now
+			if err := cur.move(AttemptTaskNamed); err != nil {
+				return err
+			}
+			cur.TaskID, cur.ErrorCode, cur.UpdatedAt = state.TaskID, "", now
 			if err := st.GenerationAttemptUpdate(ctx, cur); err != nil {
 				return err
 			}

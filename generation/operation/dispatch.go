@@ -187,7 +187,10 @@ func (s *Service) prepare(ctx context.Context, st Store, id string) (*sendPlan, 
 		case AttemptSending:
 			// The worker stopped between the create and recording its
 			// answer: the task may exist. Never send again.
-			last.State, last.ErrorCode, last.UpdatedAt = AttemptAmbiguous, string(fault.ProviderTimeout), now
+			if err := last.move(AttemptAnswerLost); err != nil {
+				return nil, fault.Wrap(op, err)
+			}
+			last.ErrorCode, last.UpdatedAt = string(fault.ProviderTimeout), now
 			if err := st.GenerationAttemptUpdate(ctx, last); err != nil {
 				return nil, fault.Wrap(op, err)
 			}
@@ -301,7 +304,10 @@ func (s *Service) recordCreate(ctx context.Context, a Attempt, created generatio
 			if cur.TaskID == "" {
 				cur.TaskID = created.TaskID
 			}
-			cur.State, cur.ErrorCode = AttemptAccepted, ""
+			if err := cur.move(AttemptCreateAccepted); err != nil {
+				return fault.Wrap(op, err)
+			}
+			cur.ErrorCode = ""
 			if err := st.GenerationAttemptUpdate(ctx, cur); err != nil {
 				return fault.Wrap(op, err)
 			}
@@ -321,7 +327,9 @@ func (s *Service) recordCreate(ctx context.Context, a Attempt, created generatio
 			// Ambiguous: the task may exist and may be billed (F4). Wait for
 			// its callback; never re-send.
 			cur.ErrorCode = string(fault.ProviderTimeout)
-			cur.State = AttemptAmbiguous
+			if err := cur.move(AttemptCreateAmbiguous); err != nil {
+				return fault.Wrap(op, err)
+			}
 			if err := st.GenerationAttemptUpdate(ctx, cur); err != nil {
 				return fault.Wrap(op, err)
 			}
@@ -341,9 +349,12 @@ func (s *Service) recordCreate(ctx context.Context, a Attempt, created generatio
 				}
 				streak++
 			}
-			cur.State = AttemptTransient
+			ev := AttemptCreateThrottled
 			if streak >= s.cfg.TransientRetries {
-				cur.State = AttemptRefused
+				ev = AttemptCreateRefused
+			}
+			if err := cur.move(ev); err != nil {
+				return fault.Wrap(op, err)
 			}
 			if err := st.GenerationAttemptUpdate(ctx, cur); err != nil {
 				return fault.Wrap(op, err)
@@ -356,7 +367,9 @@ func (s *Service) recordCreate(ctx context.Context, a Attempt, created generatio
 		default:
 			// Refused on this candidate (credits exhausted, a rejected key,
 			// a refused request): the next candidate, if any.
-			cur.State = AttemptRefused
+			if err := cur.move(AttemptCreateRefused); err != nil {
+				return fault.Wrap(op, err)
+			}
 			if err := st.GenerationAttemptUpdate(ctx, cur); err != nil {
 				return fault.Wrap(op, err)
 			}

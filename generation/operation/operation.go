@@ -34,6 +34,11 @@
 // which the operation fails and its credits are released. The same holds
 // for a create that timed out.
 //
+// An attempt's state (sending, accepted, ambiguous, transient, refused)
+// moves only through AttemptTransition over the AttemptMoves table, like
+// the operation's own (generation.Moves); a move the table lacks is
+// INVALID_STATE_TRANSITION and rolls its unit of work back.
+//
 // A throttle (RATE_LIMITED: the task never entered the provider's queue)
 // or an unavailable provider is retried on the same candidate with
 // backoff, Config.TransientRetries times; a refusal (credits exhausted, a
@@ -76,10 +81,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/asset"
+	"github.com/creatormusic/platform/fault"
 	"github.com/creatormusic/platform/generation"
 	"github.com/creatormusic/platform/generation/credential"
 	"github.com/creatormusic/platform/jobs"
@@ -201,6 +208,99 @@ const (
 	// candidate; the next candidate is tried.
 	AttemptRefused AttemptState = "refused"
 )
+
+// AttemptStates returns every attempt state, the initial one first.
+func AttemptStates() []AttemptState {
+	return []AttemptState{AttemptSending, AttemptAccepted, AttemptAmbiguous, AttemptTransient, AttemptRefused}
+}
+
+// AttemptEvent moves an attempt between states.
+type AttemptEvent string
+
+// Attempt events.
+const (
+	// AttemptCreateAccepted: the provider answered the create with its
+	// task id.
+	AttemptCreateAccepted AttemptEvent = "create_accepted"
+	// AttemptCreateAmbiguous: the create's answer is unknown (a timeout,
+	// an internal failure, a connection lost after sending).
+	AttemptCreateAmbiguous AttemptEvent = "create_ambiguous"
+	// AttemptCreateThrottled: the provider throttled the create or was
+	// unavailable; the task never entered its queue.
+	AttemptCreateThrottled AttemptEvent = "create_throttled"
+	// AttemptCreateRefused: the provider refused the create for good on
+	// this candidate, or throttled it Config.TransientRetries times in a
+	// row.
+	AttemptCreateRefused AttemptEvent = "create_refused"
+	// AttemptAnswerLost: a dispatch found the attempt still sending: the
+	// worker stopped between the create and recording its answer.
+	AttemptAnswerLost AttemptEvent = "answer_lost"
+	// AttemptTaskNamed: a verified callback named the attempt's task
+	// before the create's answer was recorded.
+	AttemptTaskNamed AttemptEvent = "task_named"
+)
+
+// AttemptMove is one allowed transition of the attempt state machine.
+type AttemptMove struct {
+	From  AttemptState `json:"from"`
+	Event AttemptEvent `json:"event"`
+	To    AttemptState `json:"to"`
+}
+
+// AttemptMoves returns the attempt transition table as data, built on each
+// call so callers can never change it. An attempt is inserted sending;
+// AttemptTransition is the only way its state moves after that, and every
+// move happens under the operation's row lock (GenerationOperationLock), so
+// two workers never move one attempt at once.
+//
+// The create's answer may arrive after a dispatch gave the attempt up as
+// lost (ambiguous), and is then recorded as it is; a callback may name the
+// task before the answer (accepted, and the answer's accepted is a
+// self-loop) or after a throttle or refusal was recorded (the task exists
+// after all: accepted). Nothing leaves accepted but those self-loops, and
+// a throttled or refused attempt is never answered again.
+func AttemptMoves() []AttemptMove {
+	return []AttemptMove{
+		{AttemptSending, AttemptCreateAccepted, AttemptAccepted},
+		{AttemptAmbiguous, AttemptCreateAccepted, AttemptAccepted},
+		{AttemptAccepted, AttemptCreateAccepted, AttemptAccepted},
+		{AttemptSending, AttemptCreateAmbiguous, AttemptAmbiguous},
+		{AttemptAmbiguous, AttemptCreateAmbiguous, AttemptAmbiguous},
+		{AttemptSending, AttemptCreateThrottled, AttemptTransient},
+		{AttemptAmbiguous, AttemptCreateThrottled, AttemptTransient},
+		{AttemptSending, AttemptCreateRefused, AttemptRefused},
+		{AttemptAmbiguous, AttemptCreateRefused, AttemptRefused},
+		{AttemptSending, AttemptAnswerLost, AttemptAmbiguous},
+		{AttemptSending, AttemptTaskNamed, AttemptAccepted},
+		{AttemptAmbiguous, AttemptTaskNamed, AttemptAccepted},
+		{AttemptTransient, AttemptTaskNamed, AttemptAccepted},
+		{AttemptRefused, AttemptTaskNamed, AttemptAccepted},
+		{AttemptAccepted, AttemptTaskNamed, AttemptAccepted},
+	}
+}
+
+// AttemptTransition returns the state event moves from to;
+// INVALID_STATE_TRANSITION when AttemptMoves has no such move.
+func AttemptTransition(from AttemptState, e AttemptEvent) (AttemptState, error) {
+	moves := AttemptMoves()
+	i := slices.IndexFunc(moves, func(m AttemptMove) bool { return m.From == from && m.Event == e })
+	if i < 0 {
+		return "", fault.E("operation.AttemptTransition", fault.InvalidState, fmt.Sprintf("A provider attempt cannot go from %s on %s.", from, e)).
+			With("from", string(from)).With("event", string(e))
+	}
+	return moves[i].To, nil
+}
+
+// move sets a's state to where e takes it (AttemptTransition), leaving a
+// unchanged when the table has no such move.
+func (a *Attempt) move(e AttemptEvent) error {
+	to, err := AttemptTransition(a.State, e)
+	if err != nil {
+		return err
+	}
+	a.State = to
+	return nil
+}
 
 // Attempt is one provider create of an operation.
 type Attempt struct {

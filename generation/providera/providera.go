@@ -267,6 +267,11 @@ func (c *Client) SupportsDuration(string) bool { return false }
 // Dialect is the client's wire dialect.
 func (c *Client) Dialect() Dialect { return c.dialect }
 
+// CallbackSkew is how far a callback's timestamp may be from now, in
+// either direction, for VerifyCallback to accept it (Config.CallbackSkew,
+// DefaultCallbackSkew when unset). The OpenAPI document states it.
+func (c *Client) CallbackSkew() time.Duration { return c.skew }
+
 // envelope is every answer's shape.
 type envelope struct {
 	Code *int            `json:"code"`

@@ -281,6 +281,11 @@ func (c *Client) ID() generation.ProviderID { return generation.ProviderB }
 // SupportsDuration reports false: B has no duration field.
 func (c *Client) SupportsDuration(string) bool { return false }
 
+// CallbackSkew is how far a callback's timestamp may be from now, in
+// either direction, for VerifyCallback to accept it (Config.CallbackSkew,
+// DefaultCallbackSkew when unset). The OpenAPI document states it.
+func (c *Client) CallbackSkew() time.Duration { return c.skew }
+
 // MV returns B's mv for a platform model id, or false.
 func (c *Client) MV(model string) (string, bool) {
 	if model == "" {
