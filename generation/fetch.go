@@ -230,7 +230,7 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string) (_ Media, err error)
 				continue
 			}
 			return Media{
-				Body:        &mediaBody{r: br, c: resp.Body, left: limit, limit: limit, guard: ownedGuard(guard, owned)},
+				Body:        &mediaBody{Reader: urlguard.LimitReader(br, limit, "generation.Media.Read"), c: resp.Body, guard: ownedGuard(guard, owned)},
 				ContentType: resp.Header.Get("Content-Type"),
 				Attempts:    attempt,
 			}, nil
@@ -359,13 +359,10 @@ func (e *redactedError) Error() string { return e.msg }
 func (e *redactedError) Unwrap() error { return e.err }
 
 // mediaBody is a Media's Body: the peeked reader over the response body,
-// failing a read past limit bytes.
+// failing a read past the limit (urlguard.LimitReader).
 type mediaBody struct {
-	r     io.Reader
-	c     io.Closer
-	left  int64 // bytes still allowed
-	limit int64
-	err   error // sticky
+	io.Reader
+	c io.Closer
 	// guard, when set, is the Fetch's own guard, whose idle connections
 	// close with the body.
 	guard *urlguard.Guard
@@ -377,31 +374,6 @@ func ownedGuard(guard *urlguard.Guard, owned bool) *urlguard.Guard {
 		return guard
 	}
 	return nil
-}
-
-// Read reads from the body, failing with PAYLOAD_TOO_LARGE once more than
-// limit bytes came.
-func (b *mediaBody) Read(p []byte) (int, error) {
-	if b.err != nil {
-		return 0, b.err
-	}
-	if len(p) == 0 {
-		return 0, nil
-	}
-	if int64(len(p)) > b.left+1 { // one byte more reveals an overrun
-		p = p[:b.left+1]
-	}
-	n, err := b.r.Read(p)
-	if int64(n) > b.left {
-		n, b.left = int(b.left), 0
-		b.err = tooLarge("generation.Media.Read", b.limit)
-		return n, b.err
-	}
-	b.left -= int64(n)
-	if err != nil {
-		b.err = err
-	}
-	return n, err
 }
 
 // Close closes the response body (and the idle connections of the Fetch's

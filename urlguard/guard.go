@@ -520,7 +520,7 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		_ = resp.Body.Close()
 		return nil, tooLarge(op, limit)
 	}
-	resp.Body = &limitedBody{rc: resp.Body, left: limit, limit: limit}
+	resp.Body = limitedBody{Reader: LimitReader(resp.Body, limit, "urlguard.Body.Read"), Closer: resp.Body}
 	return resp, nil
 }
 
@@ -589,16 +589,25 @@ func tooLarge(op string, limit int64) *fault.Error {
 	return fault.E(op, fault.PayloadTooLarge, "The response is larger than the platform accepts.").With("limit", limit)
 }
 
-// limitedBody fails a read past limit bytes with PAYLOAD_TOO_LARGE.
-type limitedBody struct {
-	rc    io.ReadCloser
+// LimitReader returns a reader of r that fails a read past limit bytes
+// with PAYLOAD_TOO_LARGE (details.limit, op naming the caller): unlike
+// io.LimitReader, an overrun is an error, never a silent truncation. The
+// error is sticky.
+func LimitReader(r io.Reader, limit int64, op string) io.Reader {
+	return &limitedReader{r: r, left: limit, limit: limit, op: op}
+}
+
+// limitedReader is LimitReader's reader.
+type limitedReader struct {
+	r     io.Reader
 	left  int64 // bytes still allowed
 	limit int64
+	op    string
 	err   error // sticky
 }
 
-// Read reads from the body, failing once more than limit bytes came.
-func (b *limitedBody) Read(p []byte) (int, error) {
+// Read reads from r, failing once more than limit bytes came.
+func (b *limitedReader) Read(p []byte) (int, error) {
 	if b.err != nil {
 		return 0, b.err
 	}
@@ -608,10 +617,10 @@ func (b *limitedBody) Read(p []byte) (int, error) {
 	if int64(len(p)) > b.left+1 { // one byte more reveals an overrun
 		p = p[:b.left+1]
 	}
-	n, err := b.rc.Read(p)
+	n, err := b.r.Read(p)
 	if int64(n) > b.left {
 		n, b.left = int(b.left), 0
-		b.err = tooLarge("urlguard.Body.Read", b.limit)
+		b.err = tooLarge(b.op, b.limit)
 		return n, b.err
 	}
 	b.left -= int64(n)
@@ -621,8 +630,11 @@ func (b *limitedBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// Close closes the response body.
-func (b *limitedBody) Close() error { return b.rc.Close() }
+// limitedBody is a response body read through LimitReader.
+type limitedBody struct {
+	io.Reader
+	io.Closer
+}
 
 // LoopbackOf returns the address and port of a URL whose host is a
 // loopback IP literal with an explicit port (a simulator's base URL, as
