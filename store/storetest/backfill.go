@@ -24,19 +24,7 @@ const auditEnvironmentVersion = 16
 func AuditEnvironmentBackfill(t *testing.T, old *bun.DB, ms []store.Migration, reopen func(t *testing.T) *store.DB) {
 	t.Helper()
 	ctx := context.Background()
-	before := slices.IndexFunc(ms, func(m store.Migration) bool { return m.Version == auditEnvironmentVersion })
-	if before < 0 {
-		t.Fatalf("no migration %04d", auditEnvironmentVersion)
-	}
-	if err := store.Migrate(ctx, old, ms[:before], "", Epoch); err != nil {
-		t.Fatalf("migrate to %04d: %v", auditEnvironmentVersion-1, err)
-	}
-	exec := func(q string, args ...any) {
-		t.Helper()
-		if _, err := old.NewRaw(q, args...).Exec(ctx); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
+	exec := migrateBefore(t, old, ms, auditEnvironmentVersion)
 	exec(`INSERT INTO tenants (id, name, created_at) VALUES ('ten_1', 'One', ?)`, Epoch)
 	exec(`INSERT INTO workspaces (id, tenant_id, name, state, created_at) VALUES ('ws_1', 'ten_1', 'One', 'active', ?)`, Epoch)
 	for _, r := range []struct{ id, env string }{{"req_test", "test"}, {"req_live", "live"}, {"req_anonymous", ""}} {
@@ -104,19 +92,7 @@ const providerObservationsVersion = 18
 func ProviderCostCorrection(t *testing.T, old *bun.DB, ms []store.Migration, reopen func(t *testing.T) *store.DB) {
 	t.Helper()
 	ctx := context.Background()
-	before := slices.IndexFunc(ms, func(m store.Migration) bool { return m.Version == providerObservationsVersion })
-	if before < 0 {
-		t.Fatalf("no migration %04d", providerObservationsVersion)
-	}
-	if err := store.Migrate(ctx, old, ms[:before], "", Epoch); err != nil {
-		t.Fatalf("migrate to %04d: %v", providerObservationsVersion-1, err)
-	}
-	exec := func(q string, args ...any) {
-		t.Helper()
-		if _, err := old.NewRaw(q, args...).Exec(ctx); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
+	exec := migrateBefore(t, old, ms, providerObservationsVersion)
 	exec(`INSERT INTO tenants (id, name, created_at) VALUES ('ten_1', 'One', ?)`, Epoch)
 	exec(`INSERT INTO workspaces (id, tenant_id, name, state, created_at) VALUES ('ws_1', 'ten_1', 'One', 'active', ?)`, Epoch)
 	exec(`INSERT INTO generation_operations (id, tenant_id, workspace_id, environment, created_by_user_id, status, request,
@@ -161,5 +137,25 @@ func ProviderCostCorrection(t *testing.T, old *bun.DB, ms []store.Migration, reo
 	obs, err := db.Read().ProviderObservations(ctx, access.Test)
 	if err != nil || len(obs) != 0 {
 		t.Fatalf("observations after the migration = %+v, %v", obs, err)
+	}
+}
+
+// migrateBefore applies to old the migrations of ms before version and
+// returns a function that runs one statement on old, failing t on error.
+func migrateBefore(t *testing.T, old *bun.DB, ms []store.Migration, version int) func(q string, args ...any) {
+	t.Helper()
+	ctx := context.Background()
+	before := slices.IndexFunc(ms, func(m store.Migration) bool { return m.Version == version })
+	if before < 0 {
+		t.Fatalf("no migration %04d", version)
+	}
+	if err := store.Migrate(ctx, old, ms[:before], "", Epoch); err != nil {
+		t.Fatalf("migrate to %04d: %v", version-1, err)
+	}
+	return func(q string, args ...any) {
+		t.Helper()
+		if _, err := old.NewRaw(q, args...).Exec(ctx); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
 	}
 }
