@@ -192,6 +192,15 @@ func TestTokenVerificationDeviations(t *testing.T) {
 	if st := state(); st != "LOCALNET_CONFIGURED" {
 		t.Fatalf("before any run: %s", st)
 	}
+	// health reads the cluster's health as the deployment view reports it.
+	health := func() transport.ClusterHealthView {
+		d, _ := tokenGet[transport.Web3DeploymentView](t, s, "/api/v1/web3/deployment", key)
+		return d.Health
+	}
+	// Configured, and no run has read it: configured, never ok.
+	if h := health(); h.Status != "configured" || h.ObservedAt != nil || h.Slot != nil {
+		t.Fatalf("health before any run: %+v", h)
+	}
 	epoch, err := s.Cluster.GetEpochInfo(ctx, chain.Processed)
 	if err != nil {
 		t.Fatal(err)
@@ -258,14 +267,15 @@ func TestTokenVerificationDeviations(t *testing.T) {
 		t.Fatalf("after a passing run: %s", st)
 	}
 	faults := []struct {
-		name  string
-		fault chaintest.Fault
-		code  string
+		name   string
+		fault  chaintest.Fault
+		code   string
+		health string
 	}{
-		{"node behind", chaintest.Fault{Behind: 120}, token.ErrorNodeBehind},
-		{"timeout", chaintest.Fault{Method: "getAccountInfo", Delay: 3 * time.Second}, token.ErrorChainUnavailable},
-		{"http 503", chaintest.Fault{HTTPStatus: 503}, token.ErrorChainUnavailable},
-		{"rpc error", chaintest.Fault{Method: "getEpochInfo", Code: -32603, Message: "internal"}, token.ErrorChainUnavailable},
+		{"node behind", chaintest.Fault{Behind: 120}, token.ErrorNodeBehind, "unhealthy"},
+		{"timeout", chaintest.Fault{Method: "getAccountInfo", Delay: 3 * time.Second}, token.ErrorChainUnavailable, "unreachable"},
+		{"http 503", chaintest.Fault{HTTPStatus: 503}, token.ErrorChainUnavailable, "unreachable"},
+		{"rpc error", chaintest.Fault{Method: "getEpochInfo", Code: -32603, Message: "internal"}, token.ErrorChainUnavailable, "unreachable"},
 	}
 	for _, f := range faults {
 		t.Run(f.name, func(t *testing.T) {
@@ -281,6 +291,10 @@ func TestTokenVerificationDeviations(t *testing.T) {
 			}
 			if st := state(); st != "LOCALNET_VERIFIED" {
 				t.Fatalf("an ERROR run moved the state to %s", st)
+			}
+			// The health says what this run observed, when it observed it.
+			if h := health(); h.Status != f.health || h.ObservedAt == nil || !h.ObservedAt.Equal(run.FinishedAt) {
+				t.Fatalf("health after %s: %+v", f.name, h)
 			}
 		})
 	}
