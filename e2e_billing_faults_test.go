@@ -790,6 +790,20 @@ func TestBillingFeePolicyPublish(t *testing.T) {
 		if len(page.Items) != 2 || page.Items[0] != v2 || page.Items[1] != v1 {
 			t.Fatalf("versions = %+v", page.Items)
 		}
+		// The largest page the route documents, and a page of one with its
+		// cursor to the rest.
+		if r := get(cookie, "/api/v1/admin/fees?limit=100"); r.Status != http.StatusOK {
+			t.Fatalf("limit=100: %d %s", r.Status, r.Body)
+		}
+		var first, second transport.FeePolicyPage
+		get(cookie, "/api/v1/admin/fees?limit=1").Data(t, &first)
+		if len(first.Items) != 1 || first.Items[0] != v2 || !first.HasMore || first.NextCursor == nil {
+			t.Fatalf("first page of one = %+v", first)
+		}
+		get(cookie, "/api/v1/admin/fees?limit=1&cursor="+*first.NextCursor).Data(t, &second)
+		if len(second.Items) != 1 || second.Items[0] != v1 || second.HasMore {
+			t.Fatalf("second page of one = %+v", second)
+		}
 		get(cookie, "/api/v1/fees/marketplace").Data(t, &cur)
 		if cur != v2 {
 			t.Fatalf("current = %+v, want %+v", cur, v2)

@@ -45,8 +45,9 @@ import (
 // MaxContentBytes bounds a policy document's canonical JSON.
 const MaxContentBytes = 64 << 10
 
-// MaxHistory bounds one History page.
-const MaxHistory = 100
+// MaxHistory bounds one History read: a page of at most 100 versions and
+// one more, by which a pager tells whether more follow.
+const MaxHistory = 101
 
 // publishAttempts bounds how often Publish retries after losing a race.
 const publishAttempts = 5
@@ -109,7 +110,7 @@ func (v Version) Decode(dst any) error {
 type HistoryParams struct {
 	// Before, when positive, lists versions lower than it (the keyset cursor).
 	Before int
-	// Limit bounds the page; 1..MaxHistory.
+	// Limit bounds the read; 1..MaxHistory.
 	Limit int
 }
 
@@ -285,7 +286,7 @@ func History(ctx context.Context, st Store, s Scope, id string, p HistoryParams)
 		return nil, err
 	}
 	if p.Limit < 1 || p.Limit > MaxHistory {
-		return nil, fault.Invalid(op, "limit", "The limit must be between 1 and 100.").With("max", MaxHistory)
+		return nil, fault.Invalid(op, "limit", fmt.Sprintf("The limit must be between 1 and %d.", MaxHistory)).With("max", MaxHistory)
 	}
 	vs, err := st.PolicyHistory(ctx, s, id, p)
 	if err != nil {
