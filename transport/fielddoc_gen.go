@@ -751,7 +751,7 @@ func fieldDocs() map[string]map[string]string {
 			"Environment":               "environment is the environment (test or live) the state is for.",
 			"ID":                        "id is the provider route's id.",
 			"Object":                    "object is always \"provider\".",
-			"ObservedAt":                "observedAt is when the newest call to the provider in this environment (a dispatch or poll of any workspace's operation) ended; null when none has.",
+			"ObservedAt":                "observedAt is when the recorded call to the provider in this environment (a dispatch or poll of any workspace's operation) ended; null when none has. A change of outcome is recorded at once, an unchanged one at most once a second per host.",
 			"PlatformManagedConfigured": "platformManagedConfigured reports a platform-managed credential.",
 			"Status":                    "status is only what was observed: not_configured without an adapter in this environment; configured when no call has reached the provider yet; otherwise the newest call's outcome, available (the provider answered) or unreachable (no answer: a transport failure, a timeout, a 5xx), as of observedAt.",
 			"SupportedBillingModes":     "supportedBillingModes are every billing mode of the platform.",

@@ -27,9 +27,10 @@ type ProviderView struct {
 	// provider answered) or unreachable (no answer: a transport failure, a
 	// timeout, a 5xx), as of observedAt.
 	Status string `json:"status" example:"available" enum:"not_configured,configured,available,unreachable"`
-	// ObservedAt is when the newest call to the provider in this
+	// ObservedAt is when the recorded call to the provider in this
 	// environment (a dispatch or poll of any workspace's operation) ended;
-	// null when none has.
+	// null when none has. A change of outcome is recorded at once, an
+	// unchanged one at most once a second per host.
 	ObservedAt *time.Time `json:"observedAt"`
 	// PlatformManagedConfigured reports a platform-managed credential.
 	PlatformManagedConfigured bool `json:"platformManagedConfigured" example:"false"`

@@ -162,7 +162,7 @@ func (s *Service) poll(ctx context.Context, ref jobRef) error {
 			return err
 		}
 		now := st.Now()
-		if err := st.ProviderObserve(ctx, credential.Observe(cur.Provider, cur.Scope.Environment, qerr, now)); err != nil {
+		if err := s.observed.record(ctx, st, credential.Observe(cur.Provider, cur.Scope.Environment, qerr, now)); err != nil {
 			return err
 		}
 		cur.Polls++

@@ -296,7 +296,7 @@ func (s *Service) recordCreate(ctx context.Context, a Attempt, created generatio
 			return fault.Wrap(op, err)
 		}
 		now := st.Now()
-		if err := st.ProviderObserve(ctx, credential.Observe(cur.Provider, cur.Scope.Environment, cerr, now)); err != nil {
+		if err := s.observed.record(ctx, st, credential.Observe(cur.Provider, cur.Scope.Environment, cerr, now)); err != nil {
 			return fault.Wrap(op, err)
 		}
 		cur.UpdatedAt = now

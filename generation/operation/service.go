@@ -123,6 +123,8 @@ type Service struct {
 	pricing   *pricingCache
 	customer  *customerRoutes
 	admission *admission
+	// observed decides which provider observations this host writes.
+	observed *observations
 }
 
 // New validates cfg and returns a Service.
@@ -170,7 +172,7 @@ func New(cfg Config) (*Service, error) {
 		cfg.AcceptsInFlight = DefaultAcceptsInFlight
 	}
 	return &Service{cfg: cfg, pricing: &pricingCache{ttl: cfg.PricingTTL}, customer: &customerRoutes{},
-		admission: newAdmission(cfg.AcceptsInFlight)}, nil
+		admission: newAdmission(cfg.AcceptsInFlight), observed: &observations{}}, nil
 }
 
 // Input bounds.
