@@ -10,6 +10,7 @@ import (
 	genop "github.com/creatormusic/platform/generation/operation"
 	"github.com/creatormusic/platform/sound"
 	"github.com/creatormusic/platform/store"
+	"github.com/creatormusic/platform/transport"
 )
 
 // FeatureFlag is one feature flag a route of the platform declares
@@ -71,6 +72,20 @@ func (p *Platform) SetFeatureFlag(ctx context.Context, tenantID, workspaceID, fl
 	})
 	if err != nil {
 		return fmt.Errorf("platform: set feature flag %s: %w", flag, err)
+	}
+	return nil
+}
+
+// checkFeatures refuses a route table whose routes declare a feature flag
+// FeatureFlags does not list: such a flag would never be seeded, and a
+// flag with no row is off, so the route would answer FEATURE_DISABLED to
+// everyone.
+func checkFeatures(routes []transport.Route) error {
+	for _, rt := range routes {
+		f := rt.Policy.Feature
+		if f != "" && !slices.ContainsFunc(FeatureFlags(), func(x FeatureFlag) bool { return x.Name == f }) {
+			return fmt.Errorf("platform: route %s declares feature flag %q, which FeatureFlags does not list", rt.OperationID, f)
+		}
 	}
 	return nil
 }

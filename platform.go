@@ -272,6 +272,9 @@ func New(ctx context.Context, cfg Config) (*Platform, error) {
 		return nil, fmt.Errorf("platform: tooling: %w", err)
 	}
 	p.routes = append(api, tooling...)
+	if err := checkFeatures(p.routes); err != nil {
+		return nil, err
+	}
 	h, err := transport.NewMux(p.routes, gw.Serve, log)
 	if err != nil {
 		return nil, fmt.Errorf("platform: routes: %w", err)
