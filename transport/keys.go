@@ -206,7 +206,7 @@ func keyRoutes(keys *apikey.Service) []Route {
 				return keyView(k), nil
 			}}),
 		write(Route{Method: http.MethodPatch, Pattern: "/api/v1/api-keys/{keyId}", OperationID: "updateApiKey",
-			Summary: "Update an API key", Description: "Changes name, scopes (within the caller's authority) or metadata; absent fields are unchanged.",
+			Summary: "Update an API key", Description: "Changes name, scopes (within the caller's authority) or metadata; absent fields are unchanged. The caller may manage only a key whose scopes are all within what it may grant now, else 403 ACCESS_DENIED (details.reason key_exceeds_caller) and nothing changes.",
 			Request:  apikey.UpdateInput{Name: &name, Scopes: []string{access.ScopeKeysRead}},
 			Response: exampleKey(),
 			Handle: func(ctx context.Context, c *Call) (any, error) {
@@ -221,7 +221,7 @@ func keyRoutes(keys *apikey.Service) []Route {
 				return keyView(k), nil
 			}}),
 		write(Route{Method: http.MethodDelete, Pattern: "/api/v1/api-keys/{keyId}", OperationID: "deleteApiKey",
-			Summary: "Delete an API key", Description: "The key stops authenticating on the next request and disappears from reads.",
+			Summary: "Delete an API key", Description: "The key stops authenticating on the next request and disappears from reads. The caller may manage only a key whose scopes are all within what it may grant now (a key may also revoke or delete itself, and a signed-in user the keys made on their own authority), else 403 ACCESS_DENIED (details.reason key_exceeds_caller) and nothing changes.",
 			Response: exampleKey(),
 			Handle: func(ctx context.Context, c *Call) (any, error) {
 				k, err := keys.Delete(ctx, c.Tx, caller(c), c.PathValue("keyId"))
@@ -232,7 +232,7 @@ func keyRoutes(keys *apikey.Service) []Route {
 			}}),
 		write(Route{Method: http.MethodPost, Pattern: "/api/v1/api-keys/{keyId}/rotate", OperationID: "rotateApiKey", Errors: []string{string(fault.ReauthenticationRequired)},
 			Summary: "Rotate an API key", SealResponse: true,
-			Description: "Issues a new plaintext under the same key id and keeps the current one working for expireCurrentAfterSeconds (default 24 hours, at most 7 days), then expires it. From a signed-in session, a live key needs a sign-in within the fresh-authentication window (10 minutes unless configured), else 401 REAUTHENTICATION_REQUIRED; API keys are not subject to it.",
+			Description: "Issues a new plaintext under the same key id and keeps the current one working for expireCurrentAfterSeconds (default 24 hours, at most 7 days), then expires it. The new secret carries the key creator's authority, so the caller may rotate only a key whose scopes it may grant and that was made on its own authority (by its user's sessions or keys), or, as OWNER or ADMIN, a key whose creator's authority it holds in full (super_admin, the DEVELOPER role, and each scope's permissions workspace-wide); else 403 ACCESS_DENIED with details.reason key_exceeds_caller, not_key_creator or creator_authority_exceeds_caller. From a signed-in session, a live key needs a sign-in within the fresh-authentication window (10 minutes unless configured), else 401 REAUTHENTICATION_REQUIRED; API keys are not subject to it.",
 			Request:     apikey.RotateInput{ExpireCurrentAfterSeconds: &overlap},
 			Response:    secret,
 			Policy:      Policy{Fresh: FreshLive, Transition: keyWorkflow(keys, apikey.EventRotate)},
@@ -250,7 +250,7 @@ func keyRoutes(keys *apikey.Service) []Route {
 				return KeySecret{Key: keyView(cr.Key), Secret: cr.Secret}, nil
 			}}),
 		write(Route{Method: http.MethodPost, Pattern: "/api/v1/api-keys/{keyId}/revoke", OperationID: "revokeApiKey", Errors: []string{string(fault.ReauthenticationRequired)},
-			Summary: "Revoke an API key", Description: "Every secret of the key stops authenticating on the next request. Revoking a revoked key is a no-op. From a signed-in session, a live key needs a sign-in within the fresh-authentication window (10 minutes unless configured), else 401 REAUTHENTICATION_REQUIRED; API keys are not subject to it.",
+			Summary: "Revoke an API key", Description: "Every secret of the key stops authenticating on the next request. Revoking a revoked key is a no-op. The caller may manage only a key whose scopes are all within what it may grant now (a key may also revoke or delete itself, and a signed-in user the keys made on their own authority), else 403 ACCESS_DENIED (details.reason key_exceeds_caller) and nothing changes. From a signed-in session, a live key needs a sign-in within the fresh-authentication window (10 minutes unless configured), else 401 REAUTHENTICATION_REQUIRED; API keys are not subject to it.",
 			Response: exampleKey(),
 			Policy:   Policy{Fresh: FreshLive},
 			Handle: func(ctx context.Context, c *Call) (any, error) {
@@ -271,7 +271,7 @@ func keyRoutes(keys *apikey.Service) []Route {
 				return k.Limits, nil
 			}}),
 		write(Route{Method: http.MethodPut, Pattern: "/api/v1/api-keys/{keyId}/limits", OperationID: "setApiKeyLimits",
-			Summary: "Replace an API key's limits", Description: "Every field is required; each is bounded by the platform's maximums.",
+			Summary: "Replace an API key's limits", Description: "Every field is required; each is bounded by the platform's maximums. The caller may manage only a key whose scopes are all within what it may grant now, else 403 ACCESS_DENIED (details.reason key_exceeds_caller) and nothing changes.",
 			Request: limits, Response: limits,
 			Handle: func(ctx context.Context, c *Call) (any, error) {
 				var in apikey.Limits
