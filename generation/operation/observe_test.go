@@ -13,7 +13,10 @@ import (
 // observerFunc is a credential.Observer as a function.
 type observerFunc func(credential.Observation)
 
-func (f observerFunc) ProviderObserve(_ context.Context, o credential.Observation) error { f(o); return nil }
+func (f observerFunc) ProviderObserve(_ context.Context, o credential.Observation) error {
+	f(o)
+	return nil
+}
 
 // TestObservationsWriteChangesAndOncePerInterval: a host writes the first
 // observation, every change of reach at once, and an unchanged reach at
