@@ -405,8 +405,11 @@ func TestLostLeaseCancelsHandler(t *testing.T) {
 	db := storetest.OpenSQLite(t, clock)
 	const lease = 150 * time.Millisecond // heartbeats every 50ms of real time
 	cancelled := make(chan struct{})
-	// The pool claims only when notified: polling on its own, it could take
-	// the expired job back before the thief does.
+	// The job is queued before the pool starts, so the pool's first claim
+	// takes it and no poll or wake-up follows for an hour: a second claim
+	// by the pool, after the clock jumps, would take the expired job back
+	// before the thief does.
+	enqueue(t, db, jobs.InsertParams{Kind: "long"})
 	p := newPool(t, jobs.Config{Store: db.Jobs(), Lease: lease, PollInterval: time.Hour, Handlers: map[string]jobs.Handler{
 		"long": func(ctx context.Context, job jobs.Job) error {
 			<-ctx.Done()
@@ -415,8 +418,6 @@ func TestLostLeaseCancelsHandler(t *testing.T) {
 		},
 	}})
 	start(t, p)
-	enqueue(t, db, jobs.InsertParams{Kind: "long"})
-	p.Notify()
 	waitFor(t, "the job to be claimed", func() bool { return only(t, db).State == jobs.Running })
 	waitFor(t, "another worker to reclaim the job", func() bool {
 		clock.Advance(time.Hour)
