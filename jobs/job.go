@@ -99,6 +99,10 @@ type InsertParams struct {
 	// UniqueKey, when set, deduplicates: a second insert with the same key
 	// inserts nothing and reports inserted=false. Optional.
 	UniqueKey string
+	// Group names who the job works for (a workspace id, for example), so
+	// a class can bound how many of one group's jobs run at once. Empty
+	// means no group. Optional.
+	Group string
 }
 
 // WithDefaults validates p and returns it with zero fields defaulted, now
