@@ -120,7 +120,7 @@ func (p *Platform) Bootstrap(ctx context.Context, in BootstrapInput) (Bootstrap,
 		if err := account.ValidatePassword("platform.Bootstrap", "password", in.Password); err != nil {
 			return Bootstrap{}, fmt.Errorf("platform: bootstrap: %w", err)
 		}
-		h, err := p.account.Passwords().Hash(in.Password) // before the transaction: hashing is slow
+		h, err := p.account.Passwords().Hash(ctx, in.Password) // before the transaction: hashing is slow
 		if err != nil {
 			return Bootstrap{}, fmt.Errorf("platform: bootstrap: %w", err)
 		}

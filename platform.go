@@ -80,6 +80,10 @@ type Config struct {
 	// Passwords are the argon2id parameters of new password hashes; the zero
 	// value means account.DefaultPasswordParams.
 	Passwords account.PasswordParams
+	// PasswordHashing bounds the concurrent password hashing of logins,
+	// signups and resets; nil means a pool of the host's own sized to the
+	// machine (account.HashPoolConfig). Hosts in one process may share one.
+	PasswordHashing *account.HashPool
 	// BaseURL is the web app's address that mailed links point to; empty
 	// means account.DefaultBaseURL (http://127.0.0.1:8080).
 	BaseURL string
@@ -103,8 +107,9 @@ type Config struct {
 	// Chain configures each environment's Solana cluster and token
 	// registry.
 	Chain ChainConfig
-	// TrustProxy takes the client address (for login throttling) from the
-	// first X-Forwarded-For entry; set it only behind a proxy that sets it.
+	// TrustProxy takes the client address (for login throttling and the
+	// account routes' per-address limits) from the first X-Forwarded-For
+	// entry; set it only behind a proxy that sets it.
 	TrustProxy bool
 	// AllowLoopback lists exact loopback addresses with their port
 	// (127.0.0.1:8931, [::1]:8931) that the platform's own outbound fetches
@@ -204,7 +209,7 @@ func New(ctx context.Context, cfg Config) (*Platform, error) {
 		return nil, err
 	}
 	accounts, err := account.New(account.Config{Keys: kr, Mailer: cfg.Mailer, Passwords: cfg.Passwords, BaseURL: cfg.BaseURL,
-		InsecureCookies: cfg.InsecureCookies, TrustProxy: cfg.TrustProxy})
+		InsecureCookies: cfg.InsecureCookies, TrustProxy: cfg.TrustProxy, HashPool: cfg.PasswordHashing})
 	if err != nil {
 		return nil, fmt.Errorf("platform: accounts: %w", err)
 	}

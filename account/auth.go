@@ -17,16 +17,21 @@ type SignupInput struct {
 	Email    string
 	Password string
 	Name     string
+	// ClientIP is the client address, for the limit on notices
+	// (Config.ResetMail).
+	ClientIP string
 }
 
 // Signup creates an account: a personal tenant, the user with an unverified
 // email, its argon2id password hash and a verification code mailed as a link
 // to BaseURL/verify-email?code=... (VerificationLifetime). When the email is
 // already registered it creates nothing and mails the address's owner a
-// notice instead; the caller answers both cases alike, so signup never tells
+// notice instead (at most Config.ResetMail's numbers of them, counted like
+// reset mail); the caller answers both cases alike, so signup never tells
 // whether an address has an account. The password is hashed in both cases,
-// before any transaction. INVALID_INPUT for a malformed email, name or
-// password.
+// before any transaction, through the hashing pool. INVALID_INPUT for a
+// malformed email, name or password; RATE_LIMITED when the hashing pool
+// stays full.
 func (s *Service) Signup(ctx context.Context, read Store, commit UnitOfWork, in SignupInput) error {
 	const op = "account.Signup"
 	email, err := validEmail(op, "email", in.Email)
@@ -40,12 +45,12 @@ func (s *Service) Signup(ctx context.Context, read Store, commit UnitOfWork, in 
 	if err := ValidatePassword(op, "password", in.Password); err != nil {
 		return err
 	}
-	hash, err := s.pw.Hash(in.Password)
+	hash, err := s.pw.Hash(ctx, in.Password)
 	if err != nil {
 		return fault.Wrap(op, err)
 	}
 	if _, err := read.UserGetByEmail(ctx, email); err == nil {
-		return s.mailExisting(ctx, op, email)
+		return s.mailExisting(ctx, op, read, email, in.ClientIP)
 	} else if !fault.Is(err, fault.NotFound) {
 		return fault.Wrap(op, err)
 	}
@@ -73,7 +78,7 @@ func (s *Service) Signup(ctx context.Context, read Store, commit UnitOfWork, in 
 				s.Link("/verify-email", code) + "\n\nIf you did not sign up, ignore this message.\n"})
 	})
 	if fault.Is(err, fault.Conflict) { // a concurrent signup took the address
-		return s.mailExisting(ctx, op, email)
+		return s.mailExisting(ctx, op, read, email, in.ClientIP)
 	}
 	if err != nil {
 		return fault.Wrap(op, err)
@@ -81,9 +86,14 @@ func (s *Service) Signup(ctx context.Context, read Store, commit UnitOfWork, in 
 	return nil
 }
 
-// mailExisting tells an address's owner that someone tried to sign up with it.
-func (s *Service) mailExisting(ctx context.Context, op, email string) error {
-	err := s.send(ctx, Message{To: email, Subject: "Someone tried to sign up with your address",
+// mailExisting tells an address's owner that someone tried to sign up with
+// it, within the mail limit (counted on the read handle's own transaction).
+func (s *Service) mailExisting(ctx context.Context, op string, read Store, email, ip string) error {
+	ok, err := s.mailAllowed(ctx, read, "notice", email, ip)
+	if err != nil || !ok {
+		return fault.Wrap(op, err)
+	}
+	err = s.send(ctx, Message{To: email, Subject: "Someone tried to sign up with your address",
 		Text: "Someone tried to create an account with this email address, which already has one.\n\n" +
 			"If it was you, sign in at " + s.cfg.BaseURL + "/login or reset your password at " + s.cfg.BaseURL +
 			"/forgot-password.\nIf it was not you, you can ignore this message; nothing was changed.\n"})
@@ -147,24 +157,21 @@ func loginFailed(op string) error {
 	return fault.E(op, fault.Unauthenticated, "The email or password is incorrect.")
 }
 
-// throttleSubjects returns the digested throttle subjects of an attempt:
-// the account (by email) and the client address.
-func (s *Service) throttleSubjects(email, ip string) []string {
-	return []string{"acct:" + s.keys.Digest("login-throttle:account:" + email)[:40],
-		"addr:" + s.keys.Digest("login-throttle:address:" + ip)[:40]}
-}
-
 // Login signs a user in with email and password and opens a web session
 // with an access token (AccessTokenLifetime). Unknown email and wrong
 // password are the same UNAUTHENTICATED error after the same hashing work
-// (argon2id against a dummy hash when there is no account), and both count a
-// failure for the account and for the client address; a subject with
-// Throttle.MaxFailures failures in Throttle.Window is refused for
-// Throttle.Lockout with RATE_LIMITED (details.retryAfter in seconds).
+// (argon2id against a dummy hash when there is no account). Before any
+// hashing the attempt is counted, in one transaction, on the counters of
+// its (account, client address) pair, its address and its account
+// (Config.Throttle; package documentation, "Login throttling"); a counter
+// that refuses it answers RATE_LIMITED (details.limit loginFailures,
+// details.retryAfter in seconds), and so does a hashing pool that stays
+// full (details.limit passwordHashing), which gives the count back. A
+// sign-in clears its pair's counter and takes the attempt off the others.
 // Only after the password verified does an unverified email answer
 // ACCESS_DENIED with details.reason "email_not_verified", so the answer
 // reveals nothing to someone without the password. Hashing runs on the
-// read handle; commit records the outcome.
+// read handle; commit opens the session.
 func (s *Service) Login(ctx context.Context, read Store, commit UnitOfWork, in LoginInput) (SignIn, error) {
 	const op = "account.Login"
 	email := NormalizeEmail(in.Email)
@@ -174,18 +181,9 @@ func (s *Service) Login(ctx context.Context, read Store, commit UnitOfWork, in L
 	if in.Password == "" || len(in.Password) > 4*MaxPasswordLen {
 		return SignIn{}, fault.Invalid(op, "password", "The password is required.")
 	}
-	subjects := s.throttleSubjects(email, in.ClientIP)
-	now := read.Now()
-	for _, sub := range subjects {
-		th, err := read.ThrottleGet(ctx, sub)
-		if err != nil {
-			return SignIn{}, fault.Wrap(op, err)
-		}
-		if th.LockedUntil != nil && now.Before(*th.LockedUntil) {
-			retry := int64((th.LockedUntil.Sub(now) + time.Second - 1) / time.Second)
-			return SignIn{}, fault.E(op, fault.RateLimited, "Too many failed sign-in attempts; try again later.").
-				With("limit", "loginFailures").With("retryAfter", retry)
-		}
+	subjects := s.loginSubjects(email, in.ClientIP)
+	if err := s.reserveLogin(ctx, read, subjects); err != nil {
+		return SignIn{}, err
 	}
 	var (
 		hash string
@@ -202,38 +200,30 @@ func (s *Service) Login(ctx context.Context, read Store, commit UnitOfWork, in L
 	case !fault.Is(err, fault.NotFound):
 		return SignIn{}, fault.Wrap(op, err)
 	}
-	ok, err := s.pw.Verify(hash, in.Password)
+	ok, err := s.pw.Verify(ctx, hash, in.Password)
+	if fault.Is(err, fault.RateLimited) {
+		// Never evaluated: the attempt is no failure.
+		if serr := s.settleLogin(context.WithoutCancel(ctx), read, subjects, false); serr != nil {
+			return SignIn{}, fault.Wrap(op, serr)
+		}
+		return SignIn{}, err
+	}
 	if err != nil {
 		return SignIn{}, fault.Wrap(op, err)
 	}
 	if !ok {
-		err := commit(ctx, func(st Store) error {
-			at := st.Now()
-			for _, sub := range subjects {
-				n, err := st.ThrottleFail(ctx, sub, at, at.Add(-s.cfg.Throttle.Window))
-				if err != nil {
-					return err
-				}
-				if n >= s.cfg.Throttle.MaxFailures {
-					if err := st.ThrottleLock(ctx, sub, at.Add(s.cfg.Throttle.Lockout)); err != nil {
-						return err
-					}
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return SignIn{}, fault.Wrap(op, err)
-		}
-		return SignIn{}, loginFailed(op)
+		return SignIn{}, loginFailed(op) // counted when reserved
 	}
 	if cred.EmailVerifiedAt == nil {
+		if err := s.settleLogin(ctx, read, subjects, true); err != nil {
+			return SignIn{}, fault.Wrap(op, err)
+		}
 		return SignIn{}, fault.E(op, fault.AccessDenied, "Verify your email address first; follow the link we sent you.").
 			With("reason", "email_not_verified")
 	}
 	var out SignIn
 	err = commit(ctx, func(st Store) error {
-		if err := st.ThrottleClear(ctx, subjects[0]); err != nil {
+		if err := s.settleLogin(ctx, st, subjects, true); err != nil {
 			return err
 		}
 		ws, err := st.UserDefaultWorkspace(ctx, u.ID)
@@ -330,20 +320,25 @@ func (s *Service) RevokeOthers(ctx context.Context, st Store, p *access.Principa
 }
 
 // ForgotPassword mails a reset link (BaseURL/reset-password?code=...,
-// ResetLifetime) when email belongs to an account with a password, and does
-// nothing otherwise; the caller answers both cases alike. INVALID_INPUT for
-// a malformed address.
-func (s *Service) ForgotPassword(ctx context.Context, st Store, email string) error {
+// ResetLifetime) when email belongs to an account, within Config.ResetMail:
+// each request counts for the client address ip (10 an hour by default),
+// and one that may send counts for the account (3 an hour). It does nothing
+// otherwise, when the address has no account or a limit is reached; the
+// caller answers every case alike. INVALID_INPUT for a malformed address.
+func (s *Service) ForgotPassword(ctx context.Context, st Store, email, ip string) error {
 	const op = "account.ForgotPassword"
 	email, err := validEmail(op, "email", email)
 	if err != nil {
 		return err
 	}
 	u, err := st.UserGetByEmail(ctx, email)
+	account := email
 	if fault.Is(err, fault.NotFound) {
-		return nil
+		account = "" // counted for the address alone
+	} else if err != nil {
+		return fault.Wrap(op, err)
 	}
-	if err != nil {
+	if ok, err := s.mailAllowed(ctx, st, "reset", account, ip); err != nil || !ok {
 		return fault.Wrap(op, err)
 	}
 	code, rec := NewCode(s.keys, PurposePasswordReset, st.Now(), ResetLifetime)
@@ -359,13 +354,14 @@ func (s *Service) ForgotPassword(ctx context.Context, st Store, email string) er
 // ResetPassword consumes a reset code, sets the new password, marks the
 // email verified (the link proved the mailbox) and revokes every session of
 // the user: the old cookies and access tokens fail on their next request.
-// INVALID_INPUT for a bad password or (field code, details.reason) a bad code.
+// INVALID_INPUT for a bad password or (field code, details.reason) a bad
+// code; RATE_LIMITED when the hashing pool stays full.
 func (s *Service) ResetPassword(ctx context.Context, commit UnitOfWork, code, password string) error {
 	const op = "account.ResetPassword"
 	if err := ValidatePassword(op, "password", password); err != nil {
 		return err
 	}
-	hash, err := s.pw.Hash(password)
+	hash, err := s.pw.Hash(ctx, password)
 	if err != nil {
 		return fault.Wrap(op, err)
 	}

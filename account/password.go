@@ -1,6 +1,7 @@
 package account
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/base64"
@@ -41,30 +42,44 @@ const (
 	keyLen  = 32
 )
 
-// Passwords hashes and verifies passwords with argon2id.
+// Passwords hashes and verifies passwords with argon2id. Every hash and
+// every verification runs through its HashPool, so the memory the
+// deliberately expensive work takes is bounded.
 type Passwords struct {
 	Params PasswordParams
+	pool   *HashPool
 	// dummy is a hash verified when no account exists, so an unknown email
 	// costs the same hashing work as a wrong password.
 	dummy string
 }
 
-// NewPasswords returns a hasher with params (zero value: DefaultPasswordParams).
-func NewPasswords(params PasswordParams) (*Passwords, error) {
+// NewPasswords returns a hasher with params (zero value:
+// DefaultPasswordParams) whose work runs through pool; a nil pool means
+// NewHashPool(HashPoolConfig{}, params), a pool sized to the machine.
+func NewPasswords(params PasswordParams, pool *HashPool) (*Passwords, error) {
 	if params == (PasswordParams{}) {
 		params = DefaultPasswordParams()
 	}
 	if params.Time == 0 || params.MemoryKiB < 8 || params.Threads == 0 {
 		return nil, fmt.Errorf("account: invalid argon2id parameters %+v", params)
 	}
-	p := &Passwords{Params: params}
-	d, err := p.Hash("not-a-password-" + random(8))
+	if pool == nil {
+		var err error
+		if pool, err = NewHashPool(HashPoolConfig{}, params); err != nil {
+			return nil, err
+		}
+	}
+	p := &Passwords{Params: params, pool: pool}
+	d, err := p.hash("not-a-password-" + random(8))
 	if err != nil {
 		return nil, err
 	}
 	p.dummy = d
 	return p, nil
 }
+
+// Pool returns the pool the hasher's work runs through.
+func (p *Passwords) Pool() *HashPool { return p.pool }
 
 // ValidatePassword checks a new password's length.
 func ValidatePassword(op, field, pw string) error {
@@ -76,8 +91,20 @@ func ValidatePassword(op, field, pw string) error {
 	return nil
 }
 
-// Hash returns the PHC-format argon2id hash of pw with a fresh salt.
-func (p *Passwords) Hash(pw string) (string, error) {
+// Hash returns the PHC-format argon2id hash of pw with a fresh salt, once
+// the pool has a free slot: RATE_LIMITED (HashPool.Acquire) when none frees
+// in time.
+func (p *Passwords) Hash(ctx context.Context, pw string) (string, error) {
+	release, err := p.pool.Acquire(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer release()
+	return p.hash(pw)
+}
+
+// hash is Hash outside the pool, for the dummy hash made at construction.
+func (p *Passwords) hash(pw string) (string, error) {
 	salt := make([]byte, saltLen)
 	if _, err := rand.Read(salt); err != nil {
 		return "", fmt.Errorf("account: salt: %w", err)
@@ -88,10 +115,16 @@ func (p *Passwords) Hash(pw string) (string, error) {
 		p.Params.Threads, enc.EncodeToString(salt), enc.EncodeToString(k)), nil
 }
 
-// Verify reports whether pw matches hash, comparing in constant time. An
-// empty hash (no such account) verifies against a dummy hash so the work
-// done is the same.
-func (p *Passwords) Verify(hash, pw string) (bool, error) {
+// Verify reports whether pw matches hash, comparing in constant time, once
+// the pool has a free slot: RATE_LIMITED (HashPool.Acquire) when none frees
+// in time. An empty hash (no such account) verifies against a dummy hash so
+// the work done is the same.
+func (p *Passwords) Verify(ctx context.Context, hash, pw string) (bool, error) {
+	release, err := p.pool.Acquire(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer release()
 	if hash == "" {
 		_, err := verify(p.dummy, pw)
 		return false, err

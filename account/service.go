@@ -25,18 +25,6 @@ const (
 // empty.
 const DefaultBaseURL = "http://127.0.0.1:8080"
 
-// ThrottlePolicy bounds failed logins. Each account (by email) and each
-// client address has its own counter: MaxFailures failures within Window
-// lock that subject for Lockout, after which its count starts again.
-type ThrottlePolicy struct {
-	// MaxFailures is how many failures lock a subject. Zero means 5.
-	MaxFailures int
-	// Window is the period failures are counted in. Zero means 15 minutes.
-	Window time.Duration
-	// Lockout is how long a locked subject is refused. Zero means 15 minutes.
-	Lockout time.Duration
-}
-
 // Config configures a Service. Zero values take the documented defaults.
 type Config struct {
 	// Keys digests codes and session credentials. Required; secret.Keyring
@@ -47,6 +35,13 @@ type Config struct {
 	// Passwords are the argon2id parameters of new hashes; the zero value
 	// means DefaultPasswordParams.
 	Passwords PasswordParams
+	// HashPool bounds the concurrent argon2id work of every hash and
+	// verification (login, signup, password reset). Nil means
+	// NewHashPool(Hashing, Passwords): a pool of the service's own.
+	HashPool *HashPool
+	// Hashing sizes the service's own pool when HashPool is nil; its zero
+	// value sizes it to the machine (HashPoolConfig).
+	Hashing HashPoolConfig
 	// BaseURL is the web app's address that mailed links point to, without a
 	// trailing slash. Empty means DefaultBaseURL.
 	BaseURL string
@@ -57,8 +52,17 @@ type Config struct {
 	// instead of the connection's peer; set it only behind a proxy that
 	// overwrites that header.
 	TrustProxy bool
-	// Throttle bounds failed logins.
+	// Throttle bounds failed logins; zero fields take
+	// DefaultThrottlePolicy's.
 	Throttle ThrottlePolicy
+	// AddressRate bounds the requests each client address sends to the
+	// unauthenticated account routes; zero fields mean 30 at once, 30 a
+	// minute.
+	AddressRate AddressRate
+	// ResetMail bounds password reset mail and the notices a signup with a
+	// registered address sends; zero fields mean 3 per account and 10
+	// requests per client address an hour.
+	ResetMail MailLimit
 	// FreshWindow is how recent a sign-in must be for routes that require
 	// fresh authentication. Zero means FreshWindow (10 minutes).
 	FreshWindow time.Duration
@@ -70,10 +74,11 @@ type Config struct {
 // UnitOfWork, so the deliberately slow hashing never holds a transaction.
 // It is safe for concurrent use.
 type Service struct {
-	cfg  Config
-	pw   *Passwords
-	keys Keyring
-	mail Mailer
+	cfg   Config
+	pw    *Passwords
+	keys  Keyring
+	mail  Mailer
+	addrs *addressLimiter
 }
 
 // UnitOfWork runs fn in one transaction, committed when fn returns nil.
@@ -94,27 +99,32 @@ func New(cfg Config) (*Service, error) {
 	if u, err := url.Parse(cfg.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("account: Config.BaseURL %q is not an http(s) URL", cfg.BaseURL)
 	}
-	if cfg.Throttle.MaxFailures == 0 {
-		cfg.Throttle.MaxFailures = 5
+	var err error
+	if cfg.Throttle, err = cfg.Throttle.withDefaults(); err != nil {
+		return nil, err
 	}
-	if cfg.Throttle.Window == 0 {
-		cfg.Throttle.Window = 15 * time.Minute
+	if cfg.ResetMail, err = cfg.ResetMail.withDefaults(); err != nil {
+		return nil, err
 	}
-	if cfg.Throttle.Lockout == 0 {
-		cfg.Throttle.Lockout = 15 * time.Minute
+	addrs, rate, err := newAddressLimiter(cfg.AddressRate)
+	if err != nil {
+		return nil, err
 	}
-	if cfg.Throttle.MaxFailures < 0 || cfg.Throttle.Window < 0 || cfg.Throttle.Lockout < 0 {
-		return nil, errors.New("account: Config.Throttle values must not be negative")
-	}
+	cfg.AddressRate = rate
 	if cfg.FreshWindow == 0 {
 		cfg.FreshWindow = FreshWindow
 	}
-	pw, err := NewPasswords(cfg.Passwords)
+	if cfg.HashPool == nil {
+		if cfg.HashPool, err = NewHashPool(cfg.Hashing, cfg.Passwords); err != nil {
+			return nil, err
+		}
+	}
+	pw, err := NewPasswords(cfg.Passwords, cfg.HashPool)
 	if err != nil {
 		return nil, err
 	}
 	cfg.Passwords = pw.Params
-	return &Service{cfg: cfg, pw: pw, keys: cfg.Keys, mail: cfg.Mailer}, nil
+	return &Service{cfg: cfg, pw: pw, keys: cfg.Keys, mail: cfg.Mailer, addrs: addrs}, nil
 }
 
 // Config returns the service's configuration with its defaults applied.
@@ -145,16 +155,6 @@ type PasswordCredential struct {
 	// EmailVerifiedAt is nil until the user follows the verification link.
 	EmailVerifiedAt   *time.Time
 	PasswordChangedAt time.Time
-}
-
-// Throttle is the failed-login counter of one subject (an account or a
-// client address, digested).
-type Throttle struct {
-	Subject         string
-	Failures        int
-	WindowStartedAt time.Time
-	// LockedUntil is set while the subject is locked out.
-	LockedUntil *time.Time
 }
 
 // Store is the port the account service reads and writes through; the
@@ -211,15 +211,12 @@ type Store interface {
 	// when the session does not exist.
 	SessionWorkspaceSet(ctx context.Context, id, workspaceID string) error
 
-	// ThrottleGet returns a subject's counter; the zero Throttle (with
-	// Subject set) when it has none.
-	ThrottleGet(ctx context.Context, subject string) (Throttle, error)
-	// ThrottleFail counts one failure of subject at at, atomically: a
-	// counter whose window started before windowStart starts again at 1 with
-	// its window at at. It returns the count after this failure.
-	ThrottleFail(ctx context.Context, subject string, at, windowStart time.Time) (int, error)
-	// ThrottleLock locks subject until until and resets its count.
-	ThrottleLock(ctx context.Context, subject string, until time.Time) error
-	// ThrottleClear forgets a subject's counter.
-	ThrottleClear(ctx context.Context, subject string) error
+	// ThrottleUpdate runs fn on the counters of subjects (in that order;
+	// the zero Throttle with Subject set for a subject without one) at the
+	// unit of work's time, with their rows locked against concurrent
+	// updates, and writes back the counters fn returns: one
+	// read-modify-write, so concurrent updates never lose a count. On the
+	// read handle it runs in a short transaction of its own. When fn fails
+	// nothing is written and its error is returned.
+	ThrottleUpdate(ctx context.Context, subjects []string, fn func(now time.Time, cur []Throttle) ([]Throttle, error)) error
 }

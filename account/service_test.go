@@ -33,7 +33,8 @@ func TestNewAppliesDefaultsAndRefusesBadConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := s.Config()
-	if c.Throttle != (ThrottlePolicy{MaxFailures: 5, Window: 15 * time.Minute, Lockout: 15 * time.Minute}) || c.FreshWindow != FreshWindow {
+	if c.Throttle != DefaultThrottlePolicy() || c.FreshWindow != FreshWindow || c.HashPool == nil ||
+		c.AddressRate != (AddressRate{Burst: 30, PerMinute: 30}) || c.ResetMail != (MailLimit{PerAccount: 3, PerAddress: 10, Window: time.Hour}) {
 		t.Errorf("defaults = %+v", c)
 	}
 	if got := s.Link("/verify-email", "pc_a b"); got != "https://app.example.com/verify-email?code=pc_a+b" {
@@ -44,6 +45,11 @@ func TestNewAppliesDefaultsAndRefusesBadConfig(t *testing.T) {
 		"no mailer": {Keys: testKeys{}},
 		"bad url":   {Keys: testKeys{}, Mailer: nopMailer{}, Passwords: cheap, BaseURL: "javascript:alert(1)"},
 		"bad argon": {Keys: testKeys{}, Mailer: nopMailer{}, Passwords: PasswordParams{Time: 1}},
+		"bad pool":  {Keys: testKeys{}, Mailer: nopMailer{}, Passwords: cheap, Hashing: HashPoolConfig{Slots: -1}},
+		"bad throttle": {Keys: testKeys{}, Mailer: nopMailer{}, Passwords: cheap,
+			Throttle: ThrottlePolicy{Pair: ThrottleLimit{Backoff: time.Hour, MaxBackoff: time.Minute}}},
+		"bad rate": {Keys: testKeys{}, Mailer: nopMailer{}, Passwords: cheap, AddressRate: AddressRate{Burst: -1}},
+		"bad mail": {Keys: testKeys{}, Mailer: nopMailer{}, Passwords: cheap, ResetMail: MailLimit{Window: -time.Hour}},
 	} {
 		if _, err := New(bad); err == nil {
 			t.Errorf("%s: New succeeded", name)
@@ -85,13 +91,19 @@ func TestThrottleSubjectsAreDigests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := s.throttleSubjects("ada@example.com", "10.0.0.1")
-	b := s.throttleSubjects("ada@example.com", "10.0.0.2")
-	if a[0] != b[0] || a[1] == b[1] || !strings.HasPrefix(a[0], "acct:") || !strings.HasPrefix(a[1], "addr:") {
-		t.Fatalf("subjects %v %v", a, b)
+	a := s.loginSubjects("ada@example.com", "10.0.0.1")
+	b := s.loginSubjects("ada@example.com", "10.0.0.2")
+	c := s.loginSubjects("bob@example.com", "10.0.0.1")
+	if a[2] != b[2] || a[1] == b[1] || a[0] == b[0] || a[1] != c[1] || a[0] == c[0] || a[2] == c[2] ||
+		!strings.HasPrefix(a[0], "pair:") || !strings.HasPrefix(a[1], "addr:") || !strings.HasPrefix(a[2], "acct:") {
+		t.Fatalf("subjects %v %v %v", a, b, c)
 	}
-	if strings.Contains(a[0]+a[1], "ada") || strings.Contains(a[1], "10.0.0.1") {
+	if all := strings.Join(a, " "); strings.Contains(all, "ada") || strings.Contains(all, "10.0.0.1") {
 		t.Fatalf("a subject holds plaintext: %v", a)
+	}
+	// One IPv6 host is its /64.
+	if v6a, v6b := s.loginSubjects("ada@example.com", "2001:db8:1:2::1"), s.loginSubjects("ada@example.com", "2001:db8:1:2:ffff::9"); v6a[0] != v6b[0] || v6a[1] != v6b[1] {
+		t.Fatalf("one /64 throttled as two clients: %v %v", v6a, v6b)
 	}
 }
 
@@ -107,13 +119,13 @@ func TestCodeRefusalReasons(t *testing.T) {
 // BenchmarkPasswordHash measures one argon2id hash with the default
 // parameters, the cost of every login and signup.
 func BenchmarkPasswordHash(b *testing.B) {
-	p, err := NewPasswords(DefaultPasswordParams())
+	p, err := NewPasswords(DefaultPasswordParams(), nil)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := p.Hash("correct horse battery staple"); err != nil {
+		if _, err := p.Hash(context.Background(), "correct horse battery staple"); err != nil {
 			b.Fatal(err)
 		}
 	}

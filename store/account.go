@@ -2,9 +2,12 @@ package store
 
 import (
 	"context"
-	"database/sql"
-	"errors"
+	"fmt"
+	"slices"
+	"strings"
 	"time"
+
+	"github.com/uptrace/bun"
 
 	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/account"
@@ -174,46 +177,72 @@ func (tx *Tx) SessionWorkspaceSet(ctx context.Context, id, workspaceID string) e
 	return affected("store.SessionWorkspaceSet", res, err)
 }
 
-// ThrottleGet implements account.Store.
-func (tx *Tx) ThrottleGet(ctx context.Context, subject string) (account.Throttle, error) {
-	var r struct {
+// ThrottleUpdate implements account.Store. It makes every subject's row
+// exist, then reads them all with their rows locked (FOR UPDATE on
+// PostgreSQL; SQLite's single writer serializes units of work), in subject
+// order so that two updates sharing subjects never wait on each other in a
+// cycle; a concurrent update of a subject waits for this one's commit and
+// then reads its result. Counters fn returns at zero without a lock are
+// deleted, so idle subjects leave no row.
+func (tx *Tx) ThrottleUpdate(ctx context.Context, subjects []string, fn func(now time.Time, cur []account.Throttle) ([]account.Throttle, error)) error {
+	const op = "store.ThrottleUpdate"
+	if len(subjects) == 0 {
+		return nil
+	}
+	if tx.idb == tx.db.readIDB() {
+		return tx.db.InTx(ctx, func(w *Tx) error { return w.ThrottleUpdate(ctx, subjects, fn) })
+	}
+	sorted := slices.Compact(slices.Sorted(slices.Values(subjects)))
+	values := strings.TrimSuffix(strings.Repeat("(?, 0, ?), ", len(sorted)), ", ")
+	args := make([]any, 0, 2*len(sorted))
+	for _, sub := range sorted {
+		args = append(args, sub, tx.now)
+	}
+	if _, err := tx.idb.NewRaw(`INSERT INTO login_throttle (subject, failures, window_started_at) VALUES `+values+
+		` ON CONFLICT (subject) DO NOTHING`, args...).Exec(ctx); err != nil {
+		return errf(op, err)
+	}
+	var rows []struct {
+		Subject         string     `bun:"subject"`
 		Failures        int        `bun:"failures"`
 		WindowStartedAt time.Time  `bun:"window_started_at"`
 		LockedUntil     *time.Time `bun:"locked_until"`
 	}
-	err := tx.idb.NewRaw(`SELECT failures, window_started_at, locked_until FROM login_throttle WHERE subject = ?`, subject).Scan(ctx, &r)
-	if errors.Is(err, sql.ErrNoRows) {
-		return account.Throttle{Subject: subject}, nil
+	if err := tx.idb.NewRaw(`SELECT subject, failures, window_started_at, locked_until FROM login_throttle
+		WHERE subject IN (?) ORDER BY subject`+tx.rowLock(), bun.In(sorted)).Scan(ctx, &rows); err != nil {
+		return errf(op, err)
 	}
+	bySubject := make(map[string]account.Throttle, len(rows))
+	for _, r := range rows {
+		t := account.Throttle{Subject: r.Subject, Failures: r.Failures, LockedUntil: utcPtr(r.LockedUntil)}
+		if r.Failures > 0 || r.LockedUntil != nil {
+			t.WindowStartedAt = r.WindowStartedAt.UTC()
+		}
+		bySubject[r.Subject] = t
+	}
+	cur := make([]account.Throttle, len(subjects))
+	for i, sub := range subjects {
+		cur[i] = bySubject[sub]
+		cur[i].Subject = sub
+	}
+	out, err := fn(tx.now, cur)
 	if err != nil {
-		return account.Throttle{}, errf("store.ThrottleGet", err)
+		return err
 	}
-	return account.Throttle{Subject: subject, Failures: r.Failures, WindowStartedAt: r.WindowStartedAt.UTC(),
-		LockedUntil: utcPtr(r.LockedUntil)}, nil
-}
-
-// ThrottleFail implements account.Store with one upsert, so failures
-// counted by several hosts at once all count.
-func (tx *Tx) ThrottleFail(ctx context.Context, subject string, at, windowStart time.Time) (int, error) {
-	var n int
-	err := tx.idb.NewRaw(`INSERT INTO login_throttle (subject, failures, window_started_at) VALUES (?, 1, ?)
-		ON CONFLICT (subject) DO UPDATE SET
-			failures = CASE WHEN login_throttle.window_started_at < ? THEN 1 ELSE login_throttle.failures + 1 END,
-			window_started_at = CASE WHEN login_throttle.window_started_at < ? THEN excluded.window_started_at
-				ELSE login_throttle.window_started_at END
-		RETURNING failures`, subject, at, windowStart, windowStart).Scan(ctx, &n)
-	return n, errf("store.ThrottleFail", err)
-}
-
-// ThrottleLock implements account.Store.
-func (tx *Tx) ThrottleLock(ctx context.Context, subject string, until time.Time) error {
-	_, err := tx.idb.NewRaw(`UPDATE login_throttle SET locked_until = ?, failures = 0, window_started_at = ? WHERE subject = ?`,
-		until, tx.now, subject).Exec(ctx)
-	return errf("store.ThrottleLock", err)
-}
-
-// ThrottleClear implements account.Store.
-func (tx *Tx) ThrottleClear(ctx context.Context, subject string) error {
-	_, err := tx.idb.NewRaw(`DELETE FROM login_throttle WHERE subject = ?`, subject).Exec(ctx)
-	return errf("store.ThrottleClear", err)
+	for _, t := range out {
+		if _, ok := bySubject[t.Subject]; !ok {
+			return fault.Wrap(op, fmt.Errorf("counter %q was not one of the subjects", t.Subject))
+		}
+		var err error
+		if t.Failures == 0 && t.LockedUntil == nil {
+			_, err = tx.idb.NewRaw(`DELETE FROM login_throttle WHERE subject = ?`, t.Subject).Exec(ctx)
+		} else {
+			_, err = tx.idb.NewRaw(`UPDATE login_throttle SET failures = ?, window_started_at = ?, locked_until = ? WHERE subject = ?`,
+				t.Failures, t.WindowStartedAt, t.LockedUntil, t.Subject).Exec(ctx)
+		}
+		if err != nil {
+			return errf(op, err)
+		}
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package transport
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"strings"
@@ -181,18 +182,32 @@ const setCookieDoc = "The session cookie: platform_session=<signed value>; Path=
 // authRoutes are the spec's account authentication routes (signup to
 // handoff). None takes an Idempotency-Key. Routes that hash passwords run
 // their own unit of work (Route.OwnUnitOfWork): the argon2id work happens
-// before any transaction, and a failed login's throttle count commits
-// although the call fails.
+// before any transaction, through the account service's hashing pool. The
+// unauthenticated ones first take a request from the client address's rate
+// (account.Service.AdmitAddress), before decoding the body or any other
+// work.
 func authRoutes(svc *account.Service) []Route {
+	cfg := svc.Config()
+	addressRate := fmt.Sprintf("\n\nEach client address may send %d requests a minute (bursts of %d) to the unauthenticated "+
+		"`/api/v1/auth/*` routes together; beyond that they answer 429 RATE_LIMITED (details.limit `authRequestsPerAddress`) "+
+		"with Retry-After before any other work.", cfg.AddressRate.PerMinute, cfg.AddressRate.Burst)
 	public := func(r Route) Route {
 		r.Tag, r.Auth, r.Private, r.Idempotency = TagAccount, AuthPublic, true, IdempotencyNone
+		r.Description += addressRate
+		r.Errors = append(r.Errors, string(fault.RateLimited))
+		handle := r.Handle
+		r.Handle = func(ctx context.Context, c *Call) (any, error) {
+			if err := svc.AdmitAddress(clientIP(c.Request, cfg.TrustProxy), c.Tx.Now()); err != nil {
+				return nil, err
+			}
+			return handle(ctx, c)
+		}
 		return r
 	}
 	signedIn := func(r Route) Route {
 		r.Tag, r.Auth, r.SignedIn, r.Private, r.Idempotency = TagAccount, AuthSession, true, true, IdempotencyNone
 		return r
 	}
-	cfg := svc.Config()
 	sessionHeaders := map[string]string{"Set-Cookie": setCookieDoc}
 	now := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
 	exampleSession := SessionView{ID: "ses_01jd0000000000000000000000", Kind: account.KindWeb,
@@ -210,8 +225,10 @@ func authRoutes(svc *account.Service) []Route {
 			Summary: "Sign up",
 			Description: "Creates an account (a personal tenant and the user, email unverified) and mails a verification link " +
 				"`{base_url}/verify-email?code=...`, valid 24 hours. The answer is the same 202 whether or not the address " +
-				"already has an account (its owner is mailed a notice instead), so signup never reveals who is registered. " +
-				"Passwords are 10 to 256 characters and stored only as argon2id hashes.",
+				"already has an account (its owner is mailed a notice instead, at most as often as reset mail), so signup " +
+				"never reveals who is registered. Passwords are 10 to 256 characters and stored only as argon2id hashes; " +
+				"hashing runs through a bounded pool, and when no slot frees within a short wait (1 second by default) " +
+				"the answer is 429 RATE_LIMITED (details.limit `passwordHashing`) with Retry-After: 1.",
 			Request:  SignupRequest{Email: "ada@example.com", Password: "correct horse battery staple", Name: "Ada Lovelace"},
 			Response: accepted, Status: http.StatusAccepted, Errors: []string{string(fault.ServiceUnavailable)},
 			Handle: func(ctx context.Context, c *Call) (any, error) {
@@ -219,7 +236,8 @@ func authRoutes(svc *account.Service) []Route {
 				if err := c.Decode(&in); err != nil {
 					return nil, err
 				}
-				if err := svc.Signup(ctx, c.Tx, unitOf(c), account.SignupInput{Email: in.Email, Password: in.Password, Name: in.Name}); err != nil {
+				if err := svc.Signup(ctx, c.Tx, unitOf(c), account.SignupInput{Email: in.Email, Password: in.Password, Name: in.Name,
+					ClientIP: clientIP(c.Request, cfg.TrustProxy)}); err != nil {
 					return nil, err
 				}
 				return accepted, ensureCommitted(ctx, c)
@@ -247,9 +265,15 @@ func authRoutes(svc *account.Service) []Route {
 				"30 days) and returns a session access token (`platform_at_...`): a session-bound user credential for " +
 				"clients without cookies, sent as `Authorization: Bearer`, valid one hour and revoked with its session. " +
 				"An unknown email and a wrong password are the same 401 UNAUTHENTICATED. Only with the right password " +
-				"does an unverified address answer 403 ACCESS_DENIED with details.reason `email_not_verified`. Five " +
-				"failures within 15 minutes for one account or one client address lock it for 15 minutes: " +
-				"429 RATE_LIMITED with Retry-After.",
+				"does an unverified address answer 403 ACCESS_DENIED with details.reason `email_not_verified`.\n\n" +
+				"Failed sign-ins are throttled before any password hashing: each attempt is counted, in one transaction, " +
+				"on three counters, and a refused attempt is 429 RATE_LIMITED (details.limit `loginFailures`) with " +
+				"Retry-After. " + throttleDoc(cfg.Throttle) + " A successful sign-in clears its (account, address) counter. " +
+				"Client addresses are the connection's peer (the first X-Forwarded-For entry only on a host configured to " +
+				"trust its proxy); IPv6 addresses count by their /64 network.\n\n" +
+				"Password hashing runs through a bounded pool (a few at a time, sized to the host's memory); when no slot " +
+				"frees within a short wait (1 second by default) the attempt is 429 RATE_LIMITED (details.limit " +
+				"`passwordHashing`) with Retry-After: 1 and is not counted as a failure.",
 			Request: LoginRequest{Email: "ada@example.com", Password: "correct horse battery staple"},
 			Response: SignedIn{Session: exampleSession, User: exampleUser, AccessToken: "platform_at_REPLACE_WITH_YOUR_TOKEN",
 				TokenType: "Bearer", AccessTokenExpiresAt: tokExp},
@@ -327,7 +351,11 @@ func authRoutes(svc *account.Service) []Route {
 		public(Route{Method: http.MethodPost, Pattern: "/api/v1/auth/password/forgot", OperationID: "forgotPassword",
 			Summary: "Ask for a password reset link",
 			Description: "Mails a reset link `{base_url}/reset-password?code=...`, single-use and valid 30 minutes, when the " +
-				"address has an account. The answer is the same 202 either way.",
+				fmt.Sprintf("address has an account, at most %d times per account and for at most %d requests per client "+
+					"address (whether or not they name an account), each count running for %s from its first request. ", cfg.ResetMail.PerAccount, cfg.ResetMail.PerAddress,
+					humanDuration(cfg.ResetMail.Window)) +
+				"The answer is the same 202 in every case, sent, unknown address or over a limit: a limited request " +
+				"simply sends no mail.",
 			Request: ForgotPasswordRequest{Email: "ada@example.com"}, Response: accepted, Status: http.StatusAccepted,
 			Errors: []string{string(fault.ServiceUnavailable)},
 			Handle: func(ctx context.Context, c *Call) (any, error) {
@@ -335,7 +363,7 @@ func authRoutes(svc *account.Service) []Route {
 				if err := c.Decode(&in); err != nil {
 					return nil, err
 				}
-				if err := svc.ForgotPassword(ctx, c.Tx, in.Email); err != nil {
+				if err := svc.ForgotPassword(ctx, c.Tx, in.Email, clientIP(c.Request, cfg.TrustProxy)); err != nil {
 					return nil, err
 				}
 				return accepted, nil
@@ -344,7 +372,8 @@ func authRoutes(svc *account.Service) []Route {
 			Summary: "Set a new password with a reset code",
 			Description: "Consumes the reset code and sets the new password, then revokes every session of the account: " +
 				"old cookies and access tokens fail on their next request. A used, expired or unknown code is 400 " +
-				"INVALID_INPUT with details.reason `used`, `expired` or `unknown`.",
+				"INVALID_INPUT with details.reason `used`, `expired` or `unknown`. The new password is hashed through the " +
+				"bounded pool: 429 RATE_LIMITED (details.limit `passwordHashing`) with Retry-After: 1 when it stays full.",
 			Request:  PasswordResetRequest{Code: "pc_REPLACE_WITH_THE_CODE", Password: "a new long passphrase"},
 			Response: PasswordReset{Reset: true}, Errors: codeErrs,
 			Handle: func(ctx context.Context, c *Call) (any, error) {
@@ -395,6 +424,19 @@ func authRoutes(svc *account.Service) []Route {
 				return StudioSession{Session: sessionView(si.Session, si.Session.ID)}, nil
 			}}),
 	}
+}
+
+// throttleDoc states the login throttle policy p in words.
+func throttleDoc(p account.ThrottlePolicy) string {
+	limit := func(l account.ThrottleLimit) string {
+		return fmt.Sprintf("%d failures, then a lock of %s that doubles with each further failure up to %s",
+			l.MaxFailures, humanDuration(l.Backoff), humanDuration(l.MaxBackoff))
+	}
+	return fmt.Sprintf("Failures add up within %s (a counter restarts once that long has passed since its first failure "+
+		"and since its last lock ended). One account from one client address: %s. One client address on any account: "+
+		"%s. One account from any address: %s; while that lock runs, only an address with no failure on the account "+
+		"may still try, so an attacker elsewhere can slow an account down but never lock its owner out.",
+		humanDuration(p.Window), limit(p.Pair), limit(p.Address), limit(p.Account))
 }
 
 // unitOf adapts an OwnUnitOfWork call's Commit to the account service.

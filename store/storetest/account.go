@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -123,54 +124,87 @@ func accountCodeSingleUse(t *testing.T, open Opener) {
 func accountThrottle(t *testing.T, open Opener) {
 	db, clock := fresh(t, open)
 	ctx := context.Background()
-	fail := func() int {
+	read := func(subjects ...string) []account.Throttle {
+		var got []account.Throttle
+		if err := db.Read().ThrottleUpdate(ctx, subjects, func(_ time.Time, cur []account.Throttle) ([]account.Throttle, error) {
+			got = cur
+			return cur, nil
+		}); err != nil {
+			t.Fatalf("ThrottleUpdate(read): %v", err)
+		}
+		return got
+	}
+	rows := func() int {
 		var n int
-		accessTx(t, db, func(ctx context.Context, tx *store.Tx) (err error) {
-			n, err = tx.ThrottleFail(ctx, "acct:x", tx.Now(), tx.Now().Add(-15*time.Minute))
-			return err
-		})
+		if err := db.Read().IDB().NewRaw(`SELECT COUNT(*) FROM login_throttle`).Scan(ctx, &n); err != nil {
+			t.Fatal(err)
+		}
 		return n
 	}
-	if th, err := db.Read().ThrottleGet(ctx, "acct:x"); err != nil || th.Failures != 0 || th.LockedUntil != nil || th.Subject != "acct:x" {
-		t.Fatalf("empty counter = %+v, %v", th, err)
+	if got := read("pair:b", "acct:x"); len(got) != 2 || got[0] != (account.Throttle{Subject: "pair:b"}) || got[1] != (account.Throttle{Subject: "acct:x"}) {
+		t.Fatalf("new counters = %+v", got)
 	}
-	for want := 1; want <= 3; want++ {
-		if n := fail(); n != want {
-			t.Fatalf("failure %d counted %d", want, n)
+	if n := rows(); n != 0 {
+		t.Fatalf("reading new counters left %d rows", n)
+	}
+	start := clock.Now().UTC().Truncate(time.Microsecond)
+	until := start.Add(time.Hour)
+	if err := db.Read().ThrottleUpdate(ctx, []string{"acct:x"}, func(now time.Time, cur []account.Throttle) ([]account.Throttle, error) {
+		if !now.Equal(start) {
+			t.Errorf("now = %v, want the clock's %v", now, start)
 		}
-		clock.Advance(time.Minute)
+		cur[0].Failures, cur[0].WindowStartedAt, cur[0].LockedUntil = 3, now, &until
+		return cur, nil
+	}); err != nil {
+		t.Fatal(err)
 	}
-	clock.Advance(15 * time.Minute) // the window has passed: counting starts again
-	if n := fail(); n != 1 {
-		t.Fatalf("failure after the window counted %d", n)
+	if got := read("acct:x")[0]; got.Failures != 3 || !got.WindowStartedAt.Equal(start) || got.LockedUntil == nil || !got.LockedUntil.Equal(until) {
+		t.Fatalf("written counter = %+v", got)
 	}
-	until := clock.Now().Add(15 * time.Minute).UTC().Truncate(time.Microsecond)
-	accessTx(t, db, func(ctx context.Context, tx *store.Tx) error { return tx.ThrottleLock(ctx, "acct:x", until) })
-	th, err := db.Read().ThrottleGet(ctx, "acct:x")
-	if err != nil || th.Failures != 0 || th.LockedUntil == nil || !th.LockedUntil.Equal(until) {
-		t.Fatalf("locked counter = %+v, %v", th, err)
+	// A failing fn writes nothing, and its error comes back as is.
+	stop := errors.New("refused")
+	err := db.Read().ThrottleUpdate(ctx, []string{"acct:x", "addr:new"}, func(_ time.Time, cur []account.Throttle) ([]account.Throttle, error) {
+		cur[0].Failures = 99
+		return nil, stop
+	})
+	if !errors.Is(err, stop) || read("acct:x")[0].Failures != 3 || rows() != 1 {
+		t.Fatalf("failed update: %v, %+v, %d rows", err, read("acct:x"), rows())
 	}
-	// Concurrent failures all count.
+	// A counter back at zero without a lock leaves no row.
+	accessTx(t, db, func(ctx context.Context, tx *store.Tx) error {
+		return tx.ThrottleUpdate(ctx, []string{"acct:x"}, func(_ time.Time, cur []account.Throttle) ([]account.Throttle, error) {
+			return []account.Throttle{{Subject: "acct:x"}}, nil
+		})
+	})
+	if n := rows(); n != 0 {
+		t.Fatalf("zero counter left %d rows", n)
+	}
+	// Concurrent read-modify-writes of shared subjects, named in either
+	// order, all count: each reads the one before it.
 	var wg sync.WaitGroup
-	for range 6 {
+	const n = 20
+	for i := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := db.InTx(ctx, func(tx *store.Tx) error {
-				_, err := tx.ThrottleFail(ctx, "addr:y", tx.Now(), tx.Now().Add(-time.Hour))
-				return err
+			subjects := []string{"addr:y", "acct:z"}
+			if i%2 == 1 {
+				subjects = []string{"acct:z", "addr:y"}
+			}
+			if err := db.Read().ThrottleUpdate(ctx, subjects, func(now time.Time, cur []account.Throttle) ([]account.Throttle, error) {
+				for j := range cur {
+					cur[j].Failures++
+					cur[j].WindowStartedAt = now
+				}
+				return cur, nil
 			}); err != nil {
-				t.Errorf("ThrottleFail: %v", err)
+				t.Errorf("ThrottleUpdate: %v", err)
 			}
 		}()
 	}
 	wg.Wait()
-	if th, _ := db.Read().ThrottleGet(ctx, "addr:y"); th.Failures != 6 {
-		t.Fatalf("concurrent failures counted %d", th.Failures)
-	}
-	accessTx(t, db, func(ctx context.Context, tx *store.Tx) error { return tx.ThrottleClear(ctx, "acct:x") })
-	if th, _ := db.Read().ThrottleGet(ctx, "acct:x"); th.LockedUntil != nil || th.Failures != 0 {
-		t.Fatalf("cleared counter = %+v", th)
+	if got := read("addr:y", "acct:z"); got[0].Failures != n || got[1].Failures != n {
+		t.Fatalf("concurrent updates counted %+v", got)
 	}
 }
 
