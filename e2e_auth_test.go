@@ -3,6 +3,7 @@ package platform_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -319,6 +320,11 @@ func TestHandoffCodeConcurrentExchangeYieldsOneSession(t *testing.T) {
 	})
 }
 
+// TestLoginThrottleEngagesAndReleases walks the throttle's counters: an
+// (account, address) pair backs off after 5 failures (1 minute, then
+// doubling) without touching the account from elsewhere; an address backs
+// off after 30 failures on any accounts; failures older than the window
+// do not add up.
 func TestLoginThrottleEngagesAndReleases(t *testing.T) {
 	platformtest.Dialects(t, platformtest.Options{TrustProxy: true}, func(t *testing.T, s *platformtest.System) {
 		s.Signup("hal@example.test", authPassword, "Hal")
@@ -326,30 +332,52 @@ func TestLoginThrottleEngagesAndReleases(t *testing.T) {
 			return s.Do(platformtest.Request{Method: http.MethodPost, Path: "/api/v1/auth/login",
 				Header: map[string]string{"X-Forwarded-For": ip}, Body: map[string]string{"email": email, "password": pw}})
 		}
-		// Per account: five failures from five addresses lock the account.
+		locked := func(r *platformtest.Response, retryAfter string) bool {
+			return r.Status == 429 && r.Code() == "RATE_LIMITED" && r.Header.Get("Retry-After") == retryAfter &&
+				errDetails(r)["limit"] == "loginFailures"
+		}
+		// Per pair: five failures from one address.
 		for i := range 5 {
-			if r := from("10.0.0."+string(rune('1'+i)), "hal@example.test", "wrong password!"); r.Code() != "UNAUTHENTICATED" {
+			if r := from("10.0.0.1", "hal@example.test", "wrong password!"); r.Code() != "UNAUTHENTICATED" {
 				t.Fatalf("failure %d: %d %s", i, r.Status, r.Body)
 			}
 		}
-		r := from("10.0.9.9", "hal@example.test", authPassword)
-		if r.Status != 429 || r.Code() != "RATE_LIMITED" || r.Header.Get("Retry-After") != "900" {
-			t.Fatalf("locked account: %d %v %s", r.Status, r.Header.Get("Retry-After"), r.Body)
+		if r := from("10.0.0.1", "hal@example.test", authPassword); !locked(r, "60") {
+			t.Fatalf("locked pair: %d %v %s", r.Status, r.Header.Get("Retry-After"), r.Body)
 		}
-		s.Clock.Advance(10 * time.Minute)
-		if r := from("10.0.9.9", "hal@example.test", authPassword); r.Header.Get("Retry-After") != "300" {
+		if r := from("10.0.0.2", "hal@example.test", authPassword); r.Status != 200 {
+			t.Fatalf("the account from another address: %d %s", r.Status, r.Body)
+		}
+		s.Clock.Advance(30 * time.Second)
+		if r := from("10.0.0.1", "hal@example.test", authPassword); !locked(r, "30") {
 			t.Fatalf("Retry-After later: %v %s", r.Header.Get("Retry-After"), r.Body)
 		}
-		s.Clock.Advance(5*time.Minute + time.Second)
-		if r := from("10.0.9.9", "hal@example.test", authPassword); r.Status != 200 {
-			t.Fatalf("after the lockout: %d %s", r.Status, r.Body)
+		s.Clock.Advance(30 * time.Second)
+		if r := from("10.0.0.1", "hal@example.test", "wrong password!"); r.Code() != "UNAUTHENTICATED" {
+			t.Fatalf("after the lock: %d %s", r.Status, r.Body)
 		}
-		// Per address: five failures on other accounts lock the address, not the account.
+		if r := from("10.0.0.1", "hal@example.test", authPassword); !locked(r, "120") {
+			t.Fatalf("doubled lock: %d %v %s", r.Status, r.Header.Get("Retry-After"), r.Body)
+		}
+		s.Clock.Advance(2 * time.Minute)
+		if r := from("10.0.0.1", "hal@example.test", authPassword); r.Status != 200 {
+			t.Fatalf("after the doubled lock: %d %s", r.Status, r.Body)
+		}
+		// The sign-in cleared the pair: five failures again before a lock.
 		for i := range 5 {
-			from("10.1.1.1", "nobody"+string(rune('a'+i))+"@example.test", "wrong password!")
+			if r := from("10.0.0.1", "hal@example.test", "wrong password!"); r.Code() != "UNAUTHENTICATED" {
+				t.Fatalf("failure %d after a sign-in: %d %s", i, r.Status, r.Body)
+			}
 		}
-		if r := from("10.1.1.1", "hal@example.test", authPassword); r.Code() != "RATE_LIMITED" {
-			t.Fatalf("locked address: %d %s", r.Status, r.Body)
+		// Per address: thirty failures on other accounts lock the address.
+		for i := range 30 {
+			if r := from("10.1.1.1", fmt.Sprintf("nobody%d@example.test", i), "wrong password!"); r.Code() != "UNAUTHENTICATED" {
+				t.Fatalf("address failure %d: %d %s", i, r.Status, r.Body)
+			}
+		}
+		s.Clock.Advance(2 * time.Second) // a token for the address's request rate
+		if r := from("10.1.1.1", "hal@example.test", authPassword); !locked(r, "58") {
+			t.Fatalf("locked address: %d %v %s", r.Status, r.Header.Get("Retry-After"), r.Body)
 		}
 		if r := from("10.2.2.2", "hal@example.test", authPassword); r.Status != 200 {
 			t.Fatalf("another address: %d %s", r.Status, r.Body)
@@ -360,9 +388,9 @@ func TestLoginThrottleEngagesAndReleases(t *testing.T) {
 		}
 		s.Clock.Advance(16 * time.Minute)
 		for range 4 {
-			from("10.3.3.4", "hal@example.test", "wrong password!")
+			from("10.3.3.3", "hal@example.test", "wrong password!")
 		}
-		if r := from("10.3.3.5", "hal@example.test", authPassword); r.Status != 200 {
+		if r := from("10.3.3.3", "hal@example.test", authPassword); r.Status != 200 {
 			t.Fatalf("failures across windows locked: %d %s", r.Status, r.Body)
 		}
 	})
