@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -412,6 +413,66 @@ func TestBillingWebhookSignatures(t *testing.T) {
 		}
 		if after := stored(); after != [3]int{before[0] + 1, before[1] + 1, before[2] + 1} {
 			t.Fatalf("a valid webhook and its replay: (webhooks, inbox, jobs) %v -> %v", before, after)
+		}
+		settle(t, s, billing.JobApplyEvent)
+		if me := u.me(t, s); me.Subscription == nil || me.Subscription.Status != "active" || me.Subscription.CheckoutID != chk.ID {
+			t.Fatalf("saas/me after the valid webhook = %+v", me.Subscription)
+		}
+	})
+}
+
+// TestBillingWebhookSecondTimestamp: an event signed 322 seconds ago (the
+// window is 300) whose Stripe-Signature header gets a fresh t= in front is
+// refused with 400 INVALID_INPUT (details.reason signature) and leaves
+// nothing behind: the header is read as stripe-go reads it, the last t=
+// being the one signed and judged. The same event signed now, with its
+// header's elements reordered, is accepted and activates the checkout.
+func TestBillingWebhookSecondTimestamp(t *testing.T) {
+	t.Parallel()
+	platformtest.Dialects(t, billingOptions(), func(t *testing.T, s *platformtest.System) {
+		u := newPayer(t, s, "second-t@example.test")
+		chk, session := u.checkout(t, s, "pro")
+		if err := s.Stripe.SetWebhookURL(""); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Stripe.Pay(session); err != nil {
+			t.Fatal(err)
+		}
+		stored := func() [3]int {
+			return [3]int{
+				count(t, s, `SELECT COUNT(*) FROM billing_webhook_events`),
+				count(t, s, `SELECT COUNT(*) FROM inbox_events WHERE consumer = ?`, "billing.webhook:test"),
+				count(t, s, `SELECT COUNT(*) FROM jobs WHERE kind = ?`, billing.JobApplyEvent),
+			}
+		}
+		before := stored()
+		payload, stale, err := s.Stripe.SignedWebhook(billing.WebhookCheckoutCompleted, session,
+			stripetest.WebhookOptions{Signing: stripetest.SignStale, StaleBy: 322 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fresh := "t=" + strconv.FormatInt(s.Clock.Now().Unix(), 10)
+		for name, header := range map[string]string{
+			"fresh t in front":  fresh + "," + stale,
+			"fresh t appended":  stale + "," + fresh,
+			"stale as captured": stale,
+		} {
+			status, body := postWebhook(t, s, payload, header)
+			e, _ := body["error"].(map[string]any)
+			d, _ := e["details"].(map[string]any)
+			if status != http.StatusBadRequest || e["code"] != "INVALID_INPUT" || d["reason"] != "signature" {
+				t.Errorf("%s: %d %v", name, status, body)
+			}
+		}
+		if after := stored(); after != before {
+			t.Fatalf("refused webhooks stored something: (webhooks, inbox, jobs) %v -> %v", before, after)
+		}
+
+		// Signed now, v1 before t: accepted.
+		h := resign(s, payload)
+		tPart, v1Part, _ := strings.Cut(h, ",")
+		if status, body := postWebhook(t, s, payload, v1Part+","+tPart); status != http.StatusOK {
+			t.Fatalf("reordered valid header: %d %v", status, body)
 		}
 		settle(t, s, billing.JobApplyEvent)
 		if me := u.me(t, s); me.Subscription == nil || me.Subscription.Status != "active" || me.Subscription.CheckoutID != chk.ID {

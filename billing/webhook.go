@@ -34,7 +34,9 @@ type ApplyPayload struct {
 }
 
 // ReceiveWebhook verifies a webhook's raw payload and signature header
-// through env's provider (within its tolerance window), keeps the event in
+// through env's provider (within its tolerance window; the Stripe adapter
+// reads the header with stripe-go's webhook package, so a second t= or a
+// reordered header is judged as Stripe's library judges it), keeps the event in
 // the inbox with its payload, deduplicated by event id, and enqueues the
 // job that applies it, in one unit of work. It does not act on the event:
 // the job re-reads the provider's objects first. created is false for a

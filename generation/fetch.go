@@ -28,11 +28,17 @@ import (
 // message, detail or cause this file returns contains the query, only the
 // URL's scheme, host and path.
 //
-// A media URL is named by a provider's callback or poll, so it is judged
-// by package urlguard before anything is sent and the GETs go through the
-// guard's client: a URL that names the platform's own network (loopback,
-// private, link-local, cloud metadata, ...) fails at once and is never
-// fetched.
+// A media URL is named by a provider (by provider A only through its
+// authenticated record query, never a callback body: see package
+// operation), so it is judged by package urlguard before anything is sent
+// and the GETs go through the guard's client: a URL that names the
+// platform's own network (loopback, private, link-local, cloud metadata,
+// ...) fails at once and is never fetched, and so does every redirect hop
+// that names one (judged again before it is followed, its addresses when
+// it dials). Only the simulators' exact loopback addresses pass
+// (Config.AllowLoopback, tests and the example host). A body is at most
+// DefaultFetchMaxBytes (urlguard.LimitReader) and a GET, body included,
+// at most DefaultFetchTimeout.
 
 // Fetcher defaults.
 const (
@@ -61,9 +67,13 @@ type Fetcher struct {
 	// built for each Fetch.
 	Guard *urlguard.Guard
 	// Client sends the GETs. Nil means Guard's client (30 s per GET, body
-	// included). A Client that is set owns the address policy: Fetch still
-	// judges each URL with Guard, but only a guarded client judges the
-	// addresses a host resolves to and the redirects.
+	// included). A Client that is set owns the connections, so only a
+	// guarded client judges the addresses a host resolves to; Fetch still
+	// judges the URL with Guard, sends through a copy of Client whose
+	// redirects Guard judges first (hop count, https-to-http downgrade,
+	// the target URL: a redirect to a loopback, private or metadata
+	// address literal is refused before it is followed) before Client's own
+	// CheckRedirect. Its timeout is its own.
 	Client *http.Client
 	// Attempts is the number of GETs per Fetch; 0 or less means 4.
 	Attempts int
@@ -162,9 +172,9 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string) (_ Media, err error)
 	if limit <= 0 {
 		limit = DefaultFetchMaxBytes
 	}
-	client := f.Client
-	if client == nil {
-		client = guard.Client()
+	client := guard.Client()
+	if f.Client != nil {
+		client = guardRedirects(f.Client, client)
 	}
 	sleep := f.Sleep
 	if sleep == nil {
@@ -262,6 +272,23 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string) (_ Media, err error)
 	}
 	e.Err = lastErr
 	return Media{}, e
+}
+
+// guardRedirects returns a copy of c whose redirects the guarded client
+// gc judges before c's own CheckRedirect.
+func guardRedirects(c, gc *http.Client) *http.Client {
+	out := *c
+	own := c.CheckRedirect
+	out.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if err := gc.CheckRedirect(req, via); err != nil {
+			return err
+		}
+		if own != nil {
+			return own(req, via)
+		}
+		return nil
+	}
+	return &out
 }
 
 // fetchInterrupted is the error of a Fetch whose ctx ended.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -546,4 +547,67 @@ func TestFetchRefusesNonPublicMedia(t *testing.T) {
 		}
 		checkNoSecret(t, err)
 	})
+}
+
+// TestFetchRefusesRedirectsToNonPublicAddresses: a media server the guard
+// lets through (a loopback test server, allowed by its exact address)
+// answers with a redirect to the platform's own network. Fetch refuses the
+// hop with INVALID_INPUT (details.reason from urlguard) after one GET, never
+// retried, whether it sends through the guard's client or through a client
+// that is set: no request reaches the redirect target. With the guard's
+// client the target's address is judged before dialing; with a client that
+// is set, whose transport here records every request it is asked to send,
+// the guard judges the hop before that transport sees it.
+func TestFetchRefusesRedirectsToNonPublicAddresses(t *testing.T) {
+	target, targetHits := mediaServer(t, mediaBody([]byte("private")))
+	tu, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	targetPort := tu.Port()
+	for _, tc := range []struct{ name, location string }{
+		{"loopback on another port", target},
+		{"cloud metadata", "http://169.254.169.254/latest/meta-data/iam/security-credentials/?token=" + mediaSecret},
+		{"private range", "http://10.0.0.1/media/a.mp3?token=" + mediaSecret},
+		{"IPv4-mapped loopback", "http://[::ffff:127.0.0.1]:" + targetPort + "/media/track.mp3?token=" + mediaSecret},
+		{"localhost name", "http://localhost:" + targetPort + "/media/track.mp3?token=" + mediaSecret},
+	} {
+		for _, set := range []bool{false, true} {
+			name := tc.name + " via the guard's client"
+			if set {
+				name = tc.name + " via a client that is set"
+			}
+			t.Run(name, func(t *testing.T) {
+				before := targetHits.Load()
+				u, hits := mediaServer(t, func(w http.ResponseWriter) {
+					w.Header().Set("Location", tc.location)
+					w.WriteHeader(http.StatusFound)
+				})
+				f := &generation.Fetcher{Guard: guardFor(t, u), Sleep: noSleep}
+				var (
+					mu   sync.Mutex
+					sent []string
+				)
+				if set {
+					f.Client = &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+						mu.Lock()
+						sent = append(sent, r.URL.Host)
+						mu.Unlock()
+						return http.DefaultTransport.RoundTrip(r)
+					})}
+				}
+				_, err := f.Fetch(context.Background(), u)
+				if !fault.Is(err, fault.InvalidInput) || faultDetail(err, "field") != "url" || faultDetail(err, "reason") == nil {
+					t.Fatalf("err = %v, want INVALID_INPUT on url with a reason", err)
+				}
+				if hits.Load() != 1 || targetHits.Load() != before || faultDetail(err, "attempts") != 1 {
+					t.Errorf("GETs %d, target GETs %d, attempts %v; want 1, 0, 1", hits.Load(), targetHits.Load()-before, faultDetail(err, "attempts"))
+				}
+				if set && (len(sent) != 1 || !strings.HasPrefix(u, "http://"+sent[0]+"/")) {
+					t.Errorf("the client was asked to send to %v, want only the media server", sent)
+				}
+				checkNoSecret(t, err)
+			})
+		}
+	}
 }

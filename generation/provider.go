@@ -8,6 +8,14 @@
 // (generation/providera, generation/providerb). Each adapter owns its wire
 // protocol, its error dialect and its callback verification; the domain
 // sees only normalized task states.
+//
+// A callback is trusted only as far as its signature reaches
+// (MusicProvider.CallbackSignsBody). Provider B signs timestamp and raw
+// body, so a verified B callback is the provider's word. Provider A signs
+// only task id and timestamp: anyone holding one captured callback could
+// post any body (a "complete" naming their own audio URLs) within the skew
+// window, so a verified A callback is a notification only, and the task's
+// state, tracks and URLs come from A's authenticated record query.
 package generation
 
 import (
@@ -141,6 +149,12 @@ type MusicProvider interface {
 	// ParseCallback normalizes a verified callback leniently (F11: task_id
 	// or taskId, nested or flat).
 	ParseCallback(cb Callback) (TaskState, error)
+	// CallbackSignsBody reports whether VerifyCallback authenticates the
+	// callback's whole body. When false, only the task id is signed: the
+	// caller takes the parsed callback as a notification that the task
+	// moved, confirms its state through Query, and never uses the body's
+	// stage, tracks, URLs or failure.
+	CallbackSignsBody() bool
 	// SupportsDuration reports whether the model takes a duration (neither
 	// reference provider does).
 	SupportsDuration(model string) bool

@@ -65,6 +65,9 @@ func fieldDocs() map[string]map[string]string {
 		"github.com/creatormusic/platform/generation/operation.Request": {
 			"ProviderPolicy": "providerPolicy is nil when the caller named none.",
 		},
+		"github.com/creatormusic/platform/generation/operation.jobRef": {
+			"Confirm": "confirm, on a JobPoll, is the stage a notification callback claimed: the poll is that callback's one confirmation query.",
+		},
 		"github.com/creatormusic/platform/outbox.Event": {
 			"AggregateID":      "aggregateId is the id of the record that changed (an API key, an operation, a movement, ...).",
 			"AggregateVersion": "aggregateVersion is the record's version after the change, increasing with each change.",

@@ -438,6 +438,11 @@ func generationRoutes(svc *genop.Service, wake func(), log *slog.Logger) []Route
 			}}),
 		{Method: http.MethodPost, Pattern: "/internal/providers/{provider}/callbacks/{attemptToken}", OperationID: "receiveProviderCallback",
 			Tag: TagMusicGeneration, Summary: "Receive a music provider callback", Internal: true, Auth: AuthPublic,
+			Description: "Verifies the callback as its provider signs it (400 CALLBACK_FAILED otherwise, nothing stored), stores it " +
+				"once and answers 200 {received, duplicate} at once. A MUSIC_PROVIDER_B callback signs its body and is merged as " +
+				"delivered. A MUSIC_PROVIDER_A callback signs only task id and timestamp, so it is a notification: it is stored once " +
+				"per task and claimed stage and queues one query of A's authenticated record, whose stage, tracks and URLs are " +
+				"merged; the callback body's URLs are never fetched.",
 			Raw: callbackReceiver(svc, wake, log)},
 	}
 }
@@ -469,8 +474,10 @@ func operationPolicy(svc *genop.Service) Policy {
 const callbackBodyLimit = 1 << 20
 
 // callbackReceiver verifies a provider callback's raw body with the
-// attempt's adapter, stores it once and merges it, then answers 200 at
-// once: {received, duplicate}. An unknown token is 404; a bad or stale
+// attempt's adapter, stores it once and merges it (or, for a provider that
+// signs only the task id, queues its confirmation through the record
+// query: operation.Service.Callback), then answers 200 at once:
+// {received, duplicate}. An unknown token is 404; a bad or stale
 // signature 400 CALLBACK_FAILED with nothing stored.
 func callbackReceiver(svc *genop.Service, wake func(), log *slog.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

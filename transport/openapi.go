@@ -254,6 +254,13 @@ func contractSections(info Info, pages []Route) string {
 		for _, c := range info.Callbacks {
 			fmt.Fprintf(&b, "| %s | %s | ±%s |\n", c.Provider, c.Environment, humanDuration(c.Skew))
 		}
+		b.WriteString("\nA callback is believed only as far as its signature reaches. MUSIC_PROVIDER_B signs the timestamp and the " +
+			"raw body, so its verified callback is merged as delivered. MUSIC_PROVIDER_A signs only the task id and the " +
+			"timestamp, so its callback is a notification: the platform confirms the task through the provider's " +
+			"authenticated record query (once per claimed stage) and takes the stage, tracks, audio URLs and durations " +
+			"from that record only; nothing in an A callback's body is merged or fetched. Every media URL, and every " +
+			"redirect it leads to, passes the platform's URL guard (no loopback, private, link-local or metadata " +
+			"address), with bounded size and time.\n")
 	}
 	if len(info.Events) > 0 {
 		b.WriteString("\n## Events\n\nThe platform writes these outbox events in the transaction of the change they record " +

@@ -61,14 +61,40 @@
 //
 // # Webhooks
 //
-// VerifyWebhook checks the Stripe-Signature header (t=<unix>,v1=<hex
-// HMAC-SHA256 over "t.payload">, constant-time, any v1 of a rolled secret)
-// and the event's api_version with stripe-go's ConstructEvent. stripe-go
-// measures the tolerance window against the wall clock, so the package
-// turns that check off there and applies Config.WebhookTolerance itself
-// against the injected Clock, in both directions (a timestamp further in the
-// future than the tolerance is refused as well). Replays inside the window
-// verify; the consumer deduplicates by event id through its inbox.
+// VerifyWebhook verifies with stripe-go's own webhook package
+// (github.com/stripe/stripe-go/v85/webhook), never with a parser of this
+// package, so the platform reads the Stripe-Signature header exactly as
+// Stripe's library does: elements split on "," and "=", the last t= wins
+// and is the timestamp both signed and judged (a second t= cannot make a
+// stale event look fresh), every v1 is tried in constant time (a rolled
+// secret sends two), v1 values that are not hex and unknown schemes (v0)
+// are ignored, the order of elements does not matter, and an element
+// without exactly one "=" or a t= that is not an integer refuses the
+// header. webhook.ValidatePayloadWithTolerance decides signature and age;
+// webhook.ConstructEventWithOptions then decodes the event and checks its
+// api_version.
+//
+// Age: stripe-go refuses an event signed longer than the tolerance ago and
+// accepts a timestamp in the future, as Stripe does (only the holder of
+// the secret can sign one). It measures age on the wall clock; with an
+// injected Config.Clock the tolerance handed to stripe-go is shifted by
+// the clock's offset from the wall clock, so stripe-go's own comparison
+// judges the age on the platform's clock. Without a Clock the tolerance
+// is passed as is.
+//
+// API version: the event's api_version must be of stripe-go's release
+// train (stripe.APIVersion, "2026-03-25.dahlia": any ".dahlia" version),
+// as stripe-go requires; IgnoreAPIVersionMismatch is not set, since the
+// account's endpoint is pinned to that version and the billing/stripetest
+// simulator stamps its events with it. A mismatch is refused with
+// details.reason api_version.
+//
+// Refusals are CALLBACK_FAILED with details.reason: signature (no header,
+// a malformed header, no v1 that verifies), timestamp (older than the
+// tolerance, or no t= at all, which stripe-go reads as the zero time),
+// api_version, payload (not a JSON event) or not_configured. Replays
+// inside the window verify; the consumer deduplicates by event id through
+// its inbox.
 package stripepay
 
 import (
@@ -82,7 +108,6 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
@@ -90,6 +115,7 @@ import (
 	"github.com/creatormusic/platform/fault"
 	"github.com/creatormusic/platform/urlguard"
 	"github.com/stripe/stripe-go/v85"
+	"github.com/stripe/stripe-go/v85/webhook"
 )
 
 var _ billing.PaymentProvider = (*Client)(nil)
@@ -129,7 +155,8 @@ type Config struct {
 	// WebhookTolerance is how far a webhook's signed timestamp may be from
 	// Clock's time. Zero means 5 minutes.
 	WebhookTolerance time.Duration
-	// Clock is the time for webhook tolerance. Nil means the wall clock.
+	// Clock is the time for webhook tolerance. Nil means the wall clock,
+	// which stripe-go's webhook package reads itself.
 	Clock Clock
 	// Logger receives stripe-go's request logs: requests and responses at
 	// debug, failures at warn. Nil discards them.
@@ -145,11 +172,6 @@ type Client struct {
 	clock         Clock
 	livemode      bool
 }
-
-type wallClock struct{}
-
-// Now returns the wall-clock time.
-func (wallClock) Now() time.Time { return time.Now() }
 
 var keyRE = regexp.MustCompile(`^(sk|rk)_(test|live)_[A-Za-z0-9_]+$`)
 
@@ -186,9 +208,6 @@ func New(cfg Config) (*Client, error) {
 	}
 	if cfg.WebhookTolerance <= 0 {
 		cfg.WebhookTolerance = 5 * time.Minute
-	}
-	if cfg.Clock == nil {
-		cfg.Clock = wallClock{}
 	}
 	logger := cfg.Logger
 	if logger == nil {
@@ -549,8 +568,9 @@ func mapStripeError(op string, se *stripe.Error) *fault.Error {
 }
 
 // VerifyWebhook verifies a webhook's Stripe-Signature header over its raw
-// payload and its api_version with stripe-go, checks the signed timestamp
-// against the Clock within WebhookTolerance, and returns the event.
+// payload with stripe-go's webhook package, the signed timestamp within
+// WebhookTolerance of the Clock, and its api_version, and returns the
+// event (see the package doc).
 func (c *Client) VerifyWebhook(payload []byte, signatureHeader string) (billing.WebhookEvent, error) {
 	const op = "stripepay.VerifyWebhook"
 	reject := func(reason, msg string, cause error) (billing.WebhookEvent, error) {
@@ -561,26 +581,29 @@ func (c *Client) VerifyWebhook(payload []byte, signatureHeader string) (billing.
 	if c.webhookSecret == "" {
 		return reject("not_configured", "No webhook secret is configured.", nil)
 	}
-	ev, err := stripe.ConstructEvent(payload, signatureHeader, c.webhookSecret, stripe.WithIgnoreTolerance())
+	tolerance := c.tolerance
+	if c.clock != nil {
+		// stripe-go compares time.Since(t) with the tolerance; shifting the
+		// tolerance by (wall - clock) makes that comparison clock.Now() - t.
+		tolerance += time.Since(c.clock.Now())
+	}
+	if err := webhook.ValidatePayloadWithTolerance(payload, signatureHeader, c.webhookSecret, tolerance); err != nil {
+		if errors.Is(err, webhook.ErrTooOld) {
+			return reject("timestamp", "The webhook timestamp is outside the tolerance window.", err)
+		}
+		return reject("signature", "The webhook signature does not verify.", err)
+	}
+	ev, err := webhook.ConstructEventWithOptions(payload, signatureHeader, c.webhookSecret,
+		webhook.ConstructEventOptions{IgnoreTolerance: true}) // the age was judged above
 	if err != nil {
-		switch {
-		case errors.Is(err, stripe.ErrWebhookNotSigned), errors.Is(err, stripe.ErrWebhookInvalidHeader),
-			errors.Is(err, stripe.ErrWebhookNoValidSignature):
+		if errors.Is(err, webhook.ErrNotSigned) || errors.Is(err, webhook.ErrInvalidHeader) || errors.Is(err, webhook.ErrNoValidSignature) {
 			return reject("signature", "The webhook signature does not verify.", err)
 		}
-		if v := apiVersionOf(payload); v != "" && v != stripe.APIVersion {
+		if v, ok := apiVersionOf(payload); ok && v != stripe.APIVersion {
 			return reject("api_version", "The webhook's API version is not "+stripe.APIVersion+".",
 				fmt.Errorf("api_version %q: %w", v, err))
 		}
 		return reject("payload", "The webhook payload is not a Stripe event.", err)
-	}
-	ts, err := signedAt(signatureHeader)
-	if err != nil {
-		return reject("signature", "The webhook signature does not verify.", err)
-	}
-	if d := c.clock.Now().Sub(ts); d > c.tolerance || d < -c.tolerance {
-		return reject("timestamp", "The webhook timestamp is outside the tolerance window.",
-			fmt.Errorf("signed at %s, %s from now, tolerance %s", ts.Format(time.RFC3339), d, c.tolerance))
 	}
 	out := billing.WebhookEvent{
 		ID:      ev.ID,
@@ -596,28 +619,17 @@ func (c *Client) VerifyWebhook(payload []byte, signatureHeader string) (billing.
 	return out, nil
 }
 
-// signedAt reads t= from a Stripe-Signature header.
-func signedAt(header string) (time.Time, error) {
-	for part := range strings.SplitSeq(header, ",") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(part), "t="); ok {
-			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil {
-				return time.Time{}, fmt.Errorf("timestamp: %w", err)
-			}
-			return time.Unix(n, 0), nil
-		}
-	}
-	return time.Time{}, errors.New("no timestamp in the signature header")
-}
-
-func apiVersionOf(payload []byte) string {
-	var v struct {
+// apiVersionOf reads the api_version of an event payload; ok is false when
+// the payload is not a JSON event.
+func apiVersionOf(payload []byte) (v string, ok bool) {
+	var e struct {
+		Object     string `json:"object"`
 		APIVersion string `json:"api_version"`
 	}
-	if json.Unmarshal(payload, &v) != nil {
-		return ""
+	if json.Unmarshal(payload, &e) != nil || e.Object != "event" {
+		return "", false
 	}
-	return v.APIVersion
+	return e.APIVersion, true
 }
 
 // slogLogger adapts slog to stripe-go's ContextLeveledLoggerInterface.

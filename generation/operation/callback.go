@@ -21,9 +21,15 @@ type Received struct {
 
 // Callback takes a provider callback for the attempt named by token:
 // verifies it with the attempt's credential as the provider signs it,
-// parses it leniently, stores it once and merges it. A callback whose
-// attempt had no task id yet (its create answer was lost) records the
-// task id and starts recovery polls.
+// parses it leniently and stores it once. A callback whose signature
+// covers its body (B) is merged. A callback whose signature covers only
+// the task id (A; generation.MusicProvider.CallbackSignsBody) is a
+// notification: it is stored once per task and claimed stage, and a
+// confirmation query of the task (job generation.poll) is queued for each
+// claimed stage at most once; what that authenticated record query
+// returns is merged, and nothing of the body is. A callback whose attempt
+// had no task id yet (its create answer was lost) records the task id and
+// starts recovery polls.
 //
 // Errors: NOT_FOUND for an unknown token or provider; CALLBACK_FAILED for
 // a bad or stale signature, a malformed body, or a task id other than the
@@ -53,7 +59,14 @@ func (s *Service) Callback(ctx context.Context, provider generation.ProviderID, 
 	if state.TaskID == "" || (a.TaskID != "" && state.TaskID != a.TaskID) {
 		return Received{}, fault.E(op, fault.CallbackFailed, "The callback names another task.").With("reason", "task_mismatch")
 	}
+	signsBody := adapter.CallbackSignsBody()
 	sum := sha256.Sum256(cb.Body)
+	if !signsBody {
+		// Only the task id is the provider's word: bodies that differ only
+		// in what nobody signed are one notification, so a captured
+		// signature cannot store or queue more than one per claimed stage.
+		sum = sha256.Sum256([]byte("notification\x00" + state.TaskID + "\x00" + string(state.Stage)))
+	}
 	hash := hex.EncodeToString(sum[:])
 	var out Received
 	err = s.cfg.Run(ctx, func(st Store) error {
@@ -89,6 +102,13 @@ func (s *Service) Callback(ctx context.Context, provider generation.ProviderID, 
 			out.Duplicate = true
 			return nil
 		}
+		if !signsBody {
+			if !confirmable(o, cur) {
+				return nil // nothing a record query could still change
+			}
+			return s.enqueue(ctx, st, JobPoll, jobRef{Operation: o.ID, Attempt: cur.ID, Confirm: string(state.Stage)}, now,
+				fmt.Sprintf("gen-confirm:%s:%s", cur.ID, state.Stage))
+		}
 		_, err = s.observe(ctx, st, o, cur, generation.Observation{Source: generation.SourceCallback,
 			Key: fmt.Sprintf("cb:%s:%s:%s:%s", provider, state.TaskID, state.Stage, hash), State: state})
 		return err
@@ -97,6 +117,18 @@ func (s *Service) Callback(ctx context.Context, provider generation.ProviderID, 
 		return Received{}, fault.Wrap(op, err)
 	}
 	return out, nil
+}
+
+// confirmable reports whether a record query of attempt a could still
+// change o: a is o's current attempt, o has not started ingesting, and o
+// is not terminal unless it has yet to learn the provider's outcome (an
+// operation cancelled or expired while the task ran still reconciles the
+// provider's cost from it).
+func confirmable(o Operation, a Attempt) bool {
+	if o.CurrentAttemptID != a.ID || o.Snapshot.Stage.Rank() >= generation.StageIngesting.Rank() {
+		return false
+	}
+	return !o.Status().Terminal() || o.Snapshot.Outcome == generation.OutcomePending
 }
 
 // observe merges an observation of attempt a's task into o, commits the
@@ -125,6 +157,16 @@ func equalSnapshots(a, b generation.Snapshot) bool {
 // not finished. A poll that fails (F5: 5xx, a throttle, a malformed
 // body; F13: an unknown task) only schedules the next one; the operation's
 // deadline bounds them all.
+//
+// A confirmation (a poll queued by a notification callback, jobRef.Confirm
+// naming the stage the callback claimed) queries at once, without waiting
+// for PollMinInterval (at most one per claimed stage, so a handful per
+// task), merges what the record says and schedules nothing: the recovery
+// polls go on as before. A record that does not yet show the claimed
+// stage, or a query that fails, leaves the task to those polls. Like a
+// callback before it, a confirmation also reaches an operation cancelled
+// or expired while its task ran, whose cost reconciliation needs the
+// provider's outcome.
 func (s *Service) PollHandler() jobs.Handler {
 	return handler("poll", func(ctx context.Context, job jobs.Job, ref jobRef) error {
 		return s.poll(ctx, ref)
@@ -137,11 +179,18 @@ func (s *Service) poll(ctx context.Context, ref jobRef) error {
 	if err != nil {
 		return err
 	}
-	if o.Status().Terminal() || a.TaskID == "" || o.CurrentAttemptID != a.ID || o.Snapshot.Stage.Rank() >= generation.StageIngesting.Rank() {
+	if a.TaskID == "" {
+		return nil
+	}
+	if ref.Confirm != "" {
+		if !confirmable(o, a) {
+			return nil
+		}
+	} else if o.Status().Terminal() || o.CurrentAttemptID != a.ID || o.Snapshot.Stage.Rank() >= generation.StageIngesting.Rank() {
 		return nil
 	}
 	now := read.Now()
-	if a.LastPolledAt != nil && now.Before(a.LastPolledAt.Add(s.cfg.PollMinInterval)) {
+	if ref.Confirm == "" && a.LastPolledAt != nil && now.Before(a.LastPolledAt.Add(s.cfg.PollMinInterval)) {
 		at := a.LastPolledAt.Add(s.cfg.PollMinInterval)
 		return s.cfg.Run(ctx, func(st Store) error {
 			return s.enqueue(ctx, st, JobPoll, jobRef{Operation: o.ID, Attempt: a.ID, Seq: ref.Seq}, at, fmt.Sprintf("gen-poll:%s:%d:later", a.ID, ref.Seq))
@@ -176,7 +225,7 @@ func (s *Service) poll(ctx context.Context, ref jobRef) error {
 				return err
 			}
 		}
-		if o.Status().Terminal() || o.Snapshot.Stage.Rank() >= generation.StageIngesting.Rank() {
+		if ref.Confirm != "" || o.Status().Terminal() || o.Snapshot.Stage.Rank() >= generation.StageIngesting.Rank() {
 			return nil
 		}
 		wait := s.cfg.PollAfter

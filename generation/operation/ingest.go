@@ -18,7 +18,10 @@ import (
 var errDiscard = errors.New("operation: ingestion discarded")
 
 // IngestHandler is the handler of JobIngest: it copies one output's final
-// MP3 into a durable asset. An expired or empty URL fails the operation
+// MP3 into a durable asset. The URL is the merged snapshot's: from
+// provider A's authenticated record query only (an A callback body never
+// reaches the snapshot), from provider B's body-signed webhooks or its
+// record. An expired or empty URL fails the operation
 // and releases its credits; an unreachable one is retried by the job and
 // fails the operation on the job's last attempt. A URL the media guard
 // refuses (generation.Fetcher, urlguard: a loopback, private, link-local

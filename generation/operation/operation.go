@@ -50,12 +50,33 @@
 // returned.
 //
 // Callbacks and polls: a callback is verified by the attempt's provider
-// adapter on its raw body, stored once (unique on provider, task, stage
-// and payload hash), and merged; a recovery poll (job "generation.poll",
-// first after Config.PollAfter, then backing off to Config.PollMax, never
-// faster than Config.PollMinInterval per task, so far below provider A's
-// 3 queries per second per task) goes through the same merge. Clients
-// never poll providers.
+// adapter on its raw body and stored once (unique on provider, task, stage
+// and payload hash); a recovery poll (job "generation.poll", first after
+// Config.PollAfter, then backing off to Config.PollMax, never faster than
+// Config.PollMinInterval per task, so far below provider A's 3 queries per
+// second per task) goes through the same merge. Clients never poll
+// providers.
+//
+// A callback is believed only as far as its signature reaches. Provider
+// B signs timestamp and body: its verified callback is merged as
+// delivered. Provider A signs only task id and timestamp, so one captured
+// A callback would let anyone post a "complete" naming their own audio
+// URLs, or an "error", within the skew window. An A callback is therefore
+// a notification (generation.MusicProvider.CallbackSignsBody is false): its
+// signed task id is checked against the attempt, it is stored once per
+// task and claimed stage (its payload hash covers task and stage, not the
+// unsigned body), and it queues one confirmation per claimed stage: a
+// "generation.poll" job that queries A's authenticated record at once and
+// merges only what the record returns (stage, tracks, URLs, durations,
+// failure). Nothing in the body is ever merged or fetched: a forged
+// "complete" while the task still runs changes nothing, and the same
+// forgery after the task finished ingests the record's own tracks. The
+// cost is one record query per claimed stage (text, first, complete,
+// error: four at most per task). Decision: a forged claim spends its
+// stage's confirmation, so the genuine callback of that stage, when it
+// arrives later, is a duplicate and the recovery polls finish the task
+// (at most Config.PollMax later); the attacker needs a captured callback
+// of that very task and gains no asset, credit or state.
 //
 // Ingestion (job "generation.ingest", one per output slot): the final
 // MP3 is fetched with bounded retries (generation.Fetcher, F9) and stored

@@ -360,6 +360,9 @@ type jobRef struct {
 	Attempt   string `json:"attempt,omitempty"`
 	Slot      int    `json:"slot,omitempty"`
 	Seq       int    `json:"seq,omitempty"`
+	// Confirm, on a JobPoll, is the stage a notification callback claimed:
+	// the poll is that callback's one confirmation query.
+	Confirm string `json:"confirm,omitempty"`
 }
 
 // enqueue inserts a job in st's unit of work.

@@ -98,6 +98,13 @@
 // details.reason: not_configured, missing_signature, missing_timestamp,
 // bad_timestamp, stale, missing_task_id, malformed_body or signature.
 //
+// The signature covers the task id and the timestamp, not the body:
+// CallbackSignsBody is false. Whoever holds one captured callback can post
+// any body for that task within the skew window, so the platform takes a
+// verified callback as a notification only and confirms the task through
+// Query (the authenticated record query); nothing a callback body says
+// (stage, tracks, audio URLs, failure) is used.
+//
 // ParseCallback reads {code, msg, data:{callbackType, task_id, data:[items]}}
 // leniently (taskId or task_id, nested or top-level fields; a market record
 // {data:{taskId, state, resultJson}} is also accepted). callbackType text,
@@ -263,6 +270,10 @@ func (c *Client) ID() generation.ProviderID { return generation.ProviderA }
 
 // SupportsDuration is false: no provider A model takes a duration.
 func (c *Client) SupportsDuration(string) bool { return false }
+
+// CallbackSignsBody is false: A's callback signature covers the task id
+// and timestamp only (see the package doc).
+func (c *Client) CallbackSignsBody() bool { return false }
 
 // Dialect is the client's wire dialect.
 func (c *Client) Dialect() Dialect { return c.dialect }

@@ -661,6 +661,31 @@ func TestCallbackSignature(t *testing.T) {
 	}
 }
 
+// TestCallbackSignatureLeavesBodyOpen: A's signature covers task id and
+// timestamp only, so the text callback's headers also verify a body that
+// claims completion with other audio URLs; the adapter says so
+// (CallbackSignsBody is false), which makes the platform confirm every A
+// callback through Query and take nothing from its body.
+func TestCallbackSignatureLeavesBodyOpen(t *testing.T) {
+	r := newRig(t, provideratest.DialectKie, 0)
+	id := r.create(t)
+	if _, err := r.sim.Advance(id); err != nil {
+		t.Fatal(err)
+	}
+	text := r.recv.last(t)
+	forged := generation.Callback{Header: text.Header, Body: []byte(`{"code":200,"msg":"ok","data":{"callbackType":"complete","task_id":"` + id +
+		`","data":[{"id":"evil","audio_url":"http://169.254.169.254/latest/meta-data/a.mp3","duration":9}]}}`)}
+	if err := r.c.VerifyCallback(r.cred, forged, r.clock.Now()); err != nil {
+		t.Fatalf("the changed body no longer verifies (%v): the signature now covers the body; revisit CallbackSignsBody", err)
+	}
+	if st, err := r.c.ParseCallback(forged); err != nil || st.Stage != generation.StageProviderComplete {
+		t.Fatalf("ParseCallback = %+v, %v", st, err)
+	}
+	if r.c.CallbackSignsBody() {
+		t.Fatal("CallbackSignsBody is true, but a body changed under a valid signature verifies")
+	}
+}
+
 func TestMarketCreditsConsumedDrift(t *testing.T) {
 	r := newRig(t, provideratest.DialectKieMarket, 0)
 	id := r.create(t)

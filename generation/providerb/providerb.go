@@ -99,7 +99,14 @@
 // missing_signature, bad_signature. ParseCallback reads the get-music shape
 // {code, data:[clips]} leniently (F11: task_id or taskId at the top level,
 // in a nested data object or per clip; data as an array or one object);
-// X-Webhook-Event song.failed forces the failed stage. Receivers dedupe on
+// X-Webhook-Event song.failed forces the failed stage.
+//
+// The signature covers the body (and the platform derives a different
+// secret for every attempt unless the credential carries its own), so a
+// captured webhook can only be replayed unchanged within the window, where
+// the inbox deduplicates it: CallbackSignsBody is true and
+// the platform takes a verified webhook's clips as B's word, unlike
+// provider A's, whose signature leaves the body open. Receivers dedupe on
 // X-Webhook-Id (F1); the merge is monotonic so a late streaming webhook after
 // the completed one (F2) changes nothing.
 package providerb
@@ -280,6 +287,11 @@ func (c *Client) ID() generation.ProviderID { return generation.ProviderB }
 
 // SupportsDuration reports false: B has no duration field.
 func (c *Client) SupportsDuration(string) bool { return false }
+
+// CallbackSignsBody is true: B signs the timestamp and the raw body, so
+// a verified webhook is the provider's word (its URLs still pass the media
+// guard when fetched).
+func (c *Client) CallbackSignsBody() bool { return true }
 
 // CallbackSkew is how far a callback's timestamp may be from now, in
 // either direction, for VerifyCallback to accept it (Config.CallbackSkew,

@@ -455,6 +455,16 @@ func TestSignatures(t *testing.T) {
 	check("no secret", good, generation.Credential{APIKey: "k"}, now, "no_secret")
 	tampered := generation.Callback{Header: good.Header, Body: append(bytes.Clone(good.Body), ' ')}
 	check("tampered", tampered, e.cred, now, "bad_signature")
+	// A body whose audio URLs were swapped under the same headers fails too:
+	// B's signature covers the body, so its verified webhooks are believed.
+	swapped := generation.Callback{Header: good.Header, Body: bytes.ReplaceAll(good.Body, []byte("http://"), []byte("http://169.254.169.254/x/"))}
+	if bytes.Equal(swapped.Body, good.Body) {
+		t.Fatal("the webhook names no http URL to swap")
+	}
+	check("URLs swapped", swapped, e.cred, now, "bad_signature")
+	if !e.c.CallbackSignsBody() {
+		t.Fatal("CallbackSignsBody is false, but B's signature covers the body")
+	}
 	lower := map[string][]string{}
 	for k, v := range good.Header {
 		lower[http.CanonicalHeaderKey(k)] = v
