@@ -20,7 +20,7 @@ func fieldDocs() map[string]map[string]string {
 			"RequestsPerMinute":     "requestsPerMinute bounds the request rate (enforced per host).",
 		},
 		"github.com/creatormusic/platform/apikey.RotateInput": {
-			"ExpireCurrentAfterSeconds": "expireCurrentAfterSeconds is how long the current secret keeps working (0 = at once). Absent means the configured overlap (24 hours by default).",
+			"ExpireCurrentAfterSeconds": "expireCurrentAfterSeconds is how long the current secret keeps working (0 = at once), at most 604800 (7 days); a value outside 0..604800 is INVALID_INPUT. Absent means the configured overlap (24 hours by default).",
 		},
 		"github.com/creatormusic/platform/apikey.UpdateInput": {
 			"Metadata": "metadata replaces the key's metadata (up to 20 string pairs); absent keeps it.",

@@ -1216,13 +1216,14 @@ func (g *schemaGen) fieldDoc(f jsonField) string {
 }
 
 // annotate adds f's description (its doc tag, else comment, the field's
-// doc comment), and its example and enum tags to s.
+// doc comment), and its example, enum, minimum and maximum tags to s.
 func annotate(s map[string]any, f jsonField, comment string) map[string]any {
 	doc, example, enum := f.tag.Get("doc"), f.tag.Get("example"), f.tag.Get("enum")
+	minimum, maximum := f.tag.Get("minimum"), f.tag.Get("maximum")
 	if doc == "" {
 		doc = comment
 	}
-	if doc == "" && example == "" && enum == "" {
+	if doc == "" && example == "" && enum == "" && minimum == "" && maximum == "" {
 		return s
 	}
 	if _, isRef := s["$ref"]; isRef {
@@ -1233,6 +1234,11 @@ func annotate(s map[string]any, f jsonField, comment string) map[string]any {
 	}
 	if example != "" {
 		s["examples"] = []any{tagExample(example, f.typ)}
+	}
+	for kw, v := range map[string]string{"minimum": minimum, "maximum": maximum} {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+			s[kw] = n
+		}
 	}
 	if enum != "" {
 		values := strings.Split(enum, ",")
