@@ -1,9 +1,13 @@
 package platform_test
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
+	"net/http"
 	"testing"
 
+	"github.com/creatormusic/platform/billing"
 	"github.com/creatormusic/platform/platformtest"
 )
 
@@ -63,4 +67,34 @@ func schemaProperty(t *testing.T, s *platformtest.System, schema, prop string) m
 		t.Fatalf("no property %s.%s in the document (schemas %v)", schema, prop, names)
 	}
 	return p
+}
+
+// TestFeeMinimumIsBounded: the marketplace minimum fee had no upper bound
+// (2^128 atomic units was published); above 10^18 it is INVALID_INPUT
+// naming the field with the maximum, and no version is stored.
+func TestFeeMinimumIsBounded(t *testing.T) {
+	platformtest.Dialects(t, billingOptions(), func(t *testing.T, s *platformtest.System) {
+		sam := signIn(t, s, "sam@example.test", "Sam")
+		onboard(t, s, &sam, "Sam Studio")
+		if err := s.P.GrantSuperAdmin(context.Background(), sam.email); err != nil {
+			t.Fatal(err)
+		}
+		cookie, _ := s.Login(sam.email, testPassword)
+		put := func(key, minimum string) *platformtest.Response {
+			return s.Do(platformtest.Request{Method: http.MethodPut, Path: "/api/v1/admin/fees/marketplace", Cookie: cookie,
+				Body: map[string]any{"feeBps": 500, "minimumFeeAtomic": minimum}, Header: map[string]string{"Idempotency-Key": key}})
+		}
+		for i, bad := range []string{"1000000000000000001", "340282366920938463463374607431768211456"} {
+			r := put(fmt.Sprint("fee-bad-", i), bad)
+			if r.Status != 400 || r.Code() != "INVALID_INPUT" || detail(r, "field") != "minimumFeeAtomic" || detail(r, "max") != "1000000000000000000" {
+				t.Fatalf("minimum %s: %d %s", bad, r.Status, r.Body)
+			}
+		}
+		if n := count(t, s, `SELECT COUNT(*) FROM policy_versions WHERE policy_id = ?`, billing.FeePolicyID); n != 0 {
+			t.Fatalf("refused publishes stored %d versions", n)
+		}
+		if r := put("fee-cap", "1000000000000000000"); r.Status != http.StatusCreated {
+			t.Fatalf("minimum at the cap: %d %s", r.Status, r.Body)
+		}
+	})
 }
