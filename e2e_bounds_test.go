@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/creatormusic/platform/billing"
@@ -95,6 +96,46 @@ func TestFeeMinimumIsBounded(t *testing.T) {
 		}
 		if r := put("fee-cap", "1000000000000000000"); r.Status != http.StatusCreated {
 			t.Fatalf("minimum at the cap: %d %s", r.Status, r.Body)
+		}
+	})
+}
+
+// TestControlCharactersAreRefused: NUL in a login email, a signup name, a
+// path id or a query parameter reached the database (PostgreSQL refuses
+// U+0000 in text) and answered 500, logging an error per request, without
+// any credential on the auth routes. Each is 400 INVALID_INPUT naming the
+// field, and nothing is logged at error level.
+func TestControlCharactersAreRefused(t *testing.T) {
+	platformtest.Dialects(t, platformtest.Options{}, func(t *testing.T, s *platformtest.System) {
+		for _, tc := range []struct {
+			name  string
+			req   platformtest.Request
+			field string
+		}{
+			{"login email", platformtest.Request{Method: "POST", Path: "/api/v1/auth/login",
+				Body: `{"email":"a\u0000@example.test","password":"correct horse battery staple"}`}, "email"},
+			{"signup name", platformtest.Request{Method: "POST", Path: "/api/v1/auth/signup",
+				Body: `{"email":"nul@example.test","password":"correct horse battery staple","name":"N\u0000L"}`}, "name"},
+			{"key id", platformtest.Request{Method: "GET", Path: "/api/v1/api-keys/key%00", Key: s.Boot.TestKey}, "keyId"},
+			{"key id, invalid UTF-8", platformtest.Request{Method: "GET", Path: "/api/v1/api-keys/key_%FF", Key: s.Boot.TestKey}, "keyId"},
+			{"query parameter", platformtest.Request{Method: "GET", Path: "/api/v1/access/context?path=/developer%00/keys", Key: s.Boot.TestKey}, "path"},
+			{"unauthenticated query parameter", platformtest.Request{Method: "GET", Path: "/api/v1/api-keys?cursor=%00"}, "cursor"},
+		} {
+			r := s.Do(tc.req)
+			if r.Status != 400 || r.Code() != "INVALID_INPUT" || detail(r, "field") != tc.field || detail(r, "reason") != "control_character" {
+				t.Errorf("%s: %d %s", tc.name, r.Status, r.Body)
+			}
+		}
+		// Free text keeps its line breaks and tabs.
+		r := s.Do(platformtest.Request{Method: "POST", Path: "/api/v1/api-keys", Key: s.Boot.TestKey,
+			Body: `{"name":"line one\nline two\tend","scopes":["keys:read"]}`})
+		if r.Status != 201 {
+			t.Errorf("a name with a line feed and a tab: %d %s", r.Status, r.Body)
+		}
+		for _, line := range strings.Split(s.Log.String(), "\n") {
+			if strings.Contains(line, `"level":"ERROR"`) {
+				t.Errorf("logged at error level: %s", line)
+			}
 		}
 	})
 }

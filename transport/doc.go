@@ -48,6 +48,22 @@
 // INTERNAL: the client sees a generic message and the cause is logged with
 // the request id. Both set Content-Type: application/json and X-Request-Id.
 //
+// # Control characters
+//
+// No identifier, code or name the platform stores needs a control
+// character, PostgreSQL refuses U+0000 in text outright, and such input
+// used to reach the database and answer 500. A request carrying one is
+// refused before its handler runs with 400 INVALID_INPUT, details.field
+// naming the field and details.reason "control_character":
+//   - in a JSON body (Call.Decode), a string value may hold tab, line feed
+//     and carriage return, which free text (descriptions, prompts, lyrics)
+//     legitimately needs; every other C0 control (U+0000 to U+001F) is
+//     refused, and an object key may hold none. Raw controls are already
+//     invalid JSON; these arrive escaped, as \u0000 or \b.
+//   - path values and query parameters (ids, cursors, filters) may hold
+//     no control character at all (C0, DEL or C1) and must be valid UTF-8;
+//     the gateway checks them first, before the credential.
+//
 // # Router
 //
 // Routes are registered on net/http.ServeMux as "METHOD PATTERN"; a pattern

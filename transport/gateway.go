@@ -102,6 +102,9 @@ func (g *Gateway) Serve(rt Route) http.Handler {
 // is written by the caller.
 func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, rt Route, c *Call, status int, limit int64) (int, error) {
 	ctx := r.Context()
+	if err := checkRequestText(r, rt); err != nil {
+		return 0, err
+	}
 	if rt.Stream {
 		if err := streamBody(w, r, limit); err != nil {
 			return 0, err
