@@ -60,9 +60,10 @@
 //     legitimately needs; every other C0 control (U+0000 to U+001F) is
 //     refused, and an object key may hold none. Raw controls are already
 //     invalid JSON; these arrive escaped, as \u0000 or \b.
-//   - path values and query parameters (ids, cursors, filters) may hold
-//     no control character at all (C0, DEL or C1) and must be valid UTF-8;
-//     the gateway checks them first, before the credential.
+//   - path values and the route's query parameters (ids, cursors,
+//     filters) may hold no control character at all (C0, DEL or C1) and
+//     must be valid UTF-8; the gateway checks them first, before the
+//     credential. Query parameters a route does not declare are ignored.
 //
 // # Router
 //
