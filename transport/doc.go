@@ -19,10 +19,11 @@
 // (X-Request-Id, echoed and returned as meta.requestId; see RequestID) ->
 // session cookie or Authorization: Bearer (API key or access token) ->
 // credential state and expiry -> workspace and project authority ->
-// permission or scope -> rate, budget and concurrency limits of the key ->
-// Idempotency-Key where required -> durable request receipt -> domain handler
-// -> usage completion. Raw routes (docs assets, receivers that verify raw
-// bodies) skip the gateway.
+// permission or scope -> rate, budget and concurrency limits of the
+// credential (an API key's own; a session's or access token's user and
+// workspace, see Limiter) -> Idempotency-Key where required -> durable
+// request receipt -> domain handler -> usage completion. Raw routes (docs
+// assets, receivers that verify raw bodies) skip the gateway.
 //
 // # Access policy
 //
@@ -103,7 +104,8 @@
 // Beside the operations, the document states the rules decided in code,
 // each from the code's own value: the JSON body limit (DefaultBodyLimit, or
 // the route's BodyLimit, as x-body-limit), the idempotency retention
-// (Info.IdempotencyRetention), the API key scopes and the permissions each
+// (Info.IdempotencyRetention), the rate limits of keys, users and
+// workspaces (Info.RateLimits, as x-rate-limits), the API key scopes and the permissions each
 // stands for (access.Scopes), the music providers' callback timestamp
 // windows (Info.Callbacks) and the outbox event catalogue (Info.Events),
 // in info.description and as x- extensions. Every schema property carries

@@ -27,7 +27,7 @@ const WorkspaceHeader = "X-Workspace-Id"
 
 // Gateway runs every JSON route's request through the spec's order
 // (Authentication 4): request id, credential, credential state and expiry,
-// workspace authority, permission or scope, the key's limits, idempotency,
+// workspace authority, permission or scope, the credential's limits, idempotency,
 // the handler in its unit of work with the durable receipt, usage.
 type Gateway struct {
 	// DB is the store every call runs in.
@@ -40,7 +40,7 @@ type Gateway struct {
 	Keyring *secret.Keyring
 	// Authz caches authority snapshots, stamped by version.
 	Authz *access.Cache
-	// Limiter enforces keys' limits.
+	// Limiter enforces the limits of keys, users and workspaces.
 	Limiter *Limiter
 	// Log receives one line per request and the causes of INTERNAL errors.
 	Log *slog.Logger
@@ -341,13 +341,20 @@ func (g *Gateway) sessionCookie(r *http.Request) string {
 	return ck.Value
 }
 
-// limit applies the key's limits; it returns the release of the
-// concurrency slot.
+// limit applies the credential's limits: an API key's own, or for a
+// session or access token its user's and its workspace's (Limiter). It
+// returns the release of the concurrency slots.
 func (g *Gateway) limit(ctx context.Context, w http.ResponseWriter, c *Call) (func(), error) {
-	if c.Principal.Kind != access.CredentialAPIKey {
-		return func() {}, nil
+	var (
+		release func()
+		h       RateHeaders
+		err     error
+	)
+	if p := c.Principal; p.Kind == access.CredentialAPIKey {
+		release, h, err = g.Limiter.Acquire(ctx, g.DB.Read(), c.key)
+	} else {
+		release, h, err = g.Limiter.AcquireSession(ctx, g.DB.Read(), p.UserID, p.WorkspaceID)
 	}
-	release, h, err := g.Limiter.Acquire(ctx, g.DB.Read(), c.key)
 	h.set(w.Header())
 	if err != nil {
 		return nil, err
