@@ -1,15 +1,21 @@
 package platform_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/creatormusic/platform/asset/assettest"
 	"github.com/creatormusic/platform/billing"
 	"github.com/creatormusic/platform/platformtest"
+	"github.com/creatormusic/platform/transport"
 )
 
 // TestRotateOverlapIsBounded: a rotation overlap of more seconds than a
@@ -137,5 +143,82 @@ func TestControlCharactersAreRefused(t *testing.T) {
 				t.Errorf("logged at error level: %s", line)
 			}
 		}
+	})
+}
+
+// TestLargeTransfersOutliveServerTimeouts: behind a server whose read and
+// write timeouts suit ordinary requests (200 ms here), an upload whose
+// body pauses past them and a download read slowly past them still
+// complete, on the deadlines the gateway gives them from their size; an
+// ordinary JSON request that stalls its body past the read timeout is cut.
+func TestLargeTransfersOutliveServerTimeouts(t *testing.T) {
+	platformtest.Dialects(t, platformtest.Options{}, func(t *testing.T, s *platformtest.System) {
+		const short, pause = 200 * time.Millisecond, 500 * time.Millisecond
+		srv := &http.Server{Handler: s.P.Handler(), ReadHeaderTimeout: short, ReadTimeout: short, WriteTimeout: short}
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		go srv.Serve(ln)
+		defer srv.Close()
+		send := func(method, path, contentType string, body []byte, stallAt int) (*http.Response, []byte, error) {
+			conn, err := net.Dial("tcp", ln.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			fmt.Fprintf(conn, "%s %s HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n",
+				method, path, s.Boot.TestKey, contentType, len(body))
+			conn.Write(body[:stallAt])
+			time.Sleep(pause)
+			conn.Write(body[stallAt:])
+			resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+			if err != nil {
+				return nil, nil, err
+			}
+			defer resp.Body.Close()
+			b, err := io.ReadAll(resp.Body)
+			return resp, b, err
+		}
+
+		wav := assettest.WAV(44100, 2, 3<<20) // 12 MiB, more than loopback buffers hold
+		start := time.Now()
+		resp, out, err := send(http.MethodPost, "/api/v1/assets", "audio/wav", wav, len(wav)/2)
+		if err != nil || resp.StatusCode != http.StatusCreated {
+			t.Fatalf("an upload pausing %v: %v %v", pause, resp, err)
+		}
+		t.Logf("upload of %d bytes with a %v pause: %v", len(wav), pause, time.Since(start).Round(time.Millisecond))
+		var created struct {
+			Data transport.AssetView `json:"data"`
+		}
+		if err := json.Unmarshal(out, &created); err != nil || created.Data.ID == "" {
+			t.Fatalf("upload answer %s: %v", out, err)
+		}
+		a := created.Data
+
+		req, _ := http.NewRequest(http.MethodGet, "http://"+ln.Addr().String()+"/api/v1/assets/"+a.ID+"/content", nil)
+		req.Header.Set("Authorization", "Bearer "+s.Boot.TestKey)
+		client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+		dl, err := client.Do(req)
+		if err != nil || dl.StatusCode != http.StatusOK {
+			t.Fatalf("download: %v %v", dl, err)
+		}
+		head := make([]byte, 64<<10)
+		if _, err := io.ReadFull(dl.Body, head); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(pause)
+		n, err := io.Copy(io.Discard, dl.Body)
+		dl.Body.Close()
+		if err != nil || int64(len(head))+n != int64(len(wav)) {
+			t.Fatalf("a download read slowly: %d of %d bytes, %v", int64(len(head))+n, len(wav), err)
+		}
+
+		body := []byte(`{"name":"stalled","scopes":["keys:read"]}`)
+		resp, _, err = send(http.MethodPost, "/api/v1/api-keys", "application/json", body, 10)
+		if err == nil && resp.StatusCode == http.StatusCreated {
+			t.Fatal("a JSON request stalled past the read timeout was served")
+		}
+		t.Logf("a JSON body stalled past the read timeout: %v %v", resp != nil && resp.StatusCode != 0, err)
 	})
 }

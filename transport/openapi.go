@@ -243,7 +243,11 @@ func contractSections(info Info, pages []Route) string {
 		b.WriteString("\n")
 	}
 	fmt.Fprintf(&b, "## Request bodies\n\nA JSON request body is at most %s unless its operation says otherwise "+
-		"(`x-body-limit`, in bytes); a larger body is 413 PAYLOAD_TOO_LARGE.\n\n", byteSize(DefaultBodyLimit))
+		"(`x-body-limit`, in bytes); a larger body is 413 PAYLOAD_TOO_LARGE. A request must arrive, and its answer be "+
+		"taken, within the host's read and write timeouts; uploads (operations that stream their body) and content "+
+		"downloads have deadlines of their own instead: %s plus %d seconds per MiB of the operation's `x-body-limit` "+
+		"(uploads) or of the content (downloads), a floor of %d KiB/s.\n\n", byteSize(DefaultBodyLimit),
+		humanDuration(TransferGrace), (1<<20)/MinTransferRate, MinTransferRate>>10)
 	b.WriteString("## Idempotency\n\nOperations marked `x-idempotency: required` or `optional` take an `Idempotency-Key` header. " +
 		"A retry with the same key and the same request replays the first response (header `Idempotent-Replayed: true`); " +
 		"the same key with another request, or from another principal, is 409 IDEMPOTENCY_CONFLICT.")
