@@ -326,7 +326,8 @@ func New(ctx context.Context, cfg Config) (*Platform, error) {
 
 // Info describes the OpenAPI document: its title, version and
 // description, and the event catalogue. New adds what the configuration
-// decides: the idempotency retention and the providers' callback windows.
+// decides: the idempotency retention, the providers' callback windows and
+// the rate limits of keys, users and workspaces.
 func Info() transport.Info {
 	return transport.Info{
 		Title:   "Creator Music Platform API",
