@@ -23,9 +23,10 @@
 // Several hosts can run New against one PostgreSQL database: durable jobs
 // are claimed with FOR UPDATE SKIP LOCKED, idempotency records converge on a
 // unique index, authority changes are version-stamped in the database and
-// seen by every host on the next request, and monthly request budgets are
-// counted in the database. Per-minute rates and concurrency limits are
-// enforced per host (see transport.Limiter).
+// seen by every host on the next request, and monthly request budgets (of
+// API keys, and of the users and workspaces that sessions and access tokens
+// act for) are counted in the database. Per-minute rates and concurrency
+// limits are enforced per host (see transport.Limiter).
 //
 // Domains live in their own packages (access, apikey, idempotency, outbox,
 // jobs, ...), each declaring the ports it needs; package store implements

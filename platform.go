@@ -57,6 +57,11 @@ type Config struct {
 	Keys apikey.Config
 	// Jobs configures the durable job worker pool.
 	Jobs JobsConfig
+	// SessionLimits bound the requests of sessions and session-bound access
+	// tokens per user and per workspace, as an API key's limits bound the
+	// key's; zero fields take the documented defaults (see
+	// transport.SessionLimits). The OpenAPI document states them.
+	SessionLimits transport.SessionLimits
 	// UsageFlushInterval is how often request counts are flushed to the
 	// database. Zero means 1 second.
 	UsageFlushInterval time.Duration
@@ -194,6 +199,9 @@ func New(ctx context.Context, cfg Config) (*Platform, error) {
 	if cfg.IdempotencyRetention < idempotency.MinRetention {
 		return nil, fmt.Errorf("platform: IdempotencyRetention must be at least %s", idempotency.MinRetention)
 	}
+	if err := cfg.SessionLimits.Validate(); err != nil {
+		return nil, fmt.Errorf("platform: Config.SessionLimits: %w", err)
+	}
 	if cfg.UsageFlushInterval == 0 {
 		cfg.UsageFlushInterval = time.Second
 	}
@@ -218,7 +226,7 @@ func New(ctx context.Context, cfg Config) (*Platform, error) {
 		return nil, fmt.Errorf("platform: Config.MusicProviders: %w", err)
 	}
 	p := &Platform{cfg: cfg, db: cfg.Store, keyring: kr, keys: apikey.New(cfg.Keys, kr), account: accounts, log: log, staging: staging}
-	p.limiter = transport.NewLimiter(p.db.Now)
+	p.limiter = transport.NewLimiter(p.db.Now, cfg.SessionLimits)
 	if err := p.startPlans(ctx, cfg.Plans); err != nil {
 		return nil, err
 	}
@@ -272,6 +280,7 @@ func New(ctx context.Context, cfg Config) (*Platform, error) {
 	info := Info()
 	info.IdempotencyRetention = cfg.IdempotencyRetention
 	info.Callbacks = callbackWindows(cfg.MusicProviders)
+	info.RateLimits = &transport.RateLimits{Sessions: p.limiter.SessionLimits(), KeyDefaults: p.keys.DefaultLimits()}
 	tooling, err := transport.ToolingRoutes(api, info)
 	if err != nil {
 		return nil, fmt.Errorf("platform: tooling: %w", err)
@@ -322,7 +331,8 @@ func New(ctx context.Context, cfg Config) (*Platform, error) {
 
 // Info describes the OpenAPI document: its title, version and
 // description, and the event catalogue. New adds what the configuration
-// decides: the idempotency retention and the providers' callback windows.
+// decides: the idempotency retention, the providers' callback windows and
+// the rate limits of keys, users and workspaces.
 func Info() transport.Info {
 	return transport.Info{
 		Title:   "Creator Music Platform API",

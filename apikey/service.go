@@ -21,12 +21,19 @@ type Digester interface {
 	Digest(credential string) string
 }
 
+// MaxRotationOverlap is the longest a rotated-out secret may keep working:
+// 7 days. The rotate route's schema publishes it as the maximum of
+// expireCurrentAfterSeconds; a host may lower it (Config.MaxRotationOverlap)
+// but never raise it.
+const MaxRotationOverlap = 7 * 24 * time.Hour
+
 // Config configures the key service. Zero values take the documented defaults.
 type Config struct {
 	// RotationOverlap is how long a rotated-out secret keeps working when the
 	// request names no overlap. Zero means 24 hours.
 	RotationOverlap time.Duration
-	// MaxRotationOverlap bounds a requested overlap. Zero means 7 days.
+	// MaxRotationOverlap bounds a requested overlap. Zero, or more than
+	// MaxRotationOverlap (the published maximum), means MaxRotationOverlap.
 	MaxRotationOverlap time.Duration
 	// DefaultLimits apply to new keys that name none. Zero fields take
 	// 600 requests per minute, 16 concurrent requests, 1,000,000 per month.
@@ -40,8 +47,11 @@ func (c Config) withDefaults() Config {
 	if c.RotationOverlap == 0 {
 		c.RotationOverlap = 24 * time.Hour
 	}
-	if c.MaxRotationOverlap == 0 {
-		c.MaxRotationOverlap = 7 * 24 * time.Hour
+	if c.MaxRotationOverlap <= 0 || c.MaxRotationOverlap > MaxRotationOverlap {
+		c.MaxRotationOverlap = MaxRotationOverlap
+	}
+	if c.RotationOverlap > c.MaxRotationOverlap {
+		c.RotationOverlap = c.MaxRotationOverlap
 	}
 	def := func(v *int, d int) {
 		if *v == 0 {
@@ -116,8 +126,10 @@ type UpdateInput struct {
 // RotateInput is the body of POST /api/v1/api-keys/{keyId}/rotate.
 type RotateInput struct {
 	// ExpireCurrentAfterSeconds is how long the current secret keeps working
-	// (0 = at once). Absent means the configured overlap (24 hours by default).
-	ExpireCurrentAfterSeconds *int64 `json:"expireCurrentAfterSeconds,omitempty" example:"3600"`
+	// (0 = at once), at most 604800 (7 days); a value outside 0..604800 is
+	// INVALID_INPUT. Absent means the configured overlap (24 hours by
+	// default).
+	ExpireCurrentAfterSeconds *int64 `json:"expireCurrentAfterSeconds,omitempty" example:"3600" minimum:"0" maximum:"604800"`
 }
 
 // Caller is who acts: the principal, its authority now (for a key, its
@@ -484,7 +496,9 @@ func (s *Service) Rotate(ctx context.Context, st Store, c Caller, keyID string, 
 	overlap := s.cfg.RotationOverlap
 	if in.ExpireCurrentAfterSeconds != nil {
 		sec := *in.ExpireCurrentAfterSeconds
-		if sec < 0 || time.Duration(sec)*time.Second > s.cfg.MaxRotationOverlap {
+		// Compared in seconds: converting a huge count to a Duration first
+		// would overflow to a negative overlap.
+		if sec < 0 || sec > int64(s.cfg.MaxRotationOverlap/time.Second) {
 			return Created{}, fault.Invalid(op, "expireCurrentAfterSeconds",
 				fmt.Sprintf("expireCurrentAfterSeconds must be 0 to %d.", int64(s.cfg.MaxRotationOverlap/time.Second)))
 		}

@@ -2,6 +2,8 @@ package apikey
 
 import (
 	"context"
+	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -106,4 +108,32 @@ func asFault(err error, fe **fault.Error) bool {
 	e, ok := err.(*fault.Error)
 	*fe = e
 	return ok
+}
+
+// TestRotateOverlapBounds: an overlap outside 0..7 days is INVALID_INPUT
+// naming the field, including counts of seconds that would overflow a
+// time.Duration into a negative overlap; nothing reaches the store.
+func TestRotateOverlapBounds(t *testing.T) {
+	s := New(Config{MaxRotationOverlap: 30 * 24 * time.Hour}, plainDigest{}) // above the cap: lowered to 7 days
+	for _, sec := range []int64{-1, 604801, 9_223_372_037, 1 << 62, -1 << 63} {
+		_, err := s.Rotate(context.Background(), nil, Caller{}, "key_1", RotateInput{ExpireCurrentAfterSeconds: &sec})
+		if fault.CodeOf(err) != fault.InvalidInput || fieldOf(err) != "expireCurrentAfterSeconds" {
+			t.Errorf("expireCurrentAfterSeconds %d: %v, want INVALID_INPUT on the field", sec, err)
+		}
+	}
+	if got := New(Config{MaxRotationOverlap: time.Hour}, plainDigest{}).cfg; got.MaxRotationOverlap != time.Hour || got.RotationOverlap != time.Hour {
+		t.Errorf("a lower maximum: %+v, want the maximum and the default overlap at 1 hour", got)
+	}
+	f, _ := reflect.TypeFor[RotateInput]().FieldByName("ExpireCurrentAfterSeconds")
+	if f.Tag.Get("maximum") != strconv.FormatInt(int64(MaxRotationOverlap/time.Second), 10) || f.Tag.Get("minimum") != "0" {
+		t.Errorf("the published bounds %q..%q differ from MaxRotationOverlap", f.Tag.Get("minimum"), f.Tag.Get("maximum"))
+	}
+}
+
+func fieldOf(err error) any {
+	fe, ok := err.(*fault.Error)
+	if !ok {
+		return nil
+	}
+	return fe.Details["field"]
 }

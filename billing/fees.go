@@ -17,12 +17,21 @@ const FeePolicyID = "fees.marketplace"
 // MaxFeeBps caps the marketplace fee rate (100%).
 const MaxFeeBps = 10_000
 
+// MaxMinimumFeeAtomic caps a fee policy's minimum fee per sale: 10^18
+// atomic units. The policy names no maximum fee to stay under, and its
+// currency may be any, so the cap is set by the platform's amounts
+// instead: ledger amounts are unsigned 64-bit integers (money.Atomic, at
+// most about 1.8 x 10^19), and a minimum at the cap still fits one with
+// room for sums of several, where an unbounded one (2^128 was accepted)
+// could never be charged.
+const MaxMinimumFeeAtomic = 1_000_000_000_000_000_000
+
 // FeePolicy is the content of a marketplace fee policy version.
 type FeePolicy struct {
 	// FeeBps is the fee rate in basis points (0..10000).
 	FeeBps int `json:"feeBps"`
 	// MinimumFeeAtomic is the smallest fee per sale, an integer string of
-	// atomic units.
+	// atomic units, at most MaxMinimumFeeAtomic.
 	MinimumFeeAtomic string `json:"minimumFeeAtomic"`
 	// Currency the minimum is in; empty means the sale's currency.
 	Currency string `json:"currency,omitempty"`
@@ -37,6 +46,10 @@ func (f FeePolicy) Validate() error {
 	n, ok := new(big.Int).SetString(f.MinimumFeeAtomic, 10)
 	if !ok || n.Sign() < 0 || n.String() != f.MinimumFeeAtomic {
 		return fault.Invalid(op, "minimumFeeAtomic", "minimumFeeAtomic is a non-negative integer string without leading zeros.")
+	}
+	if max := big.NewInt(MaxMinimumFeeAtomic); n.Cmp(max) > 0 {
+		return fault.Invalid(op, "minimumFeeAtomic", "minimumFeeAtomic is at most "+max.String()+" atomic units.").
+			With("max", max.String())
 	}
 	if f.Currency != "" && (len(f.Currency) != 3 || f.Currency != stringsUpper(f.Currency)) {
 		return fault.Invalid(op, "currency", "currency is an upper-case ISO 4217 code.")

@@ -64,6 +64,9 @@ type Options struct {
 	Jobs platform.JobsConfig
 	// Keys configures API keys.
 	Keys apikey.Config
+	// SessionLimits bound sessions' and access tokens' requests per user
+	// and per workspace; zero fields take the platform's defaults.
+	SessionLimits transport.SessionLimits
 	// MaxUploadBytes bounds asset uploads; zero means the platform default.
 	MaxUploadBytes int64
 	// Passwords are the argon2id parameters; the zero value means cheap ones
@@ -265,7 +268,7 @@ func New(t testing.TB, opts Options) *System {
 	}
 	cfg := platform.Config{Payments: payments, MusicProviders: music, Generation: gen, Chain: chainCfg,
 		Store: db, SecretKey: SecretKey, Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		Jobs: opts.Jobs, Keys: opts.Keys, BlobDir: blobDir, MaxUploadBytes: opts.MaxUploadBytes,
+		Jobs: opts.Jobs, Keys: opts.Keys, SessionLimits: opts.SessionLimits, BlobDir: blobDir, MaxUploadBytes: opts.MaxUploadBytes,
 		Mailer: mailer, Passwords: pw, BaseURL: "http://platform.test", InsecureCookies: true, TrustProxy: opts.TrustProxy,
 		AllowLoopback: urlguardtest.Allow(t, simURLs...),
 	}

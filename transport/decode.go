@@ -10,9 +10,12 @@ import (
 	"mime"
 	"net/http"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/creatormusic/platform/fault"
 )
@@ -26,7 +29,10 @@ const DefaultBodyLimit = 1 << 20
 // be known to v's type. Failures are INVALID_INPUT with details.field set to
 // the JSON path of the offending field ("limits.ratePerMinute",
 // "items[2].name"; "" for the body itself) or, for syntax errors,
-// details.offset; a wrong content type is UNSUPPORTED_MEDIA_TYPE.
+// details.offset; a wrong content type is UNSUPPORTED_MEDIA_TYPE. A string
+// holding a control character the platform refuses (see controlPath) is
+// INVALID_INPUT with details.field its path and details.reason
+// "control_character".
 func (c *Call) Decode(v any) error {
 	const op = "transport.Decode"
 	rv := reflect.ValueOf(v)
@@ -43,6 +49,10 @@ func (c *Call) Decode(v any) error {
 	if err := checkSyntax(body); err != nil {
 		return err
 	}
+	if field, bad := controlPath(body); bad {
+		return fault.Invalid(op, field, fmt.Sprintf("Field %q holds a control character; only tab, line feed and carriage return "+
+			"are allowed in text.", pathName(field))).With("reason", ReasonControlCharacter)
+	}
 	if field, msg, bad := c.fields.checkShape(body, rv.Type().Elem(), ""); bad {
 		return fault.Invalid(op, field, msg)
 	}
@@ -52,6 +62,125 @@ func (c *Call) Decode(v any) error {
 		return decodeFailure(err)
 	}
 	return nil
+}
+
+// ReasonControlCharacter is details.reason of INVALID_INPUT for a string,
+// path value or query parameter holding a control character.
+const ReasonControlCharacter = "control_character"
+
+// controlPath returns the JSON path of the first string of body that holds
+// a refused control character (the package doc's Control characters): a
+// string value's own path, or for an object key the object's path. body is
+// well-formed JSON (checkSyntax).
+func controlPath(body []byte) (string, bool) {
+	if bytes.IndexByte(body, '\\') < 0 {
+		return "", false // without escapes a JSON string holds no control
+	}
+	type frame struct {
+		object  bool
+		wantKey bool
+		key     string
+		index   int
+	}
+	var stack []*frame
+	path := func(stack []*frame) string {
+		var b strings.Builder
+		for _, f := range stack {
+			if f.object {
+				if b.Len() > 0 {
+					b.WriteByte('.')
+				}
+				b.WriteString(f.key)
+			} else {
+				b.WriteString("[" + strconv.Itoa(f.index) + "]")
+			}
+		}
+		return b.String()
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", false // io.EOF; a syntax error was reported before
+		}
+		var top *frame
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		if str, ok := tok.(string); ok && top != nil && top.object && top.wantKey {
+			if strings.IndexFunc(str, func(r rune) bool { return r < 0x20 }) >= 0 {
+				return path(stack[:len(stack)-1]), true // the object holding the key
+			}
+			top.key, top.wantKey = str, false
+			continue
+		}
+		// tok begins or ends a value.
+		if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
+			stack = stack[:len(stack)-1]
+			if len(stack) > 0 && stack[len(stack)-1].object {
+				stack[len(stack)-1].wantKey = true
+			}
+			continue
+		}
+		if top != nil && !top.object {
+			top.index++
+		}
+		if d, ok := tok.(json.Delim); ok {
+			stack = append(stack, &frame{object: d == '{', wantKey: d == '{', index: -1})
+			continue
+		}
+		if str, ok := tok.(string); ok && strings.IndexFunc(str, textControl) >= 0 {
+			return path(stack), true
+		}
+		if top != nil && top.object {
+			top.wantKey = true
+		}
+	}
+}
+
+// textControl reports the characters refused in a JSON string value: the C0
+// controls but tab, line feed and carriage return.
+func textControl(r rune) bool { return r < 0x20 && r != '\t' && r != '\n' && r != '\r' }
+
+// checkRequestText refuses path values and the route's query parameters
+// holding a control character or invalid UTF-8: INVALID_INPUT with
+// details.field the parameter's name and details.reason. Query parameters
+// the route does not declare are ignored, as its handler ignores them.
+func checkRequestText(r *http.Request, rt Route) error {
+	const op = "transport.checkRequestText"
+	bad := func(s string) bool { return !utf8.ValidString(s) || strings.IndexFunc(s, unicode.IsControl) >= 0 }
+	for _, name := range pathNames(rt.Pattern) {
+		if bad(r.PathValue(name)) {
+			return fault.Invalid(op, name, fmt.Sprintf("Path parameter %q holds a control character or invalid UTF-8.", name)).
+				With("reason", ReasonControlCharacter)
+		}
+	}
+	if r.URL.RawQuery == "" || len(rt.Query) == 0 {
+		return nil
+	}
+	q := r.URL.Query()
+	for _, p := range rt.Query {
+		if slices.ContainsFunc(q[p.Name], bad) {
+			return fault.Invalid(op, p.Name, fmt.Sprintf("Query parameter %q holds a control character or invalid UTF-8.", p.Name)).
+				With("reason", ReasonControlCharacter)
+		}
+	}
+	return nil
+}
+
+// pathNames lists the wildcard names of a route pattern, in order.
+func pathNames(pattern string) []string {
+	var out []string
+	for _, seg := range strings.Split(pattern, "/") {
+		if strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "}") {
+			name := strings.TrimSuffix(strings.TrimSuffix(strings.TrimPrefix(seg, "{"), "}"), "...")
+			if name != "$" {
+				out = append(out, name)
+			}
+		}
+	}
+	return out
 }
 
 // setBody stores the request body, already bounded by the route's limit.

@@ -94,6 +94,13 @@ func TestDecodeFailures(t *testing.T) {
 		{"truncated", "application/json", `{"name":`, fault.InvalidInput, map[string]any{"offset": int64(8)}},
 		{"empty body", "application/json", ``, fault.InvalidInput, map[string]any{"field": ""}},
 		{"white space body", "application/json", " \n ", fault.InvalidInput, map[string]any{"field": ""}},
+		{"NUL in a string", "application/json", `{"name":"a\u0000b"}`, fault.InvalidInput, map[string]any{"field": "name", "reason": ReasonControlCharacter}},
+		{"backspace in an array element", "application/json", `{"items":[{"name":"a"},{"name":"\b"}]}`, fault.InvalidInput, map[string]any{"field": "items[1].name"}},
+		{"control in a map value", "application/json", `{"tags":{"a":"x","b":"\u001f"}}`, fault.InvalidInput, map[string]any{"field": "tags.b"}},
+		{"control in a nested key", "application/json", `{"tags":{"a\u0000":"x"}}`, fault.InvalidInput, map[string]any{"field": "tags"}},
+		{"control in a top-level key", "application/json", `{"na\u0000me":"x"}`, fault.InvalidInput, map[string]any{"field": ""}},
+		{"control inside any", "application/json", `{"name":"a","any":{"x":[1,{"y":"\u0007"}]}}`, fault.InvalidInput, map[string]any{"field": "any.x[1].y"}},
+		{"control after nested values", "application/json", `{"limits":{"ratePerMinute":1},"items":[{"name":"a"}],"label":"\u0000"}`, fault.InvalidInput, map[string]any{"field": "label"}},
 		{"wrong content type", "text/plain", `{"name":"a"}`, fault.UnsupportedMediaType, map[string]any{"contentType": "text/plain"}},
 		{"missing content type", "", `{"name":"a"}`, fault.UnsupportedMediaType, map[string]any{"contentType": ""}},
 		{"json suffix type is not json", "application/problem+json", `{"name":"a"}`, fault.UnsupportedMediaType, map[string]any{"contentType": "application/problem+json"}},
@@ -203,5 +210,57 @@ func assertTooLarge(t *testing.T, err error, limit int64) {
 	}
 	if StatusOf(fe.Code) != http.StatusRequestEntityTooLarge {
 		t.Errorf("status = %d, want 413", StatusOf(fe.Code))
+	}
+}
+
+// TestDecodeKeepsTextWhitespace: free text keeps tab, line feed and
+// carriage return, and escapes of other characters are not controls.
+func TestDecodeKeepsTextWhitespace(t *testing.T) {
+	body := `{"name":"verse\tone\r\nchorus \"two\" \\ \/ \u00e9","items":[{"name":"\n"}],"tags":{"k":"\u0020"}}`
+	var got decodeTarget
+	if err := decodeCall("application/json", body).Decode(&got); err != nil {
+		t.Fatalf("Decode() = %v", err)
+	}
+	if got.Name != "verse\tone\r\nchorus \"two\" \\ / é" || got.Items[0].Name != "\n" || got.Tags["k"] != " " {
+		t.Fatalf("Decode() = %+v", got)
+	}
+}
+
+// TestCheckRequestText: path values and query parameters holding a control
+// character or invalid UTF-8 are INVALID_INPUT naming the parameter.
+func TestCheckRequestText(t *testing.T) {
+	rt := Route{Method: http.MethodGet, Pattern: "/api/v1/things/{thingId}/parts/{rest...}", Query: []Param{{Name: "limit"}, {Name: "cursor"}, {Name: "q"}}}
+	for _, tc := range []struct {
+		target string
+		field  string // empty: accepted
+	}{
+		{"/api/v1/things/thg_1/parts/a/b?limit=10&cursor=abc", ""},
+		{"/api/v1/things/thg_%C3%A9/parts/x?q=caf%C3%A9", ""},
+		{"/api/v1/things/thg%00/parts/x", "thingId"},
+		{"/api/v1/things/thg_1/parts/a%0Ab", "rest"},
+		{"/api/v1/things/thg%FF/parts/x", "thingId"},
+		{"/api/v1/things/thg_1/parts/x?limit=10&cursor=a%00", "cursor"},
+		{"/api/v1/things/thg_1/parts/x?cursor=%7F", "cursor"},
+		{"/api/v1/things/thg_1/parts/x?cursor=%C2%85", "cursor"},
+		{"/api/v1/things/thg_1/parts/x?cur%00sor=1&other=%00", ""}, // not the route's: ignored
+	} {
+		mux := http.NewServeMux()
+		var err error
+		mux.HandleFunc(rt.Method+" "+rt.Pattern, func(w http.ResponseWriter, r *http.Request) { err = checkRequestText(r, rt) })
+		rec := httptest.NewRecorder()
+		mux.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, tc.target, nil))
+		if rec.Code != http.StatusOK {
+			t.Fatalf("%s: the mux answered %d", tc.target, rec.Code)
+		}
+		if tc.field == "" {
+			if err != nil {
+				t.Errorf("%s: %v, want accepted", tc.target, err)
+			}
+			continue
+		}
+		var fe *fault.Error
+		if !errors.As(err, &fe) || fe.Code != fault.InvalidInput || fe.Details["field"] != tc.field || fe.Details["reason"] != ReasonControlCharacter {
+			t.Errorf("%s: %v, want INVALID_INPUT on %s", tc.target, err, tc.field)
+		}
 	}
 }

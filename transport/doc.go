@@ -19,10 +19,11 @@
 // (X-Request-Id, echoed and returned as meta.requestId; see RequestID) ->
 // session cookie or Authorization: Bearer (API key or access token) ->
 // credential state and expiry -> workspace and project authority ->
-// permission or scope -> rate, budget and concurrency limits of the key ->
-// Idempotency-Key where required -> durable request receipt -> domain handler
-// -> usage completion. Raw routes (docs assets, receivers that verify raw
-// bodies) skip the gateway.
+// permission or scope -> rate, budget and concurrency limits of the
+// credential (an API key's own; a session's or access token's user and
+// workspace, see Limiter) -> Idempotency-Key where required -> durable
+// request receipt -> domain handler -> usage completion. Raw routes (docs
+// assets, receivers that verify raw bodies) skip the gateway.
 //
 // # Access policy
 //
@@ -47,6 +48,23 @@
 // (WriteError). Clients branch on error.code. An error without a code is
 // INTERNAL: the client sees a generic message and the cause is logged with
 // the request id. Both set Content-Type: application/json and X-Request-Id.
+//
+// # Control characters
+//
+// No identifier, code or name the platform stores needs a control
+// character, PostgreSQL refuses U+0000 in text outright, and such input
+// used to reach the database and answer 500. A request carrying one is
+// refused before its handler runs with 400 INVALID_INPUT, details.field
+// naming the field and details.reason "control_character":
+//   - in a JSON body (Call.Decode), a string value may hold tab, line feed
+//     and carriage return, which free text (descriptions, prompts, lyrics)
+//     legitimately needs; every other C0 control (U+0000 to U+001F) is
+//     refused, and an object key may hold none. Raw controls are already
+//     invalid JSON; these arrive escaped, as \u0000 or \b.
+//   - path values and the route's query parameters (ids, cursors,
+//     filters) may hold no control character at all (C0, DEL or C1) and
+//     must be valid UTF-8; the gateway checks them first, before the
+//     credential. Query parameters a route does not declare are ignored.
 //
 // # Router
 //
@@ -86,7 +104,8 @@
 // Beside the operations, the document states the rules decided in code,
 // each from the code's own value: the JSON body limit (DefaultBodyLimit, or
 // the route's BodyLimit, as x-body-limit), the idempotency retention
-// (Info.IdempotencyRetention), the API key scopes and the permissions each
+// (Info.IdempotencyRetention), the rate limits of keys, users and
+// workspaces (Info.RateLimits, as x-rate-limits), the API key scopes and the permissions each
 // stands for (access.Scopes), the music providers' callback timestamp
 // windows (Info.Callbacks) and the outbox event catalogue (Info.Events),
 // in info.description and as x- extensions. Every schema property carries

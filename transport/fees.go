@@ -3,6 +3,7 @@ package transport
 import (
 	"context"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/creatormusic/platform/access"
@@ -48,7 +49,7 @@ type FeePolicyRequest struct {
 	// FeeBps is the fee rate in basis points, 0 to 10000.
 	FeeBps int `json:"feeBps" example:"500"`
 	// MinimumFeeAtomic is the smallest fee per sale, an integer string of atomic units (0 for
-	// none).
+	// none), at most 1000000000000000000 (10^18).
 	MinimumFeeAtomic string `json:"minimumFeeAtomic" example:"0"`
 	// Currency is the currency of the minimum fee; absent means the sale's currency.
 	Currency string `json:"currency,omitempty" example:"USD"`
@@ -117,7 +118,9 @@ func feeRoutes(svc *billing.Service) []Route {
 			Description: "Creates a new immutable version of the marketplace fee policy in the caller's environment (integer version, content " +
 				"hash) with an audit entry. Needs super_admin, an Idempotency-Key (a replay answers the first response: one version) and a " +
 				"sign-in within the fresh-authentication window (401 REAUTHENTICATION_REQUIRED otherwise). Publishing the current content " +
-				"again answers the current version with 200. feeBps is 0..10000; minimumFeeAtomic a non-negative integer string.",
+				"again answers the current version with 200. feeBps is 0..10000; minimumFeeAtomic a non-negative integer string of " +
+				"at most " + strconv.FormatInt(billing.MaxMinimumFeeAtomic, 10) + " (10^18) atomic units, so that it fits the " +
+				"platform's 64-bit amounts; beyond it is 400 INVALID_INPUT with details.field minimumFeeAtomic and details.max.",
 			Request: FeePolicyRequest{FeeBps: 500, MinimumFeeAtomic: "0"}, Response: ex,
 			Policy: Policy{Fresh: FreshSession},
 			Handle: func(ctx context.Context, c *Call) (any, error) {

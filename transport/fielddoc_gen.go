@@ -20,7 +20,7 @@ func fieldDocs() map[string]map[string]string {
 			"RequestsPerMinute":     "requestsPerMinute bounds the request rate (enforced per host).",
 		},
 		"github.com/creatormusic/platform/apikey.RotateInput": {
-			"ExpireCurrentAfterSeconds": "expireCurrentAfterSeconds is how long the current secret keeps working (0 = at once). Absent means the configured overlap (24 hours by default).",
+			"ExpireCurrentAfterSeconds": "expireCurrentAfterSeconds is how long the current secret keeps working (0 = at once), at most 604800 (7 days); a value outside 0..604800 is INVALID_INPUT. Absent means the configured overlap (24 hours by default).",
 		},
 		"github.com/creatormusic/platform/apikey.UpdateInput": {
 			"Metadata": "metadata replaces the key's metadata (up to 20 string pairs); absent keeps it.",
@@ -33,7 +33,7 @@ func fieldDocs() map[string]map[string]string {
 		"github.com/creatormusic/platform/billing.FeePolicy": {
 			"Currency":         "currency the minimum is in; empty means the sale's currency.",
 			"FeeBps":           "feeBps is the fee rate in basis points (0..10000).",
-			"MinimumFeeAtomic": "minimumFeeAtomic is the smallest fee per sale, an integer string of atomic units.",
+			"MinimumFeeAtomic": "minimumFeeAtomic is the smallest fee per sale, an integer string of atomic units, at most MaxMinimumFeeAtomic.",
 		},
 		"github.com/creatormusic/platform/billing.PriceSnapshot": {
 			"MonthlyCredits": "monthlyCredits is the plan's credit grant per period at checkout.",
@@ -414,7 +414,7 @@ func fieldDocs() map[string]map[string]string {
 		"github.com/creatormusic/platform/transport.FeePolicyRequest": {
 			"Currency":         "currency is the currency of the minimum fee; absent means the sale's currency.",
 			"FeeBps":           "feeBps is the fee rate in basis points, 0 to 10000.",
-			"MinimumFeeAtomic": "minimumFeeAtomic is the smallest fee per sale, an integer string of atomic units (0 for none).",
+			"MinimumFeeAtomic": "minimumFeeAtomic is the smallest fee per sale, an integer string of atomic units (0 for none), at most 1000000000000000000 (10^18).",
 		},
 		"github.com/creatormusic/platform/transport.FeePolicyView": {
 			"CreatedAt":        "createdAt is when the version was created.",

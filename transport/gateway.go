@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"mime"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -27,7 +29,7 @@ const WorkspaceHeader = "X-Workspace-Id"
 
 // Gateway runs every JSON route's request through the spec's order
 // (Authentication 4): request id, credential, credential state and expiry,
-// workspace authority, permission or scope, the key's limits, idempotency,
+// workspace authority, permission or scope, the credential's limits, idempotency,
 // the handler in its unit of work with the durable receipt, usage.
 type Gateway struct {
 	// DB is the store every call runs in.
@@ -40,7 +42,7 @@ type Gateway struct {
 	Keyring *secret.Keyring
 	// Authz caches authority snapshots, stamped by version.
 	Authz *access.Cache
-	// Limiter enforces keys' limits.
+	// Limiter enforces the limits of keys, users and workspaces.
 	Limiter *Limiter
 	// Log receives one line per request and the causes of INTERNAL errors.
 	Log *slog.Logger
@@ -102,7 +104,14 @@ func (g *Gateway) Serve(rt Route) http.Handler {
 // is written by the caller.
 func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, rt Route, c *Call, status int, limit int64) (int, error) {
 	ctx := r.Context()
+	if err := checkRequestText(r, rt); err != nil {
+		return 0, err
+	}
 	if rt.Stream {
+		// An upload may take longer than the host's ReadTimeout and
+		// WriteTimeout allow an ordinary request: it gets its own
+		// deadlines, from its size bound.
+		extendDeadlines(w, true, TransferDeadline(limit))
 		if err := streamBody(w, r, limit); err != nil {
 			return 0, err
 		}
@@ -338,13 +347,20 @@ func (g *Gateway) sessionCookie(r *http.Request) string {
 	return ck.Value
 }
 
-// limit applies the key's limits; it returns the release of the
-// concurrency slot.
+// limit applies the credential's limits: an API key's own, or for a
+// session or access token its user's and its workspace's (Limiter). It
+// returns the release of the concurrency slots.
 func (g *Gateway) limit(ctx context.Context, w http.ResponseWriter, c *Call) (func(), error) {
-	if c.Principal.Kind != access.CredentialAPIKey {
-		return func() {}, nil
+	var (
+		release func()
+		h       RateHeaders
+		err     error
+	)
+	if p := c.Principal; p.Kind == access.CredentialAPIKey {
+		release, h, err = g.Limiter.Acquire(ctx, g.DB.Read(), c.key)
+	} else {
+		release, h, err = g.Limiter.AcquireSession(ctx, g.DB.Read(), p.UserID, p.WorkspaceID)
 	}
-	release, h, err := g.Limiter.Acquire(ctx, g.DB.Read(), c.key)
 	h.set(w.Header())
 	if err != nil {
 		return nil, err
@@ -554,7 +570,7 @@ func (g *Gateway) write(w http.ResponseWriter, c *Call, status int, data any) (i
 		w.Header()[k] = vs
 	}
 	if wr, ok := data.(Writer); ok {
-		return wr.WriteResponse(w, c.Request), nil
+		return wr.WriteResponse(&deadlineWriter{ResponseWriter: w}, c.Request), nil
 	}
 	WriteData(w, status, c.RequestID, data)
 	return status, nil
@@ -670,3 +686,77 @@ func (g *Gateway) stream(ctx context.Context, w http.ResponseWriter, rt Route, c
 	}
 	return g.write(w, c, code, out)
 }
+
+// Large transfers. A host bounds ordinary requests with its server's
+// ReadTimeout and WriteTimeout (the example host: 30 and 60 seconds, ample
+// for JSON bodies of at most a few MiB). Two kinds of request move more
+// and get deadlines of their own, set through http.ResponseController:
+//   - Stream routes (uploads): read and write deadlines of
+//     TransferDeadline(the route's BodyLimit) from the request's start;
+//   - responses a handler streams itself (Writer: asset downloads): a write
+//     deadline of TransferDeadline(its Content-Length) from when its
+//     headers are written.
+//
+// A connection whose server cannot set deadlines keeps the server's.
+const (
+	// TransferGrace is the fixed part of a large transfer's deadline.
+	TransferGrace = time.Minute
+	// MinTransferRate is the slowest transfer, in bytes per second, that a
+	// large transfer's deadline allows for: 256 KiB/s (about 2 Mbit/s).
+	MinTransferRate = 256 << 10
+)
+
+// TransferDeadline is how long a transfer of n bytes may take:
+// TransferGrace plus n at MinTransferRate (a 200 MiB upload: 14 minutes
+// 20 seconds).
+func TransferDeadline(n int64) time.Duration {
+	return TransferGrace + time.Duration(max(n, 0)/MinTransferRate)*time.Second
+}
+
+// extendDeadlines sets w's connection's write deadline, and its read
+// deadline when read is set, to d from now.
+func extendDeadlines(w http.ResponseWriter, read bool, d time.Duration) {
+	rc := http.NewResponseController(w)
+	at := time.Now().Add(d)
+	if read {
+		_ = rc.SetReadDeadline(at) // http.ErrNotSupported: the server's deadline holds
+	}
+	_ = rc.SetWriteDeadline(at)
+}
+
+// deadlineWriter gives a streamed response a write deadline from its
+// Content-Length when its headers are written.
+type deadlineWriter struct {
+	http.ResponseWriter
+	wroteHeader bool
+}
+
+// WriteHeader sets the deadline, then writes the headers.
+func (d *deadlineWriter) WriteHeader(code int) {
+	if !d.wroteHeader && code >= http.StatusOK {
+		d.wroteHeader = true
+		if n, err := strconv.ParseInt(d.Header().Get("Content-Length"), 10, 64); err == nil && n > 0 {
+			extendDeadlines(d.ResponseWriter, false, TransferDeadline(n))
+		}
+	}
+	d.ResponseWriter.WriteHeader(code)
+}
+
+// Write writes the headers first if the handler did not.
+func (d *deadlineWriter) Write(b []byte) (int, error) {
+	if !d.wroteHeader {
+		d.WriteHeader(http.StatusOK)
+	}
+	return d.ResponseWriter.Write(b)
+}
+
+// ReadFrom copies through the connection's own ReaderFrom.
+func (d *deadlineWriter) ReadFrom(r io.Reader) (int64, error) {
+	if !d.wroteHeader {
+		d.WriteHeader(http.StatusOK)
+	}
+	return io.Copy(d.ResponseWriter, r)
+}
+
+// Unwrap returns the connection's writer, for http.ResponseController.
+func (d *deadlineWriter) Unwrap() http.ResponseWriter { return d.ResponseWriter }

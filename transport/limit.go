@@ -2,9 +2,11 @@ package transport
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"math"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -13,31 +15,118 @@ import (
 )
 
 // UsageStore persists monthly request counts. *store.Tx satisfies it.
+// API keys count in their own table (UsageAdd, UsageGet, by key id);
+// users and workspaces acting through sessions and access tokens count by
+// subject, "user:<user id>" or "ws:<workspace id>" (SubjectUsageAdd,
+// SubjectUsageGet).
 type UsageStore interface {
 	UsageAdd(ctx context.Context, period string, counts map[string]int64, lastUsed time.Time) error
 	UsageGet(ctx context.Context, keyID, period string) (int64, error)
+	SubjectUsageAdd(ctx context.Context, period string, counts map[string]int64) error
+	SubjectUsageGet(ctx context.Context, subject, period string) (int64, error)
 }
 
-// Limiter enforces an API key's limits in the gateway.
+// Default limits of sessions and session-bound access tokens (see
+// SessionLimits). A user's equal an API key's defaults but for
+// concurrency (a browser opens several connections at once); a workspace's
+// admit five users at a user's full rate at once and ten at their full
+// budgets.
+const (
+	DefaultUserRequestsPerMinute       = 600
+	DefaultUserConcurrentRequests      = 32
+	DefaultUserMonthlyRequestBudget    = 1_000_000
+	DefaultWorkspaceRequestsPerMinute  = 3_000
+	DefaultWorkspaceConcurrentRequests = 128
+	DefaultWorkspaceMonthlyBudget      = 10_000_000
+)
+
+// SessionLimits are the limits of requests made with a session cookie or a
+// session-bound access token. Each such request counts against its user's
+// limits (all the user's sessions and access tokens together) and against
+// those of the workspace it acts in (all its users' sessions and access
+// tokens together), and is admitted only when both admit it. API keys keep
+// their own limits (apikey.Limits); their requests do not count here.
+type SessionLimits struct {
+	// User bounds one user's requests. Zero fields take
+	// DefaultUserRequestsPerMinute, DefaultUserConcurrentRequests and
+	// DefaultUserMonthlyRequestBudget.
+	User apikey.Limits
+	// Workspace bounds one workspace's session and access-token requests.
+	// Zero fields take DefaultWorkspaceRequestsPerMinute,
+	// DefaultWorkspaceConcurrentRequests and DefaultWorkspaceMonthlyBudget.
+	Workspace apikey.Limits
+}
+
+// WithDefaults returns l with every zero field set to its default.
+func (l SessionLimits) WithDefaults() SessionLimits {
+	def := func(v *int, d int) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	def(&l.User.RequestsPerMinute, DefaultUserRequestsPerMinute)
+	def(&l.User.MaxConcurrentRequests, DefaultUserConcurrentRequests)
+	if l.User.MonthlyRequestBudget == 0 {
+		l.User.MonthlyRequestBudget = DefaultUserMonthlyRequestBudget
+	}
+	def(&l.Workspace.RequestsPerMinute, DefaultWorkspaceRequestsPerMinute)
+	def(&l.Workspace.MaxConcurrentRequests, DefaultWorkspaceConcurrentRequests)
+	if l.Workspace.MonthlyRequestBudget == 0 {
+		l.Workspace.MonthlyRequestBudget = DefaultWorkspaceMonthlyBudget
+	}
+	return l
+}
+
+// Validate reports a negative limit.
+func (l SessionLimits) Validate() error {
+	for _, c := range []struct {
+		name string
+		l    apikey.Limits
+	}{{"User", l.User}, {"Workspace", l.Workspace}} {
+		if c.l.RequestsPerMinute < 0 || c.l.MaxConcurrentRequests < 0 || c.l.MonthlyRequestBudget < 0 {
+			return fmt.Errorf("session limits: %s has a negative limit", c.name)
+		}
+	}
+	return nil
+}
+
+// Limiter enforces the request limits of every credential in the gateway:
+// an API key's own limits (apikey.Limits), and for sessions and
+// session-bound access tokens those of the user and of the workspace
+// (SessionLimits). A request past a limit is 429 RATE_LIMITED with
+// details.limit (requestsPerMinute, maxConcurrentRequests or
+// monthlyRequestBudget), details.retryAfter and the Retry-After header;
+// session refusals also carry details.subject (user or workspace). Every
+// answer carries RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset
+// of the binding limit.
 //
 // The per-minute rate (a token bucket refilled continuously) and the
 // concurrency limit are enforced per host: with N hosts behind a balancer a
-// key can reach at most N times its limits. The monthly budget is counted
-// in the database: each host counts in memory and flushes its counts in
-// batches (every FlushInterval, and on Close), and reads back the key's
-// total after each flush. A restart therefore never resets a budget, and
-// the overshoot is bounded by what other hosts admitted since this host's
-// last flush: at most (hosts - 1) x FlushInterval x the key's rate, plus the
-// requests lost if a host dies between flushes (at most one interval's).
+// key, a user or a workspace can reach at most N times those limits. The
+// monthly budget is counted in the database (api_key_usage for keys,
+// request_usage for users and workspaces), so it holds across hosts on
+// PostgreSQL and across restarts: each host counts in memory and flushes
+// its counts in batches (every FlushInterval, and on Close), and reads back
+// the subject's total after each flush. The overshoot is bounded by what
+// other hosts admitted since this host's last flush: at most (hosts - 1) x
+// FlushInterval x the subject's rate, plus the requests lost if a host dies
+// between flushes (at most one interval's).
+//
+// A subject idle for a minute (full bucket, nothing in flight, nothing
+// pending) is forgotten at the next flush and read back from the database
+// when it returns, so memory follows the active subjects, not every one
+// ever seen.
 type Limiter struct {
 	now      func() time.Time
+	sessions SessionLimits
 	mu       sync.Mutex
-	keys     map[string]*keyState
-	pending  map[string]int64
+	states   map[string]*limitState // by subject id
+	pending  map[string]int64       // by subject id
 	lastUsed time.Time
 }
 
-type keyState struct {
+// limitState is one subject's bucket, requests in flight and budget.
+type limitState struct {
 	tokens   float64
 	last     time.Time
 	inFlight int
@@ -46,10 +135,32 @@ type keyState struct {
 	loaded   bool
 }
 
-// NewLimiter returns a limiter reading time from now.
-func NewLimiter(now func() time.Time) *Limiter {
-	return &Limiter{now: now, keys: map[string]*keyState{}, pending: map[string]int64{}}
+// subject is who a request counts against.
+type subject struct {
+	id     string // a key id, "user:<user id>" or "ws:<workspace id>"
+	kind   string // subjectKey, subjectUser or subjectWorkspace
+	limits apikey.Limits
 }
+
+const (
+	subjectKey       = "key"
+	subjectUser      = "user"
+	subjectWorkspace = "workspace"
+)
+
+// counted reports whether id is a user or workspace subject (counted in
+// request_usage) rather than a key id (api_key_usage). Key ids hold no
+// colon.
+func counted(id string) bool { return strings.Contains(id, ":") }
+
+// NewLimiter returns a limiter reading time from now, with sessions' limits
+// (zero fields take the defaults).
+func NewLimiter(now func() time.Time, sessions SessionLimits) *Limiter {
+	return &Limiter{now: now, sessions: sessions.WithDefaults(), states: map[string]*limitState{}, pending: map[string]int64{}}
+}
+
+// SessionLimits returns the limits sessions and access tokens run under.
+func (l *Limiter) SessionLimits() SessionLimits { return l.sessions }
 
 // Period is the budget period of t: the calendar month in UTC.
 func Period(t time.Time) string { return t.UTC().Format("2006-01") }
@@ -76,109 +187,231 @@ func (h RateHeaders) set(hd interface{ Set(string, string) }) {
 // retryAfter (seconds) and limit (which limit was reached). On success the
 // caller must call release when the request ends.
 func (l *Limiter) Acquire(ctx context.Context, st UsageStore, k apikey.Key) (release func(), h RateHeaders, err error) {
+	return l.acquire(ctx, st, []subject{{id: k.ID, kind: subjectKey, limits: k.Limits}})
+}
+
+// AcquireSession admits one request of a session or access token of user
+// userID acting in workspace workspaceID ("" when it acts in none): the
+// user's and the workspace's limits must both admit it. A refusal is
+// RATE_LIMITED with details limit, retryAfter and subject (user or
+// workspace); nothing is counted against either. On success the caller
+// must call release when the request ends.
+func (l *Limiter) AcquireSession(ctx context.Context, st UsageStore, userID, workspaceID string) (release func(), h RateHeaders, err error) {
+	subs := []subject{{id: "user:" + userID, kind: subjectUser, limits: l.sessions.User}}
+	if workspaceID != "" {
+		subs = append(subs, subject{id: "ws:" + workspaceID, kind: subjectWorkspace, limits: l.sessions.Workspace})
+	}
+	return l.acquire(ctx, st, subs)
+}
+
+// acquire admits one request counted against every subject of subs, or
+// none.
+func (l *Limiter) acquire(ctx context.Context, st UsageStore, subs []subject) (func(), RateHeaders, error) {
 	const op = "transport.Limiter"
 	now := l.now()
 	period := Period(now)
-	l.mu.Lock()
-	s := l.keys[k.ID]
-	if s == nil {
-		s = &keyState{tokens: float64(k.Limits.RequestsPerMinute), last: now}
-		l.keys[k.ID] = s
-	}
-	needLoad := !s.loaded || s.period != period
-	l.mu.Unlock()
-	if needLoad {
-		n, err := st.UsageGet(ctx, k.ID, period)
-		if err != nil {
-			return nil, h, fault.Wrap(op, err)
-		}
+	for {
 		l.mu.Lock()
-		if !s.loaded || s.period != period {
-			s.known, s.period, s.loaded = n, period, true
+		var missing []subject
+		for _, sub := range subs {
+			s := l.states[sub.id]
+			if s == nil {
+				s = &limitState{tokens: float64(sub.limits.RequestsPerMinute), last: now}
+				l.states[sub.id] = s
+			}
+			if !s.loaded || s.period != period {
+				missing = append(missing, sub)
+			}
+		}
+		if len(missing) == 0 {
+			release, h, err := l.admit(subs, now)
+			l.mu.Unlock()
+			return release, h, err
 		}
 		l.mu.Unlock()
+		// Read the budgets outside the lock; a state forgotten meanwhile is
+		// read again on the next pass.
+		for _, sub := range missing {
+			n, err := usageGet(ctx, st, sub.id, period)
+			if err != nil {
+				return nil, RateHeaders{}, fault.Wrap(op, err)
+			}
+			l.mu.Lock()
+			if s := l.states[sub.id]; s != nil && (!s.loaded || s.period != period) {
+				s.known, s.period, s.loaded = n, period, true
+			}
+			l.mu.Unlock()
+		}
 	}
+}
 
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	rpm := float64(k.Limits.RequestsPerMinute)
-	perSec := rpm / 60
-	if el := now.Sub(s.last).Seconds(); el > 0 {
-		s.tokens += el * perSec
+// usageGet reads the total of subject id in period from its table.
+func usageGet(ctx context.Context, st UsageStore, id, period string) (int64, error) {
+	if counted(id) {
+		return st.SubjectUsageGet(ctx, id, period)
 	}
-	// A lowered limit takes effect at once.
-	s.tokens = math.Min(rpm, s.tokens)
-	s.last = now
-	h.Limit = k.Limits.RequestsPerMinute
-	if used := s.known + l.pending[k.ID]; used >= k.Limits.MonthlyRequestBudget {
-		retry := int(math.Ceil(nextPeriod(now).Sub(now).Seconds()))
-		h.Remaining, h.Reset = int(s.tokens), retry
-		return nil, h, fault.E(op, fault.RateLimited, "The key's monthly request budget is spent.").
-			With("limit", "monthlyRequestBudget").With("retryAfter", retry)
+	return st.UsageGet(ctx, id, period)
+}
+
+// admit checks every subject's budget, concurrency and rate in that order
+// and, when all admit the request, takes one of each. l.mu is held and
+// every subject's state is loaded.
+func (l *Limiter) admit(subs []subject, now time.Time) (func(), RateHeaders, error) {
+	states := make([]*limitState, len(subs))
+	for i, sub := range subs {
+		s := l.states[sub.id]
+		states[i] = s
+		rpm := float64(sub.limits.RequestsPerMinute)
+		if el := now.Sub(s.last).Seconds(); el > 0 {
+			s.tokens += el * rpm / 60
+		}
+		// A lowered limit takes effect at once.
+		s.tokens = math.Min(rpm, s.tokens)
+		s.last = now
 	}
-	if s.inFlight >= k.Limits.MaxConcurrentRequests {
-		h.Remaining, h.Reset = int(s.tokens), 1
-		return nil, h, fault.E(op, fault.RateLimited, "Too many concurrent requests for this key.").
-			With("limit", "maxConcurrentRequests").With("retryAfter", 1)
+	for i, sub := range subs {
+		if h, err := l.refusal(sub, states[i], now); err != nil {
+			return nil, h, err
+		}
 	}
-	if s.tokens < 1 {
-		retry := int(math.Ceil((1 - s.tokens) / perSec))
-		h.Remaining, h.Reset = 0, retry
-		return nil, h, fault.E(op, fault.RateLimited, "The key's request rate limit was reached.").
-			With("limit", "requestsPerMinute").With("retryAfter", retry)
+	var h RateHeaders
+	for i, sub := range subs {
+		s := states[i]
+		s.tokens--
+		s.inFlight++
+		l.pending[sub.id]++
+		rpm := float64(sub.limits.RequestsPerMinute)
+		// The headers report the subject closest to its rate limit.
+		if i == 0 || int(s.tokens) < h.Remaining {
+			h = RateHeaders{Limit: sub.limits.RequestsPerMinute, Remaining: int(s.tokens), Reset: int(math.Ceil((rpm - s.tokens) / (rpm / 60)))}
+		}
 	}
-	s.tokens--
-	s.inFlight++
-	l.pending[k.ID]++
 	l.lastUsed = now
-	h.Remaining = int(s.tokens)
-	h.Reset = int(math.Ceil((rpm - s.tokens) / perSec))
 	var once sync.Once
 	return func() {
 		once.Do(func() {
 			l.mu.Lock()
-			s.inFlight--
+			for _, s := range states {
+				s.inFlight--
+			}
 			l.mu.Unlock()
 		})
 	}, h, nil
 }
 
+// refusal returns RATE_LIMITED when sub's state does not admit one more
+// request, with the headers to answer.
+func (l *Limiter) refusal(sub subject, s *limitState, now time.Time) (RateHeaders, error) {
+	const op = "transport.Limiter"
+	h := RateHeaders{Limit: sub.limits.RequestsPerMinute}
+	perSec := float64(sub.limits.RequestsPerMinute) / 60
+	var limit string
+	var retry int
+	switch {
+	case s.known+l.pending[sub.id] >= sub.limits.MonthlyRequestBudget:
+		retry = int(math.Ceil(nextPeriod(now).Sub(now).Seconds()))
+		h.Remaining, h.Reset = int(s.tokens), retry
+		limit = "monthlyRequestBudget"
+	case s.inFlight >= sub.limits.MaxConcurrentRequests:
+		retry = 1
+		h.Remaining, h.Reset = int(s.tokens), retry
+		limit = "maxConcurrentRequests"
+	case s.tokens < 1:
+		retry = int(math.Ceil((1 - s.tokens) / perSec))
+		h.Remaining, h.Reset = 0, retry
+		limit = "requestsPerMinute"
+	default:
+		return h, nil
+	}
+	err := fault.E(op, fault.RateLimited, refusalMessage(sub.kind, limit)).With("limit", limit).With("retryAfter", retry)
+	if sub.kind != subjectKey {
+		err = err.With("subject", sub.kind)
+	}
+	return h, err
+}
+
+// refusalMessage is the message of a refusal of a subject of kind by
+// limit.
+func refusalMessage(kind, limit string) string {
+	who := map[string]string{subjectKey: "the key", subjectUser: "the user", subjectWorkspace: "the workspace's signed-in users"}[kind]
+	switch limit {
+	case "monthlyRequestBudget":
+		return "The monthly request budget of " + who + " is spent."
+	case "maxConcurrentRequests":
+		return "Too many concurrent requests for " + who + "."
+	}
+	return "The request rate limit of " + who + " was reached."
+}
+
 // Flush writes the pending counts to the database in one unit of work and
-// reads back the totals of the flushed keys.
+// reads back the totals of the flushed subjects; then it forgets the
+// subjects idle for a minute.
 func (l *Limiter) Flush(ctx context.Context, inTx func(context.Context, func(UsageStore) error) error, read UsageStore) error {
 	l.mu.Lock()
+	l.forgetIdle()
 	if len(l.pending) == 0 {
 		l.mu.Unlock()
 		return nil
 	}
-	counts := l.pending
+	pending := l.pending
 	l.pending = map[string]int64{}
 	lastUsed := l.lastUsed
 	period := Period(l.now())
 	l.mu.Unlock()
 
-	err := inTx(ctx, func(st UsageStore) error { return st.UsageAdd(ctx, period, counts, lastUsed) })
+	keys, subjects := map[string]int64{}, map[string]int64{}
+	for id, n := range pending {
+		if counted(id) {
+			subjects[id] = n
+		} else {
+			keys[id] = n
+		}
+	}
+	err := inTx(ctx, func(st UsageStore) error {
+		if len(keys) > 0 {
+			if err := st.UsageAdd(ctx, period, keys, lastUsed); err != nil {
+				return err
+			}
+		}
+		if len(subjects) > 0 {
+			return st.SubjectUsageAdd(ctx, period, subjects)
+		}
+		return nil
+	})
 	if err != nil {
 		// Put the counts back so the next flush retries them.
 		l.mu.Lock()
-		for k, n := range counts {
-			l.pending[k] += n
+		for id, n := range pending {
+			l.pending[id] += n
 		}
 		l.mu.Unlock()
 		return fault.Wrap("transport.Limiter.Flush", err)
 	}
-	for id := range counts {
-		n, err := read.UsageGet(ctx, id, period)
+	for id := range pending {
+		n, err := usageGet(ctx, read, id, period)
 		if err != nil {
 			return fault.Wrap("transport.Limiter.Flush", err)
 		}
 		l.mu.Lock()
-		if s := l.keys[id]; s != nil && s.period == period {
+		if s := l.states[id]; s != nil && s.period == period {
 			s.known = n
 		}
 		l.mu.Unlock()
 	}
 	return nil
+}
+
+// forgetIdle drops the states of subjects idle for a minute: their bucket
+// is full again, nothing is in flight and nothing waits to be flushed, so
+// a fresh state read back from the database behaves the same. l.mu is
+// held.
+func (l *Limiter) forgetIdle() {
+	now := l.now()
+	for id, s := range l.states {
+		if s.inFlight == 0 && l.pending[id] == 0 && now.Sub(s.last) >= time.Minute {
+			delete(l.states, id)
+		}
+	}
 }
 
 // Run flushes every interval until ctx ends, then flushes once more.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/creatormusic/platform/access"
+	"github.com/creatormusic/platform/apikey"
 	"github.com/creatormusic/platform/fault"
 	"github.com/creatormusic/platform/outbox"
 )
@@ -45,6 +46,18 @@ type Info struct {
 	Callbacks []CallbackWindow
 	// Events is the catalogue of outbox event types the platform emits.
 	Events []EventType
+	// RateLimits, when set, are the request limits the host enforces
+	// (Limiter), stated in info.description and as x-rate-limits.
+	RateLimits *RateLimits
+}
+
+// RateLimits are the request limits a host enforces, for the document.
+type RateLimits struct {
+	// Sessions are the limits of sessions and access tokens per user and
+	// per workspace.
+	Sessions SessionLimits
+	// KeyDefaults are the limits of a new API key that names none.
+	KeyDefaults apikey.Limits
 }
 
 // CallbackWindow is how far a provider callback's signed timestamp may be
@@ -154,6 +167,10 @@ func OpenAPI(routes []Route, info Info) ([]byte, error) {
 	if info.IdempotencyRetention > 0 {
 		doc["x-idempotency-retention-seconds"] = int64(info.IdempotencyRetention / time.Second)
 	}
+	if rl := info.RateLimits; rl != nil {
+		doc["x-rate-limits"] = map[string]any{"apiKeyDefaults": rl.KeyDefaults, "sessionUser": rl.Sessions.User,
+			"sessionWorkspace": rl.Sessions.Workspace}
+	}
 	b, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
 		return nil, fmt.Errorf("transport: openapi: encode: %w", err)
@@ -215,7 +232,7 @@ func scopeObjects() []map[string]any {
 
 // contractSections returns the Markdown sections of info.description that
 // state the contract's rules decided in code: pages, request bodies,
-// idempotency, API key scopes, provider callbacks and events.
+// idempotency, rate limits, API key scopes, provider callbacks and events.
 func contractSections(info Info, pages []Route) string {
 	var b strings.Builder
 	if len(pages) > 0 {
@@ -226,13 +243,21 @@ func contractSections(info Info, pages []Route) string {
 		b.WriteString("\n")
 	}
 	fmt.Fprintf(&b, "## Request bodies\n\nA JSON request body is at most %s unless its operation says otherwise "+
-		"(`x-body-limit`, in bytes); a larger body is 413 PAYLOAD_TOO_LARGE.\n\n", byteSize(DefaultBodyLimit))
+		"(`x-body-limit`, in bytes); a larger body is 413 PAYLOAD_TOO_LARGE. A request must arrive, and its answer be "+
+		"taken, within the host's read and write timeouts; uploads (operations that stream their body) and content "+
+		"downloads have deadlines of their own instead: %s plus %d seconds per MiB of the operation's `x-body-limit` "+
+		"(uploads) or of the content (downloads), a floor of %d KiB/s.\n\n", byteSize(DefaultBodyLimit),
+		humanDuration(TransferGrace), (1<<20)/MinTransferRate, MinTransferRate>>10)
 	b.WriteString("## Idempotency\n\nOperations marked `x-idempotency: required` or `optional` take an `Idempotency-Key` header. " +
 		"A retry with the same key and the same request replays the first response (header `Idempotent-Replayed: true`); " +
 		"the same key with another request, or from another principal, is 409 IDEMPOTENCY_CONFLICT.")
 	if info.IdempotencyRetention > 0 {
 		fmt.Fprintf(&b, " Records are kept for %s (`x-idempotency-retention-seconds`); a key reused after that starts a new request.",
 			humanDuration(info.IdempotencyRetention))
+	}
+	if rl := info.RateLimits; rl != nil {
+		b.WriteString("\n\n")
+		rateLimitSection(&b, *rl)
 	}
 	b.WriteString("\n\n## API key scopes\n\nAn API key's authority is its scopes; a key may call an operation only if it holds the " +
 		"operation's `x-scope`. Each scope stands for these permissions (`x-api-key-scopes`):\n\n| Scope | Permissions |\n|---|---|\n")
@@ -271,6 +296,42 @@ func contractSections(info Info, pages []Route) string {
 		}
 	}
 	return b.String()
+}
+
+// rateLimitSection writes the Rate limits section of info.description.
+func rateLimitSection(b *strings.Builder, rl RateLimits) {
+	b.WriteString("## Rate limits\n\nEvery authenticated request counts against the limits of its credential (`x-rate-limits`): " +
+		"an API key against its own `limits` (set per key), a session or session-bound access token against those of its user " +
+		"(all the user's sessions and access tokens together) and of the workspace it acts in (all its users' sessions and " +
+		"access tokens together); it is admitted only when every one of them admits it. A request past a limit is 429 " +
+		"RATE_LIMITED with `Retry-After` (seconds), `details.retryAfter` and `details.limit` (`requestsPerMinute`, " +
+		"`maxConcurrentRequests` or `monthlyRequestBudget`), and for sessions and access tokens `details.subject` (`user` " +
+		"or `workspace`). Every answer to an authenticated request carries `RateLimit-Limit`, `RateLimit-Remaining` and " +
+		"`RateLimit-Reset` (seconds until the per-minute allowance is whole again) of the limit closest to refusing.\n\n" +
+		"| Credential | Counted per | Requests per minute | Concurrent requests | Requests per month (UTC) |\n|---|---|---|---|---|\n")
+	row := func(cred, per string, l apikey.Limits) {
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", cred, per, groupDigits(int64(l.RequestsPerMinute)),
+			groupDigits(int64(l.MaxConcurrentRequests)), groupDigits(l.MonthlyRequestBudget))
+	}
+	row("API key", "key (a new key's defaults)", rl.KeyDefaults)
+	row("Session or access token", "user", rl.Sessions.User)
+	row("Session or access token", "workspace", rl.Sessions.Workspace)
+	b.WriteString("\nThe per-minute rate is a token bucket refilled continuously. Rates and concurrency are enforced by each " +
+		"host, so a deployment of N hosts admits up to N times those two; monthly budgets are counted in the database, " +
+		"across hosts and restarts, and a new month starts a new budget. An API key's requests do not count against its " +
+		"user's or workspace's session limits.")
+}
+
+// groupDigits writes n with thousands separators: 1,000,000.
+func groupDigits(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	if n < 0 {
+		return "-" + groupDigits(-n)
+	}
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 // byteSize writes n bytes as "1048576 bytes (1 MiB)".
@@ -733,11 +794,9 @@ func routeCodes(r Route) ([]fault.Code, error) {
 		codes = append(codes, fault.NotFound)
 	}
 	if r.Auth != AuthPublic {
-		codes = append(codes, fault.Unauthenticated, fault.SessionExpired, fault.AccessDenied, fault.WorkspaceAccessDenied)
-	}
-	switch r.Auth {
-	case AuthKey, AuthSessionOrKey, AuthInternal:
-		codes = append(codes, fault.RateLimited)
+		// Every credential has limits (Limiter): keys their own, sessions
+		// and access tokens their user's and workspace's.
+		codes = append(codes, fault.Unauthenticated, fault.SessionExpired, fault.AccessDenied, fault.WorkspaceAccessDenied, fault.RateLimited)
 	}
 	if r.Auth == AuthPublic && r.OptionalAuth {
 		codes = append(codes, fault.Unauthenticated, fault.SessionExpired, fault.RateLimited)
@@ -1223,13 +1282,14 @@ func (g *schemaGen) fieldDoc(f jsonField) string {
 }
 
 // annotate adds f's description (its doc tag, else comment, the field's
-// doc comment), and its example and enum tags to s.
+// doc comment), and its example, enum, minimum and maximum tags to s.
 func annotate(s map[string]any, f jsonField, comment string) map[string]any {
 	doc, example, enum := f.tag.Get("doc"), f.tag.Get("example"), f.tag.Get("enum")
+	minimum, maximum := f.tag.Get("minimum"), f.tag.Get("maximum")
 	if doc == "" {
 		doc = comment
 	}
-	if doc == "" && example == "" && enum == "" {
+	if doc == "" && example == "" && enum == "" && minimum == "" && maximum == "" {
 		return s
 	}
 	if _, isRef := s["$ref"]; isRef {
@@ -1240,6 +1300,11 @@ func annotate(s map[string]any, f jsonField, comment string) map[string]any {
 	}
 	if example != "" {
 		s["examples"] = []any{tagExample(example, f.typ)}
+	}
+	for kw, v := range map[string]string{"minimum": minimum, "maximum": maximum} {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+			s[kw] = n
+		}
 	}
 	if enum != "" {
 		values := strings.Split(enum, ",")

@@ -6,8 +6,18 @@
 // On first start it creates a demo tenant, workspace and owner (roles OWNER
 // and DEVELOPER) and a test API key, prints the key once and writes it to
 // DATA/demo-credentials.json (mode 0600) so a person can try the API. It
-// keeps its master secret in DATA/secret.key (mode 0600). SIGINT or SIGTERM
-// shuts it down gracefully.
+// keeps its master secret in DATA/secret.key (mode 0600) and, on SQLite,
+// its database in DATA/platform.db (mode 0600, in a data folder it creates
+// with mode 0700). SIGINT or SIGTERM shuts it down gracefully.
+//
+// Timeouts. A client must send its request headers within 10 seconds (a
+// slower one is disconnected), a whole request within 30 seconds, and take
+// the answer within 60 seconds of its headers; an idle kept-alive
+// connection is closed after 2 minutes. Uploads (POST /api/v1/assets) and
+// content downloads (GET /api/v1/assets/{assetId}/content) are the
+// exceptions: the gateway gives each request its own read and write
+// deadlines of 1 minute plus 4 seconds per MiB of the upload limit or of
+// the content (transport.TransferDeadline).
 //
 // -issue-internal-key prints a new key holding the internal scope (outbox
 // publication) for the demo workspace and exits; no route can issue one.
@@ -212,7 +222,7 @@ func run() error {
 		return nil
 	}
 
-	srv := &http.Server{Addr: *addr, Handler: p.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	srv := newServer(*addr, p.Handler(), defaultTimeouts())
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()
 	log.Info("listening", "addr", "http://"+*addr, "docs", "http://"+*addr+"/api/docs/")
@@ -253,6 +263,35 @@ func run() error {
 		return sim.Close() // stops its webhook deliveries before the platform closes
 	}
 	return nil
+}
+
+// timeouts bound how long the host waits on a client.
+type timeouts struct {
+	// readHeader bounds the request line and headers: a client that sends
+	// them slower is disconnected.
+	readHeader time.Duration
+	// read bounds reading a whole request, body included.
+	read time.Duration
+	// write bounds the time from the end of the request's headers to the
+	// end of the response.
+	write time.Duration
+	// idle bounds how long a kept-alive connection waits for its next
+	// request.
+	idle time.Duration
+}
+
+// defaultTimeouts are the host's timeouts: 10 seconds for the headers, 30
+// for a request (JSON bodies are at most a few MiB), 60 for its answer, 2
+// minutes idle. Uploads and content downloads set their own deadlines per
+// request, from their size (transport.TransferDeadline).
+func defaultTimeouts() timeouts {
+	return timeouts{readHeader: 10 * time.Second, read: 30 * time.Second, write: time.Minute, idle: 2 * time.Minute}
+}
+
+// newServer is the host's HTTP server for h on addr, with timeouts t.
+func newServer(addr string, h http.Handler, t timeouts) *http.Server {
+	return &http.Server{Addr: addr, Handler: h, ReadHeaderTimeout: t.readHeader, ReadTimeout: t.read,
+		WriteTimeout: t.write, IdleTimeout: t.idle}
 }
 
 // paymentProviders builds the payment provider accounts: the loopback

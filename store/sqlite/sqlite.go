@@ -5,14 +5,25 @@
 // that wait for the writer commit in groups (store.Options.GroupCommit),
 // each in its own savepoint. It embeds the SQLite migrations and applies
 // them on open.
+//
+// The database holds sealed secrets and credential digests, so its files
+// are the owner's alone, like the host's other secrets: Open creates the
+// database file with mode 0600 before SQLite opens it (SQLite gives the
+// -wal and -shm files it creates the database file's mode), and takes
+// group and other access away from an existing database file and its
+// -wal, -shm and -journal files. A file whose mode it cannot change fails
+// Open.
 package sqlite
 
 import (
 	"context"
 	"database/sql"
 	"embed"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
+	"os"
 	"runtime"
 
 	"github.com/uptrace/bun"
@@ -40,10 +51,46 @@ type Config struct {
 	Clock store.Clock
 }
 
+// ownerOnly creates the database file at path with mode 0600 unless it
+// exists, and takes group and other access away from the database files
+// that exist. An in-memory database (":memory:") has no files.
+func ownerOnly(path string) error {
+	if path == ":memory:" {
+		return nil
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	switch {
+	case err == nil:
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("sqlite: create %s: %w", path, err)
+		}
+	case !errors.Is(err, fs.ErrExist):
+		return fmt.Errorf("sqlite: create %s: %w", path, err)
+	}
+	for _, p := range []string{path, path + "-wal", path + "-shm", path + "-journal"} {
+		fi, err := os.Stat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("sqlite: %w", err)
+		}
+		if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+			if err := os.Chmod(p, perm&^0o077); err != nil {
+				return fmt.Errorf("sqlite: make %s the owner's alone: %w", p, err)
+			}
+		}
+	}
+	return nil
+}
+
 // Open opens (creating if needed) the database at cfg.Path and migrates it.
 func Open(ctx context.Context, cfg Config) (*store.DB, error) {
 	if cfg.Path == "" {
 		return nil, fmt.Errorf("sqlite: Path is required")
+	}
+	if err := ownerOnly(cfg.Path); err != nil {
+		return nil, err
 	}
 	busy := cfg.BusyTimeoutMillis
 	if busy == 0 {
