@@ -72,6 +72,8 @@ type Record struct {
 	State State
 	// UniqueKey is the deduplication key, "" if none.
 	UniqueKey string
+	// Group is who the job works for (InsertParams.Group), "" if none.
+	Group string
 	// LockedBy is the claim token of the lease, "" when not running.
 	LockedBy string
 	// LockedUntil is the end of the lease; zero when not running.
@@ -149,6 +151,40 @@ type ClaimParams struct {
 	// Lease is how long the claim holds before others may reclaim the job.
 	// Required, positive.
 	Lease time.Duration
+	// Kinds restricts the claim to jobs of these kinds (a class's kinds).
+	// Empty means every kind.
+	Kinds []string
+	// GroupLimit, when positive, bounds how many jobs of one group (among
+	// Kinds) run at once: a job whose group already has GroupLimit running
+	// jobs of these kinds under an unexpired lease is skipped, and one claim
+	// takes no more of a group than it has room for. Jobs without a group
+	// are not limited. Zero means no limit.
+	GroupLimit int
+}
+
+// BacklogParams select the jobs of one class for JobBacklog: the same
+// kinds and group limit its claims use.
+type BacklogParams struct {
+	// Kinds are the class's kinds; empty means every kind.
+	Kinds []string
+	// GroupLimit is the class's per-group limit (see ClaimParams); zero
+	// means none.
+	GroupLimit int
+}
+
+// Backlog is how long the runnable jobs of a class have waited, as the
+// store's clock sees it. A job is runnable when a claim with the class's
+// BacklogParams would take it now: available and due, or running under an
+// expired lease, and not held back by its group's limit.
+type Backlog struct {
+	// Runnable counts the runnable jobs.
+	Runnable int
+	// OldestSince is when the oldest runnable job became runnable: its
+	// run_at, or the end of its expired lease. Zero when none is.
+	OldestSince time.Time
+	// Age is the store's now minus OldestSince; zero when no job is
+	// runnable.
+	Age time.Duration
 }
 
 // FailParams record a failed attempt.
@@ -163,6 +199,9 @@ type FailParams struct {
 	// RetryAfter is the delay before the next attempt, added to the store's
 	// now. Ignored when the attempts are spent and the job is discarded.
 	RetryAfter time.Duration
+	// Discard ends the job now, whatever attempts it has left: the failure
+	// is permanent (see Permanent).
+	Discard bool
 }
 
 // ExtendParams renew a lease.
@@ -178,20 +217,26 @@ type ExtendParams struct {
 // Store is the workers' port. Each call is its own unit of work. It is the
 // seam between the worker and SQL and is not a stable API for embedders.
 type Store interface {
-	// JobClaim leases up to p.Limit due jobs in (run_at, id) order: available
-	// jobs, and running jobs whose lease expired before now. Each claimed job
-	// becomes running, locked by p.LockedBy until now+p.Lease, with attempts
-	// incremented. Expired running jobs whose attempts are spent are
-	// discarded instead of reclaimed.
+	// JobClaim leases up to p.Limit due jobs of p.Kinds in (run_at, id)
+	// order: available jobs, and running jobs whose lease expired before
+	// now, skipping jobs held back by p.GroupLimit. Each claimed job becomes
+	// running, locked by p.LockedBy until now+p.Lease, with attempts
+	// incremented. Expired running jobs of p.Kinds whose attempts are spent
+	// are discarded instead of reclaimed. Concurrent claims with the same
+	// Kinds and a GroupLimit never together exceed the limit.
 	JobClaim(ctx context.Context, p ClaimParams) ([]Job, error)
 	// JobComplete marks the job succeeded if it is still running under
 	// lockedBy; otherwise (reclaimed, or not running) it returns CONFLICT.
 	JobComplete(ctx context.Context, id, lockedBy string) error
 	// JobFail records a failed attempt if the job is still running under
-	// p.LockedBy (else CONFLICT): discarded when attempts >= max_attempts,
-	// otherwise available again at now+p.RetryAfter.
+	// p.LockedBy (else CONFLICT): discarded when p.Discard is set or
+	// attempts >= max_attempts, otherwise available again at
+	// now+p.RetryAfter.
 	JobFail(ctx context.Context, p FailParams) (State, error)
 	// JobExtend moves the lease's end to now+p.Lease if the job is still
 	// running under p.LockedBy; otherwise it returns CONFLICT.
 	JobExtend(ctx context.Context, p ExtendParams) error
+	// JobBacklog reports the runnable jobs of one class: how many, and how
+	// long the oldest has waited. It changes nothing.
+	JobBacklog(ctx context.Context, p BacklogParams) (Backlog, error)
 }

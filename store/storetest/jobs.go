@@ -3,7 +3,9 @@ package storetest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -290,6 +292,179 @@ func exerciseJobs(t *testing.T, open Opener) {
 		r := get(t, db, j.ID)
 		if len(r.LastError) > jobs.MaxErrorLen || len(r.LastError) < jobs.MaxErrorLen-4 || !utf8.ValidString(r.LastError) {
 			t.Fatalf("last_error: %d bytes, valid UTF-8 %v", len(r.LastError), utf8.ValidString(r.LastError))
+		}
+	})
+
+	claimClass := func(t *testing.T, db *store.DB, token string, limit int, kinds []string, groupLimit int) []jobs.Job {
+		t.Helper()
+		got, err := db.Jobs().JobClaim(ctx, jobs.ClaimParams{LockedBy: token, Limit: limit, Lease: lease, Kinds: kinds, GroupLimit: groupLimit})
+		if err != nil {
+			t.Fatalf("JobClaim(%s): %v", token, err)
+		}
+		return got
+	}
+	payloads := func(js []jobs.Job) string {
+		var b strings.Builder
+		for _, j := range js {
+			b.Write(j.Payload)
+		}
+		return b.String()
+	}
+
+	t.Run("ClaimOnlyKinds", func(t *testing.T) {
+		db, clock := fresh(t, open)
+		for i, k := range []string{"sound.run", "generation.dispatch", "billing.renewal"} {
+			insert(t, db, jobs.InsertParams{Kind: k, Payload: []byte{byte('1' + i)}, RunAt: Epoch.Add(time.Duration(i) * time.Second)})
+		}
+		clock.Advance(time.Minute)
+		if got := claimClass(t, db, "p/1", 10, []string{"generation.dispatch", "billing.renewal"}, 0); payloads(got) != "23" {
+			t.Fatalf("claim of two kinds = %+v, want jobs 2 and 3", got)
+		}
+		if got := claimClass(t, db, "p/2", 10, []string{"generation.dispatch"}, 0); len(got) != 0 {
+			t.Fatalf("claimed again: %+v", got)
+		}
+		if got := claimClass(t, db, "a/1", 10, []string{"sound.run"}, 0); payloads(got) != "1" {
+			t.Fatalf("claim of sound.run = %+v", got)
+		}
+	})
+
+	t.Run("GroupIsStored", func(t *testing.T) {
+		db, _ := fresh(t, open)
+		insert(t, db, jobs.InsertParams{Kind: "sound.run", Group: "ws_1"})
+		insert(t, db, jobs.InsertParams{Kind: "sound.run"})
+		recs, err := db.Read().JobList(ctx, "sound.run", 10)
+		if err != nil || len(recs) != 2 || recs[0].Group+"|"+recs[1].Group != "ws_1|" && recs[0].Group+"|"+recs[1].Group != "|ws_1" {
+			t.Fatalf("JobList = %+v, %v; want groups ws_1 and none", recs, err)
+		}
+	})
+
+	t.Run("GroupLimit", func(t *testing.T) {
+		db, clock := fresh(t, open)
+		kinds := []string{"sound.run"}
+		at := func(i int) time.Time { return Epoch.Add(time.Duration(i) * time.Second) }
+		insert(t, db, jobs.InsertParams{Kind: "sound.run", Group: "g", Payload: []byte("1"), RunAt: at(1)})
+		insert(t, db, jobs.InsertParams{Kind: "sound.run", Group: "g", Payload: []byte("2"), RunAt: at(2)})
+		insert(t, db, jobs.InsertParams{Kind: "sound.run", Group: "g", Payload: []byte("3"), RunAt: at(3)})
+		insert(t, db, jobs.InsertParams{Kind: "sound.run", Group: "h", Payload: []byte("4"), RunAt: at(4)})
+		insert(t, db, jobs.InsertParams{Kind: "sound.run", Payload: []byte("5"), RunAt: at(5)})
+		insert(t, db, jobs.InsertParams{Kind: "sound.run", Payload: []byte("6"), RunAt: at(6)})
+		// A running job of another kind in group g does not count.
+		insert(t, db, jobs.InsertParams{Kind: "other", Group: "g", RunAt: at(0)})
+		clock.Advance(10 * time.Second)
+		claimClass(t, db, "o/1", 1, []string{"other"}, 0)
+
+		// Limit 2: one claim takes no more of g than it has room for.
+		first := claimClass(t, db, "a/1", 10, kinds, 2)
+		if payloads(first) != "12456" {
+			t.Fatalf("first claim = %q, want jobs 1, 2, 4, 5, 6 (g held at two)", payloads(first))
+		}
+		if got := claimClass(t, db, "a/2", 10, kinds, 2); len(got) != 0 {
+			t.Fatalf("g's third job claimed while two run: %+v", got)
+		}
+		if err := db.Jobs().JobComplete(ctx, first[0].ID, "a/1"); err != nil {
+			t.Fatal(err)
+		}
+		if got := claimClass(t, db, "a/3", 10, kinds, 2); payloads(got) != "3" {
+			t.Fatalf("after one of g finished = %q, want job 3", payloads(got))
+		}
+		// An expired lease frees its group's room: the job is claimable
+		// again and no longer counts as running.
+		clock.Advance(lease + time.Second)
+		if err := db.Jobs().JobExtend(ctx, jobs.ExtendParams{ID: first[1].ID, LockedBy: "a/1", Lease: lease}); err != nil {
+			t.Fatal(err)
+		}
+		if got := claimClass(t, db, "a/4", 10, kinds, 2); payloads(got) != "3456" {
+			t.Fatalf("after leases expired = %q, want jobs 3, 4, 5, 6 reclaimed beside the renewed 2", payloads(got))
+		}
+	})
+
+	t.Run("GroupLimitHoldsAcrossConcurrentClaims", func(t *testing.T) {
+		db, _ := fresh(t, open)
+		kinds := []string{"sound.run"}
+		for range 12 {
+			insert(t, db, jobs.InsertParams{Kind: "sound.run", Group: "g"})
+		}
+		const claimers = 8
+		var wg sync.WaitGroup
+		counts := make(chan int, claimers*3)
+		for i := range claimers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for k := range 3 {
+					got, err := db.Jobs().JobClaim(ctx, jobs.ClaimParams{LockedBy: fmt.Sprintf("c%d/%d", i, k), Limit: 2, Lease: lease,
+						Kinds: kinds, GroupLimit: 2})
+					if err != nil {
+						t.Errorf("JobClaim: %v", err)
+						return
+					}
+					counts <- len(got)
+				}
+			}()
+		}
+		wg.Wait()
+		close(counts)
+		total := 0
+		for n := range counts {
+			total += n
+		}
+		c, err := db.Read().JobCounts(ctx)
+		if total != 2 || err != nil || c[jobs.Running] != 2 {
+			t.Fatalf("%d concurrent claims took %d jobs of g (running %v, %v), want 2", claimers*3, total, c, err)
+		}
+	})
+
+	t.Run("Backlog", func(t *testing.T) {
+		db, clock := fresh(t, open)
+		kinds := []string{"sound.run"}
+		backlog := func(groupLimit int) jobs.Backlog {
+			t.Helper()
+			b, err := db.Jobs().JobBacklog(ctx, jobs.BacklogParams{Kinds: kinds, GroupLimit: groupLimit})
+			if err != nil {
+				t.Fatalf("JobBacklog: %v", err)
+			}
+			return b
+		}
+		if b := backlog(1); b != (jobs.Backlog{}) {
+			t.Fatalf("empty backlog = %+v", b)
+		}
+		insert(t, db, jobs.InsertParams{Kind: "sound.run", Group: "g"})
+		insert(t, db, jobs.InsertParams{Kind: "sound.run", Group: "g", RunAt: Epoch.Add(time.Second)})
+		insert(t, db, jobs.InsertParams{Kind: "sound.run", RunAt: Epoch.Add(time.Hour)}) // not due
+		insert(t, db, jobs.InsertParams{Kind: "other", RunAt: Epoch.Add(-time.Hour)})    // another class
+		clock.Advance(90 * time.Second)
+		if b := backlog(1); b.Runnable != 1 || !b.OldestSince.Equal(Epoch) || b.Age != 90*time.Second {
+			t.Fatalf("backlog with limit 1 = %+v, want g's first job, 90s old", b)
+		}
+		if b := backlog(0); b.Runnable != 2 || b.Age != 90*time.Second {
+			t.Fatalf("backlog without a limit = %+v, want both of g's jobs", b)
+		}
+		// g's first job runs: its second waits for the group, not for a
+		// worker, so it is not runnable under limit 1.
+		j := claimClass(t, db, "a/1", 1, kinds, 1)
+		if len(j) != 1 {
+			t.Fatalf("claim = %+v", j)
+		}
+		if b := backlog(1); b.Runnable != 0 || b.Age != 0 {
+			t.Fatalf("backlog while g runs at its limit = %+v, want none", b)
+		}
+		// A lease that expired is runnable since it expired.
+		clock.Advance(lease + 10*time.Second)
+		if b := backlog(1); b.Runnable != 1 || !b.OldestSince.Equal(Epoch.Add(90*time.Second+lease)) || b.Age != 10*time.Second {
+			t.Fatalf("backlog after the lease expired = %+v, want the expired job, 10s", b)
+		}
+	})
+
+	t.Run("DiscardEndsAtOnce", func(t *testing.T) {
+		db, _ := fresh(t, open)
+		insert(t, db, jobs.InsertParams{Kind: "k"})
+		j := claimOne(t, db, "w/1")
+		st, err := db.Jobs().JobFail(ctx, jobs.FailParams{ID: j.ID, LockedBy: "w/1", Error: "undecodable input", RetryAfter: time.Second, Discard: true})
+		if err != nil || st != jobs.Discarded {
+			t.Fatalf("JobFail(discard) = %s, %v; want discarded", st, err)
+		}
+		if r := get(t, db, j.ID); r.State != jobs.Discarded || r.Attempts != 1 || r.LastError != "undecodable input" || r.FinishedAt.IsZero() {
+			t.Fatalf("after a permanent failure: %+v", r)
 		}
 	})
 
