@@ -1,8 +1,8 @@
 // Package jobs runs durable background work: effects outside the database
 // (provider calls, chain submission), recovery polls, reconciliation and
-// outbox publication. A job is a row in the jobs table; a Pool of workers
-// claims rows, runs the Handler registered for the row's kind and records the
-// outcome. The package declares the ports it needs (Store for workers,
+// outbox publication. A job is a row in the jobs table; a Pool of workers,
+// split into classes with their own budgets, claims rows, runs the Handler
+// registered for the row's kind and records the outcome. The package declares the ports it needs (Store for workers,
 // Enqueuer for domains) and imports no adapter; package store implements
 // both on SQLite and PostgreSQL.
 //
@@ -18,20 +18,51 @@
 // commits, the domain may call Pool.Notify (for example through the store's
 // AfterCommit hook) to wake the pollers instead of waiting for the next poll.
 //
+// # Classes
+//
+// A pool splits the kinds it runs into classes (Config.Classes): a class is
+// a name, the kinds it runs, a worker budget and an optional per-group
+// limit. Each class has its own dispatcher and its own workers, and claims
+// only its own kinds, so the jobs of one class never wait for workers busy
+// with another's: hour-long audio work cannot hold back a payment or a
+// provider dispatch. When classes are configured every handler's kind must
+// belong to exactly one class, and New refuses a kind without one. A pool
+// without classes has one class, "default", that claims every kind.
+//
+// A job enqueued with a Group (a workspace id) counts against its class's
+// GroupLimit: a claim skips a job whose group already has GroupLimit jobs
+// of the class running under an unexpired lease, and takes no more of one
+// group than it has room for. The limit holds across every pool on the
+// database, not per host: on PostgreSQL the group-limited claims of one
+// class take a transaction-scoped advisory lock named by the class's kinds
+// and so run one after another (each one short statement), and each sees
+// what the one before it leased; SQLite's single writer serializes them
+// anyway. Concurrent claimers on several hosts therefore never overshoot a
+// group's limit. A job whose lease expired no longer counts as running: its
+// group's room is freed and the job itself is claimable again. Classes
+// without a group limit keep claiming with SKIP LOCKED and never wait on
+// each other.
+//
+// Deviation from a single shared claim: a job whose kind no class of a
+// pool names is not claimed by that pool at all (it waits for a host whose
+// pool runs the kind, as during a rolling deploy that adds one), instead of
+// being claimed and failed for want of a handler; only the default class
+// claims every kind.
+//
 // # Claiming
 //
-// A pool's dispatcher claims up to as many jobs as it has free workers in
-// one statement: rows whose run_at has come and that are either available or
-// running under an expired lease. Claiming sets state=running, locked_by to a
-// token unique to that claim (the pool's ID, a per-process nonce and a
-// sequence number),
-// locked_until to now+Lease, and increments attempts. On PostgreSQL the
-// candidate rows are selected FOR UPDATE SKIP LOCKED, so concurrent claimers
-// on any number of hosts never wait on each other and never take the same
-// row; on SQLite the single writer connection serializes claims and one
-// guarded UPDATE ... RETURNING does the same. All times in SQL come from the
-// store's clock, never from the database's now(), so tests drive leases and
-// retries with a fake clock on both dialects.
+// A class's dispatcher claims up to as many jobs as it has free workers in
+// one statement: rows of its kinds whose run_at has come and that are either
+// available or running under an expired lease. Claiming sets state=running,
+// locked_by to a token unique to that claim (the pool's ID, a per-process
+// nonce and a sequence number), locked_until to now+Lease, and increments
+// attempts. On PostgreSQL the candidate rows are selected FOR UPDATE SKIP
+// LOCKED (or, for a group-limited class, under its advisory lock), so
+// concurrent claimers on any number of hosts never take the same row; on
+// SQLite the single writer connection serializes claims and one guarded
+// UPDATE ... RETURNING does the same. All times in SQL come from the store's
+// clock, never from the database's now(), so tests drive leases and retries
+// with a fake clock on both dialects.
 //
 // # Leases
 //
@@ -53,7 +84,11 @@
 // becomes the error) fails the attempt. If attempts < max_attempts the job
 // goes back to available with run_at = now + backoff, computed in Go by
 // Backoff: exponential in the attempt number with equal jitter, capped at
-// MaxBackoff. Otherwise the job is discarded. A job whose kind has no
+// MaxBackoff. Otherwise the job is discarded. A failure that no retry can
+// cure (an input that cannot be decoded, an output over its limit) is
+// returned wrapped in Permanent: the job is discarded at once, after that
+// one attempt, with the error as last_error. Only unmarked errors, the
+// transient ones, are retried. A job whose kind has no
 // handler in the pool fails with an error naming the kind and is discarded
 // once its attempts are spent. The error text is stored in last_error
 // (truncated to MaxErrorLen bytes) and shown to operators: handlers must not
@@ -69,9 +104,13 @@
 //
 // # Lifecycle
 //
-// New validates a Config; Start runs the dispatcher until Stop or until the
-// context passed to Start ends. Stop stops claiming, waits for running
+// New validates a Config; Start runs the dispatchers until Stop or until
+// the context passed to Start ends. Stop stops claiming, waits for running
 // handlers until its context ends, then cancels their contexts. Health
-// reports what the health route shows. RunOnce claims and runs one batch
-// synchronously, for tests and benchmarks.
+// reports the dispatchers' state per class, and Backlog each class's
+// runnable jobs and the age of the oldest (available and due, or running
+// under an expired lease, and not held back by its group's limit), read
+// from the store: a class whose oldest runnable job keeps ageing is starved,
+// whatever this host's dispatchers say. RunOnce claims and runs one batch
+// per class synchronously, for tests and benchmarks.
 package jobs

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	mrand "math/rand/v2"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,7 +21,8 @@ import (
 
 // Handler runs one job. Returning nil completes the job; an error (or a
 // panic) fails the attempt, and the job is retried with backoff until its
-// attempts are spent. ctx is cancelled when the pool stops past its grace
+// attempts are spent, unless the error is marked Permanent: then the job is
+// discarded at once. ctx is cancelled when the pool stops past its grace
 // period or when the job's lease is lost to another worker. The error text
 // is stored and shown to operators: it must not contain secrets.
 type Handler func(ctx context.Context, job Job) error
@@ -46,7 +49,14 @@ type Config struct {
 	// Handlers maps a job kind to its handler. The map is copied. A claimed
 	// job whose kind is missing fails with an error naming the kind.
 	Handlers map[string]Handler
-	// Workers is how many handlers run at once. Zero means 4.
+	// Classes split the kinds into classes, each with its own workers and
+	// dispatcher. When set, every kind in Handlers must belong to exactly
+	// one class and every class kind must have a handler; the pool claims
+	// only the classes' kinds. Empty means one class named "default" that
+	// claims every kind, with Workers workers.
+	Classes []Class
+	// Workers is how many handlers of a class run at once when the class
+	// does not say. Zero means 4.
 	Workers int
 	// Lease is how long a claim holds before other workers may reclaim the
 	// job; running jobs renew it every Lease/3. Zero means 30s.
@@ -73,17 +83,66 @@ type Config struct {
 	FaultHook func(ctx context.Context, job Job, point string) error
 }
 
+// Class is a set of job kinds with its own worker budget, so that the jobs
+// of one class never wait for workers busy with another's.
+type Class struct {
+	// Name names the class in Health, Backlog and logs ("audio").
+	// Required, unique in a pool.
+	Name string
+	// Kinds are the job kinds the class runs. Required.
+	Kinds []string
+	// Workers is how many of the class's jobs run at once in this pool.
+	// Zero means Config.Workers.
+	Workers int
+	// GroupLimit, when positive, bounds how many of the class's jobs of
+	// one group (InsertParams.Group) run at once, counted over every pool
+	// on the database; jobs without a group are not limited. Zero means no
+	// limit.
+	GroupLimit int
+}
+
+// DefaultClass names the class of a pool configured without Classes.
+const DefaultClass = "default"
+
 // Health is a pool's state for the health route.
 type Health struct {
-	// Running reports whether the dispatcher is claiming jobs.
+	// Running reports whether every class's dispatcher is claiming jobs.
 	Running bool
-	// LastPoll is when a claim last succeeded (zero before the first).
+	// LastPoll is the oldest of the classes' last successful claims: zero
+	// until every class has claimed once.
 	LastPoll time.Time
-	// InFlight counts handlers running now.
+	// InFlight counts handlers running now, over every class.
 	InFlight int
-	// LastPollError is the error of the most recent claim, "" if it
-	// succeeded.
+	// LastPollError is the error of a class's most recent claim, "" if
+	// every class's last claim succeeded.
 	LastPollError string
+	// Classes are the per-class states, in configuration order.
+	Classes []ClassHealth
+}
+
+// ClassHealth is one class's part of Health.
+type ClassHealth struct {
+	// Name is the class's name.
+	Name string
+	// Workers is the class's worker budget in this pool.
+	Workers int
+	// GroupLimit is the class's per-group limit; zero for none.
+	GroupLimit int
+	// InFlight counts the class's handlers running now.
+	InFlight int
+	// LastPoll is when the class's claim last succeeded (zero before the
+	// first).
+	LastPoll time.Time
+	// LastPollError is the error of the class's most recent claim, "" if
+	// it succeeded.
+	LastPollError string
+}
+
+// ClassBacklog is one class's runnable backlog (see Pool.Backlog).
+type ClassBacklog struct {
+	// Class is the class's name.
+	Class string
+	Backlog
 }
 
 // errLeaseLost cancels a handler whose job was reclaimed by another worker.
@@ -97,12 +156,13 @@ type wallClock struct{}
 
 func (wallClock) Now() time.Time { return time.Now() }
 
-// Pool claims jobs from a Store and runs their handlers on a bounded number
-// of goroutines. Several pools (one per host) may share one database.
+// Pool claims jobs from a Store and runs their handlers: each class on its
+// own bounded number of goroutines, fed by its own dispatcher. Several pools
+// (one per host) may share one database.
 type Pool struct {
 	store    Store
 	handlers map[string]Handler
-	workers  int
+	classes  []*class
 	lease    time.Duration
 	poll     time.Duration
 	clock    Clock
@@ -115,23 +175,32 @@ type Pool struct {
 	backoff     func(int) time.Duration
 	hook        func(context.Context, Job, string) error
 
-	wake     chan struct{} // Notify; buffered 1
-	slots    chan struct{} // one token per running handler; capacity workers
-	seq      atomic.Uint64 // claim sequence, part of the claim token
-	inflight atomic.Int64
-	running  atomic.Bool
-	active   sync.WaitGroup // handler goroutines started by the dispatcher
+	seq    atomic.Uint64  // claim sequence, part of the claim token
+	active sync.WaitGroup // handler goroutines started by the dispatchers
 
-	mu             sync.Mutex
-	started        bool
-	stopClaiming   context.CancelFunc
-	cancelWork     context.CancelCauseFunc
-	dispatcherDone chan struct{}
-	lastPoll       time.Time
-	lastPollErr    string
+	mu           sync.Mutex
+	started      bool
+	stopClaiming context.CancelFunc
+	cancelWork   context.CancelCauseFunc
+	dispatchers  sync.WaitGroup
 }
 
-// New validates cfg and returns a stopped pool.
+// class is a Class at run time: its dispatcher's state.
+type class struct {
+	Class
+	wake     chan struct{} // Notify; buffered 1
+	slots    chan struct{} // one token per running handler; capacity Workers
+	inflight atomic.Int64
+	running  atomic.Bool
+	log      *slog.Logger
+
+	// Guarded by Pool.mu.
+	lastPoll    time.Time
+	lastPollErr string
+}
+
+// New validates cfg and returns a stopped pool. Invalid configuration is
+// INVALID_INPUT naming the field.
 func New(cfg Config) (*Pool, error) {
 	const op = "jobs.New"
 	if cfg.Store == nil {
@@ -143,7 +212,6 @@ func New(cfg Config) (*Pool, error) {
 	p := &Pool{
 		store:    cfg.Store,
 		handlers: make(map[string]Handler, len(cfg.Handlers)),
-		workers:  cmpOr(cfg.Workers, 4),
 		lease:    cmpOr(cfg.Lease, 30*time.Second),
 		poll:     cmpOr(cfg.PollInterval, 200*time.Millisecond),
 		clock:    cfg.Clock,
@@ -151,13 +219,18 @@ func New(cfg Config) (*Pool, error) {
 		id:       cfg.ID,
 		backoff:  cfg.BackoffFunc,
 		hook:     cfg.FaultHook,
-		wake:     make(chan struct{}, 1),
 	}
 	for kind, h := range cfg.Handlers {
 		if kind == "" || h == nil {
 			return nil, fault.Invalid(op, "handlers", fmt.Sprintf("Handler for kind %q is empty.", kind))
 		}
 		p.handlers[kind] = h
+	}
+	classes := cfg.Classes
+	if len(classes) == 0 {
+		classes = []Class{{Name: DefaultClass}}
+	} else if err := checkClasses(classes, p.handlers); err != nil {
+		return nil, err
 	}
 	if p.clock == nil {
 		p.clock = wallClock{}
@@ -171,10 +244,53 @@ func New(cfg Config) (*Pool, error) {
 	if p.backoff == nil {
 		p.backoff = func(attempt int) time.Duration { return Backoff(attempt, mrand.Float64()) }
 	}
-	p.slots = make(chan struct{}, p.workers)
 	p.tokenPrefix = p.id + "/" + strings.ToLower(rand.Text()[:8]) + "/"
 	p.log = p.log.With("pool", p.id)
+	for _, c := range classes {
+		c.Kinds = slices.Clone(c.Kinds)
+		c.Workers = cmpOr(c.Workers, cmpOr(cfg.Workers, 4))
+		p.classes = append(p.classes, &class{Class: c, wake: make(chan struct{}, 1), slots: make(chan struct{}, c.Workers),
+			log: p.log.With("class", c.Name)})
+	}
 	return p, nil
+}
+
+// checkClasses validates configured classes against the handlers: names
+// unique and set, kinds in exactly one class and each with a handler, every
+// handler's kind in a class, budgets not negative.
+func checkClasses(classes []Class, handlers map[string]Handler) error {
+	const op = "jobs.New"
+	names := map[string]bool{}
+	classOf := map[string]string{}
+	for i, c := range classes {
+		field := fmt.Sprintf("classes[%d]", i)
+		switch {
+		case c.Name == "":
+			return fault.Invalid(op, field+".name", "A job class needs a name.")
+		case names[c.Name]:
+			return fault.Invalid(op, field+".name", fmt.Sprintf("Job class %q is named twice.", c.Name))
+		case len(c.Kinds) == 0:
+			return fault.Invalid(op, field+".kinds", fmt.Sprintf("Job class %q has no kinds.", c.Name))
+		case c.Workers < 0 || c.GroupLimit < 0:
+			return fault.Invalid(op, field+".workers", fmt.Sprintf("Job class %q: workers and group limit must not be negative.", c.Name))
+		}
+		names[c.Name] = true
+		for _, k := range c.Kinds {
+			if other, ok := classOf[k]; ok {
+				return fault.Invalid(op, field+".kinds", fmt.Sprintf("Job kind %q is in classes %q and %q.", k, other, c.Name))
+			}
+			if handlers[k] == nil {
+				return fault.Invalid(op, field+".kinds", fmt.Sprintf("Job kind %q of class %q has no handler.", k, c.Name))
+			}
+			classOf[k] = c.Name
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(handlers)) {
+		if _, ok := classOf[k]; !ok {
+			return fault.Invalid(op, "classes", fmt.Sprintf("Job kind %q belongs to no class.", k))
+		}
+	}
+	return nil
 }
 
 func cmpOr[T comparable](v, def T) T {
@@ -201,9 +317,11 @@ func (p *Pool) Start(ctx context.Context) error {
 	workCtx, cancelWork := context.WithCancelCause(ctx)
 	claimCtx, stopClaiming := context.WithCancel(workCtx)
 	p.cancelWork, p.stopClaiming = cancelWork, stopClaiming
-	p.dispatcherDone = make(chan struct{})
-	p.running.Store(true)
-	go p.dispatch(claimCtx, workCtx)
+	for _, c := range p.classes {
+		c.running.Store(true)
+		p.dispatchers.Add(1)
+		go p.dispatch(c, claimCtx, workCtx)
+	}
 	return nil
 }
 
@@ -218,10 +336,10 @@ func (p *Pool) Stop(ctx context.Context) error {
 		return nil
 	}
 	p.stopClaiming()
-	done, cancelWork := p.dispatcherDone, p.cancelWork
+	cancelWork := p.cancelWork
 	p.mu.Unlock()
 
-	<-done // the dispatcher returns promptly once claimCtx is cancelled
+	p.dispatchers.Wait() // dispatchers return promptly once claimCtx is cancelled
 	idle := make(chan struct{})
 	go func() {
 		p.active.Wait()
@@ -233,17 +351,19 @@ func (p *Pool) Stop(ctx context.Context) error {
 		return nil
 	case <-ctx.Done():
 		cancelWork(errStopped)
-		return fmt.Errorf("jobs: stop: %d handlers still running: %w", p.inflight.Load(), context.Cause(ctx))
+		return fmt.Errorf("jobs: stop: %d handlers still running: %w", p.Health().InFlight, context.Cause(ctx))
 	}
 }
 
-// Notify wakes the dispatcher to claim now rather than at the next poll.
-// Call it after a unit of work that enqueued jobs has committed. It never
-// blocks.
+// Notify wakes every class's dispatcher to claim now rather than at the
+// next poll. Call it after a unit of work that enqueued jobs has committed.
+// It never blocks.
 func (p *Pool) Notify() {
-	select {
-	case p.wake <- struct{}{}:
-	default:
+	for _, c := range p.classes {
+		select {
+		case c.wake <- struct{}{}:
+		default:
+		}
 	}
 }
 
@@ -251,17 +371,55 @@ func (p *Pool) Notify() {
 func (p *Pool) Health() Health {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return Health{
-		Running:       p.running.Load(),
-		LastPoll:      p.lastPoll,
-		InFlight:      int(p.inflight.Load()),
-		LastPollError: p.lastPollErr,
+	h := Health{Running: true}
+	for i, c := range p.classes {
+		ch := ClassHealth{Name: c.Name, Workers: c.Workers, GroupLimit: c.GroupLimit, InFlight: int(c.inflight.Load()),
+			LastPoll: c.lastPoll, LastPollError: c.lastPollErr}
+		h.Classes = append(h.Classes, ch)
+		h.Running = h.Running && c.running.Load()
+		h.InFlight += ch.InFlight
+		if i == 0 || ch.LastPoll.IsZero() || ch.LastPoll.Before(h.LastPoll) {
+			h.LastPoll = ch.LastPoll
+		}
+		if ch.LastPollError != "" {
+			h.LastPollError = ch.LastPollError
+		}
 	}
+	return h
 }
 
-// RunOnce claims up to Workers due jobs, runs them concurrently and returns
-// when all have finished, reporting how many it claimed. It is for tests
-// and benchmarks, on a pool that was not started; handlers get ctx.
+// Backlog reports each class's runnable jobs, in configuration order: how
+// many a claim could take now and how long the oldest has waited (see
+// Store.JobBacklog), read from the store, so it covers the jobs of every
+// pool on the database. A class whose oldest runnable job keeps ageing has
+// too few workers for its load, or its workers are stuck.
+func (p *Pool) Backlog(ctx context.Context) ([]ClassBacklog, error) {
+	out := make([]ClassBacklog, 0, len(p.classes))
+	for _, c := range p.classes {
+		b, err := p.store.JobBacklog(ctx, BacklogParams{Kinds: c.Kinds, GroupLimit: c.GroupLimit})
+		if err != nil {
+			return nil, fmt.Errorf("jobs: backlog of class %s: %w", c.Name, err)
+		}
+		out = append(out, ClassBacklog{Class: c.Name, Backlog: b})
+	}
+	return out, nil
+}
+
+// Classes returns the pool's classes with their budgets resolved, in
+// configuration order.
+func (p *Pool) Classes() []Class {
+	out := make([]Class, len(p.classes))
+	for i, c := range p.classes {
+		out[i] = c.Class
+		out[i].Kinds = slices.Clone(c.Kinds)
+	}
+	return out
+}
+
+// RunOnce claims, for each class, up to its Workers due jobs, runs them all
+// concurrently and returns when all have finished, reporting how many it
+// claimed. It is for tests and benchmarks, on a pool that was not started;
+// handlers get ctx.
 func (p *Pool) RunOnce(ctx context.Context) (int, error) {
 	p.mu.Lock()
 	started := p.started
@@ -269,54 +427,64 @@ func (p *Pool) RunOnce(ctx context.Context) (int, error) {
 	if started {
 		return 0, fault.E("jobs.RunOnce", fault.InvalidState, "RunOnce needs a pool that was not started.")
 	}
-	claimed, token, err := p.claim(ctx, p.workers)
-	if err != nil {
-		return 0, err
-	}
 	var wg sync.WaitGroup
-	for _, j := range claimed {
-		wg.Add(1)
-		p.inflight.Add(1)
-		go func() {
-			defer wg.Done()
-			defer p.inflight.Add(-1)
-			p.run(ctx, j, token)
-		}()
+	defer wg.Wait()
+	n := 0
+	for _, c := range p.classes {
+		claimed, token, err := p.claim(ctx, c, c.Workers)
+		if err != nil {
+			return n, err
+		}
+		n += len(claimed)
+		for _, j := range claimed {
+			wg.Add(1)
+			c.inflight.Add(1)
+			go func() {
+				defer wg.Done()
+				defer c.inflight.Add(-1)
+				p.run(ctx, c, j, token)
+			}()
+		}
 	}
-	wg.Wait()
-	return len(claimed), nil
+	return n, nil
 }
 
-// dispatch is the claim loop: wait for a free worker, claim as many jobs as
-// there are free workers, hand each to a goroutine; sleep for PollInterval
-// (or until Notify) when the batch was not full.
-func (p *Pool) dispatch(claimCtx, workCtx context.Context) {
-	defer close(p.dispatcherDone)
-	defer p.running.Store(false)
+// dispatch is a class's claim loop: wait for a free worker of the class,
+// claim as many of its jobs as it has free workers, hand each to a
+// goroutine; sleep for PollInterval (or until Notify) when the batch was
+// not full.
+func (p *Pool) dispatch(c *class, claimCtx, workCtx context.Context) {
+	defer p.dispatchers.Done()
+	defer c.running.Store(false)
 	timer := time.NewTimer(p.poll)
 	defer timer.Stop()
 	for {
 		select {
-		case p.slots <- struct{}{}:
+		case c.slots <- struct{}{}:
 		case <-claimCtx.Done():
 			return
 		}
 		n := 1
-		for n < p.workers && p.tryAcquire() {
+		for n < c.Workers && c.tryAcquire() {
 			n++
 		}
-		claimed, token, err := p.claim(claimCtx, n)
+		claimed, token, err := p.claim(claimCtx, c, n)
 		for range n - len(claimed) {
-			<-p.slots
+			<-c.slots
 		}
-		for _, j := range claimed {
+		for i, j := range claimed {
+			if i >= n {
+				// The store broke its limit: each extra job still needs a
+				// worker, which its goroutine gives back when it ends.
+				c.slots <- struct{}{}
+			}
 			p.active.Add(1)
-			p.inflight.Add(1)
+			c.inflight.Add(1)
 			go func() {
 				defer p.active.Done()
-				defer func() { <-p.slots }()
-				defer p.inflight.Add(-1)
-				p.run(workCtx, j, token)
+				defer func() { <-c.slots }()
+				defer c.inflight.Add(-1)
+				p.run(workCtx, c, j, token)
 			}()
 		}
 		if err == nil && len(claimed) == n {
@@ -325,38 +493,38 @@ func (p *Pool) dispatch(claimCtx, workCtx context.Context) {
 		timer.Reset(p.poll)
 		select {
 		case <-timer.C:
-		case <-p.wake:
+		case <-c.wake:
 		case <-claimCtx.Done():
 			return
 		}
 	}
 }
 
-func (p *Pool) tryAcquire() bool {
+func (c *class) tryAcquire() bool {
 	select {
-	case p.slots <- struct{}{}:
+	case c.slots <- struct{}{}:
 		return true
 	default:
 		return false
 	}
 }
 
-// claim leases up to n jobs under a fresh claim token and records the poll
-// in Health.
-func (p *Pool) claim(ctx context.Context, n int) ([]Job, string, error) {
+// claim leases up to n jobs of class c under a fresh claim token and
+// records the poll in Health.
+func (p *Pool) claim(ctx context.Context, c *class, n int) ([]Job, string, error) {
 	token := p.tokenPrefix + strconv.FormatUint(p.seq.Add(1), 10)
-	claimed, err := p.store.JobClaim(ctx, ClaimParams{LockedBy: token, Limit: n, Lease: p.lease})
+	claimed, err := p.store.JobClaim(ctx, ClaimParams{LockedBy: token, Limit: n, Lease: p.lease, Kinds: c.Kinds, GroupLimit: c.GroupLimit})
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	switch {
 	case err == nil:
-		p.lastPoll = p.clock.Now()
-		p.lastPollErr = ""
+		c.lastPoll = p.clock.Now()
+		c.lastPollErr = ""
 	case ctx.Err() != nil:
 		// Stopping; not a database problem.
 	default:
-		p.lastPollErr = err.Error()
-		p.log.Warn("job claim failed", "err", err)
+		c.lastPollErr = err.Error()
+		c.log.Warn("job claim failed", "err", err)
 	}
 	if err != nil {
 		return nil, "", fmt.Errorf("jobs: claim: %w", err)
@@ -364,11 +532,12 @@ func (p *Pool) claim(ctx context.Context, n int) ([]Job, string, error) {
 	return claimed, token, nil
 }
 
-// run executes one claimed job and records its outcome under token.
-func (p *Pool) run(base context.Context, job Job, token string) {
+// run executes one claimed job of class c and records its outcome under
+// token.
+func (p *Pool) run(base context.Context, c *class, job Job, token string) {
 	ctx, cancel := context.WithCancelCause(base)
 	defer cancel(nil)
-	log := p.log.With("job_id", job.ID, "kind", job.Kind, "attempt", job.Attempts)
+	log := c.log.With("job_id", job.ID, "kind", job.Kind, "attempt", job.Attempts)
 
 	if err := p.fault(ctx, job, PointClaimed); err != nil {
 		log.Warn("job abandoned by fault hook", "point", PointClaimed, "err", err)
@@ -396,15 +565,19 @@ func (p *Pool) run(base context.Context, job Job, token string) {
 		}
 		return
 	}
+	permanent := IsPermanent(herr)
 	delay := p.backoff(job.Attempts)
-	st, err := p.store.JobFail(rctx, FailParams{ID: job.ID, LockedBy: token, Error: herr.Error(), RetryAfter: delay})
+	st, err := p.store.JobFail(rctx, FailParams{ID: job.ID, LockedBy: token, Error: herr.Error(), RetryAfter: delay, Discard: permanent})
 	if err != nil {
 		log.Error("job fail failed", "handler_err", herr, "err", err)
 		return
 	}
-	if st == Discarded {
+	switch {
+	case st == Discarded && permanent:
+		log.Warn("job discarded: permanent failure", "err", herr)
+	case st == Discarded:
 		log.Error("job discarded: attempts spent", "max_attempts", job.MaxAttempts, "err", herr)
-	} else {
+	default:
 		log.Warn("job failed; will retry", "retry_after", delay, "err", herr)
 	}
 }
