@@ -181,9 +181,13 @@ func (tx *Tx) JobInsert(ctx context.Context, p jobs.InsertParams) (bool, error) 
 // claims of one class run one after another across every host, each a
 // single short statement, and each sees the jobs the one before leased,
 // because that transaction committed before its lock was released. On
-// SQLite the single writer serializes every claim. The UPDATE repeats the
-// claimable condition, so a row that changed after the candidates were read
-// (a lease renewed, a job settled) is left alone.
+// SQLite the single writer serializes every claim. The picked ids are a
+// MATERIALIZED common table expression, computed once: a subquery inside
+// the UPDATE's WHERE may be run again by PostgreSQL while it rechecks rows
+// that other transactions changed, and with SKIP LOCKED a second run picks
+// other rows, so one claim could take more than its limit. The UPDATE
+// repeats the claimable condition, so a row that changed after it was
+// picked (a lease renewed, a job settled) is left alone.
 func (tx *Tx) JobClaim(ctx context.Context, p jobs.ClaimParams) ([]jobs.Job, error) {
 	const op = "store.JobClaim"
 	if p.LockedBy == "" || p.Limit <= 0 || p.Lease <= 0 || p.GroupLimit < 0 {
@@ -217,19 +221,19 @@ func (tx *Tx) JobClaim(ctx context.Context, p jobs.ClaimParams) ([]jobs.Job, err
 		args  []any
 	)
 	if p.GroupLimit == 0 {
-		query = `UPDATE jobs
-		SET state = ?, locked_by = ?, locked_until = ?, attempts = attempts + 1
-		WHERE id IN (SELECT id FROM jobs
+		query = `WITH pick AS MATERIALIZED (SELECT id FROM jobs
 			WHERE ` + claimableSQL + kinds + `
 			ORDER BY run_at, id
 			LIMIT ?` + lock + `)
-		AND ` + claimableSQL + `
+		UPDATE jobs
+		SET state = ?, locked_by = ?, locked_until = ?, attempts = attempts + 1
+		WHERE id IN (SELECT id FROM pick) AND ` + claimableSQL + `
 		RETURNING ` + jobColumns
-		args = append(append(append(set, claimable...), kindArgs...), p.Limit)
-		args = append(args, claimable...)
+		args = append(append(claimable, kindArgs...), p.Limit)
+		args = append(append(args, set...), claimable...)
 	} else {
 		query = groupRoomCTE(kinds) + `,
-		pick AS (SELECT id FROM room ORDER BY run_at, id LIMIT ?)
+		pick AS MATERIALIZED (SELECT id FROM room ORDER BY run_at, id LIMIT ?)
 		UPDATE jobs
 		SET state = ?, locked_by = ?, locked_until = ?, attempts = attempts + 1
 		WHERE id IN (SELECT id FROM pick) AND ` + claimableSQL + `
