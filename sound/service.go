@@ -267,7 +267,7 @@ func (s *Service) Analyze(ctx context.Context, st Store, p *access.Principal, a 
 // enqueue writes an operation's run and deadline jobs.
 func (s *Service) enqueue(ctx context.Context, st Store, o Operation) error {
 	for _, j := range []jobs.InsertParams{
-		{Kind: JobRun, Payload: idPayload(o.ID), RunAt: o.CreatedAt, UniqueKey: "sound-run:" + o.ID},
+		{Kind: JobRun, Payload: idPayload(o.ID), RunAt: o.CreatedAt, UniqueKey: "sound-run:" + o.ID, Group: o.Scope.WorkspaceID},
 		{Kind: JobExpire, Payload: idPayload(o.ID), RunAt: o.DeadlineAt, UniqueKey: "sound-expire:" + o.ID},
 	} {
 		if _, err := st.JobInsert(ctx, j); err != nil {
