@@ -127,12 +127,35 @@ type Config struct {
 	AllowLoopback []netip.AddrPort
 }
 
-// JobsConfig configures the job worker pool that New starts.
+// JobsConfig configures the job worker pool that New starts. The pool runs
+// four job classes, each on its own workers so that none waits behind
+// another's work (see jobClassOf for which kinds each runs): money (jobs
+// that move or verify value), provider (music generation's provider work),
+// audio (sound engine operations) and maintenance (housekeeping and sound
+// operation expiry). The defaults suit a 2-core host.
 type JobsConfig struct {
 	// Disabled leaves the pool stopped (a host that only serves requests).
 	Disabled bool
-	// Workers is how many jobs run at once. Zero means 4.
+	// Workers, when positive, is the worker budget of every class whose own
+	// budget below is zero, to scale all classes at once. Zero keeps each
+	// class's default.
 	Workers int
+	// MoneyWorkers is how many jobs of the money class run at once. Zero
+	// means Workers, or 2.
+	MoneyWorkers int
+	// ProviderWorkers is how many jobs of the provider class run at once;
+	// they mostly wait on providers. Zero means Workers, or 4.
+	ProviderWorkers int
+	// AudioWorkers is how many sound operations run at once on this host;
+	// each keeps a core busy. Zero means Workers, or 2.
+	AudioWorkers int
+	// AudioPerWorkspace bounds how many sound operations of one workspace
+	// (test and live together) run at once, over every host on the
+	// database; the others wait in queued. Zero means 1.
+	AudioPerWorkspace int
+	// MaintenanceWorkers is how many maintenance jobs run at once. Zero
+	// means Workers, or 2.
+	MaintenanceWorkers int
 	// Lease is how long a claim holds. Zero means 30 seconds.
 	Lease time.Duration
 	// PollInterval is how often an idle pool looks for jobs. Zero means 200ms.
@@ -259,9 +282,13 @@ func New(ctx context.Context, cfg Config) (*Platform, error) {
 		return nil, err
 	}
 	maps.Copy(handlers, p.intentHandlers())
+	classes, err := jobClasses(handlers, cfg.Jobs)
+	if err != nil {
+		return nil, err
+	}
 	pool, err := jobs.New(jobs.Config{
-		Store: p.db.Jobs(), Handlers: handlers,
-		Workers: cfg.Jobs.Workers, Lease: cfg.Jobs.Lease, PollInterval: cfg.Jobs.PollInterval,
+		Store: p.db.Jobs(), Handlers: handlers, Classes: classes,
+		Lease: cfg.Jobs.Lease, PollInterval: cfg.Jobs.PollInterval,
 		Logger: log, FaultHook: cfg.Jobs.FaultHook,
 	})
 	if err != nil {
