@@ -83,6 +83,25 @@ func acceptAnalyses(t *testing.T, s *platformtest.System, n int, prefix string) 
 	return ids
 }
 
+// serviceHealth reads /api/v1/health/services and returns the report and
+// the named service.
+func serviceHealth(t *testing.T, s *platformtest.System, name string) (transport.HealthReport, transport.ServiceHealth) {
+	t.Helper()
+	r := s.Do(platformtest.Request{Method: "GET", Path: "/api/v1/health/services", Key: s.Boot.TestKey})
+	if r.Status != 200 {
+		t.Fatalf("health: %d %s", r.Status, r.Body)
+	}
+	var h transport.HealthReport
+	r.Data(t, &h)
+	for _, sv := range h.Services {
+		if sv.Name == name {
+			return h, sv
+		}
+	}
+	t.Fatalf("health has no service %s: %+v", name, h)
+	return h, transport.ServiceHealth{}
+}
+
 // TestJobClassGenerationDispatchesBehindRunningAnalyses: four analyses
 // held running on four audio workers do not keep a music generation in
 // queued: its dispatch runs on the provider class's workers while all four
@@ -121,6 +140,59 @@ func TestJobClassGenerationDispatchesBehindRunningAnalyses(t *testing.T) {
 				}
 				time.Sleep(10 * time.Millisecond)
 			}
+		}
+	})
+}
+
+// TestJobClassHealthReportsStarvedAudio: an analysis that waits for the
+// only audio worker makes jobs.audio degraded, with its age, once it has
+// waited past the threshold, and down past ten times it; the class is up
+// before and again once the queue drains.
+func TestJobClassHealthReportsStarvedAudio(t *testing.T) {
+	t.Parallel()
+	var hold *analysisHold
+	eachDialect(t, func() platformtest.Options {
+		hold = newAnalysisHold()
+		return platformtest.Options{Jobs: platform.JobsConfig{PollInterval: 5 * time.Millisecond, Lease: time.Hour,
+			AudioWorkers: 1, AudioPerWorkspace: 2, StarvedAfter: time.Minute, FaultHook: hold.hook}}
+	}, func(t *testing.T, s *platformtest.System) {
+		defer hold.release()
+		analyses := acceptAnalyses(t, s, 2, "starve")
+		waitFor(t, "one analysis running", func() bool { return hold.held.Load() == 1 })
+
+		_, a := serviceHealth(t, s, "jobs.audio")
+		if a.Status != "up" || a.OldestJobAgeSeconds == nil || *a.OldestJobAgeSeconds != 0 || *a.RunnableJobs != 1 {
+			t.Fatalf("jobs.audio with a fresh waiting analysis = %+v, want up, age 0, 1 runnable", a)
+		}
+
+		s.Clock.Advance(61 * time.Second)
+		rep, a := serviceHealth(t, s, "jobs.audio")
+		if a.Status != "degraded" || rep.Status == "up" || a.OldestJobAgeSeconds == nil || *a.OldestJobAgeSeconds != 61 ||
+			*a.RunnableJobs != 1 || a.Detail == "" {
+			t.Fatalf("jobs.audio after 61s = %+v (report %s), want degraded with age 61", a, rep.Status)
+		}
+		_, prov := serviceHealth(t, s, "jobs.provider")
+		if prov.Status != "up" || *prov.OldestJobAgeSeconds != 0 {
+			t.Fatalf("jobs.provider = %+v, want up: audio's backlog is not its", prov)
+		}
+
+		s.Clock.Advance(10 * time.Minute)
+		if rep, a := serviceHealth(t, s, "jobs.audio"); a.Status != "down" || rep.Status != "down" || *a.OldestJobAgeSeconds != 661 {
+			t.Fatalf("jobs.audio after 661s = %+v (report %s), want down", a, rep.Status)
+		}
+
+		hold.release()
+		for _, id := range analyses {
+			deadline := time.Now().Add(20 * time.Second)
+			for soundOp(t, s, id).Status != "completed" {
+				if time.Now().After(deadline) {
+					t.Fatalf("analysis %s did not complete after release: %+v", id, soundOp(t, s, id))
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		}
+		if _, a := serviceHealth(t, s, "jobs.audio"); a.Status != "up" || *a.OldestJobAgeSeconds != 0 || *a.RunnableJobs != 0 {
+			t.Fatalf("jobs.audio after the queue drained = %+v, want up", a)
 		}
 	})
 }

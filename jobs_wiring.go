@@ -1,15 +1,18 @@
 package platform
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/creatormusic/platform/billing"
 	"github.com/creatormusic/platform/generation/operation"
 	"github.com/creatormusic/platform/jobs"
 	"github.com/creatormusic/platform/plan"
 	"github.com/creatormusic/platform/sound"
+	"github.com/creatormusic/platform/transport"
 )
 
 // The platform's job classes. Each runs on its own workers (package jobs,
@@ -52,6 +55,12 @@ const (
 	// defaultMaintenanceWorkers: housekeeping is light; two so that an
 	// expiry does not wait for a staging sweep.
 	defaultMaintenanceWorkers = 2
+	// defaultStarvedAfter is how long a class's oldest runnable job may
+	// wait before health reports the class degraded.
+	defaultStarvedAfter = time.Minute
+	// starvedDownFactor: a class whose oldest runnable job has waited this
+	// many times StarvedAfter is reported down.
+	starvedDownFactor = 10
 )
 
 // jobClassOf assigns every job kind the platform runs to its class. New
@@ -91,8 +100,8 @@ func jobClassOf() map[string]string {
 // has no class is an error.
 func jobClasses(handlers map[string]jobs.Handler, cfg JobsConfig) ([]jobs.Class, error) {
 	if cfg.Workers < 0 || cfg.MoneyWorkers < 0 || cfg.ProviderWorkers < 0 || cfg.AudioWorkers < 0 ||
-		cfg.MaintenanceWorkers < 0 || cfg.AudioPerWorkspace < 0 {
-		return nil, fmt.Errorf("platform: Config.Jobs: worker budgets, and the per-workspace limit must not be negative")
+		cfg.MaintenanceWorkers < 0 || cfg.AudioPerWorkspace < 0 || cfg.StarvedAfter < 0 {
+		return nil, fmt.Errorf("platform: Config.Jobs: worker budgets, the per-workspace limit and StarvedAfter must not be negative")
 	}
 	budget := func(own, def int) int { return orDefault(own, orDefault(cfg.Workers, def)) }
 	classes := []jobs.Class{
@@ -119,4 +128,43 @@ func orDefault(v, def int) int {
 		return def
 	}
 	return v
+}
+
+// jobClassChecks observe each job class's queue for the health route: the
+// age of its oldest runnable job (available and due, or running under an
+// expired lease, and not held back by its workspace's limit), read from
+// the database, so it covers every host's workers. A class is up while
+// that age is at most StarvedAfter, degraded past it and down past ten
+// times it; a queue that cannot be read is down.
+func (p *Platform) jobClassChecks() []transport.HealthCheck {
+	starved := p.cfg.Jobs.StarvedAfter
+	if starved == 0 {
+		starved = defaultStarvedAfter
+	}
+	var checks []transport.HealthCheck
+	for _, c := range p.pool.Classes() {
+		checks = append(checks, transport.HealthCheck{Name: "jobs." + c.Name, Check: func(ctx context.Context) transport.ServiceHealth {
+			ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			defer cancel()
+			h := transport.ServiceHealth{Status: transport.StatusUp, CheckedAt: p.db.Now()}
+			b, err := p.db.Jobs().JobBacklog(ctx, jobs.BacklogParams{Kinds: c.Kinds, GroupLimit: c.GroupLimit})
+			if err != nil {
+				h.Status, h.Detail = transport.StatusDown, "the job queue could not be read"
+				return h
+			}
+			age, runnable := int64(b.Age/time.Second), int64(b.Runnable)
+			h.OldestJobAgeSeconds, h.RunnableJobs = &age, &runnable
+			switch {
+			case b.Age > starvedDownFactor*starved:
+				h.Status = transport.StatusDown
+			case b.Age > starved:
+				h.Status = transport.StatusDegraded
+			}
+			if h.Status != transport.StatusUp {
+				h.Detail = fmt.Sprintf("the oldest runnable %s job has waited %s (starved after %s)", c.Name, b.Age.Truncate(time.Second), starved)
+			}
+			return h
+		}})
+	}
+	return checks
 }

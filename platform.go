@@ -135,6 +135,8 @@ type Config struct {
 // operation expiry). The defaults suit a 2-core host.
 type JobsConfig struct {
 	// Disabled leaves the pool stopped (a host that only serves requests).
+	// The health route still reports each class's queue, which other hosts
+	// may be working.
 	Disabled bool
 	// Workers, when positive, is the worker budget of every class whose own
 	// budget below is zero, to scale all classes at once. Zero keeps each
@@ -156,6 +158,10 @@ type JobsConfig struct {
 	// MaintenanceWorkers is how many maintenance jobs run at once. Zero
 	// means Workers, or 2.
 	MaintenanceWorkers int
+	// StarvedAfter is how long a class's oldest runnable job may wait
+	// before /api/v1/health/services reports the class degraded; past ten
+	// times as long it reports it down. Zero means 1 minute.
+	StarvedAfter time.Duration
 	// Lease is how long a claim holds. Zero means 30 seconds.
 	Lease time.Duration
 	// PollInterval is how often an idle pool looks for jobs. Zero means 200ms.
@@ -424,7 +430,7 @@ func (p *Platform) Close() error {
 }
 
 func (p *Platform) healthChecks() []transport.HealthCheck {
-	return []transport.HealthCheck{
+	return append([]transport.HealthCheck{
 		{Name: "database", Check: func(ctx context.Context) transport.ServiceHealth {
 			ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 			defer cancel()
@@ -447,5 +453,5 @@ func (p *Platform) healthChecks() []transport.HealthCheck {
 			}
 			return h
 		}},
-	}
+	}, p.jobClassChecks()...)
 }

@@ -14,15 +14,27 @@ import (
 
 // ServiceHealth is the state of one service the platform depends on.
 type ServiceHealth struct {
-	// Name is the service's name: database or jobs.
+	// Name is the service's name: database; jobs (this host's job worker);
+	// or jobs.<class>, the queue of one job class (jobs.money,
+	// jobs.provider, jobs.audio, jobs.maintenance) over every host.
 	Name string `json:"name" example:"database"`
 	// Status is up, degraded or down. A service that cannot be checked is
-	// reported down with a reason, never up.
+	// reported down with a reason, never up. A job class is degraded when
+	// its oldest runnable job has waited past the host's starvation
+	// threshold (one minute by default) and down past ten times it.
 	Status string `json:"status" example:"up"`
 	// Detail explains a degraded or down state; it never holds a secret.
 	Detail string `json:"detail,omitempty" example:""`
 	// CheckedAt is when the state was observed.
 	CheckedAt time.Time `json:"checkedAt"`
+	// OldestJobAgeSeconds is, for a job class, how long its oldest runnable
+	// job (due and waiting for a worker, or left by a worker whose lease
+	// expired; not one held back by its workspace's limit) has waited, in
+	// whole seconds; 0 when none waits. Absent for other services.
+	OldestJobAgeSeconds *int64 `json:"oldestJobAgeSeconds,omitempty" example:"0"`
+	// RunnableJobs is, for a job class, how many of its jobs are runnable
+	// now. Absent for other services.
+	RunnableJobs *int64 `json:"runnableJobs,omitempty" example:"0"`
 }
 
 // Health statuses.
@@ -67,10 +79,13 @@ func opsRoutes(checks []HealthCheck) []Route {
 	return []Route{
 		{Method: http.MethodGet, Pattern: "/api/v1/health/services", OperationID: "getServiceHealth", Tag: TagArchitecture,
 			Auth: AuthSessionOrKey, AnyMember: true, Private: true, Idempotency: IdempotencyNone,
-			Summary:     "Report the health of the platform's services",
-			Description: "The database, the job worker and each configured adapter, each observed on this request (the worker from its last poll). Nothing is reported up that was not observed up.",
+			Summary: "Report the health of the platform's services",
+			Description: "The database, the job worker and each configured adapter, each observed on this request (the worker from its last poll). " +
+				"Each job class's queue (jobs.money, jobs.provider, jobs.audio, jobs.maintenance) reports the age of its oldest runnable job, " +
+				"read from the database: a starved class is degraded, never up. Nothing is reported up that was not observed up.",
 			Response: HealthReport{Status: StatusUp, Services: []ServiceHealth{{Name: "database", Status: StatusUp, CheckedAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)},
-				{Name: "jobs", Status: StatusUp, CheckedAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}}},
+				{Name: "jobs", Status: StatusUp, CheckedAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)},
+				{Name: "jobs.audio", Status: StatusUp, CheckedAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), OldestJobAgeSeconds: new(int64), RunnableJobs: new(int64)}}},
 			Handle: func(ctx context.Context, c *Call) (any, error) {
 				rep := HealthReport{Status: StatusUp, Services: make([]ServiceHealth, 0, len(checks))}
 				for _, hc := range checks {
