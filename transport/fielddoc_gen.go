@@ -112,6 +112,7 @@ func fieldDocs() map[string]map[string]string {
 		"github.com/creatormusic/platform/sound.Capabilities": {
 			"Audio":    "audio is the output audio parameters the engine serves to this workspace.",
 			"Features": "features says which sound operations are served.",
+			"Limits":   "limits are the bounds of one operation for this workspace's plan.",
 		},
 		"github.com/creatormusic/platform/sound.Enhancement": {
 			"Features":  "features maps each enhancement feature to whether it is served.",
@@ -122,6 +123,9 @@ func fieldDocs() map[string]map[string]string {
 			"Enhancement":    "enhancement says whether enhancement is served and which features.",
 			"Mastering":      "mastering says whether mastering is served.",
 			"StemSeparation": "stemSeparation says whether stems are served, which and how many.",
+		},
+		"github.com/creatormusic/platform/sound.Limits": {
+			"MaxInputDurationSeconds": "maxInputDurationSeconds is the longest input one operation processes.",
 		},
 		"github.com/creatormusic/platform/sound.MasterResult": {
 			"AchievedLUFS":       "achievedLufs is the output's integrated loudness as re-measured, in LUFS.",
@@ -963,6 +967,7 @@ func fieldDocs() map[string]map[string]string {
 		},
 		"github.com/creatormusic/platform/transport.SoundFailure": {
 			"Code":    "code is the platform error code that failed the operation.",
+			"Details": "details are the failure's structured context.",
 			"Message": "message is a client-safe explanation.",
 		},
 		"github.com/creatormusic/platform/transport.SoundInput": {
