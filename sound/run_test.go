@@ -228,7 +228,7 @@ func TestRunStopsOnCancelNotOnPoolStop(t *testing.T) {
 			job, stopPool := context.WithCancel(context.Background())
 			done := make(chan error, 1)
 			go func() { done <- f.runJob(job, o.ID, 1) }()
-			waitProcessing(t, f, o.ID)
+			waitMeasuring(t, f, 1, done)
 			stopPool()
 			if err := <-done; err == nil {
 				t.Fatal("a run stopped by its job's context returned nil: the job would not be retried")
@@ -238,10 +238,7 @@ func TestRunStopsOnCancelNotOnPoolStop(t *testing.T) {
 			}
 
 			go func() { done <- f.runJob(context.Background(), o.ID, 2) }()
-			waitProcessing(t, f, o.ID)
-			for f.engine.measure.Load() < 2 { // the second attempt is measuring
-				time.Sleep(5 * time.Millisecond)
-			}
+			waitMeasuring(t, f, 2, done)
 			start := time.Now()
 			if err := f.db.InTx(context.Background(), func(tx *store.Tx) error {
 				_, err := f.svc.Cancel(context.Background(), tx, f.p, o.ID)
@@ -265,14 +262,19 @@ func TestRunStopsOnCancelNotOnPoolStop(t *testing.T) {
 	}
 }
 
-// waitProcessing waits until the operation is processing.
-func waitProcessing(t *testing.T, f *fixture, id string) {
+// waitMeasuring waits until the engine has started its n-th loudness
+// measure (the run is in the middle of its work), failing if the run
+// returns first.
+func waitMeasuring(t *testing.T, f *fixture, n int32, done <-chan error) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for f.get(t, id).Status != sound.StatusProcessing {
-		if time.Now().After(deadline) {
-			t.Fatalf("operation %s not processing after 10 s", id)
+	deadline := time.After(10 * time.Second)
+	for f.engine.measure.Load() < n {
+		select {
+		case err := <-done:
+			t.Fatalf("the run returned %v before measure %d", err, n)
+		case <-deadline:
+			t.Fatalf("no measure %d after 10 s", n)
+		case <-time.After(2 * time.Millisecond):
 		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
