@@ -83,7 +83,7 @@ func TestAssetUploadAndDownload(t *testing.T) {
 		var a transport.AssetView
 		r.Data(t, &a)
 		if !strings.HasPrefix(a.ID, "ast_") || a.MediaType != "audio/wav" || a.SizeBytes != int64(len(wav)) ||
-			*a.DurationMs != 2000 || *a.SampleRate != 44100 || *a.Channels != 2 || *a.BitDepth != 16 ||
+			*a.Claimed.DurationSeconds != 2 || *a.Claimed.SampleRate != 44100 || *a.Claimed.Channels != 2 || *a.Claimed.BitDepth != 16 ||
 			a.Origin != "uploaded" || a.CreatedBy.KeyID != s.Boot.KeyID || a.Environment != "test" || len(a.SHA256) != 64 {
 			t.Fatalf("asset = %+v", a)
 		}
@@ -146,7 +146,7 @@ func TestAssetUploadAndDownload(t *testing.T) {
 			}
 			var f transport.AssetView
 			r.Data(t, &f)
-			if f.MediaType != "audio/flac" || *f.DurationMs != 3000 || *f.BitDepth != 24 || f.Filename != `My "Song".flac` {
+			if f.MediaType != "audio/flac" || *f.Claimed.DurationSeconds != 3 || *f.Claimed.BitDepth != 24 || f.Filename != `My "Song".flac` {
 				t.Fatalf("flac = %+v", f)
 			}
 			ids = append(ids, f.ID)
@@ -161,7 +161,7 @@ func TestAssetUploadAndDownload(t *testing.T) {
 		r = upload(s, s.Boot.TestKey, ct, body)
 		var m transport.AssetView
 		r.Data(t, &m)
-		if m.MediaType != "audio/mpeg" || m.BitDepth != nil || m.DurationEstimated || *m.DurationMs != 1018 {
+		if m.MediaType != "audio/mpeg" || m.Claimed.BitDepth != nil || m.Claimed.DurationEstimated || *m.Claimed.DurationSeconds != 1.018 {
 			t.Fatalf("mp3 = %+v", m)
 		}
 	})

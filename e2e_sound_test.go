@@ -300,7 +300,7 @@ func TestSoundMastering(t *testing.T) {
 		a := s.Do(platformtest.Request{Method: "GET", Path: "/api/v1/assets/" + o.AssetID, Key: s.Boot.TestKey})
 		var av transport.AssetView
 		a.Data(t, &av)
-		if a.Status != 200 || av.Origin != "derived" || av.MediaType != "audio/wav" || av.SampleRate == nil || *av.SampleRate != 48000 {
+		if a.Status != 200 || av.Origin != "derived" || av.MediaType != "audio/wav" || av.Claimed.SampleRate == nil || *av.Claimed.SampleRate != 48000 {
 			t.Fatalf("output asset: %d %s", a.Status, a.Body)
 		}
 		check := analyzed(t, s, "an-master", map[string]any{"input": map[string]any{"assetId": o.AssetID}, "fields": []string{"loudness", "peak"}})

@@ -7,6 +7,7 @@ import (
 
 	"github.com/creatormusic/platform/asset"
 	"github.com/creatormusic/platform/asset/fsblob"
+	"github.com/creatormusic/platform/plan"
 )
 
 // stagingCleaner removes the staging files crashed uploads leave behind;
@@ -17,8 +18,9 @@ type stagingCleaner interface {
 
 // assetService builds the asset service on Config.Blobs, or on a filesystem
 // blob store at Config.BlobDir. One of them is required: a route that exists
-// must be able to store what it accepts. It also returns the blob store's
-// staging cleaner when it has one.
+// must be able to store what it accepts. Storage quotas are the plan
+// catalog's (plan.Limits.StorageQuotaBytes of the plan in effect). It also
+// returns the blob store's staging cleaner when it has one.
 func assetService(cfg Config) (*asset.Service, stagingCleaner, error) {
 	blobs := cfg.Blobs
 	if blobs == nil {
@@ -31,7 +33,14 @@ func assetService(cfg Config) (*asset.Service, stagingCleaner, error) {
 		}
 		blobs = fs
 	}
-	svc, err := asset.New(asset.Config{Blobs: blobs, MaxUploadBytes: cfg.MaxUploadBytes})
+	// The catalog is configuration: this copy answers the same limits as
+	// the platform's plan service, which New builds after the assets.
+	plans, err := plan.New(cfg.Plans)
+	if err != nil {
+		return nil, nil, fmt.Errorf("platform: Config.Plans: %w", err)
+	}
+	svc, err := asset.New(asset.Config{Blobs: blobs, MaxUploadBytes: cfg.MaxUploadBytes,
+		Quota: func(p string) int64 { return plans.Limits(p).StorageQuotaBytes }})
 	if err != nil {
 		return nil, nil, fmt.Errorf("platform: assets: %w", err)
 	}

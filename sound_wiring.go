@@ -3,6 +3,7 @@ package platform
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/creatormusic/platform/asset"
 	"github.com/creatormusic/platform/jobs"
@@ -10,13 +11,15 @@ import (
 	"github.com/creatormusic/platform/store"
 )
 
-// startSound builds the sound engine service on the asset service.
+// startSound builds the sound engine service on the asset service, with
+// each plan's input duration bound (plan.Limits.SoundMaxDuration).
 func (p *Platform) startSound(assets *asset.Service) error {
 	svc, err := sound.New(sound.Config{Assets: assets,
 		Run: func(ctx context.Context, fn func(st sound.Store) error) error {
 			return p.db.InTx(ctx, func(tx *store.Tx) error { return fn(tx) })
 		},
-		Read: func() sound.Store { return p.db.Read() }})
+		Read:             func() sound.Store { return p.db.Read() },
+		MaxInputDuration: func(plan string) time.Duration { return p.plans.Limits(plan).SoundMaxDuration }})
 	if err != nil {
 		return fmt.Errorf("platform: sound: %w", err)
 	}

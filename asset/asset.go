@@ -4,10 +4,33 @@
 //
 // An asset is an immutable record of one media file in a tenant's workspace
 // and environment (design.md, Environments): its media type, size, SHA-256,
-// the audio parameters read from its header (sample rate, channels, bit
-// depth, duration) and its provenance (uploaded, generated or derived; spec,
+// the audio parameters its header claims (sample rate, channels, bit depth,
+// duration) and its provenance (uploaded, generated or derived; spec,
 // Marketplace: provenance). The bytes live in a BlobStore, addressed by their
 // SHA-256, so two assets with the same content share one blob.
+//
+// # Claims
+//
+// The audio parameters are what the file's header claims, read without
+// decoding: a FLAC header may claim an hour over a few kilobytes of frames,
+// or a few seconds over an hour of them. They are recorded as claims (the
+// API shows them under "claimed") and never trusted as measurements: a
+// sound operation counts decoded frames against its own bound whatever the
+// header claimed (package sound). Uploads refuse claims no accepted file
+// makes (CheckClaims): channels outside 1..MaxClaimedChannels, a sample
+// rate outside MinClaimedSampleRate..MaxClaimedSampleRate, a duration over
+// MaxClaimedDuration.
+//
+// # Storage quota
+//
+// Every asset's bytes count against its workspace's storage in its
+// environment (Store.AssetStorageAdd, one counter row per workspace and
+// environment, added to in the unit of work that inserts the row). Uploads
+// and derived outputs are refused past the quota of the workspace's plan
+// (Config.Quota, plan.Limits.StorageQuotaBytes) with PAYLOAD_TOO_LARGE and
+// details.reason "storage_quota"; generated tracks, already paid for, are
+// counted but never refused. Concurrent uploads serialize on the counter
+// row, so two of them cannot both pass the quota.
 //
 // Uploads are streamed: Service.Upload stages the body in the blob store
 // (hashing as it writes, never holding the file in memory), sniffs the staged
@@ -72,13 +95,14 @@ type Asset struct {
 	Size int64
 	// SHA256 is the lowercase hex digest of the content; the blob's address.
 	SHA256 string
-	// DurationMs is the duration in milliseconds; nil when unknown.
+	// DurationMs is the duration in milliseconds the header claims; nil
+	// when it claims none. A claim, not a measurement (see the package doc).
 	DurationMs *int64
 	// DurationEstimated marks a duration computed from size and bitrate
 	// (constant-bitrate MP3 without a frame count) rather than read.
 	DurationEstimated bool
-	// SampleRate (Hz), Channels and BitDepth are nil when the format does not
-	// state them (MP3 has no bit depth).
+	// SampleRate (Hz), Channels and BitDepth are what the header claims; nil
+	// when the format does not state them (MP3 has no bit depth).
 	SampleRate *int
 	Channels   *int
 	BitDepth   *int
@@ -105,6 +129,17 @@ type Store interface {
 	// AssetReferenced reports whether any asset, in any scope, points at the
 	// blob with this SHA-256. It decides whether a blob may be deleted.
 	AssetReferenced(ctx context.Context, sha256 string) (bool, error)
+	// AssetStorageAdd adds bytes to the stored bytes of scope's workspace in
+	// its environment when quota <= 0 (no quota) or the total stays within
+	// quota, and returns the new total with ok true; otherwise it adds
+	// nothing and returns the current total with ok false. Concurrent units
+	// of work adding to one scope serialize on its counter (the second
+	// waits for the first to end and sees its total). AssetInsert does not
+	// count: the caller adds the row's bytes in the same unit of work.
+	AssetStorageAdd(ctx context.Context, scope Scope, bytes, quota int64) (total int64, ok bool, err error)
+	// AssetStorageUsed returns the stored bytes of scope's workspace in its
+	// environment (0 when it has none).
+	AssetStorageUsed(ctx context.Context, scope Scope) (int64, error)
 }
 
 // BlobInfo identifies stored content.

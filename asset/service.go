@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/creatormusic/platform/fault"
 )
@@ -20,12 +21,17 @@ type Config struct {
 	// MaxUploadBytes bounds one upload's content. Zero means
 	// DefaultMaxUploadBytes.
 	MaxUploadBytes int64
+	// Quota returns the storage quota in bytes of a workspace on plan (the
+	// plan in effect for the upload's scope, UploadInput.Plan); zero or less
+	// means none. Nil means no quota for any plan.
+	Quota func(plan string) int64
 }
 
 // Service stores and serves assets. It is safe for concurrent use.
 type Service struct {
 	blobs BlobStore
 	max   int64
+	quota func(string) int64
 	locks hashLocks
 }
 
@@ -40,8 +46,14 @@ func New(cfg Config) (*Service, error) {
 	if cfg.MaxUploadBytes == 0 {
 		cfg.MaxUploadBytes = DefaultMaxUploadBytes
 	}
-	return &Service{blobs: cfg.Blobs, max: cfg.MaxUploadBytes}, nil
+	if cfg.Quota == nil {
+		cfg.Quota = func(string) int64 { return 0 }
+	}
+	return &Service{blobs: cfg.Blobs, max: cfg.MaxUploadBytes, quota: cfg.Quota}, nil
 }
+
+// Quota returns the storage quota of a workspace on plan; 0 when none.
+func (s *Service) Quota(plan string) int64 { return max(s.quota(plan), 0) }
 
 // MaxUploadBytes returns the largest content an upload may carry.
 func (s *Service) MaxUploadBytes() int64 { return s.max }
@@ -60,6 +72,10 @@ type UploadInput struct {
 	Filename string
 	// Origin defaults to Uploaded.
 	Origin Origin
+	// Plan is the plan in effect for Scope's workspace in its environment:
+	// it selects the storage quota (Config.Quota). A Generated asset is
+	// counted but never refused.
+	Plan string
 }
 
 // UnitFunc runs one unit of work (a transaction): it calls insert with the
@@ -76,7 +92,14 @@ type UnitFunc func(ctx context.Context, insert func(Store) (Asset, error)) error
 //
 // Errors: INVALID_INPUT (details.field "file") for empty, truncated,
 // malformed or mislabelled content (details.detected says what it is),
-// PAYLOAD_TOO_LARGE (details.limit) over MaxUploadBytes,
+// INVALID_INPUT naming the claim (details.field "claimed.channels",
+// "claimed.sampleRate" or "claimed.durationSeconds") for a header claim
+// out of bounds (CheckClaims), PAYLOAD_TOO_LARGE (details.limit,
+// details.reason "file_size") over MaxUploadBytes, PAYLOAD_TOO_LARGE
+// (details.reason "storage_quota", details.limit the quota, details.used
+// the bytes stored) when the content would take the workspace past its
+// storage quota (checked before the body is read, when the quota is
+// already spent, and again in the unit of work),
 // UNSUPPORTED_MEDIA_TYPE for a declared type that is not audio. Read errors
 // of the body are returned wrapped (an *http.MaxBytesError stays in the
 // chain for the transport to map); io.ErrUnexpectedEOF, a stream shorter than
@@ -98,12 +121,26 @@ func (s *Service) Upload(ctx context.Context, read Store, in UploadInput, unit U
 	if !in.Origin.Valid() {
 		return Asset{}, fault.Invalid(op, "origin", "Unknown origin.")
 	}
+	quota := s.Quota(in.Plan)
+	if in.Origin == Generated {
+		quota = 0
+	}
+	if quota > 0 {
+		// A quota already spent refuses before a byte of the body is read.
+		used, err := read.AssetStorageUsed(ctx, in.Scope)
+		if err != nil {
+			return Asset{}, fault.Wrap(op, err)
+		}
+		if used >= quota {
+			return Asset{}, quotaError(op, quota, used)
+		}
+	}
 	lr := &limitReader{r: in.Body, left: s.max}
 	staged, err := s.blobs.Stage(ctx, lr)
 	if err != nil {
 		if lr.over {
 			return Asset{}, fault.E(op, fault.PayloadTooLarge, fmt.Sprintf("The file exceeds the limit of %d bytes.", s.max)).
-				With("limit", s.max).With("field", "file")
+				With("limit", s.max).With("field", "file").With("reason", "file_size")
 		}
 		if errors.Is(err, io.ErrUnexpectedEOF) {
 			return Asset{}, &fault.Error{Op: op, Code: fault.InvalidInput, Message: "The upload ended before the announced length.",
@@ -123,6 +160,9 @@ func (s *Service) Upload(ctx context.Context, read Store, in UploadInput, unit U
 		return Asset{}, err
 	}
 	if err := checkDeclared(in.DeclaredType, in.Filename, m.Format); err != nil {
+		return Asset{}, err
+	}
+	if err := CheckClaims(m); err != nil {
 		return Asset{}, err
 	}
 	a := Asset{
@@ -154,7 +194,13 @@ func (s *Service) Upload(ctx context.Context, read Store, in UploadInput, unit U
 	_ = staged.Discard() // releases the staging handle; the content is published
 	row := a
 	err = unit(ctx, func(st Store) (Asset, error) {
-		var err error
+		used, ok, err := st.AssetStorageAdd(ctx, row.Scope, row.Size, quota)
+		if err != nil {
+			return Asset{}, err
+		}
+		if !ok {
+			return Asset{}, quotaError(op, quota, used)
+		}
 		a, err = st.AssetInsert(ctx, row)
 		return a, err
 	})
@@ -165,6 +211,52 @@ func (s *Service) Upload(ctx context.Context, read Store, in UploadInput, unit U
 		return Asset{}, fault.Wrap(op, err)
 	}
 	return a, nil
+}
+
+// quotaError is the refusal of content that would take a workspace past
+// its storage quota.
+func quotaError(op string, quota, used int64) error {
+	return fault.E(op, fault.PayloadTooLarge, fmt.Sprintf("The workspace's storage quota of %d bytes would be exceeded.", quota)).
+		With("reason", "storage_quota").With("limit", quota).With("used", used).With("field", "file")
+}
+
+// Bounds of the claims an upload may make (CheckClaims).
+const (
+	// MaxClaimedChannels is the most channels a header may claim.
+	MaxClaimedChannels = 8
+	// MinClaimedSampleRate and MaxClaimedSampleRate bound the sample rate
+	// (Hz) a header may claim.
+	MinClaimedSampleRate = 8000
+	MaxClaimedSampleRate = 192000
+	// MaxClaimedDuration is the longest duration a header may claim.
+	MaxClaimedDuration = 4 * time.Hour
+)
+
+// CheckClaims refuses a header whose claims no accepted file makes:
+// channels outside 1..MaxClaimedChannels, a sample rate outside
+// MinClaimedSampleRate..MaxClaimedSampleRate, a duration over
+// MaxClaimedDuration. Errors are INVALID_INPUT with details.field naming
+// the claim as the asset shows it ("claimed.channels", "claimed.sampleRate",
+// "claimed.durationSeconds"), details.reason "out_of_bounds",
+// details.claimed, and details.minimum and details.maximum.
+func CheckClaims(m Media) error {
+	const op = "asset.CheckClaims"
+	bad := func(field, msg string, claimed, lo, hi any) error {
+		return fault.Invalid(op, "claimed."+field, msg).With("reason", "out_of_bounds").
+			With("claimed", claimed).With("minimum", lo).With("maximum", hi)
+	}
+	switch {
+	case m.Channels < 1 || m.Channels > MaxClaimedChannels:
+		return bad("channels", fmt.Sprintf("The header claims %d channels; at most %d are accepted.", m.Channels, MaxClaimedChannels),
+			m.Channels, 1, MaxClaimedChannels)
+	case m.SampleRate < MinClaimedSampleRate || m.SampleRate > MaxClaimedSampleRate:
+		return bad("sampleRate", fmt.Sprintf("The header claims a sample rate of %d Hz; %d to %d Hz are accepted.", m.SampleRate,
+			MinClaimedSampleRate, MaxClaimedSampleRate), m.SampleRate, MinClaimedSampleRate, MaxClaimedSampleRate)
+	case m.HasDuration && m.DurationMs > MaxClaimedDuration.Milliseconds():
+		return bad("durationSeconds", fmt.Sprintf("The header claims %d seconds; at most %d are accepted.", m.DurationMs/1000,
+			int64(MaxClaimedDuration.Seconds())), float64(m.DurationMs)/1000, 0, int64(MaxClaimedDuration.Seconds()))
+	}
+	return nil
 }
 
 // dropUnreferenced deletes a blob no asset row references. Failures leave a

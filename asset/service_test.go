@@ -16,10 +16,27 @@ import (
 	"github.com/creatormusic/platform/fault"
 )
 
-// memStore is an in-memory asset.Store.
+// memStore is an in-memory asset.Store. Its unit of work does not roll
+// back: tests of failures look at what an insert left.
 type memStore struct {
 	rows      []asset.Asset
 	failWrite error
+	stored    map[asset.Scope]int64
+}
+
+func (m *memStore) AssetStorageAdd(ctx context.Context, s asset.Scope, bytes, quota int64) (int64, bool, error) {
+	if m.stored == nil {
+		m.stored = map[asset.Scope]int64{}
+	}
+	if quota > 0 && m.stored[s]+bytes > quota {
+		return m.stored[s], false, nil
+	}
+	m.stored[s] += bytes
+	return m.stored[s], true, nil
+}
+
+func (m *memStore) AssetStorageUsed(ctx context.Context, s asset.Scope) (int64, error) {
+	return m.stored[s], nil
 }
 
 func (m *memStore) AssetInsert(ctx context.Context, a asset.Asset) (asset.Asset, error) {
@@ -177,5 +194,100 @@ func TestUploadInsertFailure(t *testing.T) {
 	}
 	if n := blobFiles(t, blobs.Root()); n != 1 {
 		t.Fatalf("%d blob files, want the referenced one", n)
+	}
+}
+
+// A header claiming what no accepted file claims is refused at upload,
+// naming the claim, and nothing is stored; an hour claimed over a few
+// kilobytes is within the bounds and recorded as the claim it is.
+func TestUploadRefusesAbsurdClaims(t *testing.T) {
+	ctx := context.Background()
+	cases := []struct {
+		name  string
+		file  []byte
+		field string
+	}{
+		{"nineChannels", append(assettest.WAVHeader(48000, 9, 16, false, 18*10), make([]byte, 18*10)...), "claimed.channels"},
+		{"rateTooLow", append(assettest.WAVHeader(4000, 1, 16, false, 2*10), make([]byte, 2*10)...), "claimed.sampleRate"},
+		{"rateTooHigh", append(assettest.WAVHeader(384000, 2, 16, false, 4*10), make([]byte, 4*10)...), "claimed.sampleRate"},
+		{"flacRateTooHigh", assettest.FLAC(352800, 2, 24, 352800), "claimed.sampleRate"},
+		{"tenHours", assettest.FLAC(44100, 2, 16, 10*3600*44100), "claimed.durationSeconds"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			svc, blobs := newService(t, 0)
+			st := &memStore{}
+			_, err := svc.Upload(ctx, st, asset.UploadInput{Scope: scope, Body: bytes.NewReader(c.file)}, st.unit)
+			code, _, d := fault.Public(err)
+			if code != fault.InvalidInput || d["field"] != c.field || d["reason"] != "out_of_bounds" || d["maximum"] == nil {
+				t.Fatalf("Upload = %v %v", err, d)
+			}
+			if len(st.rows) != 0 || blobFiles(t, blobs.Root()) != 0 {
+				t.Fatalf("left %d rows, %d files", len(st.rows), blobFiles(t, blobs.Root()))
+			}
+		})
+	}
+	svc, _ := newService(t, 0)
+	st := &memStore{}
+	hour := assettest.ConstantFLAC(44100, 2, 16, 65535, 3600*44100, 3600*44100, 0)
+	a, err := svc.Upload(ctx, st, asset.UploadInput{Scope: scope, Body: bytes.NewReader(hour)}, st.unit)
+	if err != nil || *a.DurationMs != 3600_000 || *a.Channels != 2 || *a.SampleRate != 44100 {
+		t.Fatalf("an hour claimed = %+v, %v", a, err)
+	}
+	t.Logf("an hour of stereo 44.1 kHz FLAC in %d bytes", len(hour))
+}
+
+// The storage quota of the upload's plan bounds the workspace's bytes: an
+// upload that would pass it is refused with the quota and what is stored,
+// leaving nothing; once the quota is spent the body is not even read;
+// generated tracks count but are never refused; other plans and scopes
+// have their own room.
+func TestUploadStorageQuota(t *testing.T) {
+	ctx := context.Background()
+	blobs, err := fsblob.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	wav := assettest.WAV(8000, 1, 300) // 644 bytes
+	svc, err := asset.New(asset.Config{Blobs: blobs, Quota: func(plan string) int64 {
+		if plan == "tiny" {
+			return 1000
+		}
+		return 0
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &memStore{}
+	up := func(body io.Reader, origin asset.Origin, plan string) error {
+		_, err := svc.Upload(ctx, st, asset.UploadInput{Scope: scope, Body: body, Origin: origin, Plan: plan}, st.unit)
+		return err
+	}
+	if err := up(bytes.NewReader(wav), "", "tiny"); err != nil {
+		t.Fatal(err)
+	}
+	err = up(bytes.NewReader(assettest.WAV(8000, 1, 200)), "", "tiny")
+	code, _, d := fault.Public(err)
+	if code != fault.PayloadTooLarge || d["reason"] != "storage_quota" || d["limit"] != int64(1000) || d["used"] != int64(len(wav)) {
+		t.Fatalf("second upload = %v %v", err, d)
+	}
+	if len(st.rows) != 1 || blobFiles(t, blobs.Root()) != 1 {
+		t.Fatalf("%d rows, %d blobs after the refusal", len(st.rows), blobFiles(t, blobs.Root()))
+	}
+	// A generated track is stored past the quota, and counted.
+	if err := up(bytes.NewReader(assettest.WAV(8000, 1, 400)), asset.Generated, "tiny"); err != nil {
+		t.Fatalf("generated: %v", err)
+	}
+	// The quota is spent: the body is refused unread.
+	if err := up(iotest.ErrReader(errors.New("the body was read")), "", "tiny"); !fault.Is(err, fault.PayloadTooLarge) {
+		t.Fatalf("spent quota = %v", err)
+	}
+	// A plan without a quota, and another scope, are not held to it.
+	if err := up(bytes.NewReader(assettest.WAV(8000, 1, 500)), "", "studio"); err != nil {
+		t.Fatalf("plan without a quota: %v", err)
+	}
+	other := asset.Scope{TenantID: "ten_1", WorkspaceID: "ws_1", Environment: "live"}
+	if _, err := svc.Upload(ctx, st, asset.UploadInput{Scope: other, Body: bytes.NewReader(wav), Plan: "tiny"}, st.unit); err != nil {
+		t.Fatalf("other environment: %v", err)
 	}
 }

@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 	"slices"
+	"time"
 )
 
 // DefaultTestCredits is the monthly test-credit grant of each workspace's
@@ -28,16 +29,24 @@ type Catalog struct {
 //	studio  $49/month   10,000 credits  + audio.hires, marketplace.sell
 //
 // and 10,000 test credits a month for each workspace's test environment.
+// Their limits (Limits) are:
+//
+//	        sound operation input   storage per workspace and environment
+//	free    10 minutes              1 GiB
+//	pro     30 minutes              20 GiB
+//	studio  60 minutes              100 GiB
 func DefaultCatalog() Catalog {
 	pro := []string{"ai.basic", "ai.pro_models", "analytics.advanced", "collaboration.enabled"}
 	return Catalog{
 		Plans: []Spec{
 			{ID: FreeID, Name: "Free", Entitlements: []string{"ai.basic"}, MonthlyCredits: 50,
-				Prices: []Price{{Currency: "USD", Amount: 0, Interval: Month}}},
+				Prices: []Price{{Currency: "USD", Amount: 0, Interval: Month}}, Limits: DefaultLimits()},
 			{ID: "pro", Name: "Pro", Entitlements: pro, MonthlyCredits: 2_000,
-				Prices: []Price{{Currency: "USD", Amount: 1_900, Interval: Month}}},
+				Prices: []Price{{Currency: "USD", Amount: 1_900, Interval: Month}},
+				Limits: Limits{SoundMaxDuration: 30 * time.Minute, StorageQuotaBytes: 20 << 30}},
 			{ID: "studio", Name: "Studio", Entitlements: append(slices.Clone(pro), "audio.hires", "marketplace.sell"), MonthlyCredits: 10_000,
-				Prices: []Price{{Currency: "USD", Amount: 4_900, Interval: Month}}},
+				Prices: []Price{{Currency: "USD", Amount: 4_900, Interval: Month}},
+				Limits: Limits{SoundMaxDuration: 60 * time.Minute, StorageQuotaBytes: 100 << 30}},
 		},
 		TestCredits: DefaultTestCredits,
 	}
@@ -95,7 +104,11 @@ func (c Catalog) withDefaults() (Catalog, error) {
 			}
 			pk[key{p.Currency, p.Interval}] = true
 		}
-		out.Plans[i] = Spec{ID: s.ID, Name: s.Name, Entitlements: ents, MonthlyCredits: s.MonthlyCredits, Prices: prices}
+		if s.Limits.SoundMaxDuration < 0 || s.Limits.StorageQuotaBytes < 0 {
+			return Catalog{}, fmt.Errorf("plan %q: a negative limit", s.ID)
+		}
+		out.Plans[i] = Spec{ID: s.ID, Name: s.Name, Entitlements: ents, MonthlyCredits: s.MonthlyCredits, Prices: prices,
+			Limits: s.Limits.withDefaults()}
 	}
 	if !seen[FreeID] {
 		return Catalog{}, fmt.Errorf("the catalog has no %q plan, which every workspace starts on", FreeID)

@@ -17,6 +17,18 @@
 // pricing unavailable (Annual, reason ReasonNoAnnualPrice) until it has an
 // active price version with interval Year.
 //
+// # Limits
+//
+// Each plan carries Limits (DefaultCatalog documents the defaults): the
+// longest audio one sound operation processes (SoundMaxDuration, enforced by
+// package sound at admission on the input's claimed duration and, whatever
+// the header claimed, in decoded frames while it runs) and the storage
+// quota of a workspace in one environment (StorageQuotaBytes, enforced by
+// package asset when an upload or a sound output is stored). Limits are
+// configuration, read from the catalog through Service.Limits by the plan
+// in effect for the workspace in the caller's environment; a plan the
+// catalog no longer lists is held to the free plan's limits.
+//
 // # Workspace plans
 //
 // A workspace has a plan in each environment, test and live, as checkouts

@@ -62,6 +62,45 @@ type Spec struct {
 	// Prices are the plan's current prices, at most one per (currency,
 	// interval).
 	Prices []Price
+	// Limits bound what a workspace on the plan may consume. A zero field
+	// takes DefaultLimits' value for that field.
+	Limits Limits
+}
+
+// Limits are a plan's resource limits: configuration, applied where the
+// resource is consumed (they are not persisted with the plan).
+type Limits struct {
+	// SoundMaxDuration is the longest audio one sound operation (analysis,
+	// mastering, enhancement, stem separation) processes: admission refuses
+	// an input whose header claims more, and decoding stops an input that
+	// runs longer whatever its header claimed. It is measured in decoded
+	// frames at the input's sample rate.
+	SoundMaxDuration time.Duration
+	// StorageQuotaBytes bounds the bytes of all assets of a workspace in one
+	// environment (uploads, generated tracks and sound outputs, each record
+	// counted in full even when identical content is stored once). An
+	// upload or sound output that would pass it is refused; generated
+	// tracks, already paid for, are counted but never refused.
+	StorageQuotaBytes int64
+}
+
+// DefaultLimits returns the limits of a plan that configures none: the
+// free plan's defaults, 10 minutes of audio per sound operation and 1 GiB
+// of storage.
+func DefaultLimits() Limits {
+	return Limits{SoundMaxDuration: 10 * time.Minute, StorageQuotaBytes: 1 << 30}
+}
+
+// withDefaults fills l's zero fields from DefaultLimits.
+func (l Limits) withDefaults() Limits {
+	d := DefaultLimits()
+	if l.SoundMaxDuration == 0 {
+		l.SoundMaxDuration = d.SoundMaxDuration
+	}
+	if l.StorageQuotaBytes == 0 {
+		l.StorageQuotaBytes = d.StorageQuotaBytes
+	}
+	return l
 }
 
 // PriceVersion is one immutable, persisted price of a plan. Versions number

@@ -442,3 +442,40 @@ func TestPeriod(t *testing.T) {
 		t.Fatalf("bad period = %v", err)
 	}
 }
+
+// Every plan of the default catalog has its documented limits, a plan
+// configured without limits gets the defaults, and a plan the catalog does
+// not list is held to the free plan's.
+func TestLimits(t *testing.T) {
+	svc, err := plan.New(plan.Catalog{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[string]plan.Limits{
+		"free":   {SoundMaxDuration: 10 * time.Minute, StorageQuotaBytes: 1 << 30},
+		"pro":    {SoundMaxDuration: 30 * time.Minute, StorageQuotaBytes: 20 << 30},
+		"studio": {SoundMaxDuration: 60 * time.Minute, StorageQuotaBytes: 100 << 30},
+		"gone":   {SoundMaxDuration: 10 * time.Minute, StorageQuotaBytes: 1 << 30},
+		"":       {SoundMaxDuration: 10 * time.Minute, StorageQuotaBytes: 1 << 30},
+	} {
+		if got := svc.Limits(id); got != want {
+			t.Errorf("Limits(%q) = %+v, want %+v", id, got, want)
+		}
+	}
+	custom, err := plan.New(plan.Catalog{Plans: []plan.Spec{
+		{ID: "free", Name: "Free", Limits: plan.Limits{StorageQuotaBytes: 5000}},
+		{ID: "big", Name: "Big", Limits: plan.Limits{SoundMaxDuration: 2 * time.Hour}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := custom.Limits("big"); got != (plan.Limits{SoundMaxDuration: 2 * time.Hour, StorageQuotaBytes: 1 << 30}) {
+		t.Errorf("custom big = %+v", got)
+	}
+	if got := custom.Limits("other"); got != (plan.Limits{SoundMaxDuration: 10 * time.Minute, StorageQuotaBytes: 5000}) {
+		t.Errorf("unlisted plan on a custom catalog = %+v", got)
+	}
+	if _, err := plan.New(plan.Catalog{Plans: []plan.Spec{{ID: "free", Name: "Free", Limits: plan.Limits{StorageQuotaBytes: -1}}}}); err == nil {
+		t.Error("a negative limit was accepted")
+	}
+}

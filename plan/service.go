@@ -86,6 +86,22 @@ func (s *Service) Paid(planID string) bool {
 	return false
 }
 
+// Limits returns the limits of planID as the catalog configures them. A
+// plan the catalog does not list ("", or a plan dropped from the
+// configuration) is held to the free plan's limits.
+func (s *Service) Limits(planID string) Limits {
+	free := DefaultLimits()
+	for _, sp := range s.catalog.Plans {
+		if sp.ID == planID {
+			return sp.Limits
+		}
+		if sp.ID == FreeID {
+			free = sp.Limits
+		}
+	}
+	return free
+}
+
 // Granting returns the paid plans of the catalog that grant entitlement, in
 // display order.
 func (s *Service) Granting(entitlement string) []string {

@@ -42,6 +42,7 @@ import (
 	"github.com/creatormusic/platform/generation/providerb"
 	"github.com/creatormusic/platform/generation/providerb/providerbtest"
 	"github.com/creatormusic/platform/outbox"
+	"github.com/creatormusic/platform/plan"
 	"github.com/creatormusic/platform/store"
 	"github.com/creatormusic/platform/store/storetest"
 	"github.com/creatormusic/platform/token/sale"
@@ -69,6 +70,8 @@ type Options struct {
 	SessionLimits transport.SessionLimits
 	// MaxUploadBytes bounds asset uploads; zero means the platform default.
 	MaxUploadBytes int64
+	// Plans is the plan catalog; the zero value is the platform's default.
+	Plans plan.Catalog
 	// Passwords are the argon2id parameters; the zero value means cheap ones
 	// (1 pass, 64 KiB, 1 lane), so tests do not spend time hashing.
 	Passwords account.PasswordParams
@@ -269,7 +272,7 @@ func New(t testing.TB, opts Options) *System {
 	cfg := platform.Config{Payments: payments, MusicProviders: music, Generation: gen, Chain: chainCfg,
 		Store: db, SecretKey: SecretKey, Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Jobs: opts.Jobs, Keys: opts.Keys, SessionLimits: opts.SessionLimits, BlobDir: blobDir, MaxUploadBytes: opts.MaxUploadBytes,
-		Mailer: mailer, Passwords: pw, BaseURL: "http://platform.test", InsecureCookies: true, TrustProxy: opts.TrustProxy,
+		Plans: opts.Plans, Mailer: mailer, Passwords: pw, BaseURL: "http://platform.test", InsecureCookies: true, TrustProxy: opts.TrustProxy,
 		AllowLoopback: urlguardtest.Allow(t, simURLs...),
 	}
 	p, err := platform.New(ctx, cfg)

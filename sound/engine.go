@@ -9,6 +9,11 @@ import (
 // behind the same methods. Audio crosses it as dsp streams: the service
 // decodes the input asset, resamples it to the requested rate, and encodes
 // and stores what the engine produces, so an engine sees samples only.
+// The readers it hands an engine fail once the operation is cancelled or
+// expires (dsp.WithContext) or its input runs past the duration bound
+// (dsp.LimitFrames), and its sinks fail once an output would pass the size
+// limit: an engine reads block by block and returns those errors as they
+// come, which is how a running operation stops.
 type Engine interface {
 	// Name identifies the engine in operation records.
 	Name() string

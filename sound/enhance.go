@@ -66,7 +66,7 @@ func (s *Service) Enhance(ctx context.Context, st Store, p *access.Principal, a 
 	if err := checkOutput(op, in.Output, caps); err != nil {
 		return Operation{}, err
 	}
-	return s.accept(ctx, st, p, caps, TypeEnhancement, in.InputAssetID, in)
+	return s.accept(ctx, st, p, a, caps, TypeEnhancement, in.InputAssetID, in)
 }
 
 // featureField names the request field an engine option error points at:
@@ -92,21 +92,21 @@ func (s *Service) runEnhance(ctx context.Context, o Operation, blob asset.Blob) 
 	if err := decodeRequest(o, &req); err != nil {
 		return err
 	}
-	src, err := openInput(blob)
+	src, err := s.openInput(ctx, o, blob)
 	if err != nil {
-		return s.fail(ctx, o.ID, err)
+		return err
 	}
 	r, err := s.cfg.Engine.Enhance(dsp.NewResampler(src, req.Output.SampleRate), dspFeatures(req.Features))
 	if err != nil {
-		return s.fail(ctx, o.ID, err)
+		return err
 	}
 	if _, err := s.step(ctx, o.ID, StageEnhancing, 20); err != nil {
 		return err
 	}
 	channels := r.Format().Channels
-	tmp, enc, done, err := newOutput(req.Output, channels)
+	tmp, enc, done, err := s.newOutput(req.Output, channels)
 	if err != nil {
-		return s.fail(ctx, o.ID, err)
+		return err
 	}
 	defer done()
 	buf := dsp.NewBlock(channels, dsp.BlockFrames)
@@ -121,7 +121,7 @@ func (s *Service) runEnhance(ctx context.Context, o Operation, blob asset.Blob) 
 			break
 		}
 		if err != nil {
-			return s.fail(ctx, o.ID, err)
+			return err
 		}
 	}
 	if err := s.finishOutput(ctx, o.ID, enc, tmp); err != nil {

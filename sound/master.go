@@ -103,12 +103,15 @@ func (s *Service) Master(ctx context.Context, st Store, p *access.Principal, a *
 	if err := checkOutput(op, in.Output, caps); err != nil {
 		return Operation{}, err
 	}
-	return s.accept(ctx, st, p, caps, TypeMastering, in.InputAssetID, in)
+	return s.accept(ctx, st, p, a, caps, TypeMastering, in.InputAssetID, in)
 }
 
 // accept writes an operation of type t on an input asset of p's scope
-// with its run and deadline jobs.
-func (s *Service) accept(ctx context.Context, st Store, p *access.Principal, caps Capabilities, t Type, input string, request any) (Operation, error) {
+// with its run and deadline jobs. An input whose header claims more than
+// the snapshot's limits.maxInputDurationSeconds is INVALID_INPUT
+// (details.field "input.assetId", details.reason "duration_limit",
+// details.limit, details.claimedDurationSeconds).
+func (s *Service) accept(ctx context.Context, st Store, p *access.Principal, a *access.Authority, caps Capabilities, t Type, input string, request any) (Operation, error) {
 	const op = "sound.accept"
 	if err := served(op, caps, t); err != nil {
 		return Operation{}, err
@@ -116,11 +119,15 @@ func (s *Service) accept(ctx context.Context, st Store, p *access.Principal, cap
 	if input == "" {
 		return Operation{}, fault.Invalid(op, "input.assetId", "input.assetId is required.")
 	}
-	if _, err := s.cfg.Assets.Get(ctx, st, assetScope(p.Scope()), input); err != nil {
+	in, err := s.cfg.Assets.Get(ctx, st, assetScope(p.Scope()), input)
+	if err != nil {
 		if fault.Is(err, fault.NotFound) {
 			return Operation{}, fault.E(op, fault.NotFound, "No such asset.").With("field", "input.assetId")
 		}
 		return Operation{}, fault.Wrap(op, err)
+	}
+	if limit := int64(caps.Limits.MaxInputDurationSeconds); in.DurationMs != nil && *in.DurationMs > limit*1000 {
+		return Operation{}, durationError(op, limit).With("claimedDurationSeconds", float64(*in.DurationMs)/1000)
 	}
 	req, err := json.Marshal(request)
 	if err != nil {
@@ -133,7 +140,7 @@ func (s *Service) accept(ctx context.Context, st Store, p *access.Principal, cap
 	now := st.Now()
 	o := Operation{ID: st.NewID(IDPrefix), Scope: p.Scope(), CreatedByUserID: p.UserID, CreatedByKeyID: p.KeyID, Type: t,
 		Status: StatusQueued, Stage: StageAccepted, InputAssetID: input, Request: req, Capabilities: cb, Version: 1,
-		DeadlineAt: now.Add(s.cfg.Deadline), CreatedAt: now, UpdatedAt: now}
+		DeadlineAt: now.Add(s.cfg.Deadline), CreatedAt: now, UpdatedAt: now, Plan: planOf(a)}
 	if err := st.SoundOperationInsert(ctx, o); err != nil {
 		return Operation{}, fault.Wrap(op, err)
 	}
@@ -143,6 +150,12 @@ func (s *Service) accept(ctx context.Context, st Store, p *access.Principal, cap
 	return o, nil
 }
 
+// durationError is the refusal of an input longer than limit seconds.
+func durationError(op string, limit int64) *fault.Error {
+	return fault.E(op, fault.InvalidInput, fmt.Sprintf("The input is longer than the %d seconds one sound operation processes on this plan.", limit)).
+		With("field", "input.assetId").With("reason", "duration_limit").With("limit", limit)
+}
+
 // runMaster masters the input into one output asset.
 func (s *Service) runMaster(ctx context.Context, o Operation, blob asset.Blob) error {
 	var req MasterRequest
@@ -150,7 +163,7 @@ func (s *Service) runMaster(ctx context.Context, o Operation, blob asset.Blob) e
 		return err
 	}
 	open := func() (dsp.Reader, error) {
-		r, err := openInput(blob)
+		r, err := s.openInput(ctx, o, blob)
 		if err != nil {
 			return nil, err
 		}
@@ -158,15 +171,15 @@ func (s *Service) runMaster(ctx context.Context, o Operation, blob asset.Blob) e
 	}
 	first, err := open()
 	if err != nil {
-		return s.fail(ctx, o.ID, err)
+		return err
 	}
 	channels := first.Format().Channels
 	if _, err := s.step(ctx, o.ID, StageMastering, 20); err != nil {
 		return err
 	}
-	tmp, enc, done, err := newOutput(req.Output, channels)
+	tmp, enc, done, err := s.newOutput(req.Output, channels)
 	if err != nil {
-		return s.fail(ctx, o.ID, err)
+		return err
 	}
 	defer done()
 	opts := dsp.MasterOptions{Profile: req.Profile}
@@ -175,7 +188,7 @@ func (s *Service) runMaster(ctx context.Context, o Operation, blob asset.Blob) e
 	}
 	rep, err := s.cfg.Engine.Master(open, opts, enc.Write)
 	if err != nil {
-		return s.fail(ctx, o.ID, err)
+		return err
 	}
 	if err := s.finishOutput(ctx, o.ID, enc, tmp); err != nil {
 		return err
@@ -196,15 +209,6 @@ func decodeRequest(o Operation, dst any) error {
 	return nil
 }
 
-// openInput decodes the input blob from its start.
-func openInput(blob asset.Blob) (dsp.Reader, error) {
-	if _, err := blob.Seek(0, io.SeekStart); err != nil {
-		return nil, err
-	}
-	r, _, err := dsp.Open(blob)
-	return r, err
-}
-
 // finishOutput closes an output's encoder, moves the operation to
 // persisting, and rewinds the encoded file for storing.
 func (s *Service) finishOutput(ctx context.Context, id string, enc encoder, tmp *os.File) error {
@@ -216,27 +220,6 @@ func (s *Service) finishOutput(ctx context.Context, id string, enc encoder, tmp 
 	}
 	_, err := tmp.Seek(0, io.SeekStart)
 	return err
-}
-
-// newOutput creates a temporary file and an encoder for spec with
-// channels: outputs are encoded to a file (seekable, so headers carry
-// their sizes) and then stored, so memory stays bounded. done removes the
-// file.
-func newOutput(spec OutputSpec, channels int) (tmp *os.File, enc encoder, done func(), err error) {
-	tmp, err = os.CreateTemp("", "sound-output-*")
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	done = func() {
-		tmp.Close()
-		os.Remove(tmp.Name())
-	}
-	f := dsp.Format{SampleRate: spec.SampleRate, Channels: channels, BitDepth: spec.BitDepth, Float: spec.BitDepth == 32}
-	if enc, err = newEncoder(tmp, spec.Format, f); err != nil {
-		done()
-		return nil, nil, nil, err
-	}
-	return tmp, enc, done, nil
 }
 
 // encoder is a WAV or FLAC writer.
@@ -262,7 +245,8 @@ func (s *Service) persist(ctx context.Context, o Operation, name string, body io
 		mediaType = "audio/flac"
 	}
 	in := asset.UploadInput{Scope: assetScope(o.Scope), Creator: asset.Creator{UserID: o.CreatedByUserID, KeyID: o.CreatedByKeyID},
-		Body: body, DeclaredType: mediaType, Filename: fmt.Sprintf("%s-%s.%s", o.ID, name, spec.Format), Origin: asset.Derived}
+		Body: body, DeclaredType: mediaType, Filename: fmt.Sprintf("%s-%s.%s", o.ID, name, spec.Format), Origin: asset.Derived,
+		Plan: o.Plan}
 	_, err := s.cfg.Assets.Upload(ctx, s.cfg.Read(), in, func(ctx context.Context, insert func(asset.Store) (asset.Asset, error)) error {
 		return s.cfg.Run(ctx, func(st Store) error {
 			a, err := insert(st)

@@ -33,6 +33,9 @@ type Store interface {
 	// SoundOperationLock reads an operation by id, locked until the unit
 	// of work ends (a plain read on the read pool); NOT_FOUND otherwise.
 	SoundOperationLock(ctx context.Context, id string) (Operation, error)
+	// SoundOperationStatus reads an operation's status alone (cheap: the
+	// run's watcher polls it); NOT_FOUND when there is none.
+	SoundOperationStatus(ctx context.Context, id string) (Status, error)
 	// SoundOperationUpdate writes o when its stored version is
 	// o.Version-1; CONFLICT otherwise.
 	SoundOperationUpdate(ctx context.Context, o Operation) error
@@ -63,7 +66,18 @@ type Config struct {
 	// this deployment does not serve: the capability snapshot reports them
 	// unsupported and requests for them are 422 CAPABILITY_UNSUPPORTED.
 	Disabled []string
+	// MaxInputDuration returns the longest input one operation of a
+	// workspace on plan processes (plan.Limits.SoundMaxDuration). Nil means
+	// DefaultMaxInputDuration for every plan.
+	MaxInputDuration func(plan string) time.Duration
+	// WatchInterval is how often a running operation's status is read, so
+	// that a cancel or an expiry stops the work; zero means 250ms.
+	WatchInterval time.Duration
 }
+
+// DefaultMaxInputDuration bounds an operation's input when
+// Config.MaxInputDuration is nil.
+const DefaultMaxInputDuration = 10 * time.Minute
 
 // Service runs sound operations. It is safe for concurrent use.
 type Service struct {
@@ -81,6 +95,12 @@ func New(cfg Config) (*Service, error) {
 	if cfg.Engine == nil {
 		cfg.Engine = BuiltIn{}
 	}
+	if cfg.MaxInputDuration == nil {
+		cfg.MaxInputDuration = func(string) time.Duration { return DefaultMaxInputDuration }
+	}
+	if cfg.WatchInterval <= 0 {
+		cfg.WatchInterval = 250 * time.Millisecond
+	}
 	return &Service{cfg: cfg}, nil
 }
 
@@ -94,6 +114,14 @@ type Capabilities struct {
 	Audio AudioCapabilities `json:"audio"`
 	// Features says which sound operations are served.
 	Features FeatureCapabilities `json:"features"`
+	// Limits are the bounds of one operation for this workspace's plan.
+	Limits Limits `json:"limits"`
+}
+
+// Limits are the bounds of one operation, set by the workspace's plan.
+type Limits struct {
+	// MaxInputDurationSeconds is the longest input one operation processes.
+	MaxInputDurationSeconds int `json:"maxInputDurationSeconds" example:"600" doc:"The longest input, in seconds, one operation processes on this workspace's plan (free 600, pro 1800, studio 3600). An input whose header claims more is refused at admission; one that decodes longer than its header claimed fails its operation when decoding passes the bound. Both are INVALID_INPUT with details.reason duration_limit and details.limit."`
 }
 
 // AudioCapabilities are the output audio parameters the engine serves.
@@ -174,11 +202,14 @@ type Supported struct {
 // Capabilities returns the snapshot for an authority: output up to 48 kHz
 // and 24-bit, and 88.2/96 kHz and 32-bit where the workspace holds
 // EntitlementHighResolution; analysis, mastering, enhancement (by feature)
-// and stem separation, less what Config.Disabled names; and what the stem
-// separation is and how well it separates, as the engine reports it.
+// and stem separation, less what Config.Disabled names; what the stem
+// separation is and how well it separates, as the engine reports it; and
+// the input duration bound of the workspace's plan (a nil authority has
+// the free plan's).
 func (s *Service) Capabilities(a *access.Authority) Capabilities {
 	on := func(t Type) bool { return !slices.Contains(s.cfg.Disabled, string(t)) }
 	c := Capabilities{
+		Limits: Limits{MaxInputDurationSeconds: int(s.maxInput(planOf(a)).Seconds())},
 		Audio: AudioCapabilities{SampleRates: []int{22050, 32000, 44100, 48000}, BitDepths: []int{16, 24},
 			Formats: []string{"wav", "flac"}, MaximumChannels: 2},
 		Features: FeatureCapabilities{Analysis: Supported{Supported: on(TypeAnalysis)}, Mastering: Supported{Supported: on(TypeMastering)},
@@ -202,6 +233,22 @@ func (s *Service) Capabilities(a *access.Authority) Capabilities {
 		c.Audio.BitDepths = append(c.Audio.BitDepths, highResolutionDepths()...)
 	}
 	return c
+}
+
+// maxInput is the input duration bound of plan.
+func (s *Service) maxInput(plan string) time.Duration {
+	if s.cfg.MaxInputDuration == nil {
+		return DefaultMaxInputDuration
+	}
+	return s.cfg.MaxInputDuration(plan)
+}
+
+// planOf is the plan in effect for a's workspace; "" without an authority.
+func planOf(a *access.Authority) string {
+	if a == nil {
+		return ""
+	}
+	return a.Plan
 }
 
 func (s *Service) stems() []string    { return s.cfg.Engine.Stems() }
@@ -261,7 +308,7 @@ func (s *Service) Analyze(ctx context.Context, st Store, p *access.Principal, a 
 		}
 		seen[f] = true
 	}
-	return s.accept(ctx, st, p, s.Capabilities(a), TypeAnalysis, in.InputAssetID, in)
+	return s.accept(ctx, st, p, a, s.Capabilities(a), TypeAnalysis, in.InputAssetID, in)
 }
 
 // enqueue writes an operation's run and deadline jobs.
@@ -424,21 +471,11 @@ func (s *Service) move(ctx context.Context, st Store, o Operation, e Event, edit
 	return o, nil
 }
 
-// ExpireHandler is the handler of JobExpire.
+// ExpireHandler is the handler of JobExpire: it expires an operation still
+// running at its deadline (a no-op on an ended one). The run stops on its
+// own within a poll of its watcher.
 func (s *Service) ExpireHandler() jobs.Handler {
-	return s.handler(func(ctx context.Context, id string) error {
-		return s.cfg.Run(ctx, func(st Store) error {
-			o, err := st.SoundOperationLock(ctx, id)
-			if err != nil {
-				return err
-			}
-			if st.Now().Before(o.DeadlineAt) {
-				return fmt.Errorf("sound operation %s: deadline not reached", id)
-			}
-			_, err = s.move(ctx, st, o, EventExpire, func(*Operation) {})
-			return err
-		})
-	})
+	return s.handler(s.expire)
 }
 
 func (s *Service) handler(fn func(ctx context.Context, id string) error) jobs.Handler {
@@ -449,25 +486,6 @@ func (s *Service) handler(fn func(ctx context.Context, id string) error) jobs.Ha
 		}
 		return fn(ctx, p.Operation)
 	}
-}
-
-// errStopped ends a run whose operation ended meanwhile (cancelled or
-// expired).
-var errStopped = errors.New("sound: operation ended")
-
-// RunHandler is the handler of JobRun: it runs the engine on the input
-// asset, storing the stage and progress as it goes. A cancelled or
-// expired operation stops at its next step and keeps its state. Input the
-// engine cannot decode fails the operation (INVALID_INPUT); an
-// infrastructure error retries the job.
-func (s *Service) RunHandler() jobs.Handler {
-	return s.handler(func(ctx context.Context, id string) error {
-		err := s.run(ctx, id)
-		if errors.Is(err, errStopped) {
-			return nil
-		}
-		return err
-	})
 }
 
 // step moves a running operation to stage at percent in its own unit of
@@ -508,31 +526,6 @@ func (s *Service) step(ctx context.Context, id string, stage Stage, percent int)
 	return out, err
 }
 
-func (s *Service) run(ctx context.Context, id string) error {
-	o, err := s.step(ctx, id, StageDecoding, 5)
-	if err != nil {
-		return err
-	}
-	a, err := s.cfg.Assets.Get(ctx, s.cfg.Read(), assetScope(o.Scope), o.InputAssetID)
-	if err != nil {
-		return err
-	}
-	blob, err := s.cfg.Assets.Open(ctx, a)
-	if err != nil {
-		return err
-	}
-	defer blob.Close()
-	switch o.Type {
-	case TypeMastering:
-		return s.runMaster(ctx, o, blob)
-	case TypeStemSeparation:
-		return s.runStems(ctx, o, blob)
-	case TypeEnhancement:
-		return s.runEnhance(ctx, o, blob)
-	}
-	return s.runAnalysis(ctx, o, blob)
-}
-
 func (s *Service) runAnalysis(ctx context.Context, o Operation, blob asset.Blob) error {
 	id := o.ID
 	var req AnalyzeRequest
@@ -541,11 +534,11 @@ func (s *Service) runAnalysis(ctx context.Context, o Operation, blob asset.Blob)
 	}
 	// Each measure streams the input once; the blob is read again from its
 	// start for the next, so memory never holds the audio.
-	pass := func() (dsp.Reader, error) { return openInput(blob) }
+	pass := func() (dsp.Reader, error) { return s.openInput(ctx, o, blob) }
 	want := func(f string) bool { return slices.Contains(req.Fields, f) }
 	r, err := pass()
 	if err != nil {
-		return s.fail(ctx, id, err)
+		return err
 	}
 	format := r.Format()
 	if _, err := s.step(ctx, id, StageAnalyzing, 10); err != nil {
@@ -553,7 +546,7 @@ func (s *Service) runAnalysis(ctx context.Context, o Operation, blob asset.Blob)
 	}
 	loud, err := s.cfg.Engine.Measure(r)
 	if err != nil {
-		return s.fail(ctx, id, err)
+		return err
 	}
 	res := analysisOf(format, loud, want)
 	if want(FieldBPM) {
@@ -561,11 +554,11 @@ func (s *Service) runAnalysis(ctx context.Context, o Operation, blob asset.Blob)
 			return err
 		}
 		if r, err = pass(); err != nil {
-			return s.fail(ctx, id, err)
+			return err
 		}
 		t, err := s.cfg.Engine.Tempo(r)
 		if err != nil {
-			return s.fail(ctx, id, err)
+			return err
 		}
 		res.BPM = measure(t.Available, t.BPM, "BPM", t.Reason)
 		if t.Available {
@@ -577,11 +570,11 @@ func (s *Service) runAnalysis(ctx context.Context, o Operation, blob asset.Blob)
 			return err
 		}
 		if r, err = pass(); err != nil {
-			return s.fail(ctx, id, err)
+			return err
 		}
 		k, err := s.cfg.Engine.Key(r)
 		if err != nil {
-			return s.fail(ctx, id, err)
+			return err
 		}
 		res.Key = &Measure{Available: k.Available}
 		if k.Available {
@@ -604,30 +597,6 @@ func (s *Service) runAnalysis(ctx context.Context, o Operation, blob asset.Blob)
 			return errStopped
 		}
 		return s.complete(ctx, st, o, body)
-	})
-}
-
-// fail ends the operation with INVALID_INPUT when the engine could not
-// read its input, and returns other errors for the job to retry.
-func (s *Service) fail(ctx context.Context, id string, cause error) error {
-	var opt *dsp.OptionError
-	if !errors.Is(cause, dsp.ErrUnknownStem) && !errors.Is(cause, dsp.ErrCorrupt) && !errors.Is(cause, dsp.ErrUnsupported) && !errors.Is(cause, dsp.ErrEmpty) &&
-		!errors.Is(cause, dsp.ErrSilence) && !errors.As(cause, &opt) {
-		return cause
-	}
-	msg := "The input audio could not be decoded."
-	if errors.Is(cause, dsp.ErrSilence) {
-		msg = "The input is silent: there is no loudness to master."
-	}
-	return s.cfg.Run(ctx, func(st Store) error {
-		o, err := st.SoundOperationLock(ctx, id)
-		if err != nil {
-			return err
-		}
-		_, err = s.move(ctx, st, o, EventFail, func(o *Operation) {
-			o.FailureCode, o.FailureMessage = string(fault.InvalidInput), msg
-		})
-		return err
 	})
 }
 

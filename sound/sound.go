@@ -19,6 +19,55 @@
 // is INVALID_STATE_TRANSITION (409), as for generation, and a failed,
 // cancelled or expired operation is returned unchanged — nothing is ever
 // rolled back.
+//
+// # Bounds
+//
+// One upload of a few kilobytes must not hold a worker for minutes, so
+// every operation is bounded:
+//
+//   - Duration. The plan in effect for the workspace sets the longest
+//     input one operation processes (plan.Limits.SoundMaxDuration: free 10
+//     minutes, pro 30, studio 60), reported in the capability snapshot as
+//     limits.maxInputDurationSeconds. Admission refuses an input whose
+//     header claims more (INVALID_INPUT, details.field "input.assetId",
+//     details.reason "duration_limit", details.limit in seconds, and
+//     details.claimedDurationSeconds). Claims are not trusted: every pass
+//     over the input counts decoded frames (dsp.LimitFrames) and an input
+//     that runs past the bound fails the operation with the same code and
+//     details, whatever its header claimed.
+//   - Time. An operation expires at its deadline (Config.Deadline). The run
+//     job works under a context that ends at the deadline and that a
+//     watcher cancels as soon as the operation's stored status is terminal
+//     (it polls the row every Config.WatchInterval, so a cancel or expiry
+//     made on any host stops the work on this one), and every decoder and
+//     DSP loop reads block by block from a reader that checks that context
+//     (dsp.WithContext): a cancelled or expired operation stops within a
+//     block and the job completes, leaving the operation cancelled or
+//     expired with no result.
+//   - Size. Outputs are encoded to temporary files that may not grow past
+//     the host's upload limit (asset.Service.MaxUploadBytes) and are stored
+//     under the workspace's storage quota (package asset).
+//
+// # Failures
+//
+// A failure that would recur on every attempt fails the operation once,
+// with its code and details, and the job completes: input the engine
+// cannot decode or that is silent where loudness is needed
+// (INVALID_INPUT, details.reason "undecodable" or "silent"), an input past
+// the duration bound (INVALID_INPUT, "duration_limit"), an output past the
+// size limit (PAYLOAD_TOO_LARGE, details.reason "output_size",
+// details.limit in bytes) or the storage quota (PAYLOAD_TOO_LARGE,
+// "storage_quota"). Only infrastructure errors (the database, the blob
+// store, temporary files) return an error, for the job to retry.
+//
+// # Credits
+//
+// Decision (the spec is silent): sound operations cost no credits. They
+// run on the built-in engine, with no provider to pay, and are bounded
+// instead by the plan's input duration, a per-workspace concurrency limit
+// on their jobs, and the plan's storage quota for their outputs. A hosted
+// engine with a per-call cost would reserve and settle credits through the
+// ledger as generation does.
 package sound
 
 import (
@@ -177,13 +226,18 @@ type Operation struct {
 	Capabilities json.RawMessage
 	// Result is the analysis result once completed.
 	Result json.RawMessage
-	// FailureCode and FailureMessage say why a failed operation failed.
+	// FailureCode, FailureMessage and FailureDetails (a JSON object, such
+	// as the limit passed) say why a failed operation failed.
 	FailureCode    string
 	FailureMessage string
-	Version        int64
-	DeadlineAt     time.Time
-	CreatedAt      time.Time
-	StartedAt      *time.Time
-	UpdatedAt      time.Time
-	EndedAt        *time.Time
+	FailureDetails json.RawMessage
+	// Plan is the plan in effect for the workspace when the operation was
+	// accepted: its storage quota holds the outputs.
+	Plan       string
+	Version    int64
+	DeadlineAt time.Time
+	CreatedAt  time.Time
+	StartedAt  *time.Time
+	UpdatedAt  time.Time
+	EndedAt    *time.Time
 }

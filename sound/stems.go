@@ -48,7 +48,7 @@ func (s *Service) Stems(ctx context.Context, st Store, p *access.Principal, a *a
 	if err := checkOutput(op, in.Output, caps); err != nil {
 		return Operation{}, err
 	}
-	return s.accept(ctx, st, p, caps, TypeStemSeparation, in.InputAssetID, in)
+	return s.accept(ctx, st, p, a, caps, TypeStemSeparation, in.InputAssetID, in)
 }
 
 // runStems separates the input into one output asset per requested stem.
@@ -57,9 +57,9 @@ func (s *Service) runStems(ctx context.Context, o Operation, blob asset.Blob) er
 	if err := decodeRequest(o, &req); err != nil {
 		return err
 	}
-	src, err := openInput(blob)
+	src, err := s.openInput(ctx, o, blob)
 	if err != nil {
-		return s.fail(ctx, o.ID, err)
+		return err
 	}
 	r := dsp.NewResampler(src, req.Output.SampleRate)
 	if _, err := s.step(ctx, o.ID, StageStemIsolation, 20); err != nil {
@@ -70,15 +70,15 @@ func (s *Service) runStems(ctx context.Context, o Operation, blob asset.Blob) er
 	files := map[string]*os.File{}
 	encs := map[string]encoder{}
 	for _, name := range req.Stems {
-		tmp, enc, done, err := newOutput(req.Output, r.Format().Channels)
+		tmp, enc, done, err := s.newOutput(req.Output, r.Format().Channels)
 		if err != nil {
-			return s.fail(ctx, o.ID, err)
+			return err
 		}
 		defer done()
 		files[name], encs[name] = tmp, enc
 	}
 	if err := s.cfg.Engine.Separate(r, req.Stems, func(stem string, b dsp.Block) error { return encs[stem].Write(b) }); err != nil {
-		return s.fail(ctx, o.ID, err)
+		return err
 	}
 	if _, err := s.step(ctx, o.ID, StageEncoding, 80); err != nil {
 		return err

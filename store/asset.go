@@ -94,3 +94,39 @@ func (tx *Tx) AssetCount(ctx context.Context, workspaceID string) (int, error) {
 	err := tx.idb.QueryRowContext(ctx, `SELECT COUNT(*) FROM assets WHERE workspace_id = ?`, workspaceID).Scan(&n)
 	return n, errf("store.AssetCount", err)
 }
+
+// AssetStorageAdd implements asset.Store. The counter row is created at
+// zero if missing, then one conditional UPDATE adds the bytes: on
+// PostgreSQL it takes the row's lock until the transaction ends, so a
+// concurrent adder waits and re-evaluates the condition on the committed
+// total; on SQLite the single writer serializes them.
+func (tx *Tx) AssetStorageAdd(ctx context.Context, s asset.Scope, bytes, quota int64) (int64, bool, error) {
+	const op = "store.AssetStorageAdd"
+	if _, err := tx.idb.ExecContext(ctx, `INSERT INTO asset_storage (tenant_id, workspace_id, environment, bytes)
+		VALUES (?, ?, ?, 0) ON CONFLICT (workspace_id, environment) DO NOTHING`, s.TenantID, s.WorkspaceID, s.Environment); err != nil {
+		return 0, false, errf(op, err)
+	}
+	var total int64
+	err := tx.idb.QueryRowContext(ctx, `UPDATE asset_storage SET bytes = bytes + ?
+		WHERE workspace_id = ? AND environment = ? AND (? <= 0 OR bytes + ? <= ?) RETURNING bytes`,
+		bytes, s.WorkspaceID, s.Environment, quota, bytes, quota).Scan(&total)
+	if errors.Is(err, sql.ErrNoRows) {
+		used, err := tx.AssetStorageUsed(ctx, s)
+		return used, false, err
+	}
+	if err != nil {
+		return 0, false, errf(op, err)
+	}
+	return total, true, nil
+}
+
+// AssetStorageUsed implements asset.Store.
+func (tx *Tx) AssetStorageUsed(ctx context.Context, s asset.Scope) (int64, error) {
+	var used int64
+	err := tx.idb.QueryRowContext(ctx, `SELECT bytes FROM asset_storage WHERE workspace_id = ? AND environment = ?`,
+		s.WorkspaceID, s.Environment).Scan(&used)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	return used, errf("store.AssetStorageUsed", err)
+}

@@ -31,6 +31,8 @@ type soundOperationRow struct {
 	Result          *string    `bun:"result"`
 	FailureCode     string     `bun:"failure_code"`
 	FailureMessage  string     `bun:"failure_message"`
+	FailureDetails  *string    `bun:"failure_details"`
+	PlanID          string     `bun:"plan_id"`
 	Version         int64      `bun:"version"`
 	DeadlineAt      time.Time  `bun:"deadline_at"`
 	CreatedAt       time.Time  `bun:"created_at"`
@@ -46,16 +48,19 @@ func (r soundOperationRow) operation() sound.Operation {
 		Stage: sound.Stage(r.Stage), Progress: r.Progress, InputAssetID: r.InputAssetID, Request: json.RawMessage(r.Request),
 		Capabilities: json.RawMessage(r.Capabilities), FailureCode: r.FailureCode, FailureMessage: r.FailureMessage,
 		Version: r.Version, DeadlineAt: r.DeadlineAt.UTC(), CreatedAt: r.CreatedAt.UTC(), StartedAt: utcPtr(r.StartedAt),
-		UpdatedAt: r.UpdatedAt.UTC(), EndedAt: utcPtr(r.EndedAt)}
+		UpdatedAt: r.UpdatedAt.UTC(), EndedAt: utcPtr(r.EndedAt), Plan: r.PlanID}
 	if r.Result != nil {
 		o.Result = json.RawMessage(*r.Result)
+	}
+	if r.FailureDetails != nil {
+		o.FailureDetails = json.RawMessage(*r.FailureDetails)
 	}
 	return o
 }
 
 const soundOperationSelect = `SELECT id, tenant_id, workspace_id, environment, created_by_user_id, created_by_key_id, type, status,
-	stage, progress, input_asset_id, request, capabilities, result, failure_code, failure_message, version, deadline_at, created_at,
-	started_at, updated_at, ended_at FROM sound_operations`
+	stage, progress, input_asset_id, request, capabilities, result, failure_code, failure_message, failure_details, plan_id, version,
+	deadline_at, created_at, started_at, updated_at, ended_at FROM sound_operations`
 
 // nullText is a JSON document for a nullable TEXT column.
 func nullText(b json.RawMessage) *string {
@@ -70,11 +75,12 @@ func nullText(b json.RawMessage) *string {
 func (tx *Tx) SoundOperationInsert(ctx context.Context, o sound.Operation) error {
 	_, err := tx.idb.ExecContext(ctx, `INSERT INTO sound_operations (id, tenant_id, workspace_id, environment, created_by_user_id,
 		created_by_key_id, type, status, stage, progress, input_asset_id, request, capabilities, result, failure_code, failure_message,
-		version, deadline_at, created_at, started_at, updated_at, ended_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		failure_details, plan_id, version, deadline_at, created_at, started_at, updated_at, ended_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		o.ID, o.Scope.TenantID, o.Scope.WorkspaceID, string(o.Scope.Environment), o.CreatedByUserID, o.CreatedByKeyID, string(o.Type),
 		string(o.Status), string(o.Stage), o.Progress, o.InputAssetID, string(o.Request), string(o.Capabilities), nullText(o.Result),
-		o.FailureCode, o.FailureMessage, o.Version, o.DeadlineAt, o.CreatedAt, o.StartedAt, o.UpdatedAt, o.EndedAt)
+		o.FailureCode, o.FailureMessage, nullText(o.FailureDetails), o.Plan, o.Version, o.DeadlineAt, o.CreatedAt, o.StartedAt,
+		o.UpdatedAt, o.EndedAt)
 	return errf("store.SoundOperationInsert", err)
 }
 
@@ -97,13 +103,25 @@ func (tx *Tx) SoundOperationLock(ctx context.Context, id string) (sound.Operatio
 	return tx.scanSound(ctx, "store.SoundOperationLock", soundOperationSelect+` WHERE id = ?`+tx.rowLock(), id)
 }
 
+// SoundOperationStatus implements sound.Store: one indexed column of one
+// row, cheap enough to poll.
+func (tx *Tx) SoundOperationStatus(ctx context.Context, id string) (sound.Status, error) {
+	var st string
+	err := tx.idb.QueryRowContext(ctx, `SELECT status FROM sound_operations WHERE id = ?`, id).Scan(&st)
+	if err != nil {
+		return "", notFound("store.SoundOperationStatus", err)
+	}
+	return sound.Status(st), nil
+}
+
 // SoundOperationUpdate implements sound.Store.
 func (tx *Tx) SoundOperationUpdate(ctx context.Context, o sound.Operation) error {
 	const op = "store.SoundOperationUpdate"
 	res, err := tx.idb.ExecContext(ctx, `UPDATE sound_operations SET status = ?, stage = ?, progress = ?, result = ?,
-		failure_code = ?, failure_message = ?, version = ?, started_at = ?, updated_at = ?, ended_at = ? WHERE id = ? AND version = ?`,
-		string(o.Status), string(o.Stage), o.Progress, nullText(o.Result), o.FailureCode, o.FailureMessage, o.Version, o.StartedAt,
-		o.UpdatedAt, o.EndedAt, o.ID, o.Version-1)
+		failure_code = ?, failure_message = ?, failure_details = ?, version = ?, started_at = ?, updated_at = ?, ended_at = ?
+		WHERE id = ? AND version = ?`,
+		string(o.Status), string(o.Stage), o.Progress, nullText(o.Result), o.FailureCode, o.FailureMessage, nullText(o.FailureDetails),
+		o.Version, o.StartedAt, o.UpdatedAt, o.EndedAt, o.ID, o.Version-1)
 	if err != nil {
 		return errf(op, err)
 	}

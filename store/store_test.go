@@ -98,3 +98,7 @@ func TestAuditEnvironmentBackfill(t *testing.T) { backfill(t, storetest.AuditEnv
 // TestProviderCostCorrection checks that migration 0018 turns the cost
 // reconciliations that presented a price as a reading into UNKNOWN ones.
 func TestProviderCostCorrection(t *testing.T) { backfill(t, storetest.ProviderCostCorrection) }
+
+// TestAssetStorageBackfill checks that migration 0021 counts the assets
+// stored before it against their workspace's storage.
+func TestAssetStorageBackfill(t *testing.T) { backfill(t, storetest.AssetStorageBackfill) }

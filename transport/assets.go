@@ -29,19 +29,28 @@ type AssetView struct {
 	// SizeBytes is the content's length in bytes.
 	SizeBytes int64  `json:"sizeBytes" example:"1764044"`
 	SHA256    string `json:"sha256" doc:"Lowercase hex SHA-256 of the content; the content's ETag." example:"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"`
-	// DurationMs is null when the header does not state it.
-	DurationMs *int64 `json:"durationMs" doc:"Duration in milliseconds; null when unknown." example:"10000"`
-	// DurationEstimated marks an MP3 duration estimated from size and bitrate.
-	DurationEstimated bool   `json:"durationEstimated" doc:"True when durationMs is estimated from size and bitrate (constant-bitrate MP3 without a frame count)." example:"false"`
-	SampleRate        *int   `json:"sampleRate" doc:"Sample rate in Hz; null when unknown." example:"44100"`
-	Channels          *int   `json:"channels" doc:"Channel count; null when unknown." example:"2"`
-	BitDepth          *int   `json:"bitDepth" doc:"Bits per sample; null for formats without one (MP3)." example:"16"`
-	Origin            string `json:"origin" doc:"Provenance of the bytes." enum:"uploaded,generated,derived" example:"uploaded"`
-	Filename          string `json:"filename" doc:"The client's file name, sanitized; empty when none was sent." example:"take-1.wav"`
+	// Claimed holds the audio parameters the file's header claims.
+	Claimed  AssetClaims `json:"claimed" doc:"The audio parameters the file's header claims, read without decoding: claims, not measurements. A header can claim an hour over a few kilobytes of audio, or a few seconds over an hour of it; sound operations count what they decode against their own bound whatever is claimed here (analysis measures the real duration)."`
+	Origin   string      `json:"origin" doc:"Provenance of the bytes." enum:"uploaded,generated,derived" example:"uploaded"`
+	Filename string      `json:"filename" doc:"The client's file name, sanitized; empty when none was sent." example:"take-1.wav"`
 	// CreatedBy is who created the asset.
 	CreatedBy AssetCreator `json:"createdBy"`
 	// CreatedAt is when the asset was created.
 	CreatedAt time.Time `json:"createdAt"`
+}
+
+// AssetClaims are the audio parameters an asset's header claims.
+type AssetClaims struct {
+	// DurationSeconds is the claimed duration; null when the header claims none.
+	DurationSeconds *float64 `json:"durationSeconds" doc:"The duration the header claims, in seconds (millisecond precision); null when it claims none. At most 14400 (4 hours) is accepted at upload." example:"10"`
+	// DurationEstimated marks a duration estimated from size and bitrate.
+	DurationEstimated bool `json:"durationEstimated" doc:"True when durationSeconds is estimated from size and bitrate (constant-bitrate MP3 without a frame count) rather than read from the header." example:"false"`
+	// SampleRate is the claimed sample rate.
+	SampleRate *int `json:"sampleRate" doc:"The sample rate the header claims, in Hz (8000 to 192000 are accepted at upload); null when unknown." example:"44100"`
+	// Channels is the claimed channel count.
+	Channels *int `json:"channels" doc:"The channel count the header claims (1 to 8 are accepted at upload); null when unknown." example:"2"`
+	// BitDepth is the claimed bits per sample.
+	BitDepth *int `json:"bitDepth" doc:"The bits per sample the header claims; null for formats without one (MP3)." example:"16"`
 }
 
 // AssetCreator names who created an asset.
@@ -53,20 +62,24 @@ type AssetCreator struct {
 }
 
 func assetView(a asset.Asset) AssetView {
-	return AssetView{
+	v := AssetView{
 		ID: a.ID, Object: "asset", Environment: a.Scope.Environment, MediaType: a.MediaType, SizeBytes: a.Size,
-		SHA256: a.SHA256, DurationMs: a.DurationMs, DurationEstimated: a.DurationEstimated, SampleRate: a.SampleRate,
-		Channels: a.Channels, BitDepth: a.BitDepth, Origin: string(a.Origin), Filename: a.Filename,
+		SHA256: a.SHA256, Claimed: AssetClaims{DurationEstimated: a.DurationEstimated, SampleRate: a.SampleRate,
+			Channels: a.Channels, BitDepth: a.BitDepth}, Origin: string(a.Origin), Filename: a.Filename,
 		CreatedBy: AssetCreator{UserID: a.CreatedBy.UserID, KeyID: a.CreatedBy.KeyID}, CreatedAt: a.CreatedAt,
 	}
+	if a.DurationMs != nil {
+		v.Claimed.DurationSeconds = new(float64(*a.DurationMs) / 1000)
+	}
+	return v
 }
 
 func exampleAsset() AssetView {
-	d, rate, ch, bits := int64(10000), 44100, 2, 16
+	d, rate, ch, bits := 10.0, 44100, 2, 16
 	return AssetView{
 		ID: "ast_01jd0000000000000000000000", Object: "asset", Environment: "test", MediaType: "audio/wav",
 		SizeBytes: 1764044, SHA256: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
-		DurationMs: &d, SampleRate: &rate, Channels: &ch, BitDepth: &bits, Origin: "uploaded", Filename: "take-1.wav",
+		Claimed: AssetClaims{DurationSeconds: &d, SampleRate: &rate, Channels: &ch, BitDepth: &bits}, Origin: "uploaded", Filename: "take-1.wav",
 		CreatedBy: AssetCreator{UserID: "usr_01jd0000000000000000000000", KeyID: "key_01jd0000000000000000000000"},
 		CreatedAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
 	}
@@ -108,11 +121,20 @@ func assetRoutes(svc *asset.Service) []Route {
 			Summary: "Upload an audio asset",
 			Description: "Addition to the spec. Streams a WAV, FLAC or MP3 file into platform storage, either as " +
 				"`multipart/form-data` with the file in the field `file` (its part's Content-Type or filename extension is the " +
-				"declared type) or as the raw body with an audio Content-Type. The content is sniffed: its real type, " +
-				"sample rate, channels, bit depth and duration come from the header, and a file that is not what it " +
+				"declared type) or as the raw body with an audio Content-Type. The content is sniffed: its real type, and " +
+				"the sample rate, channels, bit depth and duration its header claims (shown under `claimed`: claims read " +
+				"without decoding, not measurements), and a file that is not what it " +
 				"declares, is empty or is truncated is 400 INVALID_INPUT (details.field `file`, details.detected, " +
-				"details.reason) with nothing stored. A declared type that is not audio is 415. Uploads over the host's " +
-				"limit (default 200 MiB) are 413 PAYLOAD_TOO_LARGE. Uploads take no Idempotency-Key: the body is " +
+				"details.reason) with nothing stored. A header claiming channels outside 1..8, a sample rate outside " +
+				"8000..192000 Hz or a duration over 4 hours is 400 INVALID_INPUT naming the claim (details.field " +
+				"`claimed.channels`, `claimed.sampleRate` or `claimed.durationSeconds`, details.reason `out_of_bounds`, " +
+				"details.claimed, details.minimum, details.maximum). A declared type that is not audio is 415. Uploads over the host's " +
+				"limit (default 200 MiB) are 413 PAYLOAD_TOO_LARGE (details.reason `file_size`, details.limit). Every asset's " +
+				"bytes count against the workspace's storage quota in its environment, set by its plan (free 1 GiB, pro 20 GiB, " +
+				"studio 100 GiB); an upload that would pass it is 413 PAYLOAD_TOO_LARGE with details.reason `storage_quota`, " +
+				"details.limit (the quota in bytes) and details.used (the bytes stored), with nothing stored, and once the quota " +
+				"is spent the body is refused before it is read. Sound outputs count and are held to the same quota; " +
+				"generated tracks count but are never refused. Uploads take no Idempotency-Key: the body is " +
 				"streamed, not buffered, so it cannot be hashed before it is read; identical content is stored once " +
 				"(content-addressed by SHA-256) and a retry makes a second record pointing at the same bytes.",
 			Stream: true, BodyLimit: svc.MaxUploadBytes() + multipartSlack, RequestContentTypes: uploadTypes,
@@ -124,6 +146,9 @@ func assetRoutes(svc *asset.Service) []Route {
 				}
 				in.Scope = assetScope(c.Principal)
 				in.Creator = asset.Creator{UserID: c.Principal.UserID, KeyID: c.Principal.KeyID}
+				if c.Authority != nil {
+					in.Plan = c.Authority.Plan
+				}
 				a, err := svc.Upload(ctx, c.Tx, in, func(ctx context.Context, insert func(asset.Store) (asset.Asset, error)) error {
 					return c.Commit(ctx, func(tx *store.Tx) error { _, err := insert(tx); return err })
 				})

@@ -112,6 +112,7 @@ func fieldDocs() map[string]map[string]string {
 		"github.com/creatormusic/platform/sound.Capabilities": {
 			"Audio":    "audio is the output audio parameters the engine serves to this workspace.",
 			"Features": "features says which sound operations are served.",
+			"Limits":   "limits are the bounds of one operation for this workspace's plan.",
 		},
 		"github.com/creatormusic/platform/sound.Enhancement": {
 			"Features":  "features maps each enhancement feature to whether it is served.",
@@ -122,6 +123,9 @@ func fieldDocs() map[string]map[string]string {
 			"Enhancement":    "enhancement says whether enhancement is served and which features.",
 			"Mastering":      "mastering says whether mastering is served.",
 			"StemSeparation": "stemSeparation says whether stems are served, which and how many.",
+		},
+		"github.com/creatormusic/platform/sound.Limits": {
+			"MaxInputDurationSeconds": "maxInputDurationSeconds is the longest input one operation processes.",
 		},
 		"github.com/creatormusic/platform/sound.MasterResult": {
 			"AchievedLUFS":       "achievedLufs is the output's integrated loudness as re-measured, in LUFS.",
@@ -212,19 +216,25 @@ func fieldDocs() map[string]map[string]string {
 			"Fields": "fields are the measures wanted (duration, loudness, peak, bpm, key, sampleRate, bitDepth, channelCount); empty means all of them.",
 			"Input":  "input is the audio to analyze.",
 		},
+		"github.com/creatormusic/platform/transport.AssetClaims": {
+			"BitDepth":          "bitDepth is the claimed bits per sample.",
+			"Channels":          "channels is the claimed channel count.",
+			"DurationEstimated": "durationEstimated marks a duration estimated from size and bitrate.",
+			"DurationSeconds":   "durationSeconds is the claimed duration; null when the header claims none.",
+			"SampleRate":        "sampleRate is the claimed sample rate.",
+		},
 		"github.com/creatormusic/platform/transport.AssetCreator": {
 			"KeyID":  "keyId is the API key that uploaded it, when a key did (\"\" for a session).",
 			"UserID": "userId is the user who created the asset, or on whose behalf an API key did.",
 		},
 		"github.com/creatormusic/platform/transport.AssetView": {
-			"CreatedAt":         "createdAt is when the asset was created.",
-			"CreatedBy":         "createdBy is who created the asset.",
-			"DurationEstimated": "durationEstimated marks an MP3 duration estimated from size and bitrate.",
-			"DurationMs":        "durationMs is null when the header does not state it.",
-			"Environment":       "environment is the environment (test or live) of the key or session that created the asset.",
-			"ID":                "id is the asset's id.",
-			"Object":            "object is always \"asset\".",
-			"SizeBytes":         "sizeBytes is the content's length in bytes.",
+			"Claimed":     "claimed holds the audio parameters the file's header claims.",
+			"CreatedAt":   "createdAt is when the asset was created.",
+			"CreatedBy":   "createdBy is who created the asset.",
+			"Environment": "environment is the environment (test or live) of the key or session that created the asset.",
+			"ID":          "id is the asset's id.",
+			"Object":      "object is always \"asset\".",
+			"SizeBytes":   "sizeBytes is the content's length in bytes.",
 		},
 		"github.com/creatormusic/platform/transport.AttemptView": {
 			"CreatedAt": "createdAt is when the attempt was recorded, just before the provider create.",
@@ -959,6 +969,7 @@ func fieldDocs() map[string]map[string]string {
 		},
 		"github.com/creatormusic/platform/transport.SoundFailure": {
 			"Code":    "code is the platform error code that failed the operation.",
+			"Details": "details are the failure's structured context.",
 			"Message": "message is a client-safe explanation.",
 		},
 		"github.com/creatormusic/platform/transport.SoundInput": {

@@ -38,6 +38,8 @@ type SoundFailure struct {
 	Code string `json:"code" example:"INVALID_INPUT"`
 	// Message is a client-safe explanation.
 	Message string `json:"message" example:"The input audio could not be decoded."`
+	// Details are the failure's structured context.
+	Details map[string]any `json:"details,omitempty" doc:"Structured context of the failure, as an error's details: reason (undecodable, silent, duration_limit, output_size, storage_quota), limit (seconds for duration_limit, bytes for output_size and storage_quota) and field where one applies."`
 }
 
 // SoundOperationView is a sound operation's state.
@@ -171,6 +173,9 @@ func soundView(o sound.Operation) SoundOperationView {
 	}
 	if o.FailureCode != "" {
 		v.Failure = &SoundFailure{Code: o.FailureCode, Message: o.FailureMessage}
+		if len(o.FailureDetails) > 0 {
+			_ = json.Unmarshal(o.FailureDetails, &v.Failure.Details) // stored by the service as an object
+		}
 	}
 	return v
 }
@@ -181,6 +186,19 @@ func exampleSoundOperation() SoundOperationView {
 		Stage: "analyzing", Progress: &SoundProgress{Percent: 40}, Input: SoundInput{AssetID: "ast_01jd0000000000000000000000"},
 		Environment: "test", CreatedAt: t, StartedAt: &t, UpdatedAt: t}
 }
+
+// soundBoundsNote ends the description of every route that starts a sound
+// operation: the bounds, permanent failures and the credits decision
+// (package sound, Bounds, Failures and Credits).
+const soundBoundsNote = "Sound operations cost no credits (a decision: the spec is silent; the built-in engine has no provider " +
+	"to pay); they are bounded instead by the plan's input duration, a per-workspace concurrency limit and the plan's storage " +
+	"quota for outputs. An input whose header claims more than the capability snapshot's limits.maxInputDurationSeconds is 400 " +
+	"INVALID_INPUT (details.field input.assetId, details.reason duration_limit, details.limit in seconds, " +
+	"details.claimedDurationSeconds); headers are not trusted, so an input that decodes longer than the bound fails the operation " +
+	"with the same code and details when decoding passes it. Failures that would recur fail the operation once, never retried: " +
+	"failure.code INVALID_INPUT with failure.details.reason undecodable, silent or duration_limit, or PAYLOAD_TOO_LARGE with " +
+	"reason output_size (an output over the host's upload limit; details.limit in bytes) or storage_quota. A cancel or the " +
+	"deadline stops the running work within about a second, with no result."
 
 // soundRoutes are the sound engine routes (spec, Sound engine): the
 // capability snapshot, analysis, mastering, enhancement, stems, and an
@@ -233,7 +251,8 @@ func soundRoutes(svc *sound.Service) []Route {
 				"quality, the global signal-to-distortion ratio of each stem in dB as measured on a synthetic mixture of four known " +
 				"stems (quality.measuredOn describes it). Those figures are readings the engine's tests reproduce on that mixture, not " +
 				"targets; a synthetic mixture is far easier than real music, so they do not compare with learned models' figures on " +
-				"real-music benchmarks such as MUSDB18.",
+				"real-music benchmarks such as MUSDB18. limits.maxInputDurationSeconds is the longest input one operation processes on " +
+				"the workspace's plan (free 600, pro 1800, studio 3600).",
 			Response: svc.Capabilities(nil),
 			Handle: func(ctx context.Context, c *Call) (any, error) {
 				return svc.Capabilities(c.Authority), nil
@@ -244,7 +263,8 @@ func soundRoutes(svc *sound.Service) []Route {
 				"fields chooses among duration, loudness (integrated LUFS and loudness range, ITU-R BS.1770-4 / EBU R128), peak (sample peak " +
 				"dBFS and true peak dBTP), bpm, key, sampleRate, bitDepth and channelCount; empty means all. A measure the engine cannot " +
 				"establish is reported unavailable with a reason, never guessed. An unknown field is 400 INVALID_INPUT; an asset of another " +
-				"workspace is 404. The same Idempotency-Key and body return the same operation.",
+				"workspace is 404. The same Idempotency-Key and body return the same operation. " +
+				soundBoundsNote,
 			Request:  AnalyzeRequest{Input: SoundInput{AssetID: "ast_01jd0000000000000000000000"}, Fields: []string{"loudness", "peak"}},
 			Response: ex, Errors: []string{string(fault.NotFound)},
 			Policy: start(false),
@@ -265,7 +285,8 @@ func soundRoutes(svc *sound.Service) []Route {
 				"denoise, declick, dehum, clarity, stereo_width and voice_cleanup, each at most once, applied in the engine's fixed order, " +
 				"into one derived asset in the requested output encoding. An unknown, repeated or out-of-range feature is 422 " +
 				"CAPABILITY_UNSUPPORTED naming features[i].name or features[i].amount, never ignored; so is an output outside the capability " +
-				"snapshot.",
+				"snapshot. " +
+				soundBoundsNote,
 			Request: EnhanceRequest{Input: SoundInput{AssetID: "ast_01jd0000000000000000000000"}, Features: []EnhanceFeature{{Name: "denoise"}},
 				Output: SoundOutputSpec{Format: "wav", SampleRate: 48000, BitDepth: 24}},
 			Response: ex, Errors: []string{string(fault.NotFound), string(fault.CapabilityUnsupported)},
@@ -293,7 +314,8 @@ func soundRoutes(svc *sound.Service) []Route {
 				"drums, bass and other, built so that the stems sum back to the input; stems names the ones wanted (empty means all four). " +
 				"Each stem becomes one derived asset in the requested output encoding (result outputs[] with type stem and the stem name). " +
 				"A stem name the engine does not serve, or an output outside the capability snapshot, is 422 CAPABILITY_UNSUPPORTED naming " +
-				"the field.",
+				"the field. " +
+				soundBoundsNote,
 			Request: StemsRequest{Input: SoundInput{AssetID: "ast_01jd0000000000000000000000"}, Stems: []string{"vocals", "drums", "bass", "other"},
 				Output: SoundOutputSpec{Format: "wav", SampleRate: 44100, BitDepth: 16}},
 			Response: ex, Errors: []string{string(fault.NotFound), string(fault.CapabilityUnsupported)},
@@ -317,7 +339,8 @@ func soundRoutes(svc *sound.Service) []Route {
 				"[-30, -6]), limits true peaks under the -1 dBTP ceiling with a look-ahead limiter, re-measures, and stores the result as one " +
 				"derived asset in the requested output encoding (resampled with a band-limited resampler, TPDF-dithered when the bit depth " +
 				"falls). The result reports the achieved loudness and true peak. An output outside the capability snapshot, or a target out " +
-				"of range, is 422 CAPABILITY_UNSUPPORTED naming the field; a silent input fails the operation with INVALID_INPUT.",
+				"of range, is 422 CAPABILITY_UNSUPPORTED naming the field; a silent input fails the operation with INVALID_INPUT. " +
+				soundBoundsNote,
 			Request: MasterRequest{Input: SoundInput{AssetID: "ast_01jd0000000000000000000000"}, Profile: "streaming",
 				Output: SoundOutputSpec{Format: "wav", SampleRate: 48000, BitDepth: 24}},
 			Response: ex, Errors: []string{string(fault.NotFound), string(fault.CapabilityUnsupported)},
@@ -386,8 +409,10 @@ func soundRoutes(svc *sound.Service) []Route {
 			}}),
 		write(Route{Method: http.MethodPost, Pattern: "/api/v1/sound/operations/{operationId}/cancel", OperationID: "cancelSoundOperation",
 			Summary: "Cancel a sound operation",
-			Description: "Idempotent: a queued, dispatched or processing operation becomes cancelled and stops at its next step; a failed, " +
-				"cancelled or expired operation is returned unchanged; a completed one is 409 INVALID_STATE_TRANSITION. Nothing is rolled back.",
+			Description: "Idempotent: a queued, dispatched or processing operation becomes cancelled, and its running work stops within " +
+				"about a second (the worker polls the operation's status and stops decoding and processing at the next block, on any host); " +
+				"a failed, cancelled or expired operation is returned unchanged; a completed one is 409 INVALID_STATE_TRANSITION. Nothing is " +
+				"rolled back and a cancelled operation has no result.",
 			Response: ex, Errors: []string{string(fault.NotFound), string(fault.InvalidState)},
 			Policy: cancel,
 			Handle: func(ctx context.Context, c *Call) (any, error) {

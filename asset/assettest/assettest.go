@@ -1,6 +1,7 @@
 // Package assettest generates small, valid audio files for tests: WAV
 // (whole, or streamed at any length without holding it in memory), FLAC
-// headers with STREAMINFO and a frame sync, and MP3 frames with valid MPEG
+// headers with STREAMINFO and a frame sync, decodable FLAC streams of
+// constant frames of any length (ConstantFLAC), and MP3 frames with valid MPEG
 // headers, optionally behind an ID3v2 tag and with a Xing frame count. The
 // bytes are synthetic (a tone or silence); only the headers are exact.
 package assettest
@@ -102,6 +103,117 @@ func FLAC(rate, channels, bits int, totalSamples int64) []byte {
 	b.Write(make([]byte, 16)) // MD5 unset
 	b.Write([]byte{0xFF, 0xF8, 0x69, 0x08, 0x00, 0x00, 0x00, 0x00})
 	return b.Bytes()
+}
+
+// ConstantFLAC returns a decodable FLAC stream of frames sample frames,
+// every sample of every channel equal to value (a constant of bits-bit
+// PCM, bits 8, 16 or 24: 0 is silence), in frames of block samples (16..65535) made of
+// constant subframes, so an hour of audio takes a few kilobytes. The
+// STREAMINFO block declares declared total samples, which may differ from
+// frames (a lying header; zero means unknown), and leaves the MD5 unset.
+func ConstantFLAC(rate, channels, bits, block int, frames, declared int64, value int) []byte {
+	var b bytes.Buffer
+	b.WriteString("fLaC")
+	b.Write([]byte{0x80, 0, 0, 34})
+	binary.Write(&b, binary.BigEndian, uint16(block))
+	binary.Write(&b, binary.BigEndian, uint16(block))
+	b.Write([]byte{0, 0, 0, 0, 0, 0})
+	v := uint64(rate)<<44 | uint64(channels-1)<<41 | uint64(bits-1)<<36 | uint64(declared)&(1<<36-1)
+	binary.Write(&b, binary.BigEndian, v)
+	b.Write(make([]byte, 16))
+	for num, left := uint64(0), frames; left > 0; num++ {
+		n := min(left, int64(block))
+		left -= n
+		// Sync and fixed blocking; block size from the 16 bits after the
+		// frame number (0111), sample rate from STREAMINFO; independent
+		// channels; the sample size coded (8, 16 or 24 bits).
+		f := []byte{0xFF, 0xF8, 0x70, byte(channels-1)<<4 | map[int]byte{8: 1, 16: 4, 24: 6}[bits]<<1}
+		f = append(f, utf8Number(num)...)
+		f = binary.BigEndian.AppendUint16(f, uint16(n-1))
+		f = append(f, crc8(f))
+		var bw bitWriter
+		for range channels {
+			bw.write(0, 8) // padding, SUBFRAME_CONSTANT, no wasted bits
+			bw.write(uint64(value)&(1<<bits-1), bits)
+		}
+		f = append(f, bw.bytes()...)
+		f = binary.BigEndian.AppendUint16(f, crc16(f))
+		b.Write(f)
+	}
+	return b.Bytes()
+}
+
+// utf8Number codes a frame number as FLAC does (UTF-8's scheme, up to 36 bits).
+func utf8Number(n uint64) []byte {
+	if n < 0x80 {
+		return []byte{byte(n)}
+	}
+	extra := 1
+	for n >= 1<<(6*extra+6-extra) {
+		extra++
+	}
+	out := make([]byte, extra+1)
+	for i := extra; i > 0; i-- {
+		out[i] = 0x80 | byte(n&0x3F)
+		n >>= 6
+	}
+	out[0] = byte(0xFF<<(7-extra)) | byte(n)
+	return out
+}
+
+// bitWriter packs bits MSB first, padding the last byte with zeros.
+type bitWriter struct {
+	buf  []byte
+	acc  uint64
+	bits int
+}
+
+func (w *bitWriter) write(v uint64, n int) {
+	for i := n - 1; i >= 0; i-- {
+		w.acc = w.acc<<1 | v>>uint(i)&1
+		if w.bits++; w.bits == 8 {
+			w.buf, w.acc, w.bits = append(w.buf, byte(w.acc)), 0, 0
+		}
+	}
+}
+
+func (w *bitWriter) bytes() []byte {
+	if w.bits > 0 {
+		return append(w.buf, byte(w.acc<<uint(8-w.bits)))
+	}
+	return w.buf
+}
+
+// crc8 is FLAC's frame header CRC (polynomial x^8 + x^2 + x + 1).
+func crc8(p []byte) byte {
+	var c byte
+	for _, x := range p {
+		c ^= x
+		for range 8 {
+			if c&0x80 != 0 {
+				c = c<<1 ^ 0x07
+			} else {
+				c <<= 1
+			}
+		}
+	}
+	return c
+}
+
+// crc16 is FLAC's frame CRC (polynomial x^16 + x^15 + x^2 + 1).
+func crc16(p []byte) uint16 {
+	var c uint16
+	for _, x := range p {
+		c ^= uint16(x) << 8
+		for range 8 {
+			if c&0x8000 != 0 {
+				c = c<<1 ^ 0x8005
+			} else {
+				c <<= 1
+			}
+		}
+	}
+	return c
 }
 
 // MP3Options shape an MP3 file.

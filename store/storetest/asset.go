@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -12,7 +13,8 @@ import (
 )
 
 // exerciseAssets covers asset.Store: insert and scoped get, isolation by
-// workspace, environment and tenant, and the by-hash reference check.
+// workspace, environment and tenant, the by-hash reference check, and the
+// storage counter's quota, also under concurrent adders.
 func exerciseAssets(t *testing.T, open Opener) {
 	ctx := context.Background()
 	seed := seedWorkspaces
@@ -117,6 +119,88 @@ func exerciseAssets(t *testing.T, open Opener) {
 		}
 		if ref, err := db.Read().AssetReferenced(ctx, sha); err != nil || !ref {
 			t.Fatalf("after insert: %v, %v", ref, err)
+		}
+	})
+
+	t.Run("StorageQuota", func(t *testing.T) {
+		db, _ := fresh(t, open)
+		seed(t, db)
+		add := func(s asset.Scope, bytes, quota int64) (int64, bool) {
+			t.Helper()
+			var total int64
+			var ok bool
+			if err := db.InTx(ctx, func(tx *store.Tx) error {
+				var err error
+				total, ok, err = tx.AssetStorageAdd(ctx, s, bytes, quota)
+				return err
+			}); err != nil {
+				t.Fatalf("add: %v", err)
+			}
+			return total, ok
+		}
+		if used, err := db.Read().AssetStorageUsed(ctx, scope); err != nil || used != 0 {
+			t.Fatalf("before any asset: %d, %v", used, err)
+		}
+		if total, ok := add(scope, 600, 1000); !ok || total != 600 {
+			t.Fatalf("first add = %d, %v", total, ok)
+		}
+		if total, ok := add(scope, 401, 1000); ok || total != 600 {
+			t.Fatalf("past the quota = %d, %v", total, ok)
+		}
+		if total, ok := add(scope, 400, 1000); !ok || total != 1000 {
+			t.Fatalf("up to the quota = %d, %v", total, ok)
+		}
+		if total, ok := add(scope, 5000, 0); !ok || total != 6000 {
+			t.Fatalf("no quota = %d, %v", total, ok)
+		}
+		// Each workspace and environment has its own counter.
+		live := asset.Scope{TenantID: "ten_1", WorkspaceID: "ws_1", Environment: "live"}
+		if total, ok := add(live, 1000, 1000); !ok || total != 1000 {
+			t.Fatalf("live = %d, %v", total, ok)
+		}
+		// A rolled-back add counts nothing.
+		_ = db.InTx(ctx, func(tx *store.Tx) error {
+			if _, _, err := tx.AssetStorageAdd(ctx, live, 7, 0); err != nil {
+				return err
+			}
+			return errStop
+		})
+		if used, err := db.Read().AssetStorageUsed(ctx, live); err != nil || used != 1000 {
+			t.Fatalf("after a rollback: %d, %v", used, err)
+		}
+	})
+
+	t.Run("StorageQuotaConcurrent", func(t *testing.T) {
+		db, _ := fresh(t, open)
+		seed(t, db)
+		other := asset.Scope{TenantID: "ten_1", WorkspaceID: "ws_2", Environment: "test"}
+		// Eight adders of 300 bytes under a 1000-byte quota: exactly three
+		// pass, whatever the interleaving.
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		passed := 0
+		for range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				err := db.InTx(ctx, func(tx *store.Tx) error {
+					_, ok, err := tx.AssetStorageAdd(ctx, other, 300, 1000)
+					if ok {
+						mu.Lock()
+						passed++
+						mu.Unlock()
+					}
+					return err
+				})
+				if err != nil {
+					t.Errorf("add: %v", err)
+				}
+			}()
+		}
+		wg.Wait()
+		used, err := db.Read().AssetStorageUsed(ctx, other)
+		if err != nil || passed != 3 || used != 900 {
+			t.Fatalf("%d adders passed, %d bytes stored (%v); want 3 and 900", passed, used, err)
 		}
 	})
 }

@@ -2,12 +2,14 @@ package storetest
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 
 	"github.com/uptrace/bun"
 
 	"github.com/creatormusic/platform/access"
+	"github.com/creatormusic/platform/asset"
 	"github.com/creatormusic/platform/store"
 )
 
@@ -156,6 +158,43 @@ func migrateBefore(t *testing.T, old *bun.DB, ms []store.Migration, version int)
 		t.Helper()
 		if _, err := old.NewRaw(q, args...).Exec(ctx); err != nil {
 			t.Fatalf("%s: %v", q, err)
+		}
+	}
+}
+
+// assetStorageVersion is the migration that counts each workspace's
+// stored bytes.
+const assetStorageVersion = 21
+
+// AssetStorageBackfill checks migration 0021 on one dialect (arguments as
+// AuditEnvironmentBackfill's): the assets stored before it count against
+// their workspace's storage in their environment.
+func AssetStorageBackfill(t *testing.T, old *bun.DB, ms []store.Migration, reopen func(t *testing.T) *store.DB) {
+	t.Helper()
+	ctx := context.Background()
+	exec := migrateBefore(t, old, ms, assetStorageVersion)
+	exec(`INSERT INTO tenants (id, name, created_at) VALUES ('ten_1', 'One', ?)`, Epoch)
+	for _, ws := range []string{"ws_1", "ws_2"} {
+		exec(`INSERT INTO workspaces (id, tenant_id, name, state, created_at) VALUES (?, 'ten_1', 'One', 'active', ?)`, ws, Epoch)
+	}
+	for i, a := range []struct {
+		ws, env string
+		size    int64
+	}{{"ws_1", "test", 100}, {"ws_1", "test", 250}, {"ws_1", "live", 7}, {"ws_2", "test", 1 << 40}} {
+		exec(`INSERT INTO assets (id, tenant_id, workspace_id, environment, media_type, size_bytes, sha256, origin, created_at)
+			VALUES (?, 'ten_1', ?, ?, 'audio/wav', ?, 'abc', 'uploaded', ?)`, fmt.Sprintf("ast_%d", i), a.ws, a.env, a.size, Epoch)
+	}
+	if err := old.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db := reopen(t)
+	for _, c := range []struct {
+		ws, env string
+		want    int64
+	}{{"ws_1", "test", 350}, {"ws_1", "live", 7}, {"ws_2", "test", 1 << 40}, {"ws_2", "live", 0}} {
+		got, err := db.Read().AssetStorageUsed(ctx, asset.Scope{TenantID: "ten_1", WorkspaceID: c.ws, Environment: c.env})
+		if err != nil || got != c.want {
+			t.Errorf("%s %s: %d bytes (%v), want %d", c.ws, c.env, got, err, c.want)
 		}
 	}
 }

@@ -1,0 +1,281 @@
+package sound
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/creatormusic/platform/asset"
+	"github.com/creatormusic/platform/fault"
+	"github.com/creatormusic/platform/jobs"
+	"github.com/creatormusic/platform/sound/dsp"
+)
+
+// errStopped ends a run whose operation ended meanwhile (cancelled,
+// expired, or ended by another run); it is also the cause of a run
+// context its watcher cancelled for that reason.
+var errStopped = errors.New("sound: operation ended")
+
+// errDeadline is the cause of a run context that ended at the
+// operation's deadline.
+var errDeadline = errors.New("sound: operation deadline passed")
+
+// RunHandler is the handler of JobRun: it runs the engine on the input
+// asset, storing the stage and progress as it goes, under a context that
+// ends at the operation's deadline and that a watcher cancels once the
+// stored status is terminal (see the package doc, Bounds). A cancelled or
+// expired operation stops within a block and keeps its state (a run that
+// reaches the deadline expires the operation itself); a permanent failure
+// fails the operation once with its code (Failures); both complete the
+// job. Only infrastructure errors, and the end of the job's own context
+// (the pool stopping, the lease lost), return an error for the job to be
+// retried.
+func (s *Service) RunHandler() jobs.Handler {
+	return s.handler(func(ctx context.Context, id string) error {
+		o, err := s.cfg.Read().SoundOperationLock(ctx, id)
+		if err != nil {
+			return err
+		}
+		if o.Status.Terminal() {
+			return nil
+		}
+		run, stop := s.watch(ctx, o)
+		defer stop()
+		return s.settle(ctx, run, o, s.run(run, o))
+	})
+}
+
+// watch returns the context o's run works under: it ends at o's deadline
+// (by the store's clock, read at every poll, as well as by a timer) and
+// when o's stored status becomes terminal, with errDeadline or errStopped
+// as its cause. stop releases it.
+func (s *Service) watch(ctx context.Context, o Operation) (context.Context, func()) {
+	run, cancel := context.WithCancelCause(ctx)
+	left := o.DeadlineAt.Sub(s.cfg.Read().Now())
+	timed, cancelTimer := context.WithDeadlineCause(run, time.Now().Add(left), errDeadline)
+	go func() {
+		t := time.NewTicker(s.cfg.WatchInterval)
+		defer t.Stop()
+		for {
+			st := s.cfg.Read()
+			if !st.Now().Before(o.DeadlineAt) {
+				cancel(errDeadline)
+				return
+			}
+			// A failed read is not a reason to stop the work: the next
+			// poll tries again.
+			if status, err := st.SoundOperationStatus(timed, o.ID); err == nil && status.Terminal() {
+				cancel(errStopped)
+				return
+			}
+			select {
+			case <-timed.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return timed, func() {
+		cancelTimer()
+		cancel(nil)
+	}
+}
+
+// settle decides what a run's outcome means for the job: nil when the
+// work is done or need not be retried, the error otherwise.
+func (s *Service) settle(job, run context.Context, o Operation, err error) error {
+	switch {
+	case err == nil, errors.Is(err, errStopped) && job.Err() == nil:
+		return nil
+	case job.Err() != nil:
+		// The pool stops or lost the lease: another attempt finishes.
+		return err
+	case run.Err() != nil && errors.Is(context.Cause(run), errDeadline):
+		return s.expire(context.WithoutCancel(job), o.ID)
+	case run.Err() != nil:
+		return nil // cancelled, or ended by another run
+	}
+	code, msg, details, ok := permanent(err)
+	if !ok {
+		return err
+	}
+	body, jerr := json.Marshal(details)
+	if jerr != nil {
+		return jerr
+	}
+	return s.cfg.Run(job, func(st Store) error {
+		cur, err := st.SoundOperationLock(job, o.ID)
+		if err != nil {
+			return err
+		}
+		_, err = s.move(job, st, cur, EventFail, func(o *Operation) {
+			o.FailureCode, o.FailureMessage, o.FailureDetails = string(code), msg, body
+		})
+		return err
+	})
+}
+
+// expire moves an operation whose deadline passed to expired (a no-op on
+// an ended one); an error, for a retry, while the store's clock has not
+// reached the deadline.
+func (s *Service) expire(ctx context.Context, id string) error {
+	return s.cfg.Run(ctx, func(st Store) error {
+		o, err := st.SoundOperationLock(ctx, id)
+		if err != nil {
+			return err
+		}
+		if st.Now().Before(o.DeadlineAt) {
+			return fmt.Errorf("sound operation %s: deadline not reached", id)
+		}
+		_, err = s.move(ctx, st, o, EventExpire, func(*Operation) {})
+		return err
+	})
+}
+
+// permanent classifies a run's error: ok when it would recur on every
+// attempt, with the code, client-safe message and details that fail the
+// operation.
+func permanent(err error) (code fault.Code, msg string, details map[string]any, ok bool) {
+	var long *dsp.LengthError
+	var opt *dsp.OptionError
+	var size *outputSizeError
+	switch {
+	case errors.As(err, &long):
+		e := durationError("sound.run", long.MaxFrames/int64(long.SampleRate))
+		return e.Code, e.Message, e.Details, true
+	case errors.Is(err, dsp.ErrSilence):
+		return fault.InvalidInput, "The input is silent: there is no loudness to master.",
+			map[string]any{"field": "input.assetId", "reason": "silent"}, true
+	case errors.Is(err, dsp.ErrCorrupt), errors.Is(err, dsp.ErrUnsupported), errors.Is(err, dsp.ErrEmpty),
+		errors.Is(err, dsp.ErrUnknownStem), errors.As(err, &opt):
+		return fault.InvalidInput, "The input audio could not be decoded.",
+			map[string]any{"field": "input.assetId", "reason": "undecodable"}, true
+	case errors.As(err, &size):
+		return fault.PayloadTooLarge, fmt.Sprintf("The output exceeds the limit of %d bytes.", size.limit),
+			map[string]any{"reason": "output_size", "limit": size.limit}, true
+	}
+	// Refusals of the asset service (an output over the upload limit or
+	// the storage quota) and other coded errors of the domain are
+	// permanent; uncoded errors (database, blob store, files) and
+	// compare-and-set conflicts are not.
+	switch c := fault.CodeOf(err); c {
+	case fault.Internal, fault.Conflict, fault.ServiceUnavailable:
+		return "", "", nil, false
+	default:
+		code, msg, details := fault.Public(err)
+		if details == nil {
+			details = map[string]any{}
+		}
+		return code, msg, details, true
+	}
+}
+
+// run runs o on the engine under ctx.
+func (s *Service) run(ctx context.Context, o Operation) error {
+	o, err := s.step(ctx, o.ID, StageDecoding, 5)
+	if err != nil {
+		return err
+	}
+	a, err := s.cfg.Assets.Get(ctx, s.cfg.Read(), assetScope(o.Scope), o.InputAssetID)
+	if err != nil {
+		return err
+	}
+	blob, err := s.cfg.Assets.Open(ctx, a)
+	if err != nil {
+		return err
+	}
+	defer blob.Close()
+	switch o.Type {
+	case TypeMastering:
+		return s.runMaster(ctx, o, blob)
+	case TypeStemSeparation:
+		return s.runStems(ctx, o, blob)
+	case TypeEnhancement:
+		return s.runEnhance(ctx, o, blob)
+	}
+	return s.runAnalysis(ctx, o, blob)
+}
+
+// inputBound is the longest input o may process: its capability
+// snapshot's limit, or its plan's for an operation accepted before
+// snapshots carried one.
+func (s *Service) inputBound(o Operation) time.Duration {
+	var c Capabilities
+	if json.Unmarshal(o.Capabilities, &c) == nil && c.Limits.MaxInputDurationSeconds > 0 {
+		return time.Duration(c.Limits.MaxInputDurationSeconds) * time.Second
+	}
+	return s.maxInput(o.Plan)
+}
+
+// openInput decodes the input blob from its start, for one pass: the
+// reader stops with ctx and fails past o's duration bound, counted in
+// decoded frames whatever the header claimed.
+func (s *Service) openInput(ctx context.Context, o Operation, blob asset.Blob) (dsp.Reader, error) {
+	if _, err := blob.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	r, _, err := dsp.Open(blob)
+	if err != nil {
+		return nil, err
+	}
+	bound := int64(s.inputBound(o).Seconds() * float64(r.Format().SampleRate))
+	return dsp.LimitFrames(dsp.WithContext(ctx, r), bound), nil
+}
+
+// newOutput creates a temporary file and an encoder for spec with
+// channels: outputs are encoded to a file (seekable, so headers carry
+// their sizes) and then stored, so memory stays bounded. The file may not
+// grow past the host's upload limit: the write that would pass it fails
+// with an *outputSizeError, so an output too large to store stops early
+// instead of being computed to its end. done removes the file.
+func (s *Service) newOutput(spec OutputSpec, channels int) (tmp *os.File, enc encoder, done func(), err error) {
+	tmp, err = os.CreateTemp("", "sound-output-*")
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	done = func() {
+		tmp.Close()
+		os.Remove(tmp.Name())
+	}
+	f := dsp.Format{SampleRate: spec.SampleRate, Channels: channels, BitDepth: spec.BitDepth, Float: spec.BitDepth == 32}
+	if enc, err = newEncoder(&cappedFile{f: tmp, limit: s.cfg.Assets.MaxUploadBytes()}, spec.Format, f); err != nil {
+		done()
+		return nil, nil, nil, err
+	}
+	return tmp, enc, done, nil
+}
+
+// outputSizeError is an output that would pass the size limit.
+type outputSizeError struct{ limit int64 }
+
+func (e *outputSizeError) Error() string {
+	return fmt.Sprintf("sound: the output exceeds the limit of %d bytes", e.limit)
+}
+
+// cappedFile writes and seeks a file whose size may not pass limit.
+type cappedFile struct {
+	f     *os.File
+	limit int64
+	pos   int64
+}
+
+func (c *cappedFile) Write(p []byte) (int, error) {
+	if c.pos+int64(len(p)) > c.limit {
+		return 0, &outputSizeError{limit: c.limit}
+	}
+	n, err := c.f.Write(p)
+	c.pos += int64(n)
+	return n, err
+}
+
+func (c *cappedFile) Seek(off int64, whence int) (int64, error) {
+	pos, err := c.f.Seek(off, whence)
+	if err == nil {
+		c.pos = pos
+	}
+	return pos, err
+}
