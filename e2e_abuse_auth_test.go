@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -339,6 +340,11 @@ func TestAddressRateRefusesBeforeHashing(t *testing.T) {
 		}
 		if r := h.post("10.55.0.1", "/api/v1/auth/signup", map[string]string{"email": "x@abuse.test", "password": authPassword, "name": "X"}); !rateLimited(r, "authRequestsPerAddress") {
 			t.Fatalf("signup over the address's rate: %d %s", r.Status, r.Body)
+		}
+		// Admission comes before the body is read: a body over the route's
+		// limit is not even looked at.
+		if r := h.post("10.55.0.1", "/api/v1/auth/verify-email", map[string]string{"code": strings.Repeat("x", 2<<20)}); !rateLimited(r, "authRequestsPerAddress") {
+			t.Fatalf("an oversized body over the address's rate: %d %s", r.Status, r.Body)
 		}
 		if got := h.pool.Stats(); got.Acquired != before.Acquired || got.Refused != before.Refused {
 			t.Fatalf("the pool was used: %+v, before %+v", got, before)

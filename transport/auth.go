@@ -184,8 +184,8 @@ const setCookieDoc = "The session cookie: platform_session=<signed value>; Path=
 // their own unit of work (Route.OwnUnitOfWork): the argon2id work happens
 // before any transaction, through the account service's hashing pool. The
 // unauthenticated ones first take a request from the client address's rate
-// (account.Service.AdmitAddress), before decoding the body or any other
-// work.
+// (account.Service.AdmitAddress, as Route.Admit), before the body is read,
+// a transaction opens or anything is hashed.
 func authRoutes(svc *account.Service) []Route {
 	cfg := svc.Config()
 	addressRate := fmt.Sprintf("\n\nEach client address may send %d requests a minute (bursts of %d) to the unauthenticated "+
@@ -195,12 +195,8 @@ func authRoutes(svc *account.Service) []Route {
 		r.Tag, r.Auth, r.Private, r.Idempotency = TagAccount, AuthPublic, true, IdempotencyNone
 		r.Description += addressRate
 		r.Errors = append(r.Errors, string(fault.RateLimited))
-		handle := r.Handle
-		r.Handle = func(ctx context.Context, c *Call) (any, error) {
-			if err := svc.AdmitAddress(clientIP(c.Request, cfg.TrustProxy), c.Tx.Now()); err != nil {
-				return nil, err
-			}
-			return handle(ctx, c)
+		r.Admit = func(req *http.Request, now time.Time) error {
+			return svc.AdmitAddress(clientIP(req, cfg.TrustProxy), now)
 		}
 		return r
 	}

@@ -104,6 +104,11 @@ func (g *Gateway) Serve(rt Route) http.Handler {
 // is written by the caller.
 func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, rt Route, c *Call, status int, limit int64) (int, error) {
 	ctx := r.Context()
+	if rt.Admit != nil {
+		if err := rt.Admit(r, g.DB.Now()); err != nil {
+			return 0, err
+		}
+	}
 	if err := checkRequestText(r, rt); err != nil {
 		return 0, err
 	}

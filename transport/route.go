@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"time"
 
 	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/apikey"
@@ -177,6 +178,11 @@ type Route struct {
 	// Content; 416 RANGE_NOT_SATISFIABLE past the end) and If-None-Match
 	// (304 Not Modified) with an ETag.
 	Ranges bool
+	// Admit, when set, runs first, before the body is read, the caller is
+	// authenticated or a transaction opens, with the request and the
+	// platform's time. It refuses requests by their origin (the account
+	// routes' per-address rate) so a refused request costs nothing more.
+	Admit func(r *http.Request, now time.Time) error
 	// Handle serves the route. Nil only for routes served by Raw.
 	Handle HandlerFunc
 	// Raw serves routes outside the JSON gateway (docs assets, internal
