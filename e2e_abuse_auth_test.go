@@ -358,3 +358,33 @@ func TestAddressRateRefusesBeforeHashing(t *testing.T) {
 		}
 	})
 }
+
+// TestSpentThrottleCountersArePruned: the hourly maintenance job deletes
+// sign-in counters a day after their window started, so failed attempts
+// do not accumulate rows forever.
+func TestSpentThrottleCountersArePruned(t *testing.T) {
+	s := platformtest.New(t, platformtest.Options{Jobs: platform.JobsConfig{PollInterval: 20 * time.Millisecond}})
+	r := s.Do(platformtest.Request{Method: http.MethodPost, Path: "/api/v1/auth/login",
+		Body: map[string]string{"email": "nobody@abuse.test", "password": "wrong-password-1"}})
+	if r.Code() != "UNAUTHENTICATED" {
+		t.Fatalf("bad login: %d %s", r.Status, r.Body)
+	}
+	count := func() int {
+		var n int
+		if err := s.DB.Read().IDB().NewRaw(`SELECT COUNT(*) FROM login_throttle`).Scan(context.Background(), &n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := count(); n == 0 {
+		t.Fatal("a failed login left no counter")
+	}
+	s.Clock.Advance(25 * time.Hour) // the hourly prune becomes due; the counters are a day old
+	deadline := time.Now().Add(20 * time.Second)
+	for count() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d spent counters were not pruned", count())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

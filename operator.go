@@ -32,20 +32,35 @@ func (p *Platform) scheduleEvery(ctx context.Context, kind string, every time.Du
 	})
 }
 
-// pruneIdempotency deletes expired idempotency records in batches, then
-// schedules the next run.
+// throttleRetention is how long a spent sign-in or mail counter is kept
+// after its window started: far past the longest window and backoff.
+const throttleRetention = 24 * time.Hour
+
+// pruneIdempotency deletes expired idempotency records and spent throttle
+// counters in batches, then schedules the next run.
 func (p *Platform) pruneIdempotency(ctx context.Context, _ jobs.Job) error {
-	for {
-		var n int
-		err := p.db.InTx(ctx, func(tx *store.Tx) (err error) {
-			n, err = tx.IdempotencyPrune(ctx, tx.Now(), pruneBatch)
-			return err
-		})
-		if err != nil {
-			return fmt.Errorf("prune idempotency records: %w", err)
-		}
-		if n < pruneBatch {
-			break
+	prunes := []struct {
+		what string
+		fn   func(tx *store.Tx) (int, error)
+	}{
+		{"idempotency records", func(tx *store.Tx) (int, error) { return tx.IdempotencyPrune(ctx, tx.Now(), pruneBatch) }},
+		{"throttle counters", func(tx *store.Tx) (int, error) {
+			return tx.ThrottlePrune(ctx, tx.Now().Add(-throttleRetention), pruneBatch)
+		}},
+	}
+	for _, pr := range prunes {
+		for {
+			var n int
+			err := p.db.InTx(ctx, func(tx *store.Tx) (err error) {
+				n, err = pr.fn(tx)
+				return err
+			})
+			if err != nil {
+				return fmt.Errorf("prune %s: %w", pr.what, err)
+			}
+			if n < pruneBatch {
+				break
+			}
 		}
 	}
 	return p.scheduleEvery(ctx, jobIdempotencyPrune, pruneEvery)

@@ -246,3 +246,18 @@ func (tx *Tx) ThrottleUpdate(ctx context.Context, subjects []string, fn func(now
 	}
 	return nil
 }
+
+// ThrottlePrune deletes up to limit counters that started before before and
+// hold no lock ending after it: spent counters whose window and backoff are
+// long over. It reports how many it deleted.
+func (tx *Tx) ThrottlePrune(ctx context.Context, before time.Time, limit int) (int, error) {
+	const op = "store.ThrottlePrune"
+	res, err := tx.idb.ExecContext(ctx, `DELETE FROM login_throttle WHERE subject IN
+		(SELECT subject FROM login_throttle WHERE window_started_at < ? AND (locked_until IS NULL OR locked_until < ?)
+		ORDER BY window_started_at LIMIT ?)`, before, before, limit)
+	if err != nil {
+		return 0, errf(op, err)
+	}
+	n, err := res.RowsAffected()
+	return int(n), errf(op, err)
+}

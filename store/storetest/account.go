@@ -206,6 +206,24 @@ func accountThrottle(t *testing.T, open Opener) {
 	if got := read("addr:y", "acct:z"); got[0].Failures != n || got[1].Failures != n {
 		t.Fatalf("concurrent updates counted %+v", got)
 	}
+	// Pruning removes counters that started before the cut and hold no
+	// lock past it; a lock that still runs keeps its counter.
+	accessTx(t, db, func(ctx context.Context, tx *store.Tx) error {
+		return tx.ThrottleUpdate(ctx, []string{"acct:locked"}, func(now time.Time, cur []account.Throttle) ([]account.Throttle, error) {
+			until := now.Add(48 * time.Hour)
+			cur[0].Failures, cur[0].WindowStartedAt, cur[0].LockedUntil = 1, now, &until
+			return cur, nil
+		})
+	})
+	clock.Advance(25 * time.Hour)
+	var pruned int
+	accessTx(t, db, func(ctx context.Context, tx *store.Tx) (err error) {
+		pruned, err = tx.ThrottlePrune(ctx, tx.Now().Add(-24*time.Hour), 10)
+		return err
+	})
+	if got := read("acct:locked")[0]; pruned != 2 || rows() != 1 || got.Failures != 1 {
+		t.Fatalf("prune deleted %d, left %d rows, locked counter %+v", pruned, rows(), got)
+	}
 }
 
 func accountSessions(t *testing.T, open Opener) {
