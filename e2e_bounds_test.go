@@ -138,6 +138,23 @@ func TestControlCharactersAreRefused(t *testing.T) {
 		if r.Status != 201 {
 			t.Errorf("a name with a line feed and a tab: %d %s", r.Status, r.Body)
 		}
+		// Routes outside the JSON gateway (provider callbacks) get the same
+		// check on their path values.
+		resp, err := http.Post(s.Server.URL+"/internal/providers/MUSIC_PROVIDER_A/callbacks/tok%00en", "application/json", strings.NewReader("{}"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var env struct {
+			Error struct {
+				Code    string         `json:"code"`
+				Details map[string]any `json:"details"`
+			} `json:"error"`
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&env); err != nil || resp.StatusCode != 400 || env.Error.Code != "INVALID_INPUT" ||
+			env.Error.Details["reason"] != "control_character" {
+			t.Errorf("callback token with NUL: %d %+v %v", resp.StatusCode, env, err)
+		}
+		resp.Body.Close()
 		for _, line := range strings.Split(s.Log.String(), "\n") {
 			if strings.Contains(line, `"level":"ERROR"`) {
 				t.Errorf("logged at error level: %s", line)

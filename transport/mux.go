@@ -33,7 +33,7 @@ func NewMux(routes []Route, serve func(Route) http.Handler, log *slog.Logger) (h
 	m := &mux{inner: http.NewServeMux(), groups: map[string]*http.ServeMux{}, log: log}
 	viaGroups := map[string]*http.ServeMux{}
 	for _, r := range routes {
-		h := r.Raw
+		h := checkedRaw(r, log)
 		if h == nil {
 			if serve == nil {
 				return nil, fmt.Errorf("transport: route %s: no serve function for a gateway route", r.OperationID)
@@ -64,6 +64,25 @@ func NewMux(routes []Route, serve func(Route) http.Handler, log *slog.Logger) (h
 	}
 	m.methods = tableMethods(routes)
 	return m, nil
+}
+
+// checkedRaw returns a Raw route's handler behind the gateway's text check:
+// a path value or declared query parameter holding a control character or
+// invalid UTF-8 is 400 INVALID_INPUT before the route's own code runs. Nil
+// for a gateway route.
+func checkedRaw(rt Route, log *slog.Logger) http.Handler {
+	if rt.Raw == nil {
+		return nil
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := checkRequestText(r, rt); err != nil {
+			reqID := RequestID(r)
+			w.Header().Set("X-Request-Id", reqID)
+			WriteError(w, log, reqID, err)
+			return
+		}
+		rt.Raw.ServeHTTP(w, r)
+	})
 }
 
 // mux is the registered ServeMux plus the fallback built from the table.
