@@ -343,23 +343,8 @@ func resign(s *platformtest.System, payload []byte) string {
 func TestBillingWebhookSignatures(t *testing.T) {
 	t.Parallel()
 	platformtest.Dialects(t, billingOptions(), func(t *testing.T, s *platformtest.System) {
-		u := newPayer(t, s, "wh@example.test")
-		chk, session := u.checkout(t, s, "pro")
-		// The simulator keeps the payment's own webhooks: only the posts
-		// below reach the receiver.
-		if err := s.Stripe.SetWebhookURL(""); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := s.Stripe.Pay(session); err != nil {
-			t.Fatal(err)
-		}
-		stored := func() [3]int {
-			return [3]int{
-				count(t, s, `SELECT COUNT(*) FROM billing_webhook_events`),
-				count(t, s, `SELECT COUNT(*) FROM inbox_events WHERE consumer = ?`, "billing.webhook:test"),
-				count(t, s, `SELECT COUNT(*) FROM jobs WHERE kind = ?`, billing.JobApplyEvent),
-			}
-		}
+		u, chk, session := paidQuietly(t, s, "wh@example.test")
+		stored := func() [3]int { return webhookRows(t, s) }
 		before := stored()
 
 		valid, validSig, err := s.Stripe.SignedWebhook(billing.WebhookCheckoutCompleted, session, stripetest.WebhookOptions{})
@@ -430,21 +415,8 @@ func TestBillingWebhookSignatures(t *testing.T) {
 func TestBillingWebhookSecondTimestamp(t *testing.T) {
 	t.Parallel()
 	platformtest.Dialects(t, billingOptions(), func(t *testing.T, s *platformtest.System) {
-		u := newPayer(t, s, "second-t@example.test")
-		chk, session := u.checkout(t, s, "pro")
-		if err := s.Stripe.SetWebhookURL(""); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := s.Stripe.Pay(session); err != nil {
-			t.Fatal(err)
-		}
-		stored := func() [3]int {
-			return [3]int{
-				count(t, s, `SELECT COUNT(*) FROM billing_webhook_events`),
-				count(t, s, `SELECT COUNT(*) FROM inbox_events WHERE consumer = ?`, "billing.webhook:test"),
-				count(t, s, `SELECT COUNT(*) FROM jobs WHERE kind = ?`, billing.JobApplyEvent),
-			}
-		}
+		u, chk, session := paidQuietly(t, s, "second-t@example.test")
+		stored := func() [3]int { return webhookRows(t, s) }
 		before := stored()
 		payload, stale, err := s.Stripe.SignedWebhook(billing.WebhookCheckoutCompleted, session,
 			stripetest.WebhookOptions{Signing: stripetest.SignStale, StaleBy: 322 * time.Second})
@@ -1030,4 +1002,30 @@ func benchmarkWebhookReceipts(b *testing.B, s *platformtest.System) {
 		b.Fatalf("%d of %d receipts failed", n, b.N)
 	}
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "receipts/s")
+}
+
+// paidQuietly signs up a payer, opens a pro checkout and pays it in the
+// Stripe simulator with the simulator's own webhooks off, so only what a
+// test posts reaches the receiver.
+func paidQuietly(t *testing.T, s *platformtest.System, email string) (u *payer, chk transport.CheckoutView, session string) {
+	t.Helper()
+	u = newPayer(t, s, email)
+	chk, session = u.checkout(t, s, "pro")
+	if err := s.Stripe.SetWebhookURL(""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Stripe.Pay(session); err != nil {
+		t.Fatal(err)
+	}
+	return u, chk, session
+}
+
+// webhookRows counts what a received webhook leaves: stored events, inbox
+// rows of the test environment's consumer, and apply jobs.
+func webhookRows(t *testing.T, s *platformtest.System) [3]int {
+	return [3]int{
+		count(t, s, `SELECT COUNT(*) FROM billing_webhook_events`),
+		count(t, s, `SELECT COUNT(*) FROM inbox_events WHERE consumer = ?`, "billing.webhook:test"),
+		count(t, s, `SELECT COUNT(*) FROM jobs WHERE kind = ?`, billing.JobApplyEvent),
+	}
 }
