@@ -100,6 +100,7 @@ func concurrently(n int, fn func(i int) *platformtest.Response) []*platformtest.
 // held full, every hashing route is refused, and a refused login is not
 // counted as a failure.
 func TestConcurrentBadLoginsHashWithinThePool(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, platformtest.Options{}, func(t *testing.T, s *platformtest.System) {
 		params := account.PasswordParams{Time: 1, MemoryKiB: 4 << 10, Threads: 1}
 		h := newAbuseHost(t, s, params, 2, 20*time.Millisecond)
@@ -168,6 +169,7 @@ func TestConcurrentBadLoginsHashWithinThePool(t *testing.T) {
 // addresses (past the account's limit of 20): the attacker's addresses are
 // refused, and the owner, from an address that never failed, signs in.
 func TestLockoutAttemptLeavesOwnerSignedIn(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, platformtest.Options{}, func(t *testing.T, s *platformtest.System) {
 		h := newAbuseHost(t, s, platformtest.CheapPasswords(), 2, time.Second)
 		h.signup(t, "10.0.0.1", "owner@abuse.test")
@@ -217,6 +219,7 @@ func TestLockoutAttemptLeavesOwnerSignedIn(t *testing.T) {
 // evaluated (5 hashes), every other answer is RATE_LIMITED with
 // Retry-After; once the minute's lock ends the right password signs in.
 func TestConcurrentGuessesPastTheLimit(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, platformtest.Options{}, func(t *testing.T, s *platformtest.System) {
 		h := newAbuseHost(t, s, platformtest.CheapPasswords(), 2, 5*time.Second)
 		h.signup(t, "10.0.0.1", "owner@abuse.test")
@@ -253,6 +256,7 @@ func TestConcurrentGuessesPastTheLimit(t *testing.T) {
 // address. One address may ask 10 times an hour, whatever the accounts;
 // notices of signups with a registered address are limited alike.
 func TestPasswordResetMailIsLimited(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, platformtest.Options{}, func(t *testing.T, s *platformtest.System) {
 		h := newAbuseHost(t, s, platformtest.CheapPasswords(), 2, time.Second)
 		h.signup(t, "10.0.0.1", "owner@abuse.test")
@@ -325,6 +329,7 @@ func TestPasswordResetMailIsLimited(t *testing.T) {
 // RATE_LIMITED before any hashing (the pool untouched), while another
 // address is served; a token later it is served again.
 func TestAddressRateRefusesBeforeHashing(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, platformtest.Options{}, func(t *testing.T, s *platformtest.System) {
 		h := newAbuseHost(t, s, platformtest.CheapPasswords(), 2, time.Second)
 		h.signup(t, "10.0.0.1", "owner@abuse.test")
@@ -363,6 +368,7 @@ func TestAddressRateRefusesBeforeHashing(t *testing.T) {
 // sign-in counters a day after their window started, so failed attempts
 // do not accumulate rows forever.
 func TestSpentThrottleCountersArePruned(t *testing.T) {
+	t.Parallel()
 	s := platformtest.New(t, platformtest.Options{Jobs: platform.JobsConfig{PollInterval: 20 * time.Millisecond}})
 	r := s.Do(platformtest.Request{Method: http.MethodPost, Path: "/api/v1/auth/login",
 		Body: map[string]string{"email": "nobody@abuse.test", "password": "wrong-password-1"}})

@@ -23,6 +23,7 @@ import (
 // secret expired at once, in the past). It is INVALID_INPUT naming the
 // field, the key keeps its secret, and the document publishes the bounds.
 func TestRotateOverlapIsBounded(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, platformtest.Options{}, func(t *testing.T, s *platformtest.System) {
 		_, k := createKey(t, s, s.Boot.TestKey, map[string]any{"name": "ci", "scopes": []string{"keys:read"}}, "")
 		rotate := func(sec int64) *platformtest.Response {
@@ -80,6 +81,7 @@ func schemaProperty(t *testing.T, s *platformtest.System, schema, prop string) m
 // (2^128 atomic units was published); above 10^18 it is INVALID_INPUT
 // naming the field with the maximum, and no version is stored.
 func TestFeeMinimumIsBounded(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, billingOptions(), func(t *testing.T, s *platformtest.System) {
 		sam := signIn(t, s, "sam@example.test", "Sam")
 		onboard(t, s, &sam, "Sam Studio")
@@ -112,6 +114,7 @@ func TestFeeMinimumIsBounded(t *testing.T) {
 // any credential on the auth routes. Each is 400 INVALID_INPUT naming the
 // field, and nothing is logged at error level.
 func TestControlCharactersAreRefused(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, platformtest.Options{}, func(t *testing.T, s *platformtest.System) {
 		for _, tc := range []struct {
 			name  string

@@ -203,6 +203,7 @@ func TestJobClassHealthReportsStarvedAudio(t *testing.T) {
 // platform's default job configuration. It prints the wait; it asserts
 // only that the generation dispatches.
 func TestJobClassGenerationWait(t *testing.T) {
+	t.Parallel()
 	const holdFor = 2 * time.Second
 	hold := newAnalysisHold()
 	hold.hold = holdFor

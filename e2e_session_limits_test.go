@@ -46,6 +46,7 @@ func untilRefused(t *testing.T, s *platformtest.System, p person, max int) (*pla
 // and the RateLimit headers, as a key is; its access token shares the
 // user's allowance; the allowance comes back with time.
 func TestSessionRateLimit(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, platformtest.Options{SessionLimits: transport.SessionLimits{
 		User: apikey.Limits{RequestsPerMinute: 5}}}, func(t *testing.T, s *platformtest.System) {
 		alice := signIn(t, s, "alice@example.test", "Alice")
@@ -73,6 +74,7 @@ func TestSessionRateLimit(t *testing.T) {
 // second request of that user past the concurrency limit is refused; once
 // the upload ends the user is admitted again.
 func TestSessionConcurrencyLimit(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, platformtest.Options{SessionLimits: transport.SessionLimits{
 		User: apikey.Limits{MaxConcurrentRequests: 1}}}, func(t *testing.T, s *platformtest.System) {
 		alice := signIn(t, s, "alice@example.test", "Alice")
@@ -127,6 +129,7 @@ func TestSessionConcurrencyLimit(t *testing.T) {
 // workspace's minute, with its own user allowance untouched) but not
 // another workspace's users.
 func TestWorkspaceLimitBindsItsUsers(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, platformtest.Options{SessionLimits: transport.SessionLimits{
 		Workspace: apikey.Limits{RequestsPerMinute: 8}}}, func(t *testing.T, s *platformtest.System) {
 		alice := signIn(t, s, "alice@example.test", "Alice")
@@ -160,6 +163,7 @@ func TestWorkspaceLimitBindsItsUsers(t *testing.T) {
 // the database (request_usage): a restarted host, with a fresh limiter,
 // still refuses the user, and a new month starts a new budget.
 func TestSessionBudgetSurvivesRestart(t *testing.T) {
+	t.Parallel()
 	limits := transport.SessionLimits{User: apikey.Limits{MonthlyRequestBudget: 6}}
 	platformtest.Dialects(t, platformtest.Options{SessionLimits: limits}, func(t *testing.T, s *platformtest.System) {
 		alice := signIn(t, s, "alice@example.test", "Alice")
