@@ -275,6 +275,9 @@ func TestIntentReconciliationChainUnavailable(t *testing.T) {
 		if c := evidence(t, rec, "chain.read"); c.Passed {
 			t.Fatalf("chain.read passed: %+v", c)
 		}
+		// The job's own row is completed after the handler's unit of work
+		// commits, in a transaction of its own.
+		waitFor(t, "the job to complete", func() bool { return job().State != jobs.Running })
 		if j := job(); j.Attempts != 10 || j.State != jobs.Succeeded {
 			t.Fatalf("the job did not conclude on its last attempt: %+v", j)
 		}
