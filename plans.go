@@ -58,13 +58,9 @@ func (p *Platform) planHandlers() map[string]jobs.Handler {
 	}
 }
 
-// startPlans validates the catalog and seeds it (idempotent; every host
-// does it on start).
-func (p *Platform) startPlans(ctx context.Context, c plan.Catalog) error {
-	svc, err := plan.New(c)
-	if err != nil {
-		return fmt.Errorf("platform: Config.Plans: %w", err)
-	}
+// startPlans keeps the plan service New built from the catalog and seeds
+// the catalog (idempotent; every host does it on start).
+func (p *Platform) startPlans(ctx context.Context, svc *plan.Service) error {
 	p.plans = svc
 	if err := p.db.InTx(ctx, func(tx *store.Tx) error { _, err := svc.Seed(ctx, tx); return err }); err != nil {
 		return fmt.Errorf("platform: seed plans: %w", err)

@@ -241,7 +241,11 @@ func New(ctx context.Context, cfg Config) (*Platform, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	assets, staging, err := assetService(cfg)
+	plans, err := plan.New(cfg.Plans)
+	if err != nil {
+		return nil, fmt.Errorf("platform: Config.Plans: %w", err)
+	}
+	assets, staging, err := assetService(cfg, plans)
 	if err != nil {
 		return nil, err
 	}
@@ -256,7 +260,7 @@ func New(ctx context.Context, cfg Config) (*Platform, error) {
 	}
 	p := &Platform{cfg: cfg, db: cfg.Store, keyring: kr, keys: apikey.New(cfg.Keys, kr), account: accounts, log: log, staging: staging}
 	p.limiter = transport.NewLimiter(p.db.Now, cfg.SessionLimits)
-	if err := p.startPlans(ctx, cfg.Plans); err != nil {
+	if err := p.startPlans(ctx, plans); err != nil {
 		return nil, err
 	}
 	if err := p.seedFeatureFlags(ctx); err != nil {

@@ -21,7 +21,7 @@ type stagingCleaner interface {
 // must be able to store what it accepts. Storage quotas are the plan
 // catalog's (plan.Limits.StorageQuotaBytes of the plan in effect). It also
 // returns the blob store's staging cleaner when it has one.
-func assetService(cfg Config) (*asset.Service, stagingCleaner, error) {
+func assetService(cfg Config, plans *plan.Service) (*asset.Service, stagingCleaner, error) {
 	blobs := cfg.Blobs
 	if blobs == nil {
 		if cfg.BlobDir == "" {
@@ -32,12 +32,6 @@ func assetService(cfg Config) (*asset.Service, stagingCleaner, error) {
 			return nil, nil, fmt.Errorf("platform: Config.BlobDir: %w", err)
 		}
 		blobs = fs
-	}
-	// The catalog is configuration: this copy answers the same limits as
-	// the platform's plan service, which New builds after the assets.
-	plans, err := plan.New(cfg.Plans)
-	if err != nil {
-		return nil, nil, fmt.Errorf("platform: Config.Plans: %w", err)
 	}
 	svc, err := asset.New(asset.Config{Blobs: blobs, MaxUploadBytes: cfg.MaxUploadBytes,
 		Quota: func(p string) int64 { return plans.Limits(p).StorageQuotaBytes }})
