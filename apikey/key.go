@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/creatormusic/platform/access"
+	"github.com/creatormusic/platform/fsm"
 	"github.com/creatormusic/platform/outbox"
 )
 
@@ -66,22 +67,18 @@ const (
 )
 
 // Move is one row of the key state machine.
-type Move struct {
-	From  Status `json:"from"`
-	Event Event  `json:"event"`
-	To    Status `json:"to"`
-}
+type Move = fsm.Row[Status, Event]
 
 // Moves is the key state machine; Transition enforces it and the
 // architecture route serves it.
 func Moves() []Move {
 	return []Move{
-		{Active, EventUpdate, Active},
-		{Active, EventRotate, Active},
-		{Active, EventRevoke, Revoked},
-		{Revoked, EventRevoke, Revoked},
-		{Active, EventDelete, Deleted},
-		{Revoked, EventDelete, Deleted},
+		{From: Active, Event: EventUpdate, To: Active},
+		{From: Active, Event: EventRotate, To: Active},
+		{From: Active, Event: EventRevoke, To: Revoked},
+		{From: Revoked, Event: EventRevoke, To: Revoked},
+		{From: Active, Event: EventDelete, To: Deleted},
+		{From: Revoked, Event: EventDelete, To: Deleted},
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/fault"
+	"github.com/creatormusic/platform/fsm"
 	"github.com/creatormusic/platform/outbox"
 )
 
@@ -87,13 +88,14 @@ func (s *Service) DefaultLimits() Limits { return s.cfg.DefaultLimits }
 
 // Transition returns the state ev moves from to, or INVALID_STATE_TRANSITION.
 func Transition(from Status, ev Event) (Status, error) {
-	for _, m := range Moves() {
-		if m.From == from && m.Event == ev {
-			return m.To, nil
-		}
+	to, err := fsm.New("apikey.Transition", "A key", Moves()).Transition(from, ev)
+	if err != nil {
+		// Keys name the refusal by the key's status, as the key routes
+		// document it.
+		return "", fault.E("apikey.Transition", fault.InvalidState, fmt.Sprintf("A %s key cannot be %sd.", from, ev)).
+			With("status", string(from))
 	}
-	return "", fault.E("apikey.Transition", fault.InvalidState, fmt.Sprintf("A %s key cannot be %sd.", from, ev)).
-		With("status", string(from))
+	return to, nil
 }
 
 // CreateInput is the body of POST /api/v1/api-keys.

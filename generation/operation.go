@@ -1,10 +1,7 @@
 package generation
 
 import (
-	"fmt"
-	"slices"
-
-	"github.com/creatormusic/platform/fault"
+	"github.com/creatormusic/platform/fsm"
 )
 
 // Status is the state of a generation operation (spec, "States and
@@ -125,11 +122,7 @@ func Events() []Event {
 }
 
 // Move is one allowed transition of the operation state machine.
-type Move struct {
-	From  Status `json:"from"`
-	Event Event  `json:"event"`
-	To    Status `json:"to"`
-}
+type Move = fsm.Row[Status, Event]
 
 // Moves returns the operation transition table as data (the architecture
 // route serves it). It is built on each call, so callers can never change
@@ -147,33 +140,33 @@ type Move struct {
 // create a provider task for a finished operation).
 func Moves() []Move {
 	m := []Move{
-		{StatusQueued, EventDispatched, StatusDispatched},
-		{StatusQueued, EventProviderFailed, StatusFailed},
-		{StatusQueued, EventCancel, StatusCancelled},
-		{StatusQueued, EventExpire, StatusExpired},
+		{From: StatusQueued, Event: EventDispatched, To: StatusDispatched},
+		{From: StatusQueued, Event: EventProviderFailed, To: StatusFailed},
+		{From: StatusQueued, Event: EventCancel, To: StatusCancelled},
+		{From: StatusQueued, Event: EventExpire, To: StatusExpired},
 
-		{StatusDispatched, EventDispatched, StatusDispatched},
-		{StatusDispatched, EventProviderProgress, StatusProcessing},
-		{StatusDispatched, EventProviderSucceeded, StatusProcessing},
-		{StatusDispatched, EventProviderFailed, StatusFailed},
-		{StatusDispatched, EventCancel, StatusCancelled},
-		{StatusDispatched, EventExpire, StatusExpired},
+		{From: StatusDispatched, Event: EventDispatched, To: StatusDispatched},
+		{From: StatusDispatched, Event: EventProviderProgress, To: StatusProcessing},
+		{From: StatusDispatched, Event: EventProviderSucceeded, To: StatusProcessing},
+		{From: StatusDispatched, Event: EventProviderFailed, To: StatusFailed},
+		{From: StatusDispatched, Event: EventCancel, To: StatusCancelled},
+		{From: StatusDispatched, Event: EventExpire, To: StatusExpired},
 
-		{StatusProcessing, EventProviderProgress, StatusProcessing},
-		{StatusProcessing, EventProviderSucceeded, StatusProcessing},
-		{StatusProcessing, EventIngested, StatusCompleted},
-		{StatusProcessing, EventIngestFailed, StatusFailed},
-		{StatusProcessing, EventProviderFailed, StatusFailed},
-		{StatusProcessing, EventCancel, StatusCancelled},
-		{StatusProcessing, EventExpire, StatusExpired},
+		{From: StatusProcessing, Event: EventProviderProgress, To: StatusProcessing},
+		{From: StatusProcessing, Event: EventProviderSucceeded, To: StatusProcessing},
+		{From: StatusProcessing, Event: EventIngested, To: StatusCompleted},
+		{From: StatusProcessing, Event: EventIngestFailed, To: StatusFailed},
+		{From: StatusProcessing, Event: EventProviderFailed, To: StatusFailed},
+		{From: StatusProcessing, Event: EventCancel, To: StatusCancelled},
+		{From: StatusProcessing, Event: EventExpire, To: StatusExpired},
 	}
 	stale := []Event{EventProviderProgress, EventProviderSucceeded, EventProviderFailed, EventIngested, EventIngestFailed, EventExpire}
 	for _, s := range []Status{StatusCompleted, StatusFailed, StatusCancelled, StatusExpired} {
 		for _, e := range stale {
-			m = append(m, Move{s, e, s})
+			m = append(m, Move{From: s, Event: e, To: s})
 		}
 		if s != StatusCompleted {
-			m = append(m, Move{s, EventCancel, s})
+			m = append(m, Move{From: s, Event: EventCancel, To: s})
 		}
 	}
 	return m
@@ -184,11 +177,5 @@ func Moves() []Move {
 // must not act on (see Moves). INVALID_STATE_TRANSITION when the table has
 // no such move.
 func Transition(from Status, e Event) (Status, error) {
-	moves := Moves()
-	i := slices.IndexFunc(moves, func(m Move) bool { return m.From == from && m.Event == e })
-	if i < 0 {
-		return "", fault.E("generation.Transition", fault.InvalidState, fmt.Sprintf("A generation operation cannot go from %s on %s.", from, e)).
-			With("from", string(from)).With("event", string(e))
-	}
-	return moves[i].To, nil
+	return fsm.New("generation.Transition", "A generation operation", Moves()).Transition(from, e)
 }

@@ -72,12 +72,10 @@ package sound
 
 import (
 	"encoding/json"
-	"fmt"
-	"slices"
 	"time"
 
 	"github.com/creatormusic/platform/access"
-	"github.com/creatormusic/platform/fault"
+	"github.com/creatormusic/platform/fsm"
 )
 
 // IDPrefix prefixes sound operation ids.
@@ -161,11 +159,7 @@ const (
 )
 
 // Move is one allowed transition.
-type Move struct {
-	From  Status `json:"from"`
-	Event Event  `json:"event"`
-	To    Status `json:"to"`
-}
+type Move = fsm.Row[Status, Event]
 
 // Moves returns the transition table (a fresh copy on each call).
 // Terminal states are monotonic: cancel on failed, cancelled or expired
@@ -173,22 +167,22 @@ type Move struct {
 // in the table.
 func Moves() []Move {
 	m := []Move{
-		{StatusQueued, EventDispatch, StatusDispatched},
-		{StatusDispatched, EventStart, StatusProcessing},
-		{StatusProcessing, EventComplete, StatusCompleted},
-		{StatusQueued, EventFail, StatusFailed},
-		{StatusDispatched, EventFail, StatusFailed},
-		{StatusProcessing, EventFail, StatusFailed},
+		{From: StatusQueued, Event: EventDispatch, To: StatusDispatched},
+		{From: StatusDispatched, Event: EventStart, To: StatusProcessing},
+		{From: StatusProcessing, Event: EventComplete, To: StatusCompleted},
+		{From: StatusQueued, Event: EventFail, To: StatusFailed},
+		{From: StatusDispatched, Event: EventFail, To: StatusFailed},
+		{From: StatusProcessing, Event: EventFail, To: StatusFailed},
 	}
 	for _, s := range []Status{StatusQueued, StatusDispatched, StatusProcessing} {
-		m = append(m, Move{s, EventCancel, StatusCancelled}, Move{s, EventExpire, StatusExpired})
+		m = append(m, Move{From: s, Event: EventCancel, To: StatusCancelled}, Move{From: s, Event: EventExpire, To: StatusExpired})
 	}
 	for _, s := range []Status{StatusFailed, StatusCancelled, StatusExpired} {
-		m = append(m, Move{s, EventCancel, s})
+		m = append(m, Move{From: s, Event: EventCancel, To: s})
 	}
 	for _, s := range []Status{StatusCompleted, StatusFailed, StatusCancelled, StatusExpired} {
 		for _, e := range []Event{EventDispatch, EventStart, EventComplete, EventFail, EventExpire} {
-			m = append(m, Move{s, e, s})
+			m = append(m, Move{From: s, Event: e, To: s})
 		}
 	}
 	return m
@@ -197,13 +191,7 @@ func Moves() []Move {
 // Transition returns where e moves from; INVALID_STATE_TRANSITION when the
 // table has no such move. A result equal to from is a no-op.
 func Transition(from Status, e Event) (Status, error) {
-	moves := Moves()
-	i := slices.IndexFunc(moves, func(m Move) bool { return m.From == from && m.Event == e })
-	if i < 0 {
-		return "", fault.E("sound.Transition", fault.InvalidState, fmt.Sprintf("A sound operation cannot go from %s on %s.", from, e)).
-			With("from", string(from)).With("event", string(e))
-	}
-	return moves[i].To, nil
+	return fsm.New("sound.Transition", "A sound operation", Moves()).Transition(from, e)
 }
 
 // Operation is a sound operation as stored.

@@ -56,6 +56,11 @@ func fieldDocs() map[string]map[string]string {
 			"Signature":               "signature is the transaction's first signature in base58. Required.",
 			"SignedTransactionBase64": "signedTransactionBase64 is the signed wire transaction; omitted when the wallet broadcast it itself.",
 		},
+		"github.com/creatormusic/platform/fsm.Row": {
+			"Event": "event is what happens to it.",
+			"From":  "from is the state the record is in.",
+			"To":    "to is the state it moves to; equal to From for a no-op.",
+		},
 		"github.com/creatormusic/platform/generation/credential.CreateInput": {
 			"APIKey":      "apiKey is the provider API key; it is validated, sealed and never returned.",
 			"CallbackKey": "callbackKey is an optional callback-signing key, sealed separately.",

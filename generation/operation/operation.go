@@ -102,12 +102,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/asset"
-	"github.com/creatormusic/platform/fault"
+	"github.com/creatormusic/platform/fsm"
 	"github.com/creatormusic/platform/generation"
 	"github.com/creatormusic/platform/generation/credential"
 	"github.com/creatormusic/platform/jobs"
@@ -262,11 +261,7 @@ const (
 )
 
 // AttemptMove is one allowed transition of the attempt state machine.
-type AttemptMove struct {
-	From  AttemptState `json:"from"`
-	Event AttemptEvent `json:"event"`
-	To    AttemptState `json:"to"`
-}
+type AttemptMove = fsm.Row[AttemptState, AttemptEvent]
 
 // AttemptMoves returns the attempt transition table as data, built on each
 // call so callers can never change it. An attempt is inserted sending;
@@ -282,34 +277,28 @@ type AttemptMove struct {
 // a throttled or refused attempt is never answered again.
 func AttemptMoves() []AttemptMove {
 	return []AttemptMove{
-		{AttemptSending, AttemptCreateAccepted, AttemptAccepted},
-		{AttemptAmbiguous, AttemptCreateAccepted, AttemptAccepted},
-		{AttemptAccepted, AttemptCreateAccepted, AttemptAccepted},
-		{AttemptSending, AttemptCreateAmbiguous, AttemptAmbiguous},
-		{AttemptAmbiguous, AttemptCreateAmbiguous, AttemptAmbiguous},
-		{AttemptSending, AttemptCreateThrottled, AttemptTransient},
-		{AttemptAmbiguous, AttemptCreateThrottled, AttemptTransient},
-		{AttemptSending, AttemptCreateRefused, AttemptRefused},
-		{AttemptAmbiguous, AttemptCreateRefused, AttemptRefused},
-		{AttemptSending, AttemptAnswerLost, AttemptAmbiguous},
-		{AttemptSending, AttemptTaskNamed, AttemptAccepted},
-		{AttemptAmbiguous, AttemptTaskNamed, AttemptAccepted},
-		{AttemptTransient, AttemptTaskNamed, AttemptAccepted},
-		{AttemptRefused, AttemptTaskNamed, AttemptAccepted},
-		{AttemptAccepted, AttemptTaskNamed, AttemptAccepted},
+		{From: AttemptSending, Event: AttemptCreateAccepted, To: AttemptAccepted},
+		{From: AttemptAmbiguous, Event: AttemptCreateAccepted, To: AttemptAccepted},
+		{From: AttemptAccepted, Event: AttemptCreateAccepted, To: AttemptAccepted},
+		{From: AttemptSending, Event: AttemptCreateAmbiguous, To: AttemptAmbiguous},
+		{From: AttemptAmbiguous, Event: AttemptCreateAmbiguous, To: AttemptAmbiguous},
+		{From: AttemptSending, Event: AttemptCreateThrottled, To: AttemptTransient},
+		{From: AttemptAmbiguous, Event: AttemptCreateThrottled, To: AttemptTransient},
+		{From: AttemptSending, Event: AttemptCreateRefused, To: AttemptRefused},
+		{From: AttemptAmbiguous, Event: AttemptCreateRefused, To: AttemptRefused},
+		{From: AttemptSending, Event: AttemptAnswerLost, To: AttemptAmbiguous},
+		{From: AttemptSending, Event: AttemptTaskNamed, To: AttemptAccepted},
+		{From: AttemptAmbiguous, Event: AttemptTaskNamed, To: AttemptAccepted},
+		{From: AttemptTransient, Event: AttemptTaskNamed, To: AttemptAccepted},
+		{From: AttemptRefused, Event: AttemptTaskNamed, To: AttemptAccepted},
+		{From: AttemptAccepted, Event: AttemptTaskNamed, To: AttemptAccepted},
 	}
 }
 
 // AttemptTransition returns the state event moves from to;
 // INVALID_STATE_TRANSITION when AttemptMoves has no such move.
 func AttemptTransition(from AttemptState, e AttemptEvent) (AttemptState, error) {
-	moves := AttemptMoves()
-	i := slices.IndexFunc(moves, func(m AttemptMove) bool { return m.From == from && m.Event == e })
-	if i < 0 {
-		return "", fault.E("operation.AttemptTransition", fault.InvalidState, fmt.Sprintf("A provider attempt cannot go from %s on %s.", from, e)).
-			With("from", string(from)).With("event", string(e))
-	}
-	return moves[i].To, nil
+	return fsm.New("operation.AttemptTransition", "A provider attempt", AttemptMoves()).Transition(from, e)
 }
 
 // move sets a's state to where e takes it (AttemptTransition), leaving a
