@@ -1,10 +1,7 @@
 package sale
 
 import (
-	"fmt"
-	"slices"
-
-	"github.com/creatormusic/platform/fault"
+	"github.com/creatormusic/platform/fsm"
 )
 
 // Status is a token sale's state: the spec's recommended domain states
@@ -149,11 +146,7 @@ const (
 )
 
 // Move is one allowed transition.
-type Move struct {
-	From  Status `json:"from"`
-	Event Event  `json:"event"`
-	To    Status `json:"to"`
-}
+type Move = fsm.Row[Status, Event]
 
 // Moves returns the sale state table (a fresh copy on each call). The spec
 // lists the states but not the transitions: this is the package's table.
@@ -163,44 +156,44 @@ type Move struct {
 // non-final state may be flagged for review.
 func Moves() []Move {
 	m := []Move{
-		{StatusDraft, EventPlan, StatusPlanned},
-		{StatusDraft, EventEvaluateProviders, StatusProviderEvaluation},
-		{StatusPlanned, EventEvaluateProviders, StatusProviderEvaluation},
-		{StatusProviderEvaluation, EventApprovePolicy, StatusPolicyApproved},
-		{StatusPolicyApproved, EventFundInventory, StatusInventoryFunded},
-		{StatusInventoryFunded, EventConfigure, StatusConfigured},
-		{StatusConfigured, EventReviewSecurity, StatusSecurityReview},
-		{StatusSecurityReview, EventVerify, StatusVerified},
-		{StatusPlanned, EventVerify, StatusVerified},
-		{StatusVerified, EventAnnounce, StatusAnnounced},
-		{StatusAnnounced, EventOpen, StatusOpen},
-		{StatusAnnounced, EventClose, StatusClosed},
-		{StatusOpen, EventClose, StatusClosed},
-		{StatusClosed, EventFinalize, StatusFinalizing},
-		{StatusFinalizing, EventSucceed, StatusSuccess},
-		{StatusFinalizing, EventFail, StatusFailed},
-		{StatusSuccess, EventAllocate, StatusAllocated},
-		{StatusAllocated, EventEnableClaims, StatusClaimable},
-		{StatusClaimable, EventDistribute, StatusDistributing},
-		{StatusDistributing, EventBootstrapDex, StatusDexBootstrap},
-		{StatusDexBootstrap, EventVerifyLiquidity, StatusLiquidityVerified},
-		{StatusLiquidityVerified, EventRoute, StatusRoutable},
-		{StatusRoutable, EventReconcile, StatusReconciled},
-		{StatusFailed, EventEnableRefunds, StatusRefundable},
-		{StatusRefundable, EventRefund, StatusRefunding},
-		{StatusRefunding, EventCompleteRefunds, StatusRefunded},
-		{StatusRefunded, EventReconcile, StatusReconciled},
-		{StatusOpen, EventPause, StatusPaused},
-		{StatusPaused, EventResume, StatusOpen},
-		{StatusPaused, EventClose, StatusClosed},
+		{From: StatusDraft, Event: EventPlan, To: StatusPlanned},
+		{From: StatusDraft, Event: EventEvaluateProviders, To: StatusProviderEvaluation},
+		{From: StatusPlanned, Event: EventEvaluateProviders, To: StatusProviderEvaluation},
+		{From: StatusProviderEvaluation, Event: EventApprovePolicy, To: StatusPolicyApproved},
+		{From: StatusPolicyApproved, Event: EventFundInventory, To: StatusInventoryFunded},
+		{From: StatusInventoryFunded, Event: EventConfigure, To: StatusConfigured},
+		{From: StatusConfigured, Event: EventReviewSecurity, To: StatusSecurityReview},
+		{From: StatusSecurityReview, Event: EventVerify, To: StatusVerified},
+		{From: StatusPlanned, Event: EventVerify, To: StatusVerified},
+		{From: StatusVerified, Event: EventAnnounce, To: StatusAnnounced},
+		{From: StatusAnnounced, Event: EventOpen, To: StatusOpen},
+		{From: StatusAnnounced, Event: EventClose, To: StatusClosed},
+		{From: StatusOpen, Event: EventClose, To: StatusClosed},
+		{From: StatusClosed, Event: EventFinalize, To: StatusFinalizing},
+		{From: StatusFinalizing, Event: EventSucceed, To: StatusSuccess},
+		{From: StatusFinalizing, Event: EventFail, To: StatusFailed},
+		{From: StatusSuccess, Event: EventAllocate, To: StatusAllocated},
+		{From: StatusAllocated, Event: EventEnableClaims, To: StatusClaimable},
+		{From: StatusClaimable, Event: EventDistribute, To: StatusDistributing},
+		{From: StatusDistributing, Event: EventBootstrapDex, To: StatusDexBootstrap},
+		{From: StatusDexBootstrap, Event: EventVerifyLiquidity, To: StatusLiquidityVerified},
+		{From: StatusLiquidityVerified, Event: EventRoute, To: StatusRoutable},
+		{From: StatusRoutable, Event: EventReconcile, To: StatusReconciled},
+		{From: StatusFailed, Event: EventEnableRefunds, To: StatusRefundable},
+		{From: StatusRefundable, Event: EventRefund, To: StatusRefunding},
+		{From: StatusRefunding, Event: EventCompleteRefunds, To: StatusRefunded},
+		{From: StatusRefunded, Event: EventReconcile, To: StatusReconciled},
+		{From: StatusOpen, Event: EventPause, To: StatusPaused},
+		{From: StatusPaused, Event: EventResume, To: StatusOpen},
+		{From: StatusPaused, Event: EventClose, To: StatusClosed},
 	}
 	for _, s := range []Status{StatusDraft, StatusPlanned, StatusProviderEvaluation, StatusPolicyApproved, StatusInventoryFunded,
 		StatusConfigured, StatusSecurityReview, StatusVerified, StatusAnnounced, StatusPaused} {
-		m = append(m, Move{s, EventCancel, StatusCancelled})
+		m = append(m, Move{From: s, Event: EventCancel, To: StatusCancelled})
 	}
 	for _, s := range Statuses() {
 		if s != StatusReconciled && s != StatusCancelled && s != StatusRequiresReview {
-			m = append(m, Move{s, EventFlagReview, StatusRequiresReview})
+			m = append(m, Move{From: s, Event: EventFlagReview, To: StatusRequiresReview})
 		}
 	}
 	return m
@@ -209,11 +202,5 @@ func Moves() []Move {
 // Transition returns where e moves from; INVALID_STATE_TRANSITION when the
 // table has no such move.
 func Transition(from Status, e Event) (Status, error) {
-	moves := Moves()
-	i := slices.IndexFunc(moves, func(m Move) bool { return m.From == from && m.Event == e })
-	if i < 0 {
-		return "", fault.E("sale.Transition", fault.InvalidState, fmt.Sprintf("A token sale cannot go from %s on %s.", from, e)).
-			With("from", string(from)).With("event", string(e))
-	}
-	return moves[i].To, nil
+	return fsm.New("sale.Transition", "A token sale", Moves()).Transition(from, e)
 }
