@@ -1,10 +1,10 @@
 package token
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/creatormusic/platform/chain"
+	"github.com/creatormusic/platform/fsm"
 )
 
 // State is the registry's deployment state (see the package doc for the
@@ -46,35 +46,32 @@ const (
 )
 
 // Transition is one row of the deployment table.
-type Transition struct {
-	From  State `json:"from"`
-	Event Event `json:"event"`
-	To    State `json:"to"`
-}
+type Transition = fsm.Row[State, Event]
 
 // Transitions is the deployment table for cluster. An ERROR run is no
 // event: it moves nothing.
 func Transitions(cluster chain.Cluster) []Transition {
 	c, v := Configured(cluster), Verified(cluster)
 	return []Transition{
-		{PreDeployment, EventConfigure, c},
-		{c, EventPassed, v},
-		{c, EventFailed, c},
-		{v, EventPassed, v},
-		{v, EventFailed, c},
-		{c, EventUnconfigure, PreDeployment},
-		{v, EventUnconfigure, PreDeployment},
+		{From: PreDeployment, Event: EventConfigure, To: c},
+		{From: c, Event: EventPassed, To: v},
+		{From: c, Event: EventFailed, To: c},
+		{From: v, Event: EventPassed, To: v},
+		{From: v, Event: EventFailed, To: c},
+		{From: c, Event: EventUnconfigure, To: PreDeployment},
+		{From: v, Event: EventUnconfigure, To: PreDeployment},
 	}
 }
 
 // Transit applies event to from on cluster's table.
+// A pair the table lacks is INVALID_STATE_TRANSITION, and from is returned
+// with it.
 func Transit(cluster chain.Cluster, from State, event Event) (State, error) {
-	for _, t := range Transitions(cluster) {
-		if t.From == from && t.Event == event {
-			return t.To, nil
-		}
+	to, err := fsm.New("token.Transit", "A token registry", Transitions(cluster)).Transition(from, event)
+	if err != nil {
+		return from, err
 	}
-	return from, fmt.Errorf("token: no transition from %s on %s", from, event)
+	return to, nil
 }
 
 // StateOf derives the current state: configuration moves PRE_DEPLOYMENT to

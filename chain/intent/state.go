@@ -3,6 +3,7 @@ package intent
 import (
 	"github.com/creatormusic/platform/chain"
 	"github.com/creatormusic/platform/fault"
+	"github.com/creatormusic/platform/fsm"
 )
 
 // State is an intent's business state. It moves only through Transit over
@@ -109,40 +110,34 @@ const (
 )
 
 // Transition is one row of a state table: event moves From to To.
-type Transition struct {
-	From  State
-	Event Event
-	To    State
-}
+type Transition = fsm.Row[State, Event]
 
 // Transitions returns the business state table (a fresh copy; served as
 // data by the architecture route).
 func Transitions() []Transition {
 	return []Transition{
-		{StateCreated, EventSubmit, StateSubmitted},
-		{StateCreated, EventExpire, StateExpired},
-		{StateSubmitted, EventLand, StateConfirming},
-		{StateSubmitted, EventFail, StateFailed},
-		{StateSubmitted, EventExpire, StateExpired},
-		{StateSubmitted, EventConflictingSignature, StateRequiresReview},
-		{StateConfirming, EventVerify, StateVerified},
-		{StateConfirming, EventMismatch, StateRequiresReview},
-		{StateConfirming, EventFail, StateFailed},
-		{StateConfirming, EventConflictingSignature, StateRequiresReview},
-		{StateVerified, EventSettle, StateSettled},
-		{StateVerified, EventConflictingSignature, StateRequiresReview},
-		{StateSettled, EventReconcile, StateReconciling},
-		{StateReconciling, EventConclude, StateReconciled},
+		{From: StateCreated, Event: EventSubmit, To: StateSubmitted},
+		{From: StateCreated, Event: EventExpire, To: StateExpired},
+		{From: StateSubmitted, Event: EventLand, To: StateConfirming},
+		{From: StateSubmitted, Event: EventFail, To: StateFailed},
+		{From: StateSubmitted, Event: EventExpire, To: StateExpired},
+		{From: StateSubmitted, Event: EventConflictingSignature, To: StateRequiresReview},
+		{From: StateConfirming, Event: EventVerify, To: StateVerified},
+		{From: StateConfirming, Event: EventMismatch, To: StateRequiresReview},
+		{From: StateConfirming, Event: EventFail, To: StateFailed},
+		{From: StateConfirming, Event: EventConflictingSignature, To: StateRequiresReview},
+		{From: StateVerified, Event: EventSettle, To: StateSettled},
+		{From: StateVerified, Event: EventConflictingSignature, To: StateRequiresReview},
+		{From: StateSettled, Event: EventReconcile, To: StateReconciling},
+		{From: StateReconciling, Event: EventConclude, To: StateReconciled},
 	}
 }
 
 // Transit returns the state event moves from to. It fails with
 // INVALID_STATE_TRANSITION when the table has no such row.
 func Transit(from State, ev Event) (State, error) {
-	for _, t := range Transitions() {
-		if t.From == from && t.Event == ev {
-			return t.To, nil
-		}
+	if to, err := fsm.New("intent.Transit", "An intent", Transitions()).Transition(from, ev); err == nil {
+		return to, nil
 	}
 	return from, fault.E("intent.Transit", fault.InvalidState, "the intent cannot take this step in its current state").
 		With("state", string(from)).With("event", string(ev))
@@ -233,31 +228,27 @@ const (
 )
 
 // NetworkTransition is one row of the network table.
-type NetworkTransition struct {
-	From  NetworkState
-	Event NetworkEvent
-	To    NetworkState
-}
+type NetworkTransition = fsm.Row[NetworkState, NetworkEvent]
 
 // NetworkTransitions returns the network state table. Every row moves
 // forward; there is no row back, so a late or lagging observation finds
 // no transition.
 func NetworkTransitions() []NetworkTransition {
 	return []NetworkTransition{
-		{NetworkUnsent, NetworkEventSign, NetworkSubmitted},
-		{NetworkUnsent, NetworkEventProcessed, NetworkProcessed},
-		{NetworkUnsent, NetworkEventConfirmed, NetworkConfirmed},
-		{NetworkUnsent, NetworkEventFinalized, NetworkFinalized},
-		{NetworkUnsent, NetworkEventFailed, NetworkFailed},
-		{NetworkSubmitted, NetworkEventProcessed, NetworkProcessed},
-		{NetworkSubmitted, NetworkEventConfirmed, NetworkConfirmed},
-		{NetworkSubmitted, NetworkEventFinalized, NetworkFinalized},
-		{NetworkSubmitted, NetworkEventFailed, NetworkFailed},
-		{NetworkSubmitted, NetworkEventDrop, NetworkDropped},
-		{NetworkProcessed, NetworkEventConfirmed, NetworkConfirmed},
-		{NetworkProcessed, NetworkEventFinalized, NetworkFinalized},
-		{NetworkProcessed, NetworkEventFailed, NetworkFailed},
-		{NetworkConfirmed, NetworkEventFinalized, NetworkFinalized},
+		{From: NetworkUnsent, Event: NetworkEventSign, To: NetworkSubmitted},
+		{From: NetworkUnsent, Event: NetworkEventProcessed, To: NetworkProcessed},
+		{From: NetworkUnsent, Event: NetworkEventConfirmed, To: NetworkConfirmed},
+		{From: NetworkUnsent, Event: NetworkEventFinalized, To: NetworkFinalized},
+		{From: NetworkUnsent, Event: NetworkEventFailed, To: NetworkFailed},
+		{From: NetworkSubmitted, Event: NetworkEventProcessed, To: NetworkProcessed},
+		{From: NetworkSubmitted, Event: NetworkEventConfirmed, To: NetworkConfirmed},
+		{From: NetworkSubmitted, Event: NetworkEventFinalized, To: NetworkFinalized},
+		{From: NetworkSubmitted, Event: NetworkEventFailed, To: NetworkFailed},
+		{From: NetworkSubmitted, Event: NetworkEventDrop, To: NetworkDropped},
+		{From: NetworkProcessed, Event: NetworkEventConfirmed, To: NetworkConfirmed},
+		{From: NetworkProcessed, Event: NetworkEventFinalized, To: NetworkFinalized},
+		{From: NetworkProcessed, Event: NetworkEventFailed, To: NetworkFailed},
+		{From: NetworkConfirmed, Event: NetworkEventFinalized, To: NetworkFinalized},
 	}
 }
 
@@ -265,10 +256,8 @@ func NetworkTransitions() []NetworkTransition {
 // with INVALID_STATE_TRANSITION when the table has no such row (every
 // backward move).
 func TransitNetwork(from NetworkState, ev NetworkEvent) (NetworkState, error) {
-	for _, t := range NetworkTransitions() {
-		if t.From == from && t.Event == ev {
-			return t.To, nil
-		}
+	if to, err := fsm.New("intent.TransitNetwork", "A network state", NetworkTransitions()).Transition(from, ev); err == nil {
+		return to, nil
 	}
 	return from, fault.E("intent.TransitNetwork", fault.InvalidState, "the network state cannot move this way").
 		With("state", string(from)).With("event", string(ev))
