@@ -1,10 +1,7 @@
 package billing
 
 import (
-	"fmt"
-	"slices"
-
-	"github.com/creatormusic/platform/fault"
+	"github.com/creatormusic/platform/fsm"
 )
 
 // Machine names one of the package's state machines.
@@ -128,13 +125,20 @@ func Transitions() []Rule {
 	}
 }
 
-// Transition returns the state event moves from to in machine m: the only
-// way states move. INVALID_STATE when the table has no such rule.
-func Transition(m Machine, from State, e Event) (State, error) {
-	i := slices.IndexFunc(Transitions(), func(r Rule) bool { return r.Machine == m && r.From == from && r.Event == e })
-	if i < 0 {
-		return "", fault.E("billing.Transition", fault.InvalidState, fmt.Sprintf("A %s cannot go from %s on %s.", m, from, e)).
-			With("from", string(from)).With("event", string(e))
+// Table returns machine m's rows of Transitions as an fsm table.
+func Table(m Machine) fsm.Table[State, Event] {
+	var rows []fsm.Row[State, Event]
+	for _, r := range Transitions() {
+		if r.Machine == m {
+			rows = append(rows, fsm.Row[State, Event]{From: r.From, Event: r.Event, To: r.To})
+		}
 	}
-	return Transitions()[i].To, nil
+	return fsm.New("billing.Transition", "A "+string(m), rows)
+}
+
+// Transition returns the state event moves from to in machine m: the only
+// way states move. INVALID_STATE_TRANSITION when the table has no such
+// rule.
+func Transition(m Machine, from State, e Event) (State, error) {
+	return Table(m).Transition(from, e)
 }
