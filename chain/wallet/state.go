@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/creatormusic/platform/fault"
+	"github.com/creatormusic/platform/fsm"
 )
 
 // Status is a challenge's state. Expiry is not a state: a PENDING
@@ -39,29 +40,23 @@ const (
 )
 
 // Move is one row of the state table.
-type Move struct {
-	From  Status
-	Event Event
-	To    Status
-}
+type Move = fsm.Row[Status, Event]
 
 // Moves returns the state table of a challenge; stores compare-and-set on
 // From.
 func Moves() []Move {
 	return []Move{
-		{StatusPending, EventVerify, StatusVerified},
-		{StatusPending, EventFail, StatusPending},
-		{StatusPending, EventExhaust, StatusExhausted},
+		{From: StatusPending, Event: EventVerify, To: StatusVerified},
+		{From: StatusPending, Event: EventFail, To: StatusPending},
+		{From: StatusPending, Event: EventExhaust, To: StatusExhausted},
 	}
 }
 
 // Transition returns the state event leads to from from;
 // INVALID_STATE_TRANSITION when the table has no such move.
 func Transition(from Status, event Event) (Status, error) {
-	for _, m := range Moves() {
-		if m.From == from && m.Event == event {
-			return m.To, nil
-		}
+	if to, err := fsm.New("wallet.Transition", "A challenge", Moves()).Transition(from, event); err == nil {
+		return to, nil
 	}
 	return "", fault.E("wallet.Transition", fault.InvalidState, fmt.Sprintf("A %s challenge cannot %s.", from, event))
 }
