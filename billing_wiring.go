@@ -1,7 +1,6 @@
 package platform
 
 import (
-	"context"
 	"fmt"
 	"strings"
 
@@ -32,18 +31,14 @@ func (p *Platform) startBilling(cfg Config) error {
 	return nil
 }
 
-// billingRun is billing's unit of work on the platform's store.
-func (p *Platform) billingRun(ctx context.Context, fn func(st billing.Store) error) error {
-	return p.db.InTx(ctx, func(tx *store.Tx) error { return fn(tx) })
-}
-
 // billingHandlers are the job handlers of package billing.
 func (p *Platform) billingHandlers() map[string]jobs.Handler {
+	run := store.Runner[billing.Store](p.db)
 	return map[string]jobs.Handler{
-		billing.JobRenewal:    p.billing.RenewalHandler(p.billingRun),
-		billing.JobApplyEvent: p.billing.ApplyHandler(p.billingRun),
+		billing.JobRenewal:    p.billing.RenewalHandler(run),
+		billing.JobApplyEvent: p.billing.ApplyHandler(run),
 		// Provider cancellations run after the commit that ended the
 		// subscription, never inside its transaction.
-		billing.JobProviderCancel: p.billing.ProviderCancelHandler(p.billingRun),
+		billing.JobProviderCancel: p.billing.ProviderCancelHandler(run),
 	}
 }

@@ -71,10 +71,7 @@ func (p *Platform) startGeneration(ctx context.Context, cfg Config, providers *c
 	}
 	svc, err := operation.New(operation.Config{
 		Credentials: providers, Ledger: ledger.New(), Assets: assets, Digester: p.keyring,
-		Run: func(ctx context.Context, fn func(st operation.Store) error) error {
-			return p.db.InTx(ctx, func(tx *store.Tx) error { return fn(tx) })
-		},
-		Read: func() operation.Store { return p.db.Read() }, CallbackBase: strings.TrimRight(base, "/"),
+		Run: store.Runner[operation.Store](p.db), Read: store.Reader[operation.Store](p.db), CallbackBase: strings.TrimRight(base, "/"),
 		Tuning: tuning, Hook: g.Hook,
 	})
 	if err != nil {

@@ -95,10 +95,7 @@ func (p *Platform) startIntents(ctx context.Context, cfg ChainConfig) error {
 		return fmt.Errorf("platform: intents: derive the reference key: %w", err)
 	}
 	svc, err := intent.New(intent.Config{Registry: reg, Environments: envs, Wallets: walletLinks{p.db}, Clock: p.db,
-		Run: func(ctx context.Context, fn func(st intent.Store) error) error {
-			return p.db.InTx(ctx, func(tx *store.Tx) error { return fn(tx) })
-		},
-		Read: func() intent.Store { return p.db.Read() }, ReferenceKey: key, Changed: p.intentChanged})
+		Run: store.Runner[intent.Store](p.db), Read: store.Reader[intent.Store](p.db), ReferenceKey: key, Changed: p.intentChanged})
 	if err != nil {
 		return fmt.Errorf("platform: intents: %w", err)
 	}

@@ -45,16 +45,12 @@ func (l ledgerGranter) GrantCredits(ctx context.Context, g plan.Grant) error {
 	})
 }
 
-// planRun is plan's unit of work on the platform's store.
-func (p *Platform) planRun(ctx context.Context, fn func(st plan.Store) error) error {
-	return p.db.InTx(ctx, func(tx *store.Tx) error { return fn(tx) })
-}
-
 // planHandlers are the job handlers of package plan.
 func (p *Platform) planHandlers() map[string]jobs.Handler {
+	run := store.Runner[plan.Store](p.db)
 	return map[string]jobs.Handler{
-		plan.JobScheduleGrants: p.plans.ScheduleHandler(p.planRun),
-		plan.JobMonthlyGrant:   p.plans.GrantHandler(p.planRun, ledgerGranter{db: p.db, ledger: ledger.New()}),
+		plan.JobScheduleGrants: p.plans.ScheduleHandler(run),
+		plan.JobMonthlyGrant:   p.plans.GrantHandler(run, ledgerGranter{db: p.db, ledger: ledger.New()}),
 	}
 }
 

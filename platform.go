@@ -361,7 +361,7 @@ func New(ctx context.Context, cfg Config) (*Platform, error) {
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
-		p.limiter.Run(bg, cfg.UsageFlushInterval, p.usageTx, func() transport.UsageStore { return p.db.Read() }, log)
+		p.limiter.Run(bg, cfg.UsageFlushInterval, store.Runner[transport.UsageStore](p.db), store.Reader[transport.UsageStore](p.db), log)
 	}()
 	return p, nil
 }
@@ -401,10 +401,6 @@ func callbackWindows(p credential.Providers) []transport.CallbackWindow {
 		}
 	}
 	return out
-}
-
-func (p *Platform) usageTx(ctx context.Context, fn func(transport.UsageStore) error) error {
-	return p.db.InTx(ctx, func(tx *store.Tx) error { return fn(tx) })
 }
 
 // Handler returns the platform's HTTP handler: the API under /api/v1 and

@@ -1,7 +1,6 @@
 package platform
 
 import (
-	"context"
 	"fmt"
 	"time"
 
@@ -15,10 +14,7 @@ import (
 // each plan's input duration bound (plan.Limits.SoundMaxDuration).
 func (p *Platform) startSound(assets *asset.Service) error {
 	svc, err := sound.New(sound.Config{Assets: assets,
-		Run: func(ctx context.Context, fn func(st sound.Store) error) error {
-			return p.db.InTx(ctx, func(tx *store.Tx) error { return fn(tx) })
-		},
-		Read:             func() sound.Store { return p.db.Read() },
+		Run: store.Runner[sound.Store](p.db), Read: store.Reader[sound.Store](p.db),
 		MaxInputDuration: func(plan string) time.Duration { return p.plans.Limits(plan).SoundMaxDuration }})
 	if err != nil {
 		return fmt.Errorf("platform: sound: %w", err)

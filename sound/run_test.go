@@ -63,11 +63,8 @@ func newFixture(t *testing.T, open storetest.Opener, maxUpload int64, maxInput t
 	}
 	eng := &countingEngine{}
 	svc, err := sound.New(sound.Config{Assets: assets, Engine: eng, WatchInterval: 20 * time.Millisecond,
-		MaxInputDuration: func(string) time.Duration { return maxInput },
-		Run: func(ctx context.Context, fn func(sound.Store) error) error {
-			return db.InTx(ctx, func(tx *store.Tx) error { return fn(tx) })
-		},
-		Read: func() sound.Store { return db.Read() }})
+		Run: store.Runner[sound.Store](db), Read: store.Reader[sound.Store](db),
+		MaxInputDuration: func(string) time.Duration { return maxInput }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -209,13 +209,6 @@ func examplePrice() PriceSnapshotView {
 		Currency: "USD", AmountMinor: "1900", Interval: "month", MonthlyCredits: "2000"}
 }
 
-// billingRun is billing's unit of work on db.
-func billingRun(db *store.DB) billing.RunFunc {
-	return func(ctx context.Context, fn func(st billing.Store) error) error {
-		return db.InTx(ctx, func(tx *store.Tx) error { return fn(tx) })
-	}
-}
-
 // WebhookSignatureHeader is the header the payment provider signs webhooks in.
 const WebhookSignatureHeader = "Stripe-Signature"
 
@@ -234,7 +227,7 @@ func billingRoutes(svc *billing.Service, db *store.DB, log *slog.Logger) []Route
 	if svc == nil || db == nil {
 		return nil
 	}
-	run := billingRun(db)
+	run := store.Runner[billing.Store](db)
 	b := func(r Route) Route {
 		r.Tag, r.Private = TagAccount, true
 		if r.Auth == "" {
