@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/creatormusic/platform/billing"
@@ -13,28 +14,6 @@ import (
 	"github.com/creatormusic/platform/plan"
 	"github.com/creatormusic/platform/sound"
 	"github.com/creatormusic/platform/transport"
-)
-
-// The platform's job classes. Each runs on its own workers (package jobs,
-// Classes), so the work of one never waits for workers busy with
-// another's: payments and provider dispatch go on while the sound engine
-// spends an hour on one file.
-const (
-	// jobClassMoney runs the jobs that move or verify value: billing
-	// renewals, webhook events and provider cancellations, plan grants,
-	// chain payment intents, token and sale verification.
-	jobClassMoney = "money"
-	// jobClassProvider runs music generation's provider work: dispatch,
-	// polls, ingest, reconciliation, expiry and ambiguity resolution.
-	jobClassProvider = "provider"
-	// jobClassAudio runs sound engine operations, with a per-workspace
-	// limit.
-	jobClassAudio = "audio"
-	// jobClassMaintenance runs housekeeping: the idempotency prune, the
-	// staging cleanup, and sound operation expiry. Expiry is here, not in
-	// the audio class, so that it never waits behind the very runs it is
-	// meant to end.
-	jobClassMaintenance = "maintenance"
 )
 
 // Default worker budgets of the job classes, sized for a 2-core host.
@@ -63,61 +42,69 @@ const (
 	starvedDownFactor = 10
 )
 
-// jobClassOf assigns every job kind the platform runs to its class. New
-// refuses to start when a handler's kind is missing here, so a new kind is
-// classed before it can run.
+// jobClassOf assigns the job kinds whose domains do not declare a class
+// to their class.
 func jobClassOf() map[string]string {
 	return map[string]string{
-		billing.JobRenewal:        jobClassMoney,
-		billing.JobApplyEvent:     jobClassMoney,
-		billing.JobProviderCancel: jobClassMoney,
-		plan.JobMonthlyGrant:      jobClassMoney,
-		plan.JobScheduleGrants:    jobClassMoney,
-		jobTokenVerify:            jobClassMoney,
-		jobTokenSchedule:          jobClassMoney,
-		jobIntentRelay:            jobClassMoney,
-		jobIntentWatch:            jobClassMoney,
-		jobIntentReconcile:        jobClassMoney,
-		jobIntentSweep:            jobClassMoney,
+		billing.JobRenewal:        jobs.ClassMoney,
+		billing.JobApplyEvent:     jobs.ClassMoney,
+		billing.JobProviderCancel: jobs.ClassMoney,
+		plan.JobMonthlyGrant:      jobs.ClassMoney,
+		plan.JobScheduleGrants:    jobs.ClassMoney,
+		jobTokenVerify:            jobs.ClassMoney,
+		jobTokenSchedule:          jobs.ClassMoney,
+		jobIntentRelay:            jobs.ClassMoney,
+		jobIntentWatch:            jobs.ClassMoney,
+		jobIntentReconcile:        jobs.ClassMoney,
+		jobIntentSweep:            jobs.ClassMoney,
 
-		operation.JobDispatch:  jobClassProvider,
-		operation.JobPoll:      jobClassProvider,
-		operation.JobIngest:    jobClassProvider,
-		operation.JobReconcile: jobClassProvider,
-		operation.JobExpire:    jobClassProvider,
-		operation.JobAmbiguous: jobClassProvider,
+		operation.JobDispatch:  jobs.ClassProvider,
+		operation.JobPoll:      jobs.ClassProvider,
+		operation.JobIngest:    jobs.ClassProvider,
+		operation.JobReconcile: jobs.ClassProvider,
+		operation.JobExpire:    jobs.ClassProvider,
+		operation.JobAmbiguous: jobs.ClassProvider,
 
-		sound.JobRun: jobClassAudio,
+		sound.JobRun: jobs.ClassAudio,
 
-		sound.JobExpire:     jobClassMaintenance,
-		jobIdempotencyPrune: jobClassMaintenance,
-		jobCleanStaging:     jobClassMaintenance,
+		sound.JobExpire:     jobs.ClassMaintenance,
+		jobIdempotencyPrune: jobs.ClassMaintenance,
+		jobCleanStaging:     jobs.ClassMaintenance,
 	}
 }
 
-// jobClasses builds the pool's classes for the handlers: each kind in its
-// class, with the budgets cfg sets or the defaults. A handler whose kind
-// has no class is an error.
-func jobClasses(handlers map[string]jobs.Handler, cfg JobsConfig) ([]jobs.Class, error) {
+// classed returns handlers as kinds, each in its class by jobClassOf.
+func classed(handlers map[string]jobs.Handler) []jobs.Kind {
+	of := jobClassOf()
+	var out []jobs.Kind
+	for _, name := range slices.Sorted(maps.Keys(handlers)) {
+		out = append(out, jobs.Kind{Name: name, Class: of[name], Handler: handlers[name]})
+	}
+	return out
+}
+
+// jobClasses builds the pool's classes for the kinds the domains declare:
+// each kind in its class, with the budgets cfg sets or the defaults. A
+// kind without a class the platform runs is an error.
+func jobClasses(kinds []jobs.Kind, cfg JobsConfig) ([]jobs.Class, error) {
 	if cfg.Workers < 0 || cfg.MoneyWorkers < 0 || cfg.ProviderWorkers < 0 || cfg.AudioWorkers < 0 ||
 		cfg.MaintenanceWorkers < 0 || cfg.AudioPerWorkspace < 0 || cfg.StarvedAfter < 0 {
 		return nil, fmt.Errorf("platform: Config.Jobs: worker budgets, the per-workspace limit and StarvedAfter must not be negative")
 	}
 	budget := func(own, def int) int { return orDefault(own, orDefault(cfg.Workers, def)) }
 	classes := []jobs.Class{
-		{Name: jobClassMoney, Workers: budget(cfg.MoneyWorkers, defaultMoneyWorkers)},
-		{Name: jobClassProvider, Workers: budget(cfg.ProviderWorkers, defaultProviderWorkers)},
-		{Name: jobClassAudio, Workers: budget(cfg.AudioWorkers, defaultAudioWorkers),
+		{Name: jobs.ClassMoney, Workers: budget(cfg.MoneyWorkers, defaultMoneyWorkers)},
+		{Name: jobs.ClassProvider, Workers: budget(cfg.ProviderWorkers, defaultProviderWorkers)},
+		{Name: jobs.ClassAudio, Workers: budget(cfg.AudioWorkers, defaultAudioWorkers),
 			GroupLimit: orDefault(cfg.AudioPerWorkspace, defaultAudioPerWorkspace)},
-		{Name: jobClassMaintenance, Workers: budget(cfg.MaintenanceWorkers, defaultMaintenanceWorkers)},
+		{Name: jobs.ClassMaintenance, Workers: budget(cfg.MaintenanceWorkers, defaultMaintenanceWorkers)},
 	}
-	of := jobClassOf()
-	for _, kind := range slices.Sorted(maps.Keys(handlers)) {
-		i := slices.IndexFunc(classes, func(c jobs.Class) bool { return c.Name == of[kind] })
+	for _, k := range slices.SortedFunc(slices.Values(kinds), func(a, b jobs.Kind) int { return strings.Compare(a.Name, b.Name) }) {
+		i := slices.IndexFunc(classes, func(c jobs.Class) bool { return c.Name == k.Class })
 		if i < 0 {
-			return nil, fmt.Errorf("platform: job kind %q has no job class (jobClassOf)", kind)
+			return nil, fmt.Errorf("platform: job kind %q has no job class", k.Name)
 		}
-		classes[i].Kinds = append(classes[i].Kinds, kind)
+		classes[i].Kinds = append(classes[i].Kinds, k.Name)
 	}
 	return slices.DeleteFunc(classes, func(c jobs.Class) bool { return len(c.Kinds) == 0 }), nil
 }

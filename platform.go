@@ -129,10 +129,11 @@ type Config struct {
 
 // JobsConfig configures the job worker pool that New starts. The pool runs
 // four job classes, each on its own workers so that none waits behind
-// another's work (see jobClassOf for which kinds each runs): money (jobs
-// that move or verify value), provider (music generation's provider work),
-// audio (sound engine operations) and maintenance (housekeeping and sound
-// operation expiry). The defaults suit a 2-core host.
+// another's work (package jobs, ClassMoney and the others; each domain
+// declares the class of its kinds): money (jobs that move or verify
+// value), provider (music generation's provider work), audio (sound engine
+// operations) and maintenance (housekeeping and sound operation expiry).
+// The defaults suit a 2-core host.
 type JobsConfig struct {
 	// Disabled leaves the pool stopped (a host that only serves requests).
 	// The health route still reports each class's queue, which other hosts
@@ -292,7 +293,13 @@ func New(ctx context.Context, cfg Config) (*Platform, error) {
 		return nil, err
 	}
 	maps.Copy(handlers, p.intentHandlers())
-	classes, err := jobClasses(handlers, cfg.Jobs)
+	kinds := classed(handlers)
+	schedule := store.Runner[jobs.Scheduler](p.db)
+	handlers, err = jobs.Handlers(kinds, schedule)
+	if err != nil {
+		return nil, fmt.Errorf("platform: jobs: %w", err)
+	}
+	classes, err := jobClasses(kinds, cfg.Jobs)
 	if err != nil {
 		return nil, err
 	}
@@ -340,6 +347,10 @@ func New(ctx context.Context, cfg Config) (*Platform, error) {
 				cancel()
 				return nil, err
 			}
+		}
+		if err := jobs.Schedule(ctx, kinds, schedule); err != nil {
+			cancel()
+			return nil, fmt.Errorf("platform: schedule jobs: %w", err)
 		}
 		if err := p.schedulePlanGrants(ctx); err != nil {
 			cancel()
