@@ -50,9 +50,9 @@ func EventCatalogue() []transport.EventType {
 		row(billing.EventSubscriptionRenewed, sub, "sub_", "A subscription started its next period."),
 		row(billing.EventSubscriptionChanged, sub, "sub_", "A subscription changed state (cancel scheduled, past due, ended)."),
 	}
-	// intentChanged: one type per state an intent is written in.
+	// intent.Service.changed: one type per state an intent is written in.
 	for _, s := range intent.States() {
-		out = append(out, row(intentEventType(s), txi, "txi_", "A transaction intent was written in state "+string(s)+"."))
+		out = append(out, row(intent.EventType(s), txi, "txi_", "A transaction intent was written in state "+string(s)+"."))
 	}
 	return out
 }

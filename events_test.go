@@ -29,7 +29,7 @@ func TestEventCatalogueNamesEveryEmitter(t *testing.T) {
 		"apikey/service.go (*Service).emit":                {"api_key."},
 		"billing/subscription.go emit":                     {"billing.subscription."},
 		"generation/operation/service.go (*Service).event": {"generation.operation.", "PROVIDER_COST_DRIFT"},
-		"intent_wiring.go (*Platform).intentChanged":       {"transaction_intent."},
+		"chain/intent/jobs.go (*Service).changed":          {"transaction_intent."},
 		"ledger/service.go (*Service).Post":                {"ledger.movement.posted"},
 		"sound/service.go (*Service).move":                 {"sound.operation.completed"},
 	}

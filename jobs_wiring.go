@@ -53,10 +53,6 @@ func jobClassOf() map[string]string {
 		plan.JobScheduleGrants:    jobs.ClassMoney,
 		jobTokenVerify:            jobs.ClassMoney,
 		jobTokenSchedule:          jobs.ClassMoney,
-		jobIntentRelay:            jobs.ClassMoney,
-		jobIntentWatch:            jobs.ClassMoney,
-		jobIntentReconcile:        jobs.ClassMoney,
-		jobIntentSweep:            jobs.ClassMoney,
 
 		operation.JobDispatch:  jobs.ClassProvider,
 		operation.JobPoll:      jobs.ClassProvider,

@@ -292,8 +292,8 @@ func New(ctx context.Context, cfg Config) (*Platform, error) {
 	if err := p.startIntents(ctx, cfg.Chain); err != nil {
 		return nil, err
 	}
-	maps.Copy(handlers, p.intentHandlers())
 	kinds := classed(handlers)
+	kinds = append(kinds, p.intents.Jobs()...)
 	schedule := store.Runner[jobs.Scheduler](p.db)
 	handlers, err = jobs.Handlers(kinds, schedule)
 	if err != nil {
@@ -357,10 +357,6 @@ func New(ctx context.Context, cfg Config) (*Platform, error) {
 			return nil, err
 		}
 		if err := p.scheduleToken(ctx); err != nil {
-			cancel()
-			return nil, err
-		}
-		if err := p.scheduleEvery(ctx, jobIntentSweep, p.sweepEvery()); err != nil {
 			cancel()
 			return nil, err
 		}

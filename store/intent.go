@@ -17,7 +17,14 @@ import (
 	"github.com/creatormusic/platform/ledger"
 )
 
-var _ intent.Store = (*Tx)(nil)
+var (
+	_ intent.Store       = (*Tx)(nil)
+	_ intent.CreditStore = (*Tx)(nil)
+)
+
+// CreditStore implements intent.Store: the credit purchase's policy and
+// ledger ports are this same unit of work.
+func (tx *Tx) CreditStore() intent.CreditStore { return tx }
 
 // intentBody is the stored JSON form of an intent.Intent (the body column of
 // transaction_intents): every field under a fixed name, addresses as base58

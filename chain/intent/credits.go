@@ -150,7 +150,7 @@ func (c CreditPacks) Price(credits string, mint chain.Address) (uint64, error) {
 }
 
 // PacksFunc returns the current credit-pack policy of an environment and
-// its reference; the wiring reads it through the policy package.
+// its reference; PolicyPacks reads it through the policy package.
 type PacksFunc func(ctx context.Context, env access.Environment) (CreditPacks, PolicyRef, error)
 
 // CreditPurchase returns the credit_purchase purpose: priced by the

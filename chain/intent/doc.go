@@ -24,7 +24,11 @@
 // derives the economics from the request, a Settle hook that runs in the
 // unit of work moving the intent to SETTLED, and a Settlement reader that
 // reads back what Settle wrote, for reconciliation. credit_purchase is
-// provided here, priced by the "credits.packs" policy (CreditPacks).
+// provided here, priced by the "credits.packs" policy (CreditPacks,
+// PolicyPacks; SeedCreditPacks publishes each environment's at start),
+// settled by a grant on the credit ledger and read back from it
+// (SettleCredits, CreditSettlement) through the unit of work's
+// CreditStore, so settlement commits with the move to SETTLED.
 //
 // # Freezing
 //
@@ -120,7 +124,7 @@
 // # Reconciliation after settlement
 //
 // The unit of work that settles an intent also enqueues its
-// reconciliation job (the wiring's Changed hook), which runs
+// reconciliation job (JobReconcile), which runs
 // ReconcileSettled: SETTLED -> RECONCILING, then the chain's record of
 // the bound signature is read again (getTransaction at the purpose's
 // threshold, outside any unit of work), and one unit of work reads the
@@ -158,4 +162,18 @@
 // any other, accepting TransferChecked or TransferCheckedWithFee and a
 // missing memo (a memo that is present must match). The payer must still
 // be the frozen wallet.
+//
+// # Jobs and events
+//
+// The package owns its jobs (Jobs, all of the money class) and its outbox
+// events. Every unit of work that writes an intent records the event
+// "transaction_intent.<state>" (EventType) and enqueues the intent's next
+// job: JobRelay and JobWatch after a submit, JobReconcile in the unit that
+// settles it. The relay re-sends after an uncertain send RelayRetry later;
+// the watch reads the intent again every WatchEvery while it is pending or
+// followed to finalized; the reconciliation gets ReconcileAttempts
+// attempts with the pool's back-off; the periodic sweep (JobSweep,
+// Config.SweepEvery) reconciles up to SweepBatch pending intents, which is
+// how a payment made from a chain payment request is found. Wallet
+// verification answers through the Wallets port (chain/wallet.Links).
 package intent

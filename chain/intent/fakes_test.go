@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"crypto/sha256"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"sync"
@@ -15,7 +16,11 @@ import (
 	"github.com/creatormusic/platform/chain"
 	"github.com/creatormusic/platform/chain/token2022"
 	"github.com/creatormusic/platform/fault"
+	"github.com/creatormusic/platform/jobs"
+	"github.com/creatormusic/platform/ledger"
 	"github.com/creatormusic/platform/money"
+	"github.com/creatormusic/platform/outbox"
+	"github.com/creatormusic/platform/policy"
 )
 
 // fakeClock is a settable clock.
@@ -45,11 +50,30 @@ type memData struct {
 	requests   map[string]PaymentRequest
 	reqByIntnt map[string]string
 	recs       map[string]Reconciliation // by intent id
+	// events and jobs are the outbox events and jobs written, in order
+	// (a job whose unique key was taken is not).
+	events []outbox.Event
+	jobs   []jobs.InsertParams
+	// policies holds the published versions of each policy, by
+	// environment and id, oldest first.
+	policies map[string][]policy.Version
+	// movements are the posted ledger movements; accounts the ledger's
+	// accounts by scope, ledger and name.
+	movements []ledger.Posted
+	accounts  map[string]ledger.Account
+	seq       int
 }
 
 func (d memData) clone() memData {
 	c := memData{intents: map[string]Intent{}, sigs: map[string]string{}, requests: map[string]PaymentRequest{}, reqByIntnt: map[string]string{},
-		recs: map[string]Reconciliation{}}
+		recs: map[string]Reconciliation{}, events: slices.Clone(d.events), jobs: slices.Clone(d.jobs),
+		policies: map[string][]policy.Version{}, movements: slices.Clone(d.movements), accounts: maps.Clone(d.accounts), seq: d.seq}
+	if c.accounts == nil {
+		c.accounts = map[string]ledger.Account{}
+	}
+	for k, v := range d.policies {
+		c.policies[k] = slices.Clone(v)
+	}
 	for k, v := range d.recs {
 		c.recs[k] = v
 	}
@@ -69,33 +93,54 @@ func (d memData) clone() memData {
 }
 
 // memStore is a transactional in-memory Store: Run works on a copy and
-// commits it when fn succeeds.
+// commits it when fn succeeds, then runs the unit's AfterCommit functions.
 type memStore struct {
 	mu     sync.Mutex
 	data   memData
 	writes int
+	// now is the units' clock; nil means a fixed time.
+	now func() time.Time
 }
 
 func newMemStore() *memStore {
 	return &memStore{data: memData{}.clone()}
 }
 
+func (m *memStore) tx() *memTx {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	if m.now != nil {
+		now = m.now()
+	}
+	return &memTx{d: m.data.clone(), now: now}
+}
+
 func (m *memStore) Run(ctx context.Context, fn func(st Store) error) error {
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	tx := &memTx{d: m.data.clone()}
+	tx := m.tx()
 	if err := fn(tx); err != nil {
+		m.mu.Unlock()
 		return err
 	}
 	m.data = tx.d
 	m.writes++
+	m.mu.Unlock()
+	for _, f := range tx.onCommit {
+		f()
+	}
 	return nil
 }
 
 func (m *memStore) Read() Store {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return &memTx{d: m.data.clone()}
+	return m.tx()
+}
+
+// committed returns a copy of the committed state.
+func (m *memStore) committed() memData {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.data.clone()
 }
 
 func (m *memStore) intent(id string) Intent {
@@ -110,10 +155,38 @@ func (m *memStore) put(it Intent) {
 	m.data.intents[it.ID] = it
 }
 
-// memTx is one unit of work (or a read snapshot).
-type memTx struct{ d memData }
+// memTx is one unit of work (or a read snapshot). It is also the unit's
+// CreditStore, as the platform's store is.
+type memTx struct {
+	d        memData
+	now      time.Time
+	onCommit []func()
+}
 
-var _ Store = (*memTx)(nil)
+var (
+	_ Store       = (*memTx)(nil)
+	_ CreditStore = (*memTx)(nil)
+)
+
+func (t *memTx) Now() time.Time           { return t.now }
+func (t *memTx) AfterCommit(fn func())    { t.onCommit = append(t.onCommit, fn) }
+func (t *memTx) CreditStore() CreditStore { return t }
+func (t *memTx) NewID(prefix string) string {
+	t.d.seq++
+	return fmt.Sprintf("%s%04d", prefix, t.d.seq)
+}
+func (t *memTx) OutboxInsert(_ context.Context, e outbox.Event) (outbox.Event, error) {
+	e.ID = t.NewID("evt_")
+	t.d.events = append(t.d.events, e)
+	return e, nil
+}
+func (t *memTx) JobInsert(_ context.Context, p jobs.InsertParams) (bool, error) {
+	if p.UniqueKey != "" && slices.ContainsFunc(t.d.jobs, func(q jobs.InsertParams) bool { return q.UniqueKey == p.UniqueKey }) {
+		return false, nil
+	}
+	t.d.jobs = append(t.d.jobs, p)
+	return true, nil
+}
 
 func notFound() error { return fault.E("mem", fault.NotFound, "not found") }
 func conflict() error { return fault.E("mem", fault.Conflict, "conflict") }
@@ -420,6 +493,7 @@ func newHarness(t *testing.T, mint token2022.Mint, opts ...harnessOpt) *harness 
 	t.Helper()
 	h := &harness{t: t, store: newMemStore(), clock: &fakeClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)},
 		ledger: map[string][]SettlementMovement{}}
+	h.store.now = h.clock.Now
 	h.payerKey, h.payer = keypair("payer")
 	h.treasury = key("treasury")
 	h.mint = key("mint")

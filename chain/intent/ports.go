@@ -5,6 +5,10 @@ import (
 	"time"
 
 	"github.com/creatormusic/platform/chain"
+	"github.com/creatormusic/platform/jobs"
+	"github.com/creatormusic/platform/ledger"
+	"github.com/creatormusic/platform/outbox"
+	"github.com/creatormusic/platform/policy"
 )
 
 // ChainClient is what the intent domain reads from and sends to a
@@ -54,11 +58,24 @@ type Clock interface {
 	Now() time.Time
 }
 
-// Store persists intents and chain payment requests. A Store handed to a
-// unit of work is bound to its transaction; Read's Store reads the pool.
-// Errors are *fault.Error: NOT_FOUND for a missing row, CONFLICT for a
-// lost compare-and-set or a unique violation.
+// Store persists intents and chain payment requests, with the effects that
+// commit with them: the intent's outbox event and its next job. A Store
+// handed to a unit of work is bound to its transaction; Read's Store reads
+// the pool. Errors are *fault.Error: NOT_FOUND for a missing row, CONFLICT
+// for a lost compare-and-set or a unique violation.
 type Store interface {
+	outbox.Writer
+	jobs.Enqueuer
+	// Now is the unit of work's single timestamp.
+	Now() time.Time
+	// AfterCommit registers fn to run once the unit of work has committed
+	// (the wake-up of the job workers).
+	AfterCommit(fn func())
+	// CreditStore returns the credit purchase's ports (its policy and the
+	// credit ledger) bound to the same unit of work, so that settlement
+	// commits with the intent's move to SETTLED.
+	CreditStore() CreditStore
+
 	// InsertIntent writes a new intent. CONFLICT if its id exists.
 	InsertIntent(ctx context.Context, it Intent) error
 	// Intent returns the intent id. NOT_FOUND when none.
@@ -96,6 +113,19 @@ type Store interface {
 	// Reconciliation returns the intent's reconciliation record.
 	// NOT_FOUND when none.
 	Reconciliation(ctx context.Context, intentID string) (Reconciliation, error)
+}
+
+// CreditStore is what the credit_purchase purpose reads and writes: the
+// credits.packs policy that prices it, and the credit ledger that its
+// settlement grants on and its reconciliation reads back. Package store
+// implements it.
+type CreditStore interface {
+	policy.Store
+	ledger.Store
+	// LedgerMovementsByReference returns every movement of tenantID whose
+	// reference is reference, in any workspace and environment, with its
+	// postings; none is an empty list, not an error.
+	LedgerMovementsByReference(ctx context.Context, tenantID, reference string) ([]ledger.Posted, error)
 }
 
 // RunFunc runs fn as one unit of work (a transaction) and commits when it

@@ -11,8 +11,8 @@ import (
 
 // PolicyRef is what an intent records about the policy that priced it: the
 // policy id, its integer version and the hex SHA-256 of its canonical
-// content (the policy package's Ref, restated so this domain imports no
-// storage-facing package).
+// content (the policy package's Ref as the intent records it; PolicyPacks
+// converts one to the other).
 type PolicyRef struct {
 	// ID is the policy id, such as "credits.packs".
 	ID string
@@ -54,8 +54,8 @@ type PriceFunc func(ctx context.Context, in PriceInput) (Price, error)
 
 // SettleFunc applies a verified payment's business effect (credits granted,
 // reward funded) inside the unit of work that moves the intent to
-// SETTLED; st is that unit's store, which the wiring's store also
-// implements the owning domain's ports on. It must be idempotent by the
+// SETTLED; st is that unit's store, whose accessors (CreditStore) give the
+// owning domain's ports bound to the same unit. It must be idempotent by the
 // intent's BusinessReference: the state compare-and-set already makes it
 // run once per intent, and the reference makes a replay harmless.
 type SettleFunc func(ctx context.Context, st Store, it Intent) error

@@ -440,7 +440,7 @@ type ReconcileOptions struct {
 // work locks the intent, reads the settlement through the purpose's
 // Settlement reader, runs Compare, inserts the record (one per intent)
 // and moves RECONCILING to RECONCILED with a compare-and-set on the
-// version; the Changed hook writes the outbox event there.
+// version; the intent's outbox event is written there.
 //
 // Runs that race converge on one record: the loser of the move to
 // RECONCILING continues from the winner's state, and a run that finds the

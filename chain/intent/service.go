@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -31,7 +32,8 @@ const (
 	slotTime = 400 * time.Millisecond
 )
 
-// Environment is one environment's cluster and treasury.
+// Environment is one environment's cluster and treasury, and the credit
+// packs SeedCreditPacks publishes there.
 type Environment struct {
 	// Client reads and sends to the environment's cluster. Required.
 	Client ChainClient
@@ -39,6 +41,13 @@ type Environment struct {
 	// payments land in its Token-2022 associated token account for the
 	// mint. Required.
 	Treasury chain.Address
+	// CreditPacks, when set, is the environment's credits.packs policy:
+	// published as a new version whenever it differs from the current one.
+	CreditPacks *CreditPacks
+	// PackMint prices DefaultCreditPacks (as a 9-decimal mint) when
+	// CreditPacks is nil; that policy is published only while the
+	// environment has none. Zero, with CreditPacks nil, publishes nothing.
+	PackMint chain.Address
 }
 
 // Config configures a Service. Zero values take the documented defaults.
@@ -67,11 +76,15 @@ type Config struct {
 	// NewID returns a fresh intent or payment-request id suffix; nil
 	// means 16 random bytes in hex. The service adds "txi_" or "cpr_".
 	NewID func() string
-	// Changed, when set, runs inside every unit of work that writes an
-	// intent, after the write: the wiring records the outbox event and
-	// schedules the intent's next job there (relay while SUBMITTED with
-	// signed bytes, reconciliation while not terminal).
-	Changed func(ctx context.Context, st Store, it Intent) error
+	// SweepEvery is the period of the sweep job (JobSweep), which
+	// reconciles every open intent; zero means DefaultSweepEvery.
+	SweepEvery time.Duration
+	// WakeFunc, when set, runs after every unit of work that wrote an
+	// intent has committed: it wakes the job workers for the jobs the
+	// unit enqueued.
+	WakeFunc func()
+	// Logger receives the sweep's failures; nil discards them.
+	Logger *slog.Logger
 }
 
 // Service creates, submits, relays and reconciles transaction intents and
@@ -101,6 +114,12 @@ func New(cfg Config) (*Service, error) {
 	}
 	if cfg.Label == "" {
 		cfg.Label = DefaultLabel
+	}
+	if cfg.SweepEvery <= 0 {
+		cfg.SweepEvery = DefaultSweepEvery
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	if cfg.NewID == nil {
 		cfg.NewID = func() string {
@@ -294,8 +313,8 @@ func (s *Service) Prepare(ctx context.Context, p *access.Principal, req Request)
 	return it, nil
 }
 
-// Record saves an intent Prepare returned, in st's unit of work, with the
-// Changed hook's writes.
+// Record saves an intent Prepare returned, in st's unit of work, with its
+// outbox event.
 func (s *Service) Record(ctx context.Context, st Store, it Intent) error {
 	if err := st.InsertIntent(ctx, it); err != nil {
 		return fault.Wrap("intent.Record", err)
@@ -353,14 +372,6 @@ func minTime(a, b time.Time) time.Time {
 		return a
 	}
 	return b
-}
-
-// changed runs Config.Changed, if any.
-func (s *Service) changed(ctx context.Context, st Store, it Intent) error {
-	if s.cfg.Changed == nil {
-		return nil
-	}
-	return s.cfg.Changed(ctx, st, it)
 }
 
 // Get returns p's intent id. Errors: UNAUTHENTICATED, ACCESS_DENIED,

@@ -112,6 +112,12 @@ type Store interface {
 	// tenantID; relinking the same user's wallet is a no-op; CONFLICT when
 	// another user of the tenant holds it.
 	WalletLinkInsert(ctx context.Context, id, tenantID, userID, network, address string) error
+	LinkReader
+}
+
+// LinkReader reads the wallet links verification wrote; store.Tx
+// implements it.
+type LinkReader interface {
 	// WalletLinkGet returns the link of address in tenantID; NOT_FOUND
 	// when there is none.
 	WalletLinkGet(ctx context.Context, tenantID, network, address string) (Link, error)
