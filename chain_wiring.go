@@ -4,8 +4,6 @@ import (
 	"context"
 	"crypto/hkdf"
 	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -13,7 +11,6 @@ import (
 	"github.com/creatormusic/platform/chain"
 	"github.com/creatormusic/platform/chain/intent"
 	"github.com/creatormusic/platform/chain/wallet"
-	"github.com/creatormusic/platform/jobs"
 	"github.com/creatormusic/platform/store"
 	"github.com/creatormusic/platform/token"
 	"github.com/creatormusic/platform/token/sale"
@@ -66,19 +63,6 @@ type ChainEnvironment struct {
 	CreditPacks *intent.CreditPacks
 }
 
-// jobTokenVerify runs the registry's verification of one environment
-// (payload {"environment": "test"}); jobTokenSchedule runs both and
-// schedules the next period.
-const (
-	jobTokenVerify   = "token.verify"
-	jobTokenSchedule = "token.verify.schedule"
-)
-
-// tokenJob is the payload of jobTokenVerify.
-type tokenJob struct {
-	Environment access.Environment `json:"environment"`
-}
-
 // startToken builds the token registry, the token sale and wallet
 // verification.
 func (p *Platform) startToken(cfg ChainConfig) error {
@@ -128,114 +112,26 @@ func (p *Platform) startToken(cfg ChainConfig) error {
 		return fmt.Errorf("platform: wallet verification: %w", err)
 	}
 	p.wallet = ws
+	p.verify = token.Verification{Registry: p.token, Dependent: p.saleRuns(), Every: cfg.VerifyEvery, Logger: p.log,
+		RunFunc: store.Runner[token.Store](p.db), ReadFunc: store.Reader[token.Store](p.db)}
 	return nil
 }
 
-// tokenEvery is the scheduled verification period.
-func (p *Platform) tokenEvery() time.Duration {
-	if p.cfg.Chain.VerifyEvery > 0 {
-		return p.cfg.Chain.VerifyEvery
-	}
-	return time.Hour
+// saleRuns verifies the sales after the registry and stores their runs.
+func (p *Platform) saleRuns() sale.Dependent {
+	return sale.Dependent{Sales: p.sale, RunFunc: store.Runner[sale.Store](p.db)}
 }
 
-// tokenHandlers are the registry's job handlers.
-func (p *Platform) tokenHandlers() map[string]jobs.Handler {
-	return map[string]jobs.Handler{
-		jobTokenVerify: func(ctx context.Context, j jobs.Job) error {
-			var in tokenJob
-			if err := json.Unmarshal(j.Payload, &in); err != nil || !in.Environment.Valid() {
-				return fmt.Errorf("token.verify: bad payload %q", j.Payload)
-			}
-			if _, err := p.VerifyToken(ctx, in.Environment); err != nil {
-				return err
-			}
-			_, err := p.VerifySales(ctx, in.Environment)
-			return err
-		},
-		jobTokenSchedule: func(ctx context.Context, _ jobs.Job) error {
-			for _, env := range []access.Environment{access.Test, access.Live} {
-				if p.token.Config(env).Configured() {
-					if _, err := p.VerifyToken(ctx, env); err != nil {
-						return err
-					}
-				}
-				if _, err := p.VerifySales(ctx, env); err != nil {
-					return err
-				}
-			}
-			return p.scheduleEvery(ctx, jobTokenSchedule, p.tokenEvery())
-		},
-	}
-}
-
-// scheduleToken enqueues, at start, a verification of every configured
-// registry and its sales whose configuration has not been verified yet (a
-// new or changed token or sale configuration), once across hosts, and the
-// periodic schedule.
-func (p *Platform) scheduleToken(ctx context.Context) error {
-	err := p.db.InTx(ctx, func(tx *store.Tx) error {
-		for _, env := range []access.Environment{access.Test, access.Live} {
-			cfg := p.token.Config(env)
-			if !cfg.Configured() && len(p.saleConfig(env).Sales) == 0 {
-				continue
-			}
-			payload, _ := json.Marshal(tokenJob{Environment: env})
-			if _, err := tx.JobInsert(ctx, jobs.InsertParams{Kind: jobTokenVerify, Payload: payload,
-				UniqueKey: jobTokenVerify + ":" + string(env) + ":" + cfg.Hash() + ":" + p.saleHash(env)}); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("platform: schedule token verification: %w", err)
-	}
-	return p.scheduleEvery(ctx, jobTokenSchedule, p.tokenEvery())
-}
-
-// VerifyToken runs the token registry's verification of env now: it reads
-// the configured mint from env's cluster (outside any transaction) and
-// stores the run, whatever its outcome. A run that could not read the
-// cluster is stored as ERROR and moves nothing.
+// VerifyToken runs the token registry's verification of env now, as its
+// jobs do: it reads the configured mint from env's cluster (outside any
+// transaction) and stores the run, whatever its outcome. A run that could
+// not read the cluster is stored as ERROR and moves nothing.
 func (p *Platform) VerifyToken(ctx context.Context, env access.Environment) (token.Run, error) {
-	if !env.Valid() {
-		return token.Run{}, fmt.Errorf("platform: VerifyToken: unknown environment %q", env)
-	}
-	r := p.token.Verify(ctx, env)
-	err := p.db.InTx(ctx, func(tx *store.Tx) error {
-		var err error
-		r, err = tx.TokenRunInsert(ctx, r)
-		return err
-	})
+	r, err := p.verify.VerifyToken(ctx, env)
 	if err != nil {
-		return token.Run{}, fmt.Errorf("platform: store token run: %w", err)
-	}
-	if r.Outcome == token.Errored {
-		p.log.Warn("token verification could not read the cluster", "environment", string(env), "code", r.ErrorCode)
+		return token.Run{}, fmt.Errorf("platform: VerifyToken: %w", err)
 	}
 	return r, nil
-}
-
-// saleHash identifies env's sale configuration (its cluster client
-// aside), so that a changed sale is verified at the next start.
-func (p *Platform) saleHash(env access.Environment) string {
-	sc := p.saleConfig(env)
-	sc.Chain = nil
-	b, err := json.Marshal(sc)
-	if err != nil {
-		return "unhashable"
-	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:8])
-}
-
-// saleConfig is env's sale configuration.
-func (p *Platform) saleConfig(env access.Environment) sale.EnvConfig {
-	if env == access.Test {
-		return p.cfg.Chain.Test.Sale
-	}
-	return p.cfg.Chain.Live.Sale
 }
 
 // VerifySales runs the verification of every sale configured in env now,
@@ -246,28 +142,17 @@ func (p *Platform) VerifySales(ctx context.Context, env access.Environment) ([]s
 	if !env.Valid() {
 		return nil, fmt.Errorf("platform: VerifySales: unknown environment %q", env)
 	}
-	sales := p.saleConfig(env).Sales
-	if len(sales) == 0 {
+	runs := p.saleRuns()
+	if !runs.Configured(env) {
 		return nil, nil
 	}
 	v, err := p.token.View(ctx, env, p.db.Read())
 	if err != nil {
 		return nil, fmt.Errorf("platform: VerifySales: %w", err)
 	}
-	var out []sale.Run
-	for _, sc := range sales {
-		r, err := p.sale.Verify(ctx, env, sc.ID, v.Verified() && sc.ProductionMint != "" && sc.ProductionMint == v.Config.Mint)
-		if err != nil {
-			return nil, fmt.Errorf("platform: verify sale %s: %w", sc.ID, err)
-		}
-		err = p.db.InTx(ctx, func(tx *store.Tx) error {
-			r, err = p.sale.RecordRun(ctx, tx, r)
-			return err
-		})
-		if err != nil {
-			return nil, fmt.Errorf("platform: store sale run %s: %w", sc.ID, err)
-		}
-		out = append(out, r)
+	out, err := runs.VerifyAll(ctx, env, v)
+	if err != nil {
+		return nil, fmt.Errorf("platform: VerifySales: %w", err)
 	}
 	return out, nil
 }

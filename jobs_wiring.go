@@ -51,8 +51,6 @@ func jobClassOf() map[string]string {
 		billing.JobProviderCancel: jobs.ClassMoney,
 		plan.JobMonthlyGrant:      jobs.ClassMoney,
 		plan.JobScheduleGrants:    jobs.ClassMoney,
-		jobTokenVerify:            jobs.ClassMoney,
-		jobTokenSchedule:          jobs.ClassMoney,
 
 		operation.JobDispatch:  jobs.ClassProvider,
 		operation.JobPoll:      jobs.ClassProvider,

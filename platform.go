@@ -184,9 +184,11 @@ type Platform struct {
 	generation *operation.Service
 	// sound runs sound engine operations.
 	sound *sound.Service
-	// token is the token registry; sale the token sale.
-	token *token.Service
-	sale  *sale.Service
+	// token is the token registry; sale the token sale; verify runs
+	// their verifications.
+	token  *token.Service
+	sale   *sale.Service
+	verify token.Verification
 	// wallet verifies wallets with Sign-In With Solana messages.
 	wallet *wallet.Service
 	// intents runs the chain payment path.
@@ -288,11 +290,11 @@ func New(ctx context.Context, cfg Config) (*Platform, error) {
 	if err := p.startToken(cfg.Chain); err != nil {
 		return nil, err
 	}
-	maps.Copy(handlers, p.tokenHandlers())
 	if err := p.startIntents(ctx, cfg.Chain); err != nil {
 		return nil, err
 	}
 	kinds := classed(handlers)
+	kinds = append(kinds, p.verify.Jobs()...)
 	kinds = append(kinds, p.intents.Jobs()...)
 	schedule := store.Runner[jobs.Scheduler](p.db)
 	handlers, err = jobs.Handlers(kinds, schedule)
@@ -356,9 +358,9 @@ func New(ctx context.Context, cfg Config) (*Platform, error) {
 			cancel()
 			return nil, err
 		}
-		if err := p.scheduleToken(ctx); err != nil {
+		if err := p.verify.ScheduleNew(ctx, schedule); err != nil {
 			cancel()
-			return nil, err
+			return nil, fmt.Errorf("platform: schedule token verification: %w", err)
 		}
 		if err := pool.Start(bg); err != nil {
 			cancel()

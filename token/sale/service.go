@@ -2,6 +2,9 @@ package sale
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
@@ -49,13 +52,18 @@ type Account struct {
 // safe for concurrent use.
 type Service struct {
 	cfg Config
+	// hashes identify each environment's configuration as given, before
+	// defaults were filled in (ConfigHash).
+	hashes map[access.Environment]string
 }
 
 // New validates cfg (sale ids, statuses, windows, amounts, addresses,
 // URLs, jurisdiction codes, the handoff key) and returns a Service.
 func New(cfg Config) (*Service, error) {
 	envs := make(map[access.Environment]EnvConfig, len(cfg.Environments))
+	hashes := map[access.Environment]string{}
 	for env, ec := range cfg.Environments {
+		hashes[env] = envHash(ec)
 		ec.Sales = slices.Clone(ec.Sales)
 		for i := range ec.Sales {
 			ec.Sales[i].Venues = slices.Clone(ec.Sales[i].Venues)
@@ -73,7 +81,28 @@ func New(cfg Config) (*Service, error) {
 	if cfg.HandoffTTL == 0 {
 		cfg.HandoffTTL = DefaultHandoffTTL
 	}
-	return &Service{cfg: cfg}, nil
+	return &Service{cfg: cfg, hashes: hashes}, nil
+}
+
+// ConfigHash identifies env's sale configuration as it was given to New,
+// its chain client aside: a changed configuration has another hash.
+func (s *Service) ConfigHash(env access.Environment) string {
+	if h, ok := s.hashes[env]; ok {
+		return h
+	}
+	return envHash(EnvConfig{})
+}
+
+// envHash is the first 8 bytes, in hex, of the SHA-256 of ec's JSON
+// without its chain client; "unhashable" when it cannot be encoded.
+func envHash(ec EnvConfig) string {
+	ec.Chain = nil
+	b, err := json.Marshal(ec)
+	if err != nil {
+		return "unhashable"
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8])
 }
 
 // now is the clock's time in UTC, truncated to microseconds (the store's
