@@ -6,9 +6,7 @@ import (
 
 	"github.com/creatormusic/platform/account"
 	"github.com/creatormusic/platform/billing"
-	"github.com/creatormusic/platform/jobs"
 	"github.com/creatormusic/platform/ledger"
-	"github.com/creatormusic/platform/store"
 )
 
 // startBilling builds the billing service on the plan service and the
@@ -29,16 +27,4 @@ func (p *Platform) startBilling(cfg Config) error {
 	}
 	p.billing = svc
 	return nil
-}
-
-// billingHandlers are the job handlers of package billing.
-func (p *Platform) billingHandlers() map[string]jobs.Handler {
-	run := store.Runner[billing.Store](p.db)
-	return map[string]jobs.Handler{
-		billing.JobRenewal:    p.billing.RenewalHandler(run),
-		billing.JobApplyEvent: p.billing.ApplyHandler(run),
-		// Provider cancellations run after the commit that ended the
-		// subscription, never inside its transaction.
-		billing.JobProviderCancel: p.billing.ProviderCancelHandler(run),
-	}
 }

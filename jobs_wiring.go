@@ -8,10 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/creatormusic/platform/billing"
 	"github.com/creatormusic/platform/generation/operation"
 	"github.com/creatormusic/platform/jobs"
-	"github.com/creatormusic/platform/plan"
 	"github.com/creatormusic/platform/sound"
 	"github.com/creatormusic/platform/transport"
 )
@@ -46,12 +44,6 @@ const (
 // to their class.
 func jobClassOf() map[string]string {
 	return map[string]string{
-		billing.JobRenewal:        jobs.ClassMoney,
-		billing.JobApplyEvent:     jobs.ClassMoney,
-		billing.JobProviderCancel: jobs.ClassMoney,
-		plan.JobMonthlyGrant:      jobs.ClassMoney,
-		plan.JobScheduleGrants:    jobs.ClassMoney,
-
 		operation.JobDispatch:  jobs.ClassProvider,
 		operation.JobPoll:      jobs.ClassProvider,
 		operation.JobIngest:    jobs.ClassProvider,

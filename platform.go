@@ -274,11 +274,9 @@ func New(ctx context.Context, cfg Config) (*Platform, error) {
 		jobIdempotencyPrune: p.pruneIdempotency,
 		jobCleanStaging:     p.cleanStaging,
 	}
-	maps.Copy(handlers, p.planHandlers())
 	if err := p.startBilling(cfg); err != nil {
 		return nil, err
 	}
-	maps.Copy(handlers, p.billingHandlers())
 	if err := p.startGeneration(ctx, cfg, providers, assets); err != nil {
 		return nil, err
 	}
@@ -293,7 +291,10 @@ func New(ctx context.Context, cfg Config) (*Platform, error) {
 	if err := p.startIntents(ctx, cfg.Chain); err != nil {
 		return nil, err
 	}
+	billingRun := store.Runner[billing.Store](p.db)
 	kinds := classed(handlers)
+	kinds = append(kinds, p.plans.Jobs(store.Runner[plan.Store](p.db), p.billing.PlanGranter(billingRun))...)
+	kinds = append(kinds, p.billing.Jobs(billingRun)...)
 	kinds = append(kinds, p.verify.Jobs()...)
 	kinds = append(kinds, p.intents.Jobs()...)
 	schedule := store.Runner[jobs.Scheduler](p.db)

@@ -479,3 +479,23 @@ func TestLimits(t *testing.T) {
 		t.Error("a negative limit was accepted")
 	}
 }
+
+// TestJobsArePlansKinds: the grant scheduler and the monthly grant, byte
+// for byte, of the money class, neither periodic (the scheduler plans its
+// own next period).
+func TestJobsArePlansKinds(t *testing.T) {
+	svc, err := plan.New(plan.Catalog{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, k := range svc.Jobs(newMem(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)).run, &fakeGranter{}) {
+		if k.Class != jobs.ClassMoney || k.Handler == nil || k.Every != 0 {
+			t.Errorf("kind %+v", k)
+		}
+		got = append(got, k.Name)
+	}
+	if want := []string{"plan.schedule_grants", "plan.monthly_grant"}; !slices.Equal(got, want) {
+		t.Fatalf("kinds %v, want %v", got, want)
+	}
+}

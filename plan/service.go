@@ -435,3 +435,14 @@ func (s *Service) GrantHandler(run RunFunc, granter CreditGranter) jobs.Handler 
 		return nil
 	}
 }
+
+// Jobs returns plan's job kinds, both of the money class: the period's
+// grant scheduler and the monthly grant, which granter books (billing's
+// PlanGranter, which also decides when a grant is skipped). Each runs its
+// units of work through run.
+func (s *Service) Jobs(run RunFunc, granter CreditGranter) []jobs.Kind {
+	return []jobs.Kind{
+		{Name: JobScheduleGrants, Class: jobs.ClassMoney, Handler: s.ScheduleHandler(run)},
+		{Name: JobMonthlyGrant, Class: jobs.ClassMoney, Handler: s.GrantHandler(run, granter)},
+	}
+}

@@ -1,0 +1,62 @@
+package billing
+
+import (
+	"context"
+
+	"github.com/creatormusic/platform/fault"
+	"github.com/creatormusic/platform/jobs"
+	"github.com/creatormusic/platform/ledger"
+	"github.com/creatormusic/platform/money"
+	"github.com/creatormusic/platform/plan"
+)
+
+// Jobs returns billing's job kinds, all of the money class: renewals at
+// period ends, verified webhook events, and provider cancellations, which
+// run after the commit that ended the subscription, never inside its
+// transaction. Each runs its units of work through run.
+func (s *Service) Jobs(run RunFunc) []jobs.Kind {
+	return []jobs.Kind{
+		{Name: JobRenewal, Class: jobs.ClassMoney, Handler: s.RenewalHandler(run)},
+		{Name: JobApplyEvent, Class: jobs.ClassMoney, Handler: s.ApplyHandler(run)},
+		{Name: JobProviderCancel, Class: jobs.ClassMoney, Handler: s.ProviderCancelHandler(run)},
+	}
+}
+
+// PlanGranter returns the granter of the plans' monthly grants
+// (plan.CreditGranter, package plan's JobMonthlyGrant), one unit of work
+// of run per grant.
+//
+// The rule is billing's, not plan's: a monthly grant is skipped while the
+// workspace has a subscription in the grant's environment (test or live),
+// because that subscription's credits come once per subscription period
+// (its renewals), not also per calendar month. Package plan schedules and
+// computes the grants and knows nothing of subscriptions; billing, which
+// imports plan, owns both the subscriptions and this rule.
+func (s *Service) PlanGranter(run RunFunc) plan.CreditGranter { return planGranter{s: s, run: run} }
+
+// planGranter books the plans' monthly grants; see PlanGranter.
+type planGranter struct {
+	s   *Service
+	run RunFunc
+}
+
+// GrantCredits implements plan.CreditGranter: a grant on the credit ledger
+// with reference "grant:" + g.Reference, booked once (a grant job that
+// runs twice grants once), unless the workspace has a current
+// subscription in g's environment.
+func (p planGranter) GrantCredits(ctx context.Context, g plan.Grant) error {
+	sc := Scope{TenantID: g.TenantID, WorkspaceID: g.WorkspaceID, Environment: g.Environment}
+	return p.run(ctx, func(st Store) error {
+		_, err := st.SubscriptionCurrent(ctx, sc)
+		if err == nil {
+			return nil
+		}
+		if !fault.Is(err, fault.NotFound) {
+			return err
+		}
+		_, _, err = p.s.cfg.Ledger.Grant(ctx, st, ledger.CreditsInput{
+			Scope: ledger.Scope{TenantID: g.TenantID, WorkspaceID: g.WorkspaceID, Environment: g.Environment},
+			Ref:   g.Reference, Amount: money.Atomic(g.Credits)})
+		return err
+	})
+}
