@@ -53,9 +53,7 @@ func jobClassOf() map[string]string {
 
 		sound.JobRun: jobs.ClassAudio,
 
-		sound.JobExpire:     jobs.ClassMaintenance,
-		jobIdempotencyPrune: jobs.ClassMaintenance,
-		jobCleanStaging:     jobs.ClassMaintenance,
+		sound.JobExpire: jobs.ClassMaintenance,
 	}
 }
 

@@ -5,86 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/account"
 	"github.com/creatormusic/platform/apikey"
-	"github.com/creatormusic/platform/jobs"
 	"github.com/creatormusic/platform/store"
 )
-
-// pruneBatch bounds one prune statement.
-const pruneBatch = 1000
-
-// pruneEvery is the period of the idempotency prune job.
-const pruneEvery = time.Hour
-
-// scheduleEvery enqueues the next run of a maintenance job of kind at the
-// start of the next period of length every, once per period across every
-// host (the unique key is the period's start).
-func (p *Platform) scheduleEvery(ctx context.Context, kind string, every time.Duration) error {
-	return p.db.InTx(ctx, func(tx *store.Tx) error {
-		next := tx.Now().Truncate(every).Add(every)
-		_, err := tx.JobInsert(ctx, jobs.InsertParams{Kind: kind, RunAt: next,
-			UniqueKey: kind + ":" + next.Format(time.RFC3339)})
-		return err
-	})
-}
-
-// throttleRetention is how long a spent sign-in or mail counter is kept
-// after its window started: far past the longest window and backoff.
-const throttleRetention = 24 * time.Hour
-
-// pruneIdempotency deletes expired idempotency records and spent throttle
-// counters in batches, then schedules the next run.
-func (p *Platform) pruneIdempotency(ctx context.Context, _ jobs.Job) error {
-	prunes := []struct {
-		what string
-		fn   func(tx *store.Tx) (int, error)
-	}{
-		{"idempotency records", func(tx *store.Tx) (int, error) { return tx.IdempotencyPrune(ctx, tx.Now(), pruneBatch) }},
-		{"throttle counters", func(tx *store.Tx) (int, error) {
-			return tx.ThrottlePrune(ctx, tx.Now().Add(-throttleRetention), pruneBatch)
-		}},
-	}
-	for _, pr := range prunes {
-		for {
-			var n int
-			err := p.db.InTx(ctx, func(tx *store.Tx) (err error) {
-				n, err = pr.fn(tx)
-				return err
-			})
-			if err != nil {
-				return fmt.Errorf("prune %s: %w", pr.what, err)
-			}
-			if n < pruneBatch {
-				break
-			}
-		}
-	}
-	return p.scheduleEvery(ctx, jobIdempotencyPrune, pruneEvery)
-}
-
-// stagingAge is how old a staging file of an upload must be before the
-// cleaner removes it: far longer than any upload takes.
-const stagingAge = 24 * time.Hour
-
-// cleanStaging removes staging files that crashed uploads left in the blob
-// store, then schedules the next run. File ages are wall-clock facts of
-// the filesystem, so they are compared with the wall clock.
-func (p *Platform) cleanStaging(ctx context.Context, _ jobs.Job) error {
-	if p.staging != nil {
-		n, err := p.staging.Clean(stagingAge, time.Now())
-		if err != nil {
-			return fmt.Errorf("clean upload staging: %w", err)
-		}
-		if n > 0 {
-			p.log.Info("removed stale upload staging files", "count", n)
-		}
-	}
-	return p.scheduleEvery(ctx, jobCleanStaging, time.Hour)
-}
 
 // BootstrapInput names what Bootstrap creates.
 type BootstrapInput struct {

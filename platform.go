@@ -200,20 +200,12 @@ type Platform struct {
 	handler http.Handler
 	routes  []transport.Route
 	log     *slog.Logger
-	// staging cleans the blob store's leftover upload staging files.
-	staging stagingCleaner
 
 	stop      context.CancelFunc
 	wg        sync.WaitGroup
 	closeOnce sync.Once
 	closeErr  error
 }
-
-// Job kinds the platform itself runs.
-const (
-	jobIdempotencyPrune = "idempotency.prune"
-	jobCleanStaging     = "assets.clean_staging"
-)
 
 // New builds the platform on cfg.Store and starts its background work (the
 // job pool and the usage flusher). Call Close to stop them.
@@ -248,7 +240,7 @@ func New(ctx context.Context, cfg Config) (*Platform, error) {
 	if err != nil {
 		return nil, fmt.Errorf("platform: Config.Plans: %w", err)
 	}
-	assets, staging, err := assetService(cfg, plans)
+	assets, err := assetService(cfg, plans)
 	if err != nil {
 		return nil, err
 	}
@@ -261,7 +253,7 @@ func New(ctx context.Context, cfg Config) (*Platform, error) {
 	if err != nil {
 		return nil, fmt.Errorf("platform: Config.MusicProviders: %w", err)
 	}
-	p := &Platform{cfg: cfg, db: cfg.Store, keyring: kr, keys: apikey.New(cfg.Keys, kr), account: accounts, log: log, staging: staging}
+	p := &Platform{cfg: cfg, db: cfg.Store, keyring: kr, keys: apikey.New(cfg.Keys, kr), account: accounts, log: log}
 	p.limiter = transport.NewLimiter(p.db.Now, cfg.SessionLimits)
 	if err := p.startPlans(ctx, plans); err != nil {
 		return nil, err
@@ -270,10 +262,7 @@ func New(ctx context.Context, cfg Config) (*Platform, error) {
 		return nil, err
 	}
 
-	handlers := map[string]jobs.Handler{
-		jobIdempotencyPrune: p.pruneIdempotency,
-		jobCleanStaging:     p.cleanStaging,
-	}
+	handlers := map[string]jobs.Handler{}
 	if err := p.startBilling(cfg); err != nil {
 		return nil, err
 	}
@@ -297,6 +286,8 @@ func New(ctx context.Context, cfg Config) (*Platform, error) {
 	kinds = append(kinds, p.billing.Jobs(billingRun)...)
 	kinds = append(kinds, p.verify.Jobs()...)
 	kinds = append(kinds, p.intents.Jobs()...)
+	kinds = append(kinds, idempotency.Jobs(store.Runner[idempotency.PruneStore](p.db))...)
+	kinds = append(kinds, assets.Jobs()...)
 	schedule := store.Runner[jobs.Scheduler](p.db)
 	handlers, err = jobs.Handlers(kinds, schedule)
 	if err != nil {
@@ -345,12 +336,6 @@ func New(ctx context.Context, cfg Config) (*Platform, error) {
 	bg, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	p.stop = cancel
 	if !cfg.Jobs.Disabled {
-		for kind, every := range map[string]time.Duration{jobIdempotencyPrune: pruneEvery, jobCleanStaging: time.Hour} {
-			if err := p.scheduleEvery(ctx, kind, every); err != nil {
-				cancel()
-				return nil, err
-			}
-		}
 		if err := jobs.Schedule(ctx, kinds, schedule); err != nil {
 			cancel()
 			return nil, fmt.Errorf("platform: schedule jobs: %w", err)

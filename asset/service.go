@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -25,6 +26,8 @@ type Config struct {
 	// plan in effect for the upload's scope, UploadInput.Plan); zero or less
 	// means none. Nil means no quota for any plan.
 	Quota func(plan string) int64
+	// Logger receives the staging cleanup's removals; nil discards them.
+	Logger *slog.Logger
 }
 
 // Service stores and serves assets. It is safe for concurrent use.
@@ -33,6 +36,7 @@ type Service struct {
 	max   int64
 	quota func(string) int64
 	locks hashLocks
+	log   *slog.Logger
 }
 
 // New returns a Service.
@@ -49,7 +53,10 @@ func New(cfg Config) (*Service, error) {
 	if cfg.Quota == nil {
 		cfg.Quota = func(string) int64 { return 0 }
 	}
-	return &Service{blobs: cfg.Blobs, max: cfg.MaxUploadBytes, quota: cfg.Quota}, nil
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Service{blobs: cfg.Blobs, max: cfg.MaxUploadBytes, quota: cfg.Quota, log: cfg.Logger}, nil
 }
 
 // Quota returns the storage quota of a workspace on plan; 0 when none.

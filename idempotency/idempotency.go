@@ -25,7 +25,8 @@
 // answer.
 //
 // Records are kept for the configured retention (at least 24 hours) and then
-// pruned by a job.
+// pruned by the package's job (JobPrune), hourly, with the spent sign-in and
+// mail throttle counters, which are housekeeping of the same kind.
 package idempotency
 
 import (

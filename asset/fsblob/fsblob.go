@@ -32,7 +32,10 @@ import (
 )
 
 // Compile-time check: *Store implements the asset port.
-var _ asset.BlobStore = (*Store)(nil)
+var (
+	_ asset.BlobStore      = (*Store)(nil)
+	_ asset.StagingCleaner = (*Store)(nil)
+)
 
 // Store is a content-addressed blob store in a directory.
 type Store struct {
@@ -171,8 +174,9 @@ func (s *Store) Delete(ctx context.Context, sha string) error {
 	return nil
 }
 
-// Clean removes staging files older than age, left by a process that
-// crashed mid-upload. It returns how many it removed.
+// Clean implements asset.StagingCleaner: it removes staging files older
+// than age, left by a process that crashed mid-upload, and returns how many
+// it removed.
 func (s *Store) Clean(age time.Duration, now time.Time) (int, error) {
 	dir := filepath.Join(s.root, "tmp")
 	entries, err := os.ReadDir(dir)
