@@ -11,7 +11,6 @@ import (
 	"github.com/creatormusic/platform/generation"
 	"github.com/creatormusic/platform/generation/credential"
 	"github.com/creatormusic/platform/generation/operation"
-	"github.com/creatormusic/platform/jobs"
 	"github.com/creatormusic/platform/ledger"
 	"github.com/creatormusic/platform/store"
 	"github.com/creatormusic/platform/urlguard"
@@ -88,18 +87,6 @@ func (p *Platform) startGeneration(ctx context.Context, cfg Config, providers *c
 	}
 	p.generation = svc
 	return nil
-}
-
-// generationHandlers are the job handlers of music generation.
-func (p *Platform) generationHandlers() map[string]jobs.Handler {
-	return map[string]jobs.Handler{
-		operation.JobDispatch:  p.generation.DispatchHandler(),
-		operation.JobPoll:      p.generation.PollHandler(),
-		operation.JobIngest:    p.generation.IngestHandler(),
-		operation.JobReconcile: p.generation.ReconcileHandler(),
-		operation.JobExpire:    p.generation.ExpireHandler(),
-		operation.JobAmbiguous: p.generation.AmbiguousHandler(),
-	}
 }
 
 // wake wakes the job workers after a commit that enqueued work.

@@ -3,14 +3,16 @@ package platform
 import (
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/creatormusic/platform/generation/operation"
+	"github.com/creatormusic/platform/asset"
+	"github.com/creatormusic/platform/billing"
+	"github.com/creatormusic/platform/idempotency"
 	"github.com/creatormusic/platform/jobs"
-	"github.com/creatormusic/platform/sound"
+	"github.com/creatormusic/platform/plan"
+	"github.com/creatormusic/platform/store"
 	"github.com/creatormusic/platform/transport"
 )
 
@@ -40,31 +42,20 @@ const (
 	starvedDownFactor = 10
 )
 
-// jobClassOf assigns the job kinds whose domains do not declare a class
-// to their class.
-func jobClassOf() map[string]string {
-	return map[string]string{
-		operation.JobDispatch:  jobs.ClassProvider,
-		operation.JobPoll:      jobs.ClassProvider,
-		operation.JobIngest:    jobs.ClassProvider,
-		operation.JobReconcile: jobs.ClassProvider,
-		operation.JobExpire:    jobs.ClassProvider,
-		operation.JobAmbiguous: jobs.ClassProvider,
-
-		sound.JobRun: jobs.ClassAudio,
-
-		sound.JobExpire: jobs.ClassMaintenance,
-	}
-}
-
-// classed returns handlers as kinds, each in its class by jobClassOf.
-func classed(handlers map[string]jobs.Handler) []jobs.Kind {
-	of := jobClassOf()
-	var out []jobs.Kind
-	for _, name := range slices.Sorted(maps.Keys(handlers)) {
-		out = append(out, jobs.Kind{Name: name, Class: of[name], Handler: handlers[name]})
-	}
-	return out
+// jobKinds are the job kinds of every domain, each in the class its
+// domain declares.
+func (p *Platform) jobKinds(assets *asset.Service) []jobs.Kind {
+	billingRun := store.Runner[billing.Store](p.db)
+	return slices.Concat(
+		p.plans.Jobs(store.Runner[plan.Store](p.db), p.billing.PlanGranter(billingRun)),
+		p.billing.Jobs(billingRun),
+		p.generation.Jobs(),
+		p.sound.Jobs(),
+		p.verify.Jobs(),
+		p.intents.Jobs(),
+		idempotency.Jobs(store.Runner[idempotency.PruneStore](p.db)),
+		assets.Jobs(),
+	)
 }
 
 // jobClasses builds the pool's classes for the kinds the domains declare:

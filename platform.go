@@ -261,35 +261,24 @@ func New(ctx context.Context, cfg Config) (*Platform, error) {
 	if err := p.seedFeatureFlags(ctx); err != nil {
 		return nil, err
 	}
-
-	handlers := map[string]jobs.Handler{}
 	if err := p.startBilling(cfg); err != nil {
 		return nil, err
 	}
 	if err := p.startGeneration(ctx, cfg, providers, assets); err != nil {
 		return nil, err
 	}
-	maps.Copy(handlers, p.generationHandlers())
 	if err := p.startSound(assets); err != nil {
 		return nil, err
 	}
-	maps.Copy(handlers, p.soundHandlers())
 	if err := p.startToken(cfg.Chain); err != nil {
 		return nil, err
 	}
 	if err := p.startIntents(ctx, cfg.Chain); err != nil {
 		return nil, err
 	}
-	billingRun := store.Runner[billing.Store](p.db)
-	kinds := classed(handlers)
-	kinds = append(kinds, p.plans.Jobs(store.Runner[plan.Store](p.db), p.billing.PlanGranter(billingRun))...)
-	kinds = append(kinds, p.billing.Jobs(billingRun)...)
-	kinds = append(kinds, p.verify.Jobs()...)
-	kinds = append(kinds, p.intents.Jobs()...)
-	kinds = append(kinds, idempotency.Jobs(store.Runner[idempotency.PruneStore](p.db))...)
-	kinds = append(kinds, assets.Jobs()...)
+	kinds := p.jobKinds(assets)
 	schedule := store.Runner[jobs.Scheduler](p.db)
-	handlers, err = jobs.Handlers(kinds, schedule)
+	handlers, err := jobs.Handlers(kinds, schedule)
 	if err != nil {
 		return nil, fmt.Errorf("platform: jobs: %w", err)
 	}

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/creatormusic/platform/asset"
-	"github.com/creatormusic/platform/jobs"
 	"github.com/creatormusic/platform/sound"
 	"github.com/creatormusic/platform/store"
 )
@@ -21,9 +20,4 @@ func (p *Platform) startSound(assets *asset.Service) error {
 	}
 	p.sound = svc
 	return nil
-}
-
-// soundHandlers are the job handlers of the sound engine.
-func (p *Platform) soundHandlers() map[string]jobs.Handler {
-	return map[string]jobs.Handler{sound.JobRun: p.sound.RunHandler(), sound.JobExpire: p.sound.ExpireHandler()}
 }

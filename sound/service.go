@@ -471,6 +471,17 @@ func (s *Service) move(ctx context.Context, st Store, o Operation, e Event, edit
 	return o, nil
 }
 
+// Jobs returns the sound engine's job kinds: runs in the audio class,
+// which bounds the runs of one workspace (the job's group); expiry in the
+// maintenance class, so that it never waits behind the very runs it is
+// meant to end.
+func (s *Service) Jobs() []jobs.Kind {
+	return []jobs.Kind{
+		{Name: JobRun, Class: jobs.ClassAudio, Handler: s.RunHandler()},
+		{Name: JobExpire, Class: jobs.ClassMaintenance, Handler: s.ExpireHandler()},
+	}
+}
+
 // ExpireHandler is the handler of JobExpire: it expires an operation still
 // running at its deadline (a no-op on an ended one). The run stops on its
 // own within a poll of its watcher.

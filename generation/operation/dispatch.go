@@ -93,6 +93,20 @@ func (s *Service) open(ctx context.Context, st Store, a Attempt) (generation.Cre
 	return k, nil
 }
 
+// Jobs returns music generation's job kinds, all of the provider class:
+// dispatch, recovery polls, ingest, cost reconciliation, expiry and the
+// resolution of ambiguous creates.
+func (s *Service) Jobs() []jobs.Kind {
+	return []jobs.Kind{
+		{Name: JobDispatch, Class: jobs.ClassProvider, Handler: s.DispatchHandler()},
+		{Name: JobPoll, Class: jobs.ClassProvider, Handler: s.PollHandler()},
+		{Name: JobIngest, Class: jobs.ClassProvider, Handler: s.IngestHandler()},
+		{Name: JobReconcile, Class: jobs.ClassProvider, Handler: s.ReconcileHandler()},
+		{Name: JobExpire, Class: jobs.ClassProvider, Handler: s.ExpireHandler()},
+		{Name: JobAmbiguous, Class: jobs.ClassProvider, Handler: s.AmbiguousHandler()},
+	}
+}
+
 // DispatchHandler is the handler of JobDispatch.
 func (s *Service) DispatchHandler() jobs.Handler {
 	return handler("dispatch", func(ctx context.Context, job jobs.Job, ref jobRef) error {
