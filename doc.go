@@ -30,5 +30,9 @@
 //
 // Domains live in their own packages (access, apikey, idempotency, outbox,
 // jobs, ...), each declaring the ports it needs; package store implements
-// them with bun, and package fault holds the one error type.
+// them with bun (store.Runner hands a unit of work to a domain as its own
+// port), and package fault holds the one error type. Each domain also owns
+// its job kinds (name, class of workers, handler, retry and period) and
+// its outbox events; New builds each domain and registers the kinds it
+// returns.
 package platform
