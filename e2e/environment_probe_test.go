@@ -20,6 +20,7 @@ import (
 	"github.com/creatormusic/platform/platformtest"
 	"github.com/creatormusic/platform/store"
 	"github.com/creatormusic/platform/transport"
+	"github.com/creatormusic/platform/transport/api"
 )
 
 // The spec's environment rule: test and live keys never see each other's
@@ -80,7 +81,7 @@ func liveAuditRows(t *testing.T, s *platformtest.System, o *envOwner) (feeHash, 
 	req := o.session(access.Live, http.MethodPut, "/api/v1/admin/fees/marketplace", map[string]any{"feeBps": 321, "minimumFeeAtomic": "7"})
 	req.Header = map[string]string{"Idempotency-Key": "live-fees-" + o.email}
 	r := s.Do(req)
-	var fee transport.FeePolicyView
+	var fee api.FeePolicyView
 	r.Data(t, &fee)
 	if r.Status != http.StatusCreated || fee.Environment != "live" {
 		t.Fatalf("live fee policy: %d %s", r.Status, r.Body)
@@ -111,14 +112,14 @@ func TestAuditLogEnvironment(t *testing.T) {
 		}
 		testChange := r.Header.Get("X-Request-Id")
 
-		read := func(req platformtest.Request) []transport.AuditEventView {
+		read := func(req platformtest.Request) []api.AuditEventView {
 			t.Helper()
 			req.Method, req.Path = http.MethodGet, "/api/v1/admin/audit?limit=100"
 			r := s.Do(req)
 			if r.Status != http.StatusOK {
 				t.Fatalf("audit as %s: %d %s", credentialName(req), r.Status, r.Body)
 			}
-			var page transport.AuditPage
+			var page api.AuditPage
 			r.Data(t, &page)
 			return page.Items
 		}
@@ -178,7 +179,7 @@ func outboxPages(t *testing.T, s *platformtest.System, key string, unpublished b
 		if r.Status != http.StatusOK || pages > 20 {
 			t.Fatalf("outbox: %d %s", r.Status, r.Body)
 		}
-		var p transport.OutboxPage
+		var p api.OutboxPage
 		r.Data(t, &p)
 		out = append(out, p.Items...)
 		if !p.HasMore {
@@ -386,7 +387,7 @@ func TestEnvironmentProbe(t *testing.T) {
 			t.Fatalf("live provider credential: %d %s", r.Status, r.Body)
 		}
 		r = s.Do(o.session(access.Live, http.MethodPost, "/api/v1/saas/checkout", map[string]string{"planId": "pro"}))
-		var chk transport.CheckoutView
+		var chk api.CheckoutView
 		r.Data(t, &chk)
 		if r.Status != http.StatusCreated {
 			t.Fatalf("live checkout: %d %s", r.Status, r.Body)

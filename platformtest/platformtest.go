@@ -48,6 +48,7 @@ import (
 	"github.com/creatormusic/platform/token/sale"
 	"github.com/creatormusic/platform/token/tokentest"
 	"github.com/creatormusic/platform/transport"
+	"github.com/creatormusic/platform/transport/openapi"
 	"github.com/creatormusic/platform/urlguard/urlguardtest"
 )
 
@@ -331,7 +332,7 @@ func startPayments(t testing.TB, clock *storetest.Clock) (*stripetest.Server, bi
 // id prefix.
 func (s *System) checkEvents() {
 	s.t.Helper()
-	catalogue := map[string]transport.EventType{}
+	catalogue := map[string]openapi.EventType{}
 	for _, e := range platform.EventCatalogue() {
 		catalogue[e.Type] = e
 	}

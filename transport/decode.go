@@ -244,26 +244,26 @@ func decodeFailure(err error) error {
 // of a request's CPU. Gateway.Serve makes one per route; a nil index
 // resolves keys without memoizing.
 type fieldIndex struct {
-	m sync.Map // reflect.Type -> map[string]jsonField
+	m sync.Map // reflect.Type -> map[string]JSONField
 }
 
-// field finds the field of t a JSON key sets (fieldByJSONName).
-func (x *fieldIndex) field(t reflect.Type, key string) (jsonField, bool) {
+// field finds the field of t a JSON key sets (FieldByJSONName).
+func (x *fieldIndex) field(t reflect.Type, key string) (JSONField, bool) {
 	if x == nil {
-		return fieldByJSONName(t, key)
+		return FieldByJSONName(t, key)
 	}
 	v, ok := x.m.Load(t)
 	if !ok {
-		fs := jsonFields(t)
-		byName := make(map[string]jsonField, len(fs))
+		fs := JSONFields(t)
+		byName := make(map[string]JSONField, len(fs))
 		for _, f := range fs {
-			if _, seen := byName[f.name]; !seen {
-				byName[f.name] = f // the first, as fieldByJSONName finds it
+			if _, seen := byName[f.Name]; !seen {
+				byName[f.Name] = f // the first, as FieldByJSONName finds it
 			}
 		}
 		v, _ = x.m.LoadOrStore(t, byName)
 	}
-	f, ok := v.(map[string]jsonField)[key]
+	f, ok := v.(map[string]JSONField)[key]
 	return f, ok
 }
 
@@ -294,10 +294,10 @@ func (x *fieldIndex) checkShape(data []byte, t reflect.Type, path string) (strin
 			if !ok {
 				return nil, false
 			}
-			if f.quoted {
+			if f.Quoted {
 				return nil, true // ",string": encoding/json checks it
 			}
-			return f.typ, true
+			return f.Type, true
 		})
 	case reflect.Map:
 		if kind != 'o' {

@@ -9,8 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/creatormusic/platform/fault"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/creatormusic/platform/fault"
 )
 
 type decodeLimits struct {
@@ -49,7 +50,7 @@ func decodeCall(contentType, body string) *Call {
 	return c
 }
 
-// The per-route index resolves keys as fieldByJSONName does, from its
+// The per-route index resolves keys as FieldByJSONName does, from its
 // memo after the first lookup, and a nil index resolves them unmemoized.
 func TestFieldIndexResolvesLikeReflection(t *testing.T) {
 	typ := reflect.TypeOf(decodeTarget{})
@@ -57,10 +58,10 @@ func TestFieldIndexResolvesLikeReflection(t *testing.T) {
 	var none *fieldIndex
 	for round := 0; round < 2; round++ {
 		for _, key := range []string{"name", "limits", "items", "tags", "at", "payload", "any", "Skipped", "Name", "nope"} {
-			want, wantOK := fieldByJSONName(typ, key)
+			want, wantOK := FieldByJSONName(typ, key)
 			for _, ix := range []*fieldIndex{x, none} {
 				got, ok := ix.field(typ, key)
-				if ok != wantOK || got.name != want.name || got.typ != want.typ {
+				if ok != wantOK || got.Name != want.Name || got.Type != want.Type {
 					t.Errorf("round %d, key %q: got %+v %v, want %+v %v", round, key, got, ok, want, wantOK)
 				}
 			}

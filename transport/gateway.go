@@ -586,7 +586,7 @@ func (g *Gateway) write(w http.ResponseWriter, c *Call, status int, data any) (i
 // handler's read with *http.MaxBytesError (see StreamReadError).
 func streamBody(w http.ResponseWriter, r *http.Request, limit int64) error {
 	if r.ContentLength > limit {
-		return tooLarge("transport.streamBody", limit)
+		return TooLarge("transport.streamBody", limit)
 	}
 	if r.Body != nil && r.Body != http.NoBody {
 		r.Body = http.MaxBytesReader(w, r.Body, limit)
@@ -594,8 +594,8 @@ func streamBody(w http.ResponseWriter, r *http.Request, limit int64) error {
 	return nil
 }
 
-// tooLarge is the 413 of a body over limit.
-func tooLarge(op string, limit int64) error {
+// TooLarge is the 413 of a body over limit.
+func TooLarge(op string, limit int64) error {
 	return fault.E(op, fault.PayloadTooLarge, fmt.Sprintf("The request body exceeds the limit of %d bytes.", limit)).With("limit", limit)
 }
 
@@ -605,7 +605,7 @@ func tooLarge(op string, limit int64) error {
 func StreamReadError(err error) error {
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
-		return tooLarge("transport.StreamReadError", mbe.Limit)
+		return TooLarge("transport.StreamReadError", mbe.Limit)
 	}
 	return err
 }

@@ -2,8 +2,6 @@ package transport
 
 import (
 	"context"
-	"encoding/json"
-	"strings"
 	"testing"
 	"time"
 
@@ -224,36 +222,5 @@ func TestLimiterSessionBudgetAndIdle(t *testing.T) {
 	}
 	if _, _, err := l.AcquireSession(ctx, st, "usr_a", "ws_1"); limitOf(err) != "monthlyRequestBudget" {
 		t.Fatalf("a forgotten subject came back without its budget: %v", err)
-	}
-}
-
-// TestOpenAPIStatesRateLimits: the document states every credential's
-// limits, from the values the host enforces.
-func TestOpenAPIStatesRateLimits(t *testing.T) {
-	rl := RateLimits{Sessions: SessionLimits{}.WithDefaults(),
-		KeyDefaults: apikey.Limits{RequestsPerMinute: 600, MaxConcurrentRequests: 16, MonthlyRequestBudget: 1_000_000}}
-	b, err := OpenAPI(oaTable(), Info{Title: "platform API", RateLimits: &rl})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc struct {
-		Info struct {
-			Description string `json:"description"`
-		} `json:"info"`
-		RateLimits map[string]apikey.Limits `json:"x-rate-limits"`
-	}
-	if err := json.Unmarshal(b, &doc); err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"## Rate limits", "| API key | key (a new key's defaults) | 600 | 16 | 1,000,000 |",
-		"| Session or access token | user | 600 | 32 | 1,000,000 |", "| Session or access token | workspace | 3,000 | 128 | 10,000,000 |",
-		"Retry-After", "details.subject"} {
-		if !strings.Contains(doc.Info.Description, want) {
-			t.Errorf("the description lacks %q", want)
-		}
-	}
-	if doc.RateLimits["sessionWorkspace"] != rl.Sessions.Workspace || doc.RateLimits["sessionUser"] != rl.Sessions.User ||
-		doc.RateLimits["apiKeyDefaults"] != rl.KeyDefaults {
-		t.Errorf("x-rate-limits = %+v", doc.RateLimits)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -364,4 +365,18 @@ func newRequestID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
 	return "req_" + hex.EncodeToString(b[:])
+}
+
+// wildcard matches a pattern's wildcards.
+var wildcard = regexp.MustCompile(`\{([^{}]*)\}`)
+
+// PatternParams returns the names of a pattern's wildcards, in order.
+func PatternParams(pattern string) []string {
+	var out []string
+	for _, m := range wildcard.FindAllStringSubmatch(pattern, -1) {
+		if name := strings.TrimSuffix(m[1], "..."); name != "$" && name != "" {
+			out = append(out, name)
+		}
+	}
+	return out
 }

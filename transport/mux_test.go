@@ -26,7 +26,7 @@ func muxRoute(method, pattern, id string) Route {
 func muxServe(rt Route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		out := rt.OperationID
-		for _, name := range patternParams(rt.Pattern) {
+		for _, name := range PatternParams(rt.Pattern) {
 			out += " " + name + "=" + r.PathValue(name)
 		}
 		_, _ = w.Write([]byte(out))

@@ -250,8 +250,8 @@ type Policy struct {
 	Note string
 }
 
-// codes returns the error codes the policy's steps can answer.
-func (p Policy) codes() []fault.Code {
+// Codes returns the error codes the policy's steps can answer.
+func (p Policy) Codes() []fault.Code {
 	var out []fault.Code
 	if p.Feature != "" {
 		out = append(out, fault.FeatureDisabled)
@@ -271,9 +271,9 @@ func (p Policy) codes() []fault.Code {
 	return out
 }
 
-// extension returns the policy as the document's x-policy object, nil when
+// Extension returns the policy as the document's x-policy object, nil when
 // it declares nothing.
-func (p Policy) extension() map[string]any {
+func (p Policy) Extension() map[string]any {
 	out := map[string]any{}
 	if p.Feature != "" {
 		out["feature"] = p.Feature
@@ -305,8 +305,8 @@ func (p Policy) extension() map[string]any {
 	return out
 }
 
-// rules returns the policy's access rules for the operation's description.
-func (p Policy) rules() []string {
+// Rules returns the policy's access rules for the operation's description.
+func (p Policy) Rules() []string {
 	var out []string
 	if p.Feature != "" {
 		out = append(out, "**Feature:** `"+p.Feature+"` on (403 FEATURE_DISABLED)")
@@ -423,6 +423,14 @@ func (c *Call) commitResult(ctx context.Context, fn func(tx *store.Tx) (any, err
 	}
 	return c.commit(ctx, fn)
 }
+
+// Body returns the raw request body, already bounded by the route's limit
+// (empty for Stream routes, whose handlers read Request.Body).
+func (c *Call) Body() []byte { return c.body }
+
+// Committed reports whether the call's own unit of work (Commit,
+// CommitResult) has committed.
+func (c *Call) Committed() bool { return c.committed }
 
 // PathValue returns the named path wildcard.
 func (c *Call) PathValue(name string) string { return c.Request.PathValue(name) }
