@@ -79,9 +79,11 @@
 //     queue for the rows' locks, with no admission in front of them) and
 //     with the workspaces of measurement 6, one per client:
 //     transactions/second, p50 and p99. Then the ratio accept/rows for one
-//     and for -clients workspaces: of the bare transactions against the
-//     goal (at least 50%), and of the units through store.DB.InTx beside
-//     it;
+//     and for -clients workspaces, of the bare transactions and of the
+//     units through store.DB.InTx, each against the goal (at least 50%).
+//     On SQLite the accepts commit in groups, as the units through
+//     store.DB.InTx do, so they may pass the bare transactions, which
+//     commit one at a time;
 //  9. measurements 4 to 8 again on PostgreSQL when -postgres names a
 //     server (with 1 for comparison): the bench creates a fresh schema
 //     bench_<random>, opens the store with search_path set to it, and drops

@@ -726,24 +726,26 @@ func rowsPostgres(ctx context.Context, db *store.DB, u string, acc accepts, cfg 
 	return nil
 }
 
-// printRowsRatios prints the accept rates against the rows anchor's: of
-// the bare transactions, against the goal (at least 50%), and of the
-// units of work through store.DB.InTx.
+// printRowsRatios prints the accept rates against the rows anchor's, of
+// the bare transactions and of the units of work through store.DB.InTx,
+// each against the goal (at least 50%).
 func (acc accepts) printRowsRatios(name string, m rowsMeasured) {
+	verdict := func(pct float64) string {
+		if pct < 50 {
+			return "below"
+		}
+		return "meets"
+	}
 	for _, r := range []struct {
 		label        string
 		acc, bare, u result
 	}{{"one workspace", acc.one, m.bare, m.units}, {fmt.Sprintf("%d workspaces", len(acc.spreadWS)), acc.spread, m.bareSpread, m.unitsSpread}} {
 		if r.bare.rps() <= 0 || r.u.rps() <= 0 {
-			fmt.Printf("ratio (%s, %s): accept/rows not measured (no rows anchor transaction succeeded)\n", name, r.label)
+			fmt.Printf("ratio (%s, %s): accept/rows not measured (an anchor had no successful unit)\n", name, r.label)
 			continue
 		}
-		pct := 100 * r.acc.rps() / r.bare.rps()
-		verdict := "meets"
-		if pct < 50 {
-			verdict = "below"
-		}
-		fmt.Printf("ratio (%s, %s): accept/rows = %.1f%% of the bare transactions (%s the 50%% goal), %.1f%% of the InTx units\n",
-			name, r.label, pct, verdict, 100*r.acc.rps()/r.u.rps())
+		bare, units := 100*r.acc.rps()/r.bare.rps(), 100*r.acc.rps()/r.u.rps()
+		fmt.Printf("ratio (%s, %s): accept/rows = %.1f%% of the bare transactions (%s the 50%% goal), %.1f%% of the InTx units (%s it)\n",
+			name, r.label, bare, verdict(bare), units, verdict(units))
 	}
 }
