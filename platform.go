@@ -197,7 +197,7 @@ type Platform struct {
 	pool    *jobs.Pool
 	limiter *transport.Limiter
 	handler http.Handler
-	routes  []transport.Route
+	routes  []api.Route
 	log     *slog.Logger
 	// staging cleans the blob store's leftover upload staging files.
 	staging stagingCleaner
@@ -308,13 +308,13 @@ func New(ctx context.Context, cfg Config) (*Platform, error) {
 	}
 	p.pool = pool
 
-	gw := &transport.Gateway{
-		DB: p.db, Keys: p.keys, Sessions: &account.Authenticator{Keys: kr}, Keyring: kr, Authz: access.NewCache(cfg.AuthzCacheSize),
+	gw := &transport.Gateway[api.Tx]{
+		DB: routeStore{p.db}, Keys: p.keys, Sessions: &account.Authenticator{Keys: kr}, Keyring: kr, Authz: access.NewCache(cfg.AuthzCacheSize),
 		Limiter: p.limiter, Log: log, IdempotencyTTL: cfg.IdempotencyRetention,
 		Offers: p.plans, FreshWindow: p.account.Config().FreshWindow,
 	}
 	api := api.Routes(api.Services{Keys: p.keys, Assets: assets, Health: p.healthChecks(), Plans: p.plans,
-		Ledger: ledger.New(), Accounts: p.account, Billing: p.billing, DB: p.db, Log: log, Providers: providers,
+		Ledger: ledger.New(), Accounts: p.account, Billing: p.billing, Store: routeStore{p.db}, Log: log, Providers: providers,
 		Generation: p.generation, Sound: p.sound, Token: p.token, Sale: p.sale, Wallet: p.wallet, Intents: p.intents, Wake: p.wake})
 	info := Info()
 	info.IdempotencyRetention = cfg.IdempotencyRetention
@@ -415,7 +415,7 @@ func (p *Platform) Handler() http.Handler { return p.handler }
 
 // Routes returns the route table the handler serves, internal receivers
 // included. The OpenAPI document lists exactly its public entries.
-func (p *Platform) Routes() []transport.Route { return append([]transport.Route(nil), p.routes...) }
+func (p *Platform) Routes() []api.Route { return append([]api.Route(nil), p.routes...) }
 
 // Close stops the job pool (waiting up to 10 seconds for running jobs) and
 // flushes usage counts. It does not close the store.
@@ -461,3 +461,21 @@ func (p *Platform) healthChecks() []api.HealthCheck {
 		}},
 	}, p.jobClassChecks()...)
 }
+
+// routeStore runs the route table's units of work on the store: each
+// transaction and the read pool as the route table's unit of work
+// (api.Tx), which *store.Tx implements.
+type routeStore struct{ db *store.DB }
+
+var _ api.Tx = (*store.Tx)(nil)
+
+// InTx runs fn in one transaction.
+func (s routeStore) InTx(ctx context.Context, fn func(api.Tx) error) error {
+	return s.db.InTx(ctx, func(tx *store.Tx) error { return fn(tx) })
+}
+
+// Read returns the read pool.
+func (s routeStore) Read() api.Tx { return s.db.Read() }
+
+// Now is the store's clock.
+func (s routeStore) Now() time.Time { return s.db.Now() }

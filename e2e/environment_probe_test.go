@@ -277,7 +277,7 @@ type probeRoute struct {
 
 // isListRoute reports whether a route answers a page or list: a struct
 // with an items array.
-func isListRoute(rt transport.Route) bool {
+func isListRoute(rt api.Route) bool {
 	if rt.Method != http.MethodGet || rt.Response == nil {
 		return false
 	}
@@ -298,7 +298,7 @@ func isListRoute(rt transport.Route) bool {
 }
 
 // hasQuery reports whether rt documents query parameter name.
-func hasQuery(rt transport.Route, name string) bool {
+func hasQuery(rt api.Route, name string) bool {
 	return slices.ContainsFunc(rt.Query, func(p transport.Param) bool { return p.Name == name })
 }
 
@@ -312,7 +312,7 @@ type probeItem struct {
 
 // probePages calls a list route, following its cursor, and returns every
 // answer's body and items. A route that does not answer 200 fails the test.
-func probePages(t *testing.T, s *platformtest.System, rt transport.Route, pr probeRoute, env access.Environment) ([]string, []probeItem) {
+func probePages(t *testing.T, s *platformtest.System, rt api.Route, pr probeRoute, env access.Environment) ([]string, []probeItem) {
 	t.Helper()
 	var bodies []string
 	var items []probeItem
@@ -441,7 +441,7 @@ func TestEnvironmentProbe(t *testing.T) {
 			bodies []string
 			items  []probeItem
 		}
-		var lists []transport.Route
+		var lists []api.Route
 		for _, rt := range s.P.Routes() {
 			if isListRoute(rt) {
 				lists = append(lists, rt)

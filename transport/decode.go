@@ -33,7 +33,7 @@ const DefaultBodyLimit = 1 << 20
 // holding a control character the platform refuses (see controlPath) is
 // INVALID_INPUT with details.field its path and details.reason
 // "control_character".
-func (c *Call) Decode(v any) error {
+func (c *Call[T]) Decode(v any) error {
 	const op = "transport.Decode"
 	rv := reflect.ValueOf(v)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
@@ -147,7 +147,7 @@ func textControl(r rune) bool { return r < 0x20 && r != '\t' && r != '\n' && r !
 // holding a control character or invalid UTF-8: INVALID_INPUT with
 // details.field the parameter's name and details.reason. Query parameters
 // the route does not declare are ignored, as its handler ignores them.
-func checkRequestText(r *http.Request, rt Route) error {
+func checkRequestText[T Tx](r *http.Request, rt Route[T]) error {
 	const op = "transport.checkRequestText"
 	bad := func(s string) bool { return !utf8.ValidString(s) || strings.IndexFunc(s, unicode.IsControl) >= 0 }
 	for _, name := range pathNames(rt.Pattern) {
@@ -184,7 +184,7 @@ func pathNames(pattern string) []string {
 }
 
 // setBody stores the request body, already bounded by the route's limit.
-func (c *Call) setBody(b []byte) { c.body = b }
+func (c *Call[T]) setBody(b []byte) { c.body = b }
 
 // checkJSONContentType requires an application/json body.
 func checkJSONContentType(r *http.Request) error {

@@ -40,12 +40,12 @@ type decodeTarget struct {
 }
 
 // decodeCall returns a call whose request has the content type and body.
-func decodeCall(contentType, body string) *Call {
+func decodeCall(contentType, body string) *Call[Tx] {
 	r := httptest.NewRequest(http.MethodPost, "/x", strings.NewReader(body))
 	if contentType != "" {
 		r.Header.Set("Content-Type", contentType)
 	}
-	c := &Call{Request: r, fields: &fieldIndex{}}
+	c := &Call[Tx]{Request: r, fields: &fieldIndex{}}
 	c.setBody([]byte(body))
 	return c
 }
@@ -230,7 +230,7 @@ func TestDecodeKeepsTextWhitespace(t *testing.T) {
 // TestCheckRequestText: path values and query parameters holding a control
 // character or invalid UTF-8 are INVALID_INPUT naming the parameter.
 func TestCheckRequestText(t *testing.T) {
-	rt := Route{Method: http.MethodGet, Pattern: "/api/v1/things/{thingId}/parts/{rest...}", Query: []Param{{Name: "limit"}, {Name: "cursor"}, {Name: "q"}}}
+	rt := Route[Tx]{Method: http.MethodGet, Pattern: "/api/v1/things/{thingId}/parts/{rest...}", Query: []Param{{Name: "limit"}, {Name: "cursor"}, {Name: "q"}}}
 	for _, tc := range []struct {
 		target string
 		field  string // empty: accepted

@@ -17,6 +17,17 @@
 // Domains never choose HTTP statuses: they return a *fault.Error whose code
 // StatusOf maps to a status.
 //
+// # Units of work
+//
+// The engine is generic over the unit of work a call runs in: Route[T],
+// Call[T] and Gateway[T] take a type T that satisfies Tx, the little the
+// engine itself needs (authentication, limits, idempotency records and
+// receipts), and a Store[T] runs T's transactions and reads. The route
+// table instantiates them with its own interface (transport/api.Tx), which
+// also holds every domain's port, so a handler hands c.Tx to a domain
+// service as that domain's port, checked by the compiler, and the engine
+// never sees the concrete store. The host adapts its store to Store[T].
+//
 // # Gateway order
 //
 // A gateway route runs the spec's order (Authentication 4): request id

@@ -16,7 +16,7 @@ const (
 )
 
 // PageLimit parses the limit query parameter.
-func PageLimit(c *Call) (int, error) {
+func PageLimit[T Tx](c *Call[T]) (int, error) {
 	s := c.Query("limit")
 	if s == "" {
 		return DefaultPageLimit, nil
@@ -38,7 +38,7 @@ func EncodeCursor(lastID string) *string {
 
 // DecodeCursor returns the id an opaque cursor stands for; a forged or
 // malformed cursor is INVALID_INPUT.
-func DecodeCursor(c *Call, idPrefix string) (string, error) {
+func DecodeCursor[T Tx](c *Call[T], idPrefix string) (string, error) {
 	s := c.Query("cursor")
 	if s == "" {
 		return "", nil
@@ -55,7 +55,7 @@ func DecodeCursor(c *Call, idPrefix string) (string, error) {
 // (a forged cursor is INVALID_INPUT), asks list for one item more than the
 // page holds to learn whether more follow, and returns the page's items,
 // hasMore and the next cursor (nil on the last page).
-func PageOf[T any](c *Call, idPrefix string, list func(cursor string, n int) ([]T, error), idOf func(T) string) ([]T, bool, *string, error) {
+func PageOf[X Tx, T any](c *Call[X], idPrefix string, list func(cursor string, n int) ([]T, error), idOf func(T) string) ([]T, bool, *string, error) {
 	limit, err := PageLimit(c)
 	if err != nil {
 		return nil, false, nil, err
@@ -81,7 +81,7 @@ const versionCursorPrefix = "version:"
 // PageOfVersions is PageOf for lists keyed by an integer version, newest
 // first (policy histories): the cursor is opaque like every other, and a
 // forged one is INVALID_INPUT.
-func PageOfVersions[T any](c *Call, list func(before, n int) ([]T, error), versionOf func(T) int) ([]T, bool, *string, error) {
+func PageOfVersions[X Tx, T any](c *Call[X], list func(before, n int) ([]T, error), versionOf func(T) int) ([]T, bool, *string, error) {
 	limit, err := PageLimit(c)
 	if err != nil {
 		return nil, false, nil, err

@@ -20,7 +20,7 @@ func TestPageOfVersionsWalksAndRejectsForgedCursors(t *testing.T) {
 		}
 		return out, nil
 	}
-	call := func(q string) *Call { return &Call{Request: httptest.NewRequest("GET", "/x?"+q, nil)} }
+	call := func(q string) *Call[Tx] { return &Call[Tx]{Request: httptest.NewRequest("GET", "/x?"+q, nil)} }
 	var seen []int
 	q := "limit=2"
 	for i := 0; ; i++ {

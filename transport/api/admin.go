@@ -215,8 +215,8 @@ func pageQuery(example string) []transport.Param {
 // naming another workspace (X-Workspace-Id) is WORKSPACE_ACCESS_DENIED.
 // They need a signed-in user, except the audit log, which an API key with
 // the audit:read scope may also read.
-func adminRoutes(accounts *account.Service) []transport.Route {
-	admin := func(r transport.Route) transport.Route {
+func adminRoutes(accounts *account.Service) []Route {
+	admin := func(r Route) Route {
 		r.Tag, r.Private = transport.TagAccount, true
 		if r.Auth == "" {
 			r.Auth = transport.AuthSession
@@ -229,11 +229,11 @@ func adminRoutes(accounts *account.Service) []transport.Route {
 	t := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	member := MemberView{UserID: "usr_01jd0000000000000000000001", Email: "ada@example.com", DisplayName: "Ada",
 		Roles: []string{"CREATOR"}, Status: "active", JoinedAt: t}
-	return []transport.Route{
-		admin(transport.Route{Method: http.MethodGet, Pattern: "/api/v1/admin/members", OperationID: "listMembers", Permission: access.MemberRead,
+	return []Route{
+		admin(Route{Method: http.MethodGet, Pattern: "/api/v1/admin/members", OperationID: "listMembers", Permission: access.MemberRead,
 			Summary: "List the workspace's members", Description: "Members of the caller's workspace with their roles and status, by user id, with cursor pagination. Needs member.read.",
 			Query: pageQuery("Y3Vyc29yOnVzcl8wMWpk"), Response: MemberPage{Items: []MemberView{member}},
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				ms, more, next, err := transport.PageOf(c, "usr_", func(after string, n int) ([]account.Member, error) {
 					return accounts.MemberList(ctx, c.Tx, c.Principal, after, n)
 				}, func(m account.Member) string { return m.UserID })
@@ -246,7 +246,7 @@ func adminRoutes(accounts *account.Service) []transport.Route {
 				}
 				return page, nil
 			}}),
-		admin(transport.Route{Method: http.MethodPost, Pattern: "/api/v1/admin/members/invite", OperationID: "inviteMember", Status: http.StatusCreated,
+		admin(Route{Method: http.MethodPost, Pattern: "/api/v1/admin/members/invite", OperationID: "inviteMember", Status: http.StatusCreated,
 			Permission: access.MemberInvite, Idempotency: transport.IdempotencyOptional,
 			Summary: "Invite a member",
 			Description: "Mails a single-use invitation link (valid 7 days) to an email address, for workspace roles within the inviter's own authority " +
@@ -255,7 +255,7 @@ func adminRoutes(accounts *account.Service) []transport.Route {
 			Request:  InviteRequest{Email: "ada@example.com", Roles: []access.Role{access.RoleCreator}},
 			Response: InvitationView{WorkspaceID: "ws_01jd0000000000000000000000", Email: "ada@example.com", Roles: []string{"CREATOR"}, InvitedBy: "usr_01jd0000000000000000000000", ExpiresAt: t},
 			Errors:   []string{string(fault.Conflict), string(fault.ServiceUnavailable)},
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				var in InviteRequest
 				if err := c.Decode(&in); err != nil {
 					return nil, err
@@ -267,13 +267,13 @@ func adminRoutes(accounts *account.Service) []transport.Route {
 				return InvitationView{WorkspaceID: inv.WorkspaceID, Email: inv.Email, Roles: roleNames(inv.Roles), InvitedBy: inv.InvitedBy,
 					ExpiresAt: inv.ExpiresAt}, nil
 			}}),
-		admin(transport.Route{Method: http.MethodGet, Pattern: "/api/v1/admin/roles", OperationID: "listRoles", Permission: access.MemberRead,
+		admin(Route{Method: http.MethodGet, Pattern: "/api/v1/admin/roles", OperationID: "listRoles", Permission: access.MemberRead,
 			Summary: "List roles and role templates", Description: "The eight workspace roles and the nine role templates of the access policy with their grants (permission and scope), as data. Needs member.read.",
 			Response: RoleCatalog{Roles: []RoleView{{Role: "VIEWER", Grants: []GrantView{{Permission: "project.read", Scope: "workspace"}}}},
 				Templates:     []TemplateView{{Name: "viewer", Title: "Viewer", DefaultScope: "workspace", ProjectAssignable: true, Grants: []GrantView{{Permission: "project.read", Scope: "workspace"}}}},
 				PlatformRoles: []string{access.SuperAdmin}},
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) { return roleCatalog(), nil }}),
-		admin(transport.Route{Method: http.MethodGet, Pattern: "/api/v1/admin/audit", OperationID: "listAuditEvents", Permission: access.AuditRead,
+			Handle: func(ctx context.Context, c *Call) (any, error) { return roleCatalog(), nil }}),
+		admin(Route{Method: http.MethodGet, Pattern: "/api/v1/admin/audit", OperationID: "listAuditEvents", Permission: access.AuditRead,
 			Auth: transport.AuthSessionOrKey, Scope: access.ScopeAuditRead,
 			Summary: "Read the audit log",
 			Description: "The append-only audit log of the caller's workspace and environment (a test credential reads the events made in test mode, " +
@@ -284,7 +284,7 @@ func adminRoutes(accounts *account.Service) []transport.Route {
 			Response: AuditPage{Items: []AuditEventView{{ID: "aud_01jd0000000000000000000000", Action: account.ActionMemberRolesChanged,
 				Actor: AuditActor{UserID: "usr_01jd0000000000000000000000"}, Target: AuditTarget{Type: account.TargetUser, ID: "usr_01jd0000000000000000000001"},
 				RequestID: "req_01jd0000000000000000000000", Before: json.RawMessage(`{"roles":["CREATOR"]}`), After: json.RawMessage(`{"roles":["MODERATOR"]}`), CreatedAt: t}}},
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				es, more, next, err := transport.PageOf(c, "aud_", func(before string, n int) ([]account.AuditEvent, error) {
 					return accounts.AuditList(ctx, c.Tx, c.Principal, before, n)
 				}, func(e account.AuditEvent) string { return e.ID })
@@ -297,7 +297,7 @@ func adminRoutes(accounts *account.Service) []transport.Route {
 				}
 				return page, nil
 			}}),
-		admin(transport.Route{Method: http.MethodPatch, Pattern: "/api/v1/admin/accounts/{id}/role", OperationID: "setMemberRoles",
+		admin(Route{Method: http.MethodPatch, Pattern: "/api/v1/admin/accounts/{id}/role", OperationID: "setMemberRoles",
 			Permission: access.MemberManage, Idempotency: transport.IdempotencyOptional,
 			Summary: "Change a member's roles",
 			Description: "Replaces the roles of a member of the caller's workspace (id is the user id; a user of another workspace is 404). " +
@@ -307,7 +307,7 @@ func adminRoutes(accounts *account.Service) []transport.Route {
 				"commit together and invalidate the member's authority: it applies from the member's very next request. Needs member.manage.",
 			Request: RolesRequest{Roles: []access.Role{access.RoleModerator}}, Response: member,
 			Errors: []string{string(fault.NotFound), string(fault.Conflict)},
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				var in RolesRequest
 				if err := c.Decode(&in); err != nil {
 					return nil, err

@@ -16,7 +16,6 @@ import (
 	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/asset"
 	"github.com/creatormusic/platform/fault"
-	"github.com/creatormusic/platform/store"
 )
 
 // AssetView is an asset record as the API shows it.
@@ -109,14 +108,14 @@ func assetContentTypes() []string {
 // record and content. Reads need project.read (scope read), uploads
 // project.update (scope projects:write). Every read is scoped to the
 // caller's tenant, workspace and environment; another scope's asset is 404.
-func assetRoutes(svc *asset.Service) []transport.Route {
-	read := func(r transport.Route) transport.Route {
+func assetRoutes(svc *asset.Service) []Route {
+	read := func(r Route) Route {
 		r.Tag, r.Auth, r.Private = transport.TagProjects, transport.AuthSessionOrKey, true
 		r.Permission, r.Scope, r.Idempotency = access.ProjectRead, access.ScopeRead, transport.IdempotencyNone
 		return r
 	}
 	uploadTypes := append([]string{"multipart/form-data"}, asset.UploadMediaTypes()...)
-	return []transport.Route{
+	return []Route{
 		{Method: http.MethodPost, Pattern: "/api/v1/assets", OperationID: "uploadAsset", Status: http.StatusCreated,
 			Tag: transport.TagProjects, Auth: transport.AuthSessionOrKey, Private: true,
 			Permission: access.ProjectUpdate, Scope: access.ScopeProjectsWrite, Idempotency: transport.IdempotencyNone,
@@ -141,7 +140,7 @@ func assetRoutes(svc *asset.Service) []transport.Route {
 				"(content-addressed by SHA-256) and a retry makes a second record pointing at the same bytes.",
 			Stream: true, BodyLimit: svc.MaxUploadBytes() + multipartSlack, RequestContentTypes: uploadTypes,
 			FormFileField: assetFileField, Response: exampleAsset(),
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				in, err := uploadSource(c)
 				if err != nil {
 					return nil, err
@@ -152,24 +151,24 @@ func assetRoutes(svc *asset.Service) []transport.Route {
 					in.Plan = c.Authority.Plan
 				}
 				a, err := svc.Upload(ctx, c.Tx, in, func(ctx context.Context, insert func(asset.Store) (asset.Asset, error)) error {
-					return c.Commit(ctx, func(tx *store.Tx) error { _, err := insert(tx); return err })
+					return c.Commit(ctx, func(tx Tx) error { _, err := insert(tx); return err })
 				})
 				if err != nil {
 					return nil, transport.StreamReadError(err)
 				}
 				return assetView(a), nil
 			}},
-		read(transport.Route{Method: http.MethodGet, Pattern: "/api/v1/assets/{assetId}", OperationID: "getAsset",
+		read(Route{Method: http.MethodGet, Pattern: "/api/v1/assets/{assetId}", OperationID: "getAsset",
 			Summary: "Get an asset", Description: "Addition to the spec. The asset record of the caller's workspace and environment; any other asset is 404.",
 			Response: exampleAsset(),
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				a, err := svc.Get(ctx, c.Tx, assetScope(c.Principal), c.PathValue("assetId"))
 				if err != nil {
 					return nil, err
 				}
 				return assetView(a), nil
 			}}),
-		read(transport.Route{Method: http.MethodGet, Pattern: "/api/v1/assets/{assetId}/content", OperationID: "getAssetContent",
+		read(Route{Method: http.MethodGet, Pattern: "/api/v1/assets/{assetId}/content", OperationID: "getAssetContent",
 			Summary: "Download an asset's content",
 			Description: "Addition to the spec. The asset's bytes with its media type, Content-Length, `ETag` (the quoted " +
 				"SHA-256) and `Accept-Ranges: bytes`. One `Range: bytes=first-last` (or `first-`, `-suffix`) answers 206 " +
@@ -177,7 +176,7 @@ func assetRoutes(svc *asset.Service) []transport.Route {
 				"several ranges are answered with the whole content. `If-None-Match` naming the ETag answers 304; `If-Range` " +
 				"with another validator answers the whole content.",
 			ResponseContentTypes: assetContentTypes(), Ranges: true,
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				a, err := svc.Get(ctx, c.Tx, assetScope(c.Principal), c.PathValue("assetId"))
 				if err != nil {
 					return nil, err
@@ -209,7 +208,7 @@ func assetRoutes(svc *asset.Service) []transport.Route {
 
 // uploadSource finds the file of an upload: the multipart field "file", or
 // the raw body.
-func uploadSource(c *transport.Call) (asset.UploadInput, error) {
+func uploadSource(c *Call) (asset.UploadInput, error) {
 	const op = "transport.uploadSource"
 	ct := c.Request.Header.Get("Content-Type")
 	mt, _, _ := mime.ParseMediaType(ct)

@@ -13,7 +13,6 @@ import (
 	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/account"
 	"github.com/creatormusic/platform/fault"
-	"github.com/creatormusic/platform/store"
 )
 
 // SignupRequest is the body of POST /api/v1/auth/signup.
@@ -188,12 +187,12 @@ const setCookieDoc = "The session cookie: platform_session=<signed value>; Path=
 // unauthenticated ones first take a request from the client address's rate
 // (account.Service.AdmitAddress, as Route.Admit), before the body is read,
 // a transaction opens or anything is hashed.
-func authRoutes(svc *account.Service) []transport.Route {
+func authRoutes(svc *account.Service) []Route {
 	cfg := svc.Config()
 	addressRate := fmt.Sprintf("\n\nEach client address may send %d requests a minute (bursts of %d) to the unauthenticated "+
 		"`/api/v1/auth/*` routes together; beyond that they answer 429 RATE_LIMITED (details.limit `authRequestsPerAddress`) "+
 		"with Retry-After before any other work.", cfg.AddressRate.PerMinute, cfg.AddressRate.Burst)
-	public := func(r transport.Route) transport.Route {
+	public := func(r Route) Route {
 		r.Tag, r.Auth, r.Private, r.Idempotency = transport.TagAccount, transport.AuthPublic, true, transport.IdempotencyNone
 		r.Description += addressRate
 		r.Errors = append(r.Errors, string(fault.RateLimited))
@@ -202,7 +201,7 @@ func authRoutes(svc *account.Service) []transport.Route {
 		}
 		return r
 	}
-	signedIn := func(r transport.Route) transport.Route {
+	signedIn := func(r Route) Route {
 		r.Tag, r.Auth, r.SignedIn, r.Private, r.Idempotency = transport.TagAccount, transport.AuthSession, true, true, transport.IdempotencyNone
 		return r
 	}
@@ -218,8 +217,8 @@ func authRoutes(svc *account.Service) []transport.Route {
 	accepted := Accepted{Status: "check_email", Message: "If the address can receive mail, a message with a link is on its way."}
 	codeErrs := []string{string(fault.InvalidInput)}
 
-	return []transport.Route{
-		public(transport.Route{Method: http.MethodPost, Pattern: "/api/v1/auth/signup", OperationID: "signup", OwnUnitOfWork: true,
+	return []Route{
+		public(Route{Method: http.MethodPost, Pattern: "/api/v1/auth/signup", OperationID: "signup", OwnUnitOfWork: true,
 			Summary: "Sign up",
 			Description: "Creates an account (a personal tenant and the user, email unverified) and mails a verification link " +
 				"`{base_url}/verify-email?code=...`, valid 24 hours. The answer is the same 202 whether or not the address " +
@@ -229,7 +228,7 @@ func authRoutes(svc *account.Service) []transport.Route {
 				"the answer is 429 RATE_LIMITED (details.limit `passwordHashing`) with Retry-After: 1.",
 			Request:  SignupRequest{Email: "ada@example.com", Password: "correct horse battery staple", Name: "Ada Lovelace"},
 			Response: accepted, Status: http.StatusAccepted, Errors: []string{string(fault.ServiceUnavailable)},
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				var in SignupRequest
 				if err := c.Decode(&in); err != nil {
 					return nil, err
@@ -240,13 +239,13 @@ func authRoutes(svc *account.Service) []transport.Route {
 				}
 				return accepted, ensureCommitted(ctx, c)
 			}}),
-		public(transport.Route{Method: http.MethodPost, Pattern: "/api/v1/auth/verify-email", OperationID: "verifyEmail",
+		public(Route{Method: http.MethodPost, Pattern: "/api/v1/auth/verify-email", OperationID: "verifyEmail",
 			Summary: "Verify an email address",
 			Description: "Consumes the single-use code of the verification link. An unknown, used or expired code is " +
 				"400 INVALID_INPUT with details.field `code` and details.reason `unknown`, `used` or `expired`.",
 			Request: CodeRequest{Code: "pc_REPLACE_WITH_THE_CODE"}, Response: EmailVerified{Email: "ada@example.com", Verified: true},
 			Errors: codeErrs,
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				var in CodeRequest
 				if err := c.Decode(&in); err != nil {
 					return nil, err
@@ -257,7 +256,7 @@ func authRoutes(svc *account.Service) []transport.Route {
 				}
 				return EmailVerified{Email: email, Verified: true}, nil
 			}}),
-		public(transport.Route{Method: http.MethodPost, Pattern: "/api/v1/auth/login", OperationID: "login", OwnUnitOfWork: true,
+		public(Route{Method: http.MethodPost, Pattern: "/api/v1/auth/login", OperationID: "login", OwnUnitOfWork: true,
 			Summary: "Sign in",
 			Description: "Signs in with email and password. Sets the web session cookie (HTTP-only, SameSite=Lax, Secure, " +
 				"30 days) and returns a session access token (`platform_at_...`): a session-bound user credential for " +
@@ -277,7 +276,7 @@ func authRoutes(svc *account.Service) []transport.Route {
 				TokenType: "Bearer", AccessTokenExpiresAt: tokExp},
 			ResponseHeaders: sessionHeaders,
 			Errors:          []string{string(fault.Unauthenticated), string(fault.AccessDenied), string(fault.RateLimited)},
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				var in LoginRequest
 				if err := c.Decode(&in); err != nil {
 					return nil, err
@@ -288,43 +287,43 @@ func authRoutes(svc *account.Service) []transport.Route {
 					return nil, err
 				}
 				setSessionCookie(c, si.Cookie, cfg.InsecureCookies)
-				u, err := c.Tx.UserGet(ctx, si.Session.TenantID, si.Session.UserID)
+				u, err := svc.User(ctx, c.Tx, si.Session.TenantID, si.Session.UserID)
 				if err != nil {
 					return nil, err
 				}
 				return SignedIn{Session: sessionView(si.Session, si.Session.ID), User: userView(u), AccessToken: si.Token,
 					TokenType: "Bearer", AccessTokenExpiresAt: *si.Session.TokenExpiresAt}, nil
 			}}),
-		signedIn(transport.Route{Method: http.MethodPost, Pattern: "/api/v1/auth/logout", OperationID: "logout",
+		signedIn(Route{Method: http.MethodPost, Pattern: "/api/v1/auth/logout", OperationID: "logout",
 			Summary: "Sign out",
 			Description: "Revokes the current session and its access token (the next request with either is 401) and " +
 				"clears the session cookie.",
 			Response: SignedOut{SignedOut: true}, ResponseHeaders: map[string]string{"Set-Cookie": "Clears the session cookie (Max-Age=0)."},
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				if err := svc.Logout(ctx, c.Tx, c.Principal); err != nil {
 					return nil, err
 				}
 				clearSessionCookie(c, cfg.InsecureCookies)
 				return SignedOut{SignedOut: true}, nil
 			}}),
-		signedIn(transport.Route{Method: http.MethodGet, Pattern: "/api/v1/auth/session", OperationID: "getSession",
+		signedIn(Route{Method: http.MethodGet, Pattern: "/api/v1/auth/session", OperationID: "getSession",
 			Summary: "Get the current session",
 			Description: "The session of this request (cookie or access token): user, tenant, workspace (null before " +
 				"onboarding), kind, environment and its times.",
 			Response: CurrentSession{Session: exampleSession, User: exampleUser, Environment: "live"},
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				ses, u, err := svc.CurrentSession(ctx, c.Tx, c.Principal)
 				if err != nil {
 					return nil, err
 				}
 				return CurrentSession{Session: sessionView(ses, ses.ID), User: userView(u), Environment: string(c.Principal.Environment)}, nil
 			}}),
-		signedIn(transport.Route{Method: http.MethodGet, Pattern: "/api/v1/auth/sessions", OperationID: "listSessions",
+		signedIn(Route{Method: http.MethodGet, Pattern: "/api/v1/auth/sessions", OperationID: "listSessions",
 			Summary: "List your sessions",
 			Description: "The signed-in user's active sessions, newest first, with device and last use; the current one " +
 				"is marked. Credentials are never shown.",
 			Response: SessionList{Items: []SessionView{exampleSession}},
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				ss, err := svc.Sessions(ctx, c.Tx, c.Principal)
 				if err != nil {
 					return nil, err
@@ -335,18 +334,18 @@ func authRoutes(svc *account.Service) []transport.Route {
 				}
 				return out, nil
 			}}),
-		signedIn(transport.Route{Method: http.MethodPost, Pattern: "/api/v1/auth/sessions/revoke-others", OperationID: "revokeOtherSessions",
+		signedIn(Route{Method: http.MethodPost, Pattern: "/api/v1/auth/sessions/revoke-others", OperationID: "revokeOtherSessions",
 			Summary:     "Sign out everywhere else",
 			Description: "Revokes every other active session of the user (and their access tokens); each fails on its next request.",
 			Response:    RevokedSessions{Revoked: 2},
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				n, err := svc.RevokeOthers(ctx, c.Tx, c.Principal)
 				if err != nil {
 					return nil, err
 				}
 				return RevokedSessions{Revoked: n}, nil
 			}}),
-		public(transport.Route{Method: http.MethodPost, Pattern: "/api/v1/auth/password/forgot", OperationID: "forgotPassword",
+		public(Route{Method: http.MethodPost, Pattern: "/api/v1/auth/password/forgot", OperationID: "forgotPassword",
 			Summary: "Ask for a password reset link",
 			Description: "Mails a reset link `{base_url}/reset-password?code=...`, single-use and valid 30 minutes, when the " +
 				fmt.Sprintf("address has an account, at most %d times per account and for at most %d requests per client "+
@@ -356,7 +355,7 @@ func authRoutes(svc *account.Service) []transport.Route {
 				"simply sends no mail.",
 			Request: ForgotPasswordRequest{Email: "ada@example.com"}, Response: accepted, Status: http.StatusAccepted,
 			Errors: []string{string(fault.ServiceUnavailable)},
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				var in ForgotPasswordRequest
 				if err := c.Decode(&in); err != nil {
 					return nil, err
@@ -366,7 +365,7 @@ func authRoutes(svc *account.Service) []transport.Route {
 				}
 				return accepted, nil
 			}}),
-		public(transport.Route{Method: http.MethodPost, Pattern: "/api/v1/auth/password/reset", OperationID: "resetPassword", OwnUnitOfWork: true,
+		public(Route{Method: http.MethodPost, Pattern: "/api/v1/auth/password/reset", OperationID: "resetPassword", OwnUnitOfWork: true,
 			Summary: "Set a new password with a reset code",
 			Description: "Consumes the reset code and sets the new password, then revokes every session of the account: " +
 				"old cookies and access tokens fail on their next request. A used, expired or unknown code is 400 " +
@@ -374,7 +373,7 @@ func authRoutes(svc *account.Service) []transport.Route {
 				"bounded pool: 429 RATE_LIMITED (details.limit `passwordHashing`) with Retry-After: 1 when it stays full.",
 			Request:  PasswordResetRequest{Code: "pc_REPLACE_WITH_THE_CODE", Password: "a new long passphrase"},
 			Response: PasswordReset{Reset: true}, Errors: codeErrs,
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				var in PasswordResetRequest
 				if err := c.Decode(&in); err != nil {
 					return nil, err
@@ -384,20 +383,20 @@ func authRoutes(svc *account.Service) []transport.Route {
 				}
 				return PasswordReset{Reset: true}, nil
 			}}),
-		signedIn(transport.Route{Method: http.MethodPost, Pattern: "/api/v1/auth/handoff", OperationID: "startHandoff",
+		signedIn(Route{Method: http.MethodPost, Pattern: "/api/v1/auth/handoff", OperationID: "startHandoff",
 			Summary: "Start a handoff to the studio app",
 			Description: "From a web session only: returns a single-use handoff code valid 60 seconds, which the studio app " +
 				"exchanges at /api/v1/auth/handoff/exchange for its own HTTP-only session.",
 			Response: HandoffCode{Code: "pc_REPLACE_WITH_THE_CODE", ExpiresAt: now.Add(account.HandoffLifetime)},
 			Status:   http.StatusCreated,
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				h, err := svc.StartHandoff(ctx, c.Tx, c.Principal)
 				if err != nil {
 					return nil, err
 				}
 				return HandoffCode{Code: h.Code, ExpiresAt: h.ExpiresAt}, nil
 			}}),
-		public(transport.Route{Method: http.MethodPost, Pattern: "/api/v1/auth/handoff/exchange", OperationID: "exchangeHandoff",
+		public(Route{Method: http.MethodPost, Pattern: "/api/v1/auth/handoff/exchange", OperationID: "exchangeHandoff",
 			Summary: "Exchange a handoff code for a studio session",
 			Description: "Consumes a handoff code and sets the studio app's HTTP-only session cookie, for the same user and " +
 				"workspace as the web session that started it. A used, expired or unknown code is 400 INVALID_INPUT with " +
@@ -409,7 +408,7 @@ func authRoutes(svc *account.Service) []transport.Route {
 				return v
 			}()},
 			ResponseHeaders: sessionHeaders, Errors: []string{string(fault.InvalidInput), string(fault.Unauthenticated)},
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				var in CodeRequest
 				if err := c.Decode(&in); err != nil {
 					return nil, err
@@ -438,19 +437,19 @@ func throttleDoc(p account.ThrottlePolicy) string {
 }
 
 // unitOf adapts an OwnUnitOfWork call's Commit to the account service.
-func unitOf(c *transport.Call) account.UnitOfWork {
+func unitOf(c *Call) account.UnitOfWork {
 	return func(ctx context.Context, fn func(st account.Store) error) error {
-		return c.Commit(ctx, func(tx *store.Tx) error { return fn(tx) })
+		return c.Commit(ctx, func(tx Tx) error { return fn(tx) })
 	}
 }
 
 // ensureCommitted commits an empty unit of work (the receipt alone) when the
 // handler succeeded without writing, so both answers of signup look alike.
-func ensureCommitted(ctx context.Context, c *transport.Call) error {
+func ensureCommitted(ctx context.Context, c *Call) error {
 	if c.Committed() {
 		return nil
 	}
-	return c.Commit(ctx, func(*store.Tx) error { return nil })
+	return c.Commit(ctx, func(Tx) error { return nil })
 }
 
 // clientIP is the request's client address: the connection's peer, or the
@@ -471,13 +470,13 @@ func clientIP(r *http.Request, trustProxy bool) string {
 	return host
 }
 
-func setSessionCookie(c *transport.Call, value string, insecure bool) {
+func setSessionCookie(c *Call, value string, insecure bool) {
 	ck := &http.Cookie{Name: account.CookieName, Value: value, Path: "/", MaxAge: int(account.SessionLifetime / time.Second),
 		HttpOnly: true, Secure: !insecure, SameSite: http.SameSiteLaxMode}
 	c.Header().Add("Set-Cookie", ck.String())
 }
 
-func clearSessionCookie(c *transport.Call, insecure bool) {
+func clearSessionCookie(c *Call, insecure bool) {
 	ck := &http.Cookie{Name: account.CookieName, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: !insecure,
 		SameSite: http.SameSiteLaxMode}
 	c.Header().Add("Set-Cookie", ck.String())

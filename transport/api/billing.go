@@ -8,12 +8,12 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/creatormusic/platform/account"
 	"github.com/creatormusic/platform/transport"
 
 	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/billing"
 	"github.com/creatormusic/platform/fault"
-	"github.com/creatormusic/platform/store"
 )
 
 // CheckoutRequest opens a checkout of a paid plan.
@@ -211,10 +211,10 @@ func examplePrice() PriceSnapshotView {
 		Currency: "USD", AmountMinor: "1900", Interval: "month", MonthlyCredits: "2000"}
 }
 
-// billingRun is billing's unit of work on db.
-func billingRun(db *store.DB) billing.RunFunc {
+// billingRun is billing's unit of work on st.
+func billingRun(st transport.Store[Tx]) billing.RunFunc {
 	return func(ctx context.Context, fn func(st billing.Store) error) error {
-		return db.InTx(ctx, func(tx *store.Tx) error { return fn(tx) })
+		return st.InTx(ctx, func(tx Tx) error { return fn(tx) })
 	}
 }
 
@@ -232,12 +232,12 @@ const webhookBodyLimit = 1 << 20
 // idempotency record (CommitResult), so a retry with the same key replays
 // it; two concurrent first attempts may each open a provider session, of
 // which only the committed one is ever shown (the other expires unpaid).
-func billingRoutes(svc *billing.Service, db *store.DB, log *slog.Logger) []transport.Route {
-	if svc == nil || db == nil {
+func billingRoutes(svc *billing.Service, accounts *account.Service, st transport.Store[Tx], log *slog.Logger) []Route {
+	if svc == nil || st == nil {
 		return nil
 	}
-	run := billingRun(db)
-	b := func(r transport.Route) transport.Route {
+	run := billingRun(st)
+	b := func(r Route) Route {
 		r.Tag, r.Private = transport.TagAccount, true
 		if r.Auth == "" {
 			r.Auth = transport.AuthSession
@@ -253,8 +253,8 @@ func billingRoutes(svc *billing.Service, db *store.DB, log *slog.Logger) []trans
 		Price: examplePrice(), PaymentURL: "https://checkout.example.com/c/pay/cs_test_123", CreatedAt: t}
 	exActive := exCheckout
 	exActive.Status, exActive.SubscriptionID, exActive.PaidAt = "activated", &sid, &t
-	return []transport.Route{
-		b(transport.Route{Method: http.MethodPost, Pattern: "/api/v1/saas/checkout", OperationID: "createCheckout", Status: http.StatusCreated,
+	return []Route{
+		b(Route{Method: http.MethodPost, Pattern: "/api/v1/saas/checkout", OperationID: "createCheckout", Status: http.StatusCreated,
 			Permission: access.BillingManage, Idempotency: transport.IdempotencyOptional, OwnUnitOfWork: true,
 			Summary: "Start a checkout of a paid plan",
 			Description: "Captures an immutable price snapshot (plan, price version, currency, amount in minor units, interval, monthly credits) " +
@@ -265,14 +265,14 @@ func billingRoutes(svc *billing.Service, db *store.DB, log *slog.Logger) []trans
 				"Needs billing.manage.",
 			Request: CheckoutRequest{PlanID: "pro"}, Response: exCheckout,
 			Errors: []string{string(fault.NotFound), string(fault.ProviderUnavailable), string(fault.ProviderTimeout)},
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				var in CheckoutRequest
 				if err := c.Decode(&in); err != nil {
 					return nil, err
 				}
 				var email string
 				if c.Principal.UserID != "" {
-					if u, err := c.Tx.UserGet(ctx, c.Principal.TenantID, c.Principal.UserID); err == nil {
+					if u, err := accounts.User(ctx, c.Tx, c.Principal.TenantID, c.Principal.UserID); err == nil {
 						email = u.Email
 					}
 				}
@@ -282,28 +282,28 @@ func billingRoutes(svc *billing.Service, db *store.DB, log *slog.Logger) []trans
 				if err != nil {
 					return nil, err
 				}
-				return c.CommitResult(ctx, func(tx *store.Tx) (any, error) {
+				return c.CommitResult(ctx, func(tx Tx) (any, error) {
 					if err := svc.InsertCheckout(ctx, tx, chk); err != nil {
 						return nil, err
 					}
 					return checkoutView(chk), nil
 				})
 			}}),
-		b(transport.Route{Method: http.MethodGet, Pattern: "/api/v1/saas/checkout/{id}", OperationID: "getCheckout", Permission: access.BillingRead,
+		b(Route{Method: http.MethodGet, Pattern: "/api/v1/saas/checkout/{id}", OperationID: "getCheckout", Permission: access.BillingRead,
 			Summary: "Read a checkout",
 			Description: "The browser's success route: reads the checkout as stored. It never asks the provider and never activates access; " +
 				"reconcile does. Needs billing.read. The provider sends the browser back here with ?environment=test for test checkouts, " +
 				"since a browser navigation cannot send the Platform-Environment header.",
 			Query:    []transport.Param{{Name: "environment", Description: "test or live, for browser navigations that cannot send the Platform-Environment header.", Example: "test"}},
 			Response: exActive, Errors: []string{string(fault.NotFound)},
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				chk, err := svc.GetCheckout(ctx, c.Tx, c.Principal, c.PathValue("id"))
 				if err != nil {
 					return nil, err
 				}
 				return checkoutView(chk), nil
 			}}),
-		b(transport.Route{Method: http.MethodPost, Pattern: "/api/v1/saas/checkout/{id}/reconcile", OperationID: "reconcileCheckout",
+		b(Route{Method: http.MethodPost, Pattern: "/api/v1/saas/checkout/{id}/reconcile", OperationID: "reconcileCheckout",
 			Permission: access.BillingManage, OwnUnitOfWork: true,
 			Summary: "Reconcile a checkout with the payment provider",
 			Description: "Asks the payment provider (never the browser) whether the checkout was paid. When it confirms, the payment is persisted and " +
@@ -314,20 +314,20 @@ func billingRoutes(svc *billing.Service, db *store.DB, log *slog.Logger) []trans
 				"a retry converges. Needs billing.manage.",
 			Response: exActive,
 			Errors:   []string{string(fault.NotFound), string(fault.Conflict), string(fault.ProviderUnavailable), string(fault.ProviderTimeout)},
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				chk, err := svc.Reconcile(ctx, run, c.Principal, c.PathValue("id"))
 				if err != nil {
 					return nil, err
 				}
-				if err := c.Commit(ctx, func(*store.Tx) error { return nil }); err != nil {
+				if err := c.Commit(ctx, func(Tx) error { return nil }); err != nil {
 					return nil, err
 				}
 				return checkoutView(chk), nil
 			}}),
-		b(transport.Route{Method: http.MethodGet, Pattern: "/api/v1/subscriptions/history", OperationID: "listSubscriptionHistory", Permission: access.BillingRead,
+		b(Route{Method: http.MethodGet, Pattern: "/api/v1/subscriptions/history", OperationID: "listSubscriptionHistory", Permission: access.BillingRead,
 			Summary: "List the workspace's subscriptions", Description: "Subscriptions of the caller's workspace in the caller's environment, newest first, with cursor pagination. Needs billing.read.",
 			Query: pageQuery("Y3Vyc29yOnN1Yl8wMWpk"), Response: SubscriptionPage{Items: []SubscriptionView{exampleSubscription()}},
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				subs, more, next, err := transport.PageOf(c, "sub_", func(before string, n int) ([]billing.WorkspaceSubscription, error) {
 					return svc.History(ctx, c.Tx, c.Principal, before, n)
 				}, func(s billing.WorkspaceSubscription) string { return s.ID })
@@ -340,7 +340,7 @@ func billingRoutes(svc *billing.Service, db *store.DB, log *slog.Logger) []trans
 				}
 				return page, nil
 			}}),
-		b(transport.Route{Method: http.MethodPost, Pattern: "/api/v1/subscriptions/{id}/cancel", OperationID: "cancelSubscription",
+		b(Route{Method: http.MethodPost, Pattern: "/api/v1/subscriptions/{id}/cancel", OperationID: "cancelSubscription",
 			Permission: access.BillingManage, OwnUnitOfWork: true,
 			Summary: "Cancel a subscription at period end",
 			Description: "Asks the payment provider to cancel at the end of the current period, then records it (status cancel_scheduled) with an " +
@@ -348,28 +348,28 @@ func billingRoutes(svc *billing.Service, db *store.DB, log *slog.Logger) []trans
 				"Cancelling again answers the scheduled subscription. Needs billing.manage.",
 			Response: CancelView{Subscription: exampleSubscription()},
 			Errors:   []string{string(fault.NotFound), string(fault.InvalidState), string(fault.ProviderUnavailable), string(fault.ProviderTimeout)},
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				sub, err := svc.Cancel(ctx, run, c.Principal, c.PathValue("id"), c.RequestID)
 				if err != nil {
 					return nil, err
 				}
-				if err := c.Commit(ctx, func(*store.Tx) error { return nil }); err != nil {
+				if err := c.Commit(ctx, func(Tx) error { return nil }); err != nil {
 					return nil, err
 				}
 				return CancelView{Subscription: subscriptionView(sub), RefundIssued: false}, nil
 			}}),
-		b(transport.Route{Method: http.MethodPost, Pattern: "/api/v1/subscriptions", OperationID: "createSubscription", Permission: access.BillingManage,
+		b(Route{Method: http.MethodPost, Pattern: "/api/v1/subscriptions", OperationID: "createSubscription", Permission: access.BillingManage,
 			Summary: "Activate a subscription directly (disabled)",
 			Description: "Direct paid activation is disabled: this route always answers 403 DIRECT_ACTIVATION_DISABLED. A paid plan is activated " +
 				"only by a checkout the payment provider confirmed (POST /api/v1/saas/checkout, then reconcile); the free plan through onboarding.",
 			Request: DirectSubscriptionRequest{PlanID: "pro"}, Response: exampleSubscription(),
 			Errors: []string{string(fault.DirectActivationDisabled)},
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				var in DirectSubscriptionRequest
 				_ = c.Decode(&in)
 				return nil, svc.ActivateDirect(in.PlanID)
 			}}),
-		b(transport.Route{Method: http.MethodGet, Pattern: "/api/v1/admin/billing", OperationID: "getAdminBilling", Permission: access.BillingRead,
+		b(Route{Method: http.MethodGet, Pattern: "/api/v1/admin/billing", OperationID: "getAdminBilling", Permission: access.BillingRead,
 			Summary: "Read the workspace's billing",
 			Description: "The workspace's current plan, subscription with its price snapshot, invoices, credit grants per period and subscription " +
 				"history, in the caller's environment. For FINANCE, ADMIN and OWNER (billing.read).",
@@ -379,7 +379,7 @@ func billingRoutes(svc *billing.Service, db *store.DB, log *slog.Logger) []trans
 				CreditGrants: []CreditGrantView{{ID: "cgr_01jd0000000000000000000000", SubscriptionID: sid, Credits: "2000",
 					Reference: "grant:subscription:sub_01jd0000000000000000000000:2026-01-01T00:00:00Z", PeriodStart: t, PeriodEnd: t.AddDate(0, 1, 0), CreatedAt: t}},
 				History: []SubscriptionView{exampleSubscription()}},
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				o, err := svc.Overview(ctx, c.Tx, c.Principal)
 				if err != nil {
 					return nil, err

@@ -71,20 +71,20 @@ func feeView(v policy.Version) (FeePolicyView, error) {
 // current version needs fee_policy.read; the version history is an
 // administration surface for super_admin; publishing needs super_admin, an
 // Idempotency-Key and a recent sign-in (Policy.Fresh), and is audited.
-func feeRoutes(svc *billing.Service) []transport.Route {
+func feeRoutes(svc *billing.Service) []Route {
 	if svc == nil {
 		return nil
 	}
 	t := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	ex := FeePolicyView{PolicyID: billing.FeePolicyID, Version: 2, Hash: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
 		Environment: "live", FeeBps: 500, MinimumFeeAtomic: "0", CreatedAt: t, CreatedBy: "user:usr_01jd0000000000000000000000"}
-	return []transport.Route{
+	return []Route{
 		{Method: http.MethodGet, Pattern: "/api/v1/fees/marketplace", OperationID: "getMarketplaceFees", Tag: transport.TagMarketplace,
 			Auth: transport.AuthSession, Permission: access.FeePolicyRead, Private: true, Idempotency: transport.IdempotencyNone,
 			Summary:     "Read the marketplace fee policy",
 			Description: "The current version of the marketplace fee policy in the caller's environment (policy id, integer version, content hash, content). NOT_FOUND until one is published. Needs fee_policy.read.",
 			Response:    ex, Errors: []string{string(fault.NotFound)},
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				v, err := svc.CurrentFees(ctx, c.Tx, c.Principal.Environment)
 				if err != nil {
 					return nil, err
@@ -97,7 +97,7 @@ func feeRoutes(svc *billing.Service) []transport.Route {
 			Description: "Every version of the marketplace fee policy in the caller's environment, newest first; earlier versions stay readable and never change. Needs super_admin.",
 			Query:       []transport.Param{{Name: "limit", Description: "Page size, 1 to 100 (default 20).", Example: "20"}, {Name: "cursor", Description: "The nextCursor of the previous page.", Example: "dmVyc2lvbjoz"}},
 			Response:    FeePolicyPage{Items: []FeePolicyView{ex}},
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				vs, more, next, err := transport.PageOfVersions(c, func(before, n int) ([]policy.Version, error) {
 					return svc.FeeHistory(ctx, c.Tx, c.Principal.Environment, before, n)
 				}, func(v policy.Version) int { return v.Version })
@@ -124,8 +124,8 @@ func feeRoutes(svc *billing.Service) []transport.Route {
 				"at most " + strconv.FormatInt(billing.MaxMinimumFeeAtomic, 10) + " (10^18) atomic units, so that it fits the " +
 				"platform's 64-bit amounts; beyond it is 400 INVALID_INPUT with details.field minimumFeeAtomic and details.max.",
 			Request: FeePolicyRequest{FeeBps: 500, MinimumFeeAtomic: "0"}, Response: ex,
-			Policy: transport.Policy{Fresh: transport.FreshSession},
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Policy: Policy{Fresh: transport.FreshSession},
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				var in FeePolicyRequest
 				if err := c.Decode(&in); err != nil {
 					return nil, err

@@ -15,7 +15,6 @@ import (
 	"github.com/creatormusic/platform/fault"
 	"github.com/creatormusic/platform/generation"
 	genop "github.com/creatormusic/platform/generation/operation"
-	"github.com/creatormusic/platform/store"
 )
 
 // GenerateRequest is the body of POST /api/v1/music/generate.
@@ -316,20 +315,20 @@ func exampleOperation() OperationView {
 // track.generate (scope music:generate); reading and cancelling an
 // operation need the same, so the key that started an operation can
 // follow it. Choosing providers needs providers:select.
-func generationRoutes(svc *genop.Service, wake func(), log *slog.Logger) []transport.Route {
+func generationRoutes(svc *genop.Service, wake func(), log *slog.Logger) []Route {
 	if svc == nil {
 		return nil
 	}
 	if wake == nil {
 		wake = func() {}
 	}
-	gen := func(r transport.Route) transport.Route {
+	gen := func(r Route) Route {
 		r.Tag, r.Auth, r.Private = transport.TagMusicGeneration, transport.AuthSessionOrKey, true
 		r.Permission, r.Scope = access.TrackGenerate, access.ScopeMusicGenerate
 		return r
 	}
-	return []transport.Route{
-		gen(transport.Route{Method: http.MethodPost, Pattern: "/api/v1/music/generate", OperationID: "generateMusic", Status: http.StatusAccepted,
+	return []Route{
+		gen(Route{Method: http.MethodPost, Pattern: "/api/v1/music/generate", OperationID: "generateMusic", Status: http.StatusAccepted,
 			Idempotency: transport.IdempotencyRequired, OwnUnitOfWork: true, LateReplay: true,
 			Summary: "Generate music",
 			Description: "Accepts a generation as a durable operation and answers 202 with its id, status queued and the credits reserved: " +
@@ -344,13 +343,13 @@ func generationRoutes(svc *genop.Service, wake func(), log *slog.Logger) []trans
 				"else 403 ACCESS_DENIED; a named provider that is not configured is 503 PROVIDER_UNAVAILABLE. Credits that do not cover the " +
 				"reservation are 422 INSUFFICIENT_CREDITS. The same Idempotency-Key with the same body returns the same operation; with another " +
 				"body 409 IDEMPOTENCY_CONFLICT.",
-			Policy: transport.Policy{Feature: genop.FeatureGenerate, ScopesFunc: providerScopes,
+			Policy: Policy{Feature: genop.FeatureGenerate, ScopesFunc: providerScopes,
 				Note: "A request that names providerPolicy also needs the `providers:select` scope (a session: the permissions it stands for)."},
 			Request: GenerateRequest{Prompt: "An upbeat synth-pop track about city lights", Model: "v5"},
 			Response: GenerationAccepted{OperationID: "op_01jd0000000000000000000000", Status: "queued",
 				Billing: GenerationBilling{Mode: "PLATFORM_MANAGED", CreditsReserved: "15"}},
 			Errors: []string{string(fault.InsufficientCredits), string(fault.ProviderUnavailable)},
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				var in GenerateRequest
 				if err := c.Decode(&in); err != nil {
 					return nil, err
@@ -371,7 +370,7 @@ func generationRoutes(svc *genop.Service, wake func(), log *slog.Logger) []trans
 					return nil, err
 				}
 				defer done()
-				return c.CommitResult(ctx, func(tx *store.Tx) (any, error) {
+				return c.CommitResult(ctx, func(tx Tx) (any, error) {
 					o, err := svc.Accept(ctx, tx, c.Principal, plan)
 					if err != nil {
 						return nil, err
@@ -381,27 +380,27 @@ func generationRoutes(svc *genop.Service, wake func(), log *slog.Logger) []trans
 						Billing: GenerationBilling{Mode: string(o.BillingMode), CreditsReserved: itoa(o.CreditsReserved)}}, nil
 				})
 			}}),
-		gen(transport.Route{Method: http.MethodGet, Pattern: "/api/v1/operations/{operationId}", OperationID: "getOperation",
+		gen(Route{Method: http.MethodGet, Pattern: "/api/v1/operations/{operationId}", OperationID: "getOperation",
 			Idempotency: transport.IdempotencyNone, Summary: "Get a generation operation",
 			Description: "The operation's status and stage (queued, text, first, provider_complete, ingesting, finished; failed), its provider " +
 				"attempts (provider, credential ownership, state; never the provider's task id), its outputs as known so far, the credits " +
 				"reserved, settled and released, and the provider cost reconciliation. Another workspace's or environment's operation is 404.",
 			Response: exampleOperation(), Errors: []string{string(fault.NotFound)}, Policy: operationPolicy(svc),
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				v, err := svc.Get(ctx, c.Tx, c.Principal, c.PathValue("operationId"))
 				if err != nil {
 					return nil, err
 				}
 				return operationView(v), nil
 			}}),
-		gen(transport.Route{Method: http.MethodGet, Pattern: "/api/v1/operations/{operationId}/result", OperationID: "getOperationResult",
+		gen(Route{Method: http.MethodGet, Pattern: "/api/v1/operations/{operationId}/result", OperationID: "getOperationResult",
 			Idempotency: transport.IdempotencyNone, Summary: "Get a generation result",
 			Description: "The two delivered tracks of a completed operation, each a durable platform asset (download with GET " +
 				"/api/v1/assets/{assetId}/content); never a provider URL. Before completion 409 RESULT_NOT_READY with details.status; an " +
 				"operation that ended without a result answers the same code with its status and details.failureCode.",
 			Response: GenerationResult{OperationID: "op_01jd0000000000000000000000", Object: "generation_result", Tracks: []ResultTrack{}},
 			Errors:   []string{string(fault.NotFound), string(fault.ResultNotReady)}, Policy: operationPolicy(svc),
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				o, tracks, err := svc.Result(ctx, c.Tx, c.Principal, c.PathValue("operationId"))
 				if err != nil {
 					return nil, err
@@ -414,21 +413,21 @@ func generationRoutes(svc *genop.Service, wake func(), log *slog.Logger) []trans
 				}
 				return out, nil
 			}}),
-		gen(transport.Route{Method: http.MethodPost, Pattern: "/api/v1/operations/{operationId}/cancel", OperationID: "cancelOperation",
+		gen(Route{Method: http.MethodPost, Pattern: "/api/v1/operations/{operationId}/cancel", OperationID: "cancelOperation",
 			Idempotency: transport.IdempotencyOptional, Summary: "Cancel a generation operation",
 			Description: "Idempotent: a queued, dispatched or processing operation becomes cancelled and its reserved credits are released " +
 				"once; cancelling a cancelled, failed or expired operation returns it unchanged. Work already done at the provider is not undone, " +
 				"and nothing it delivers afterwards becomes an asset (its cost is still reconciled). A completed operation, or one whose " +
 				"delivery has begun (a track is already stored), is 409 INVALID_STATE_TRANSITION: a cancelled operation never holds an asset.",
 			Response: exampleOperation(), Errors: []string{string(fault.NotFound), string(fault.InvalidState)},
-			Policy: func() transport.Policy {
+			Policy: func() Policy {
 				pol := operationPolicy(svc)
-				pol.Transition = func(ctx context.Context, c *transport.Call) error {
+				pol.Transition = func(ctx context.Context, c *Call) error {
 					return svc.CheckCancel(ctx, c.Tx, c.Principal, c.PathValue("operationId"))
 				}
 				return pol
 			}(),
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				if _, err := svc.Cancel(ctx, c.Tx, c.Principal, c.PathValue("operationId")); err != nil {
 					return nil, err
 				}
@@ -453,7 +452,7 @@ func generationRoutes(svc *genop.Service, wake func(), log *slog.Logger) []trans
 // a providerPolicy needs providers:select (spec, Authentication 8). It
 // reads the body leniently; the handler's strict decoding reports a bad
 // one.
-func providerScopes(c *transport.Call) []string {
+func providerScopes(c *Call) []string {
 	var in struct {
 		ProviderPolicy json.RawMessage `json:"providerPolicy"`
 	}
@@ -466,8 +465,8 @@ func providerScopes(c *transport.Call) []string {
 // operationPolicy is the policy of the routes that address one operation:
 // the caller's track.generate grant must reach it (own for CREATOR and
 // MEMBER, workspace for OWNER and ADMIN).
-func operationPolicy(svc *genop.Service) transport.Policy {
-	return transport.Policy{Resource: func(ctx context.Context, c *transport.Call) (*access.Resource, error) {
+func operationPolicy(svc *genop.Service) Policy {
+	return Policy{Resource: func(ctx context.Context, c *Call) (*access.Resource, error) {
 		return svc.Resource(ctx, c.Tx, c.Principal, c.PathValue("operationId"))
 	}}
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"sort"
 
+	"github.com/creatormusic/platform/account"
 	"github.com/creatormusic/platform/transport"
 
 	"github.com/creatormusic/platform/access"
@@ -130,31 +131,31 @@ func roleStrings(a *access.Authority) []string {
 	return out
 }
 
-func identityRoutes(bills *billing.Service, ledgers *ledger.Service) []transport.Route {
-	member := func(r transport.Route) transport.Route {
+func identityRoutes(accounts *account.Service, bills *billing.Service, ledgers *ledger.Service) []Route {
+	member := func(r Route) Route {
 		r.Tag, r.Auth, r.AnyMember, r.Private, r.Idempotency = transport.TagIdentity, transport.AuthSessionOrKey, true, true, transport.IdempotencyNone
 		return r
 	}
 	code := string(fault.AccessDenied)
-	return []transport.Route{
-		member(transport.Route{Method: http.MethodGet, Pattern: "/api/v1/auth/context", OperationID: "getAuthContext",
+	return []Route{
+		member(Route{Method: http.MethodGet, Pattern: "/api/v1/auth/context", OperationID: "getAuthContext",
 			Summary: "Get the caller's authority", Description: "Tenant, workspace, user, credential kind, roles, safe permission identifiers and the verified-wallet count, resolved on the server on every request.",
 			Response: AuthContext{Tenant: Ref{ID: "ten_01jd0000000000000000000000"}, Workspace: Ref{ID: "ws_01jd0000000000000000000000"},
 				User: Ref{ID: "usr_01jd0000000000000000000000"}, Credential: Principal{Kind: "api_key", KeyID: "key_01jd0000000000000000000000", Scopes: []string{"keys:read"}},
 				Environment: "test", Roles: []string{"DEVELOPER"}, Permissions: []string{"developer.api_key.read"}},
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				p, a := c.Principal, c.Authority
 				out := AuthContext{Tenant: Ref{ID: p.TenantID}, Workspace: Ref{ID: p.WorkspaceID}, User: Ref{ID: p.UserID},
 					Credential: Principal{Kind: string(p.Kind), KeyID: p.KeyID, Scopes: p.Scopes}, Environment: string(p.Environment),
 					Roles: roleStrings(a), Permissions: narrowed(p, a), VerifiedWalletCount: a.WalletCount}
 				return out, nil
 			}}),
-		member(transport.Route{Method: http.MethodGet, Pattern: "/api/v1/access/context", OperationID: "getAccessContext",
+		member(Route{Method: http.MethodGet, Pattern: "/api/v1/access/context", OperationID: "getAccessContext",
 			Summary:     "Decide access to one application path",
 			Description: "Evaluates the eleven access steps for one normalized internal path of the platform's applications (for example /developer/keys) and reports the deciding step. The decision holds for that path only: it is never reusable for other resources or for money movement, and it is never cached.",
 			Query:       []transport.Param{{Name: "path", Required: true, Description: "A normalized internal path: absolute, no query, no trailing slash, no dot segments.", Example: "/developer/keys"}},
 			Response:    AccessDecision{Path: "/developer/keys", Allowed: false, Step: "permission", Code: &code},
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				path := c.Query("path")
 				if err := access.NormalizedPath(path); err != nil {
 					return nil, err
@@ -171,13 +172,13 @@ func identityRoutes(bills *billing.Service, ledgers *ledger.Service) []transport
 				}
 				return out, nil
 			}}),
-		member(transport.Route{Method: http.MethodGet, Pattern: "/api/v1/saas/me", OperationID: "getSaasMe", Tag: transport.TagAccount,
+		member(Route{Method: http.MethodGet, Pattern: "/api/v1/saas/me", OperationID: "getSaasMe", Tag: transport.TagAccount,
 			Summary: "Get the workspace projection", Description: "Workspace identity and state, the effective subscription of the caller's environment (null on a free workspace), the credit balance of that environment, entitlements, effective permissions and feature flags. An unreadable balance is an error, never zero.",
 			Response: SaasMe{Workspace: WorkspaceView{ID: "ws_01jd0000000000000000000000", TenantID: "ten_01jd0000000000000000000000", Name: "Demo Studio", State: "active"},
 				Entitlements: []string{"ai.basic"}, Permissions: []string{"project.read"}, FeatureFlags: map[string]bool{"sound.engine": true}, Environment: "test", Credits: "50"},
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				p, a := c.Principal, c.Authority
-				ws, err := c.Tx.WorkspaceGet(ctx, p.TenantID, p.WorkspaceID)
+				ws, err := accounts.Workspace(ctx, c.Tx, p)
 				if err != nil {
 					return nil, err
 				}

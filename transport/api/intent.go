@@ -17,7 +17,6 @@ import (
 	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/chain/intent"
 	"github.com/creatormusic/platform/fault"
-	"github.com/creatormusic/platform/store"
 )
 
 // IntentRequest is the body of POST /api/v1/transactions/intent.
@@ -398,20 +397,20 @@ func chainPayView(pr intent.PaymentRequest) (ChainPayView, error) {
 
 // unitOfCall makes the route's own unit of work the service's: the
 // service's writes commit with the request receipt.
-func unitOfCall(c *transport.Call) intent.RunFunc {
+func unitOfCall(c *Call) intent.RunFunc {
 	return func(ctx context.Context, fn func(st intent.Store) error) error {
-		return c.Commit(ctx, func(tx *store.Tx) error { return fn(tx) })
+		return c.Commit(ctx, func(tx Tx) error { return fn(tx) })
 	}
 }
 
 // commitReceipt commits the request receipt alone when the service's
 // unit of work did not run (nothing changed: a repeated submit, an
 // existing payment request, a check that observed nothing new).
-func commitReceipt(ctx context.Context, c *transport.Call) error {
+func commitReceipt(ctx context.Context, c *Call) error {
 	if c.Committed() {
 		return nil
 	}
-	return c.Commit(ctx, func(*store.Tx) error { return nil })
+	return c.Commit(ctx, func(Tx) error { return nil })
 }
 
 func exampleIntent() TransactionIntentView {
@@ -444,11 +443,11 @@ func exampleChainPay() ChainPayView {
 		AmountAtomic: "5102040817", Amount: "5.102040817", Decimals: 9, Requirements: []RequirementView{}, ExpiresAt: t, CreatedAt: t}
 }
 
-func intentRoutes(svc *intent.Service) []transport.Route {
+func intentRoutes(svc *intent.Service) []Route {
 	if svc == nil {
 		return nil
 	}
-	user := func(r transport.Route) transport.Route {
+	user := func(r Route) Route {
 		r.Tag, r.Auth, r.Private = transport.TagWallet, transport.AuthSession, true
 		if r.Permission == "" && !r.SignedIn {
 			r.AnyMember = true
@@ -463,7 +462,7 @@ func intentRoutes(svc *intent.Service) []transport.Route {
 	}
 	// requestPayment creates or returns the intent's payment request in
 	// the route's unit of work.
-	requestPayment := func(ctx context.Context, c *transport.Call, id string) (any, error) {
+	requestPayment := func(ctx context.Context, c *Call, id string) (any, error) {
 		pr, err := svc.RequestPayment(intent.WithUnit(ctx, unitOfCall(c)), c.Principal, id)
 		if err == nil {
 			err = commitReceipt(ctx, c)
@@ -476,8 +475,8 @@ func intentRoutes(svc *intent.Service) []transport.Route {
 		"verification will require, and the URI as an SVG QR code. The QR is transport, never proof: the payment is found by its " +
 		"reference and verified from the chain. With a transfer fee, the recipient receives the amount minus the fee; the intent's " +
 		"net already accounts for it."
-	return []transport.Route{
-		user(transport.Route{Method: http.MethodPost, Pattern: "/api/v1/transactions/intent", OperationID: "createTransactionIntent",
+	return []Route{
+		user(Route{Method: http.MethodPost, Pattern: "/api/v1/transactions/intent", OperationID: "createTransactionIntent",
 			Permission: access.BillingManage, Idempotency: transport.IdempotencyRequired, OwnUnitOfWork: true, Status: http.StatusCreated,
 			Summary: "Create a transaction intent",
 			Description: "Freezes a payment for a registered purpose (this release: credit_purchase, priced by the credits.packs policy " +
@@ -495,7 +494,7 @@ func intentRoutes(svc *intent.Service) []transport.Route {
 			Response: exampleIntent(),
 			Errors: []string{string(fault.WalletRequired), string(fault.ProviderUnavailable), string(fault.ServiceUnavailable),
 				string(fault.NetworkMismatch)},
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				var in IntentRequest
 				if err := c.Decode(&in); err != nil {
 					return nil, err
@@ -505,14 +504,14 @@ func intentRoutes(svc *intent.Service) []transport.Route {
 				if err != nil {
 					return nil, err
 				}
-				return c.CommitResult(ctx, func(tx *store.Tx) (any, error) {
+				return c.CommitResult(ctx, func(tx Tx) (any, error) {
 					if err := svc.Record(ctx, tx, it); err != nil {
 						return nil, err
 					}
 					return intentView(it), nil
 				})
 			}}),
-		user(transport.Route{Method: http.MethodGet, Pattern: "/api/v1/transactions/{id}", OperationID: "getTransactionIntent",
+		user(Route{Method: http.MethodGet, Pattern: "/api/v1/transactions/{id}", OperationID: "getTransactionIntent",
 			Summary: "Get a transaction intent",
 			Description: "The intent's frozen economics, its business state (CREATED, SUBMITTED, CONFIRMING, VERIFIED, SETTLED, " +
 				"RECONCILING, RECONCILED; EXPIRED, FAILED, REQUIRES_REVIEW with the evidence of each mismatch) and its network state, " +
@@ -523,14 +522,14 @@ func intentRoutes(svc *intent.Service) []transport.Route {
 				"are reported, never corrected. The state is server-owned and survives refresh, wallet disconnect and session loss. " +
 				"Another user's intent is 404.",
 			Response: exampleReconciledIntent(), Errors: []string{string(fault.NotFound)},
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				it, err := svc.Get(ctx, c.Principal, c.PathValue("id"))
 				if err != nil {
 					return nil, err
 				}
 				return reconciledView(ctx, svc, it)
 			}}),
-		user(transport.Route{Method: http.MethodPost, Pattern: "/api/v1/transactions/{id}/submit", OperationID: "submitTransactionIntent",
+		user(Route{Method: http.MethodPost, Pattern: "/api/v1/transactions/{id}/submit", OperationID: "submitTransactionIntent",
 			Idempotency: transport.IdempotencyNone, OwnUnitOfWork: true, Summary: "Submit a signed transaction intent",
 			Description: "Records the transaction's signature and, when signedTransactionBase64 is sent, the signed bytes for the " +
 				"platform to relay from a durable job. The signed transaction must carry exactly the prepared message and the payer's " +
@@ -543,7 +542,7 @@ func intentRoutes(svc *intent.Service) []transport.Route {
 			Response: exampleIntent(),
 			Errors: []string{string(fault.NotFound), string(fault.SignatureRejected), string(fault.QuoteExpired), string(fault.Conflict),
 				string(fault.VerificationFailed), string(fault.InvalidState)},
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				var in SubmitIntentRequest
 				if err := c.Decode(&in); err != nil {
 					return nil, err
@@ -569,7 +568,7 @@ func intentRoutes(svc *intent.Service) []transport.Route {
 				"REQUIRES_REVIEW with its evidence and credits nothing.",
 			Response: ChainStatusView{Intent: exampleIntent()},
 			Errors:   []string{string(fault.NotFound), string(fault.ProviderUnavailable), string(fault.NetworkMismatch)},
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				out, err := svc.CheckInternal(intent.WithUnit(ctx, unitOfCall(c)), c.Principal.Environment, c.PathValue("id"))
 				if err != nil {
 					return nil, err
@@ -583,12 +582,12 @@ func intentRoutes(svc *intent.Service) []transport.Route {
 				}
 				return ChainStatusView{Intent: v, Observed: optional(string(out.Observed)), Stale: out.Stale, Changed: out.Changed}, nil
 			}},
-		user(transport.Route{Method: http.MethodPost, Pattern: "/api/v1/chain-pay/requests", OperationID: "createChainPaymentRequest",
+		user(Route{Method: http.MethodPost, Pattern: "/api/v1/chain-pay/requests", OperationID: "createChainPaymentRequest",
 			Idempotency: transport.IdempotencyNone, OwnUnitOfWork: true, Summary: "Create a chain payment request for an intent",
 			Description: chainPayDesc + " recipient and amount in the body are accepted and ignored.",
 			Request:     ChainPayRequestBody{TransactionIntentID: "txi_0123456789abcdef0123456789abcdef"},
 			Response:    exampleChainPay(), Errors: []string{string(fault.NotFound), string(fault.InvalidState)},
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				var in ChainPayRequestBody
 				if err := c.Decode(&in); err != nil {
 					return nil, err
@@ -598,23 +597,23 @@ func intentRoutes(svc *intent.Service) []transport.Route {
 				}
 				return requestPayment(ctx, c, in.TransactionIntentID)
 			}}),
-		user(transport.Route{Method: http.MethodPost, Pattern: "/api/v1/transactions/{id}/chain-pay", OperationID: "createIntentChainPayment",
+		user(Route{Method: http.MethodPost, Pattern: "/api/v1/transactions/{id}/chain-pay", OperationID: "createIntentChainPayment",
 			Idempotency: transport.IdempotencyNone, OwnUnitOfWork: true, Summary: "Create an intent's chain payment request",
 			Description: chainPayDesc + " Recipient, mint, amount, decimals and expiry are derived from the intent.",
 			Response:    exampleChainPay(), Errors: []string{string(fault.NotFound), string(fault.InvalidState)},
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				return requestPayment(ctx, c, c.PathValue("id"))
 			}}),
-		user(transport.Route{Method: http.MethodGet, Pattern: "/api/v1/chain-pay/requests/{intentId}", OperationID: "getChainPaymentRequestByIntent",
+		user(Route{Method: http.MethodGet, Pattern: "/api/v1/chain-pay/requests/{intentId}", OperationID: "getChainPaymentRequestByIntent",
 			Summary: "Get an intent's chain payment request", Description: "The payment request of the intent; 404 before one was created.",
 			Response: exampleChainPay(), Errors: []string{string(fault.NotFound)},
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				return payView(svc.PaymentRequestByIntent(ctx, c.Principal, c.PathValue("intentId")))
 			}}),
-		user(transport.Route{Method: http.MethodGet, Pattern: "/api/v1/chain-pay/{id}", OperationID: "getChainPaymentRequest",
+		user(Route{Method: http.MethodGet, Pattern: "/api/v1/chain-pay/{id}", OperationID: "getChainPaymentRequest",
 			Summary: "Get a chain payment request", Description: "A chain payment request by its own id.",
 			Response: exampleChainPay(), Errors: []string{string(fault.NotFound)},
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				return payView(svc.PaymentRequest(ctx, c.Principal, c.PathValue("id")))
 			}}),
 	}

@@ -102,12 +102,12 @@ func exampleKey() KeyView {
 }
 
 // caller returns the call's principal as a key manager (apikey.CallerOf).
-func caller(c *transport.Call) apikey.Caller { return apikey.CallerOf(c.Principal, c.Authority) }
+func caller(c *Call) apikey.Caller { return apikey.CallerOf(c.Principal, c.Authority) }
 
 // keyEnvironment is the environment a key creation names in its body, for
 // the fresh sign-in rule (a test-mode session creating a live key acts in
 // live); "" when it names none or the body is unreadable.
-func keyEnvironment(c *transport.Call) access.Environment {
+func keyEnvironment(c *Call) access.Environment {
 	var in struct {
 		Environment access.Environment `json:"environment"`
 	}
@@ -119,8 +119,8 @@ func keyEnvironment(c *transport.Call) access.Environment {
 
 // keyWorkflow checks that ev is a move of the key's state table from the
 // addressed key's state (the workflow step).
-func keyWorkflow(keys *apikey.Service, ev apikey.Event) func(ctx context.Context, c *transport.Call) error {
-	return func(ctx context.Context, c *transport.Call) error {
+func keyWorkflow(keys *apikey.Service, ev apikey.Event) func(ctx context.Context, c *Call) error {
+	return func(ctx context.Context, c *Call) error {
 		k, err := keys.Get(ctx, c.Tx, c.Principal, c.PathValue("keyId"))
 		if err != nil {
 			return err
@@ -137,13 +137,13 @@ func keyWorkflow(keys *apikey.Service, ev apikey.Event) func(ctx context.Context
 // (Policy.Fresh FreshLive); rotation is checked against the key's state
 // table (Policy.Transition). Which keys a caller may manage is the key
 // service's rule (apikey, management decisions).
-func keyRoutes(keys *apikey.Service) []transport.Route {
-	read := func(r transport.Route) transport.Route {
+func keyRoutes(keys *apikey.Service) []Route {
+	read := func(r Route) Route {
 		r.Tag, r.Auth, r.Roles, r.Private = transport.TagDeveloper, transport.AuthSessionOrKey, []access.Role{access.RoleDeveloper}, true
 		r.Permission, r.Scope, r.Idempotency = access.DeveloperAPIKeyRead, access.ScopeKeysRead, transport.IdempotencyNone
 		return r
 	}
-	write := func(r transport.Route) transport.Route {
+	write := func(r Route) Route {
 		r = read(r)
 		r.Permission, r.Scope, r.Idempotency = access.DeveloperAPIKeyManage, access.ScopeKeysWrite, transport.IdempotencyOptional
 		return r
@@ -152,13 +152,13 @@ func keyRoutes(keys *apikey.Service) []transport.Route {
 	limits := apikey.Limits{RequestsPerMinute: 600, MaxConcurrentRequests: 16, MonthlyRequestBudget: 1000000}
 	name := "CI pipeline (renamed)"
 	overlap := int64(3600)
-	return []transport.Route{
-		read(transport.Route{Method: http.MethodGet, Pattern: "/api/v1/api-keys", OperationID: "listApiKeys",
+	return []Route{
+		read(Route{Method: http.MethodGet, Pattern: "/api/v1/api-keys", OperationID: "listApiKeys",
 			Summary: "List API keys", Description: "Keys of the caller's workspace and environment, newest first, with cursor pagination. Plaintext keys are never returned.",
 			Query: []transport.Param{{Name: "limit", Description: "Page size, 1 to 100 (default 20).", Example: "20"},
 				{Name: "cursor", Description: "The nextCursor of the previous page.", Example: "Y3Vyc29yOmtleV8wMWpk"}},
 			Response: KeyPage{Items: []KeyView{exampleKey()}},
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				limit, err := transport.PageLimit(c)
 				if err != nil {
 					return nil, err
@@ -180,13 +180,13 @@ func keyRoutes(keys *apikey.Service) []transport.Route {
 				}
 				return page, nil
 			}}),
-		write(transport.Route{Method: http.MethodPost, Pattern: "/api/v1/api-keys", OperationID: "createApiKey", Status: http.StatusCreated, Errors: []string{string(fault.ReauthenticationRequired)},
+		write(Route{Method: http.MethodPost, Pattern: "/api/v1/api-keys", OperationID: "createApiKey", Status: http.StatusCreated, Errors: []string{string(fault.ReauthenticationRequired)},
 			Summary: "Create an API key", SealResponse: true,
 			Description: "Creates a test or live key (a key can only create keys of its own environment) whose scopes are within the caller's authority. The plaintext is in this response only; an idempotent replay returns it again to the same principal, sealed at rest. From a signed-in session, a live key needs a sign-in within the fresh-authentication window (10 minutes unless configured), else 401 REAUTHENTICATION_REQUIRED; API keys are not subject to it.",
 			Request:     apikey.CreateInput{Name: "CI pipeline", Environment: access.Test, Scopes: []string{access.ScopeKeysRead}, Metadata: map[string]string{"team": "audio"}, Limits: &limits},
 			Response:    secret,
-			Policy:      transport.Policy{Fresh: transport.FreshLive, FreshEnvironmentFunc: keyEnvironment},
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Policy:      Policy{Fresh: transport.FreshLive, FreshEnvironmentFunc: keyEnvironment},
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				var in apikey.CreateInput
 				if err := c.Decode(&in); err != nil {
 					return nil, err
@@ -197,21 +197,21 @@ func keyRoutes(keys *apikey.Service) []transport.Route {
 				}
 				return KeySecret{Key: keyView(cr.Key), Secret: cr.Secret}, nil
 			}}),
-		read(transport.Route{Method: http.MethodGet, Pattern: "/api/v1/api-keys/{keyId}", OperationID: "getApiKey",
+		read(Route{Method: http.MethodGet, Pattern: "/api/v1/api-keys/{keyId}", OperationID: "getApiKey",
 			Summary: "Get an API key", Description: "A key of the caller's workspace and environment; any other key is 404.",
 			Response: exampleKey(),
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				k, err := keys.Get(ctx, c.Tx, c.Principal, c.PathValue("keyId"))
 				if err != nil {
 					return nil, err
 				}
 				return keyView(k), nil
 			}}),
-		write(transport.Route{Method: http.MethodPatch, Pattern: "/api/v1/api-keys/{keyId}", OperationID: "updateApiKey",
+		write(Route{Method: http.MethodPatch, Pattern: "/api/v1/api-keys/{keyId}", OperationID: "updateApiKey",
 			Summary: "Update an API key", Description: "Changes name, scopes (within the caller's authority) or metadata; absent fields are unchanged. The caller may manage only a key whose scopes are all within what it may grant now, else 403 ACCESS_DENIED (details.reason key_exceeds_caller) and nothing changes.",
 			Request:  apikey.UpdateInput{Name: &name, Scopes: []string{access.ScopeKeysRead}},
 			Response: exampleKey(),
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				var in apikey.UpdateInput
 				if err := c.Decode(&in); err != nil {
 					return nil, err
@@ -222,23 +222,23 @@ func keyRoutes(keys *apikey.Service) []transport.Route {
 				}
 				return keyView(k), nil
 			}}),
-		write(transport.Route{Method: http.MethodDelete, Pattern: "/api/v1/api-keys/{keyId}", OperationID: "deleteApiKey",
+		write(Route{Method: http.MethodDelete, Pattern: "/api/v1/api-keys/{keyId}", OperationID: "deleteApiKey",
 			Summary: "Delete an API key", Description: "The key stops authenticating on the next request and disappears from reads. The caller may manage only a key whose scopes are all within what it may grant now (a key may also revoke or delete itself, and a signed-in user the keys made on their own authority), else 403 ACCESS_DENIED (details.reason key_exceeds_caller) and nothing changes.",
 			Response: exampleKey(),
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				k, err := keys.Delete(ctx, c.Tx, caller(c), c.PathValue("keyId"))
 				if err != nil {
 					return nil, err
 				}
 				return keyView(k), nil
 			}}),
-		write(transport.Route{Method: http.MethodPost, Pattern: "/api/v1/api-keys/{keyId}/rotate", OperationID: "rotateApiKey", Errors: []string{string(fault.ReauthenticationRequired)},
+		write(Route{Method: http.MethodPost, Pattern: "/api/v1/api-keys/{keyId}/rotate", OperationID: "rotateApiKey", Errors: []string{string(fault.ReauthenticationRequired)},
 			Summary: "Rotate an API key", SealResponse: true,
 			Description: "Issues a new plaintext under the same key id and keeps the current one working for expireCurrentAfterSeconds (default 24 hours, at most 7 days), then expires it. The new secret carries the key creator's authority, so the caller may rotate only a key whose scopes it may grant and that was made on its own authority (by its user's sessions or keys), or, as OWNER or ADMIN, a key whose creator's authority it holds in full (super_admin, the DEVELOPER role, and each scope's permissions workspace-wide); else 403 ACCESS_DENIED with details.reason key_exceeds_caller, not_key_creator or creator_authority_exceeds_caller. From a signed-in session, a live key needs a sign-in within the fresh-authentication window (10 minutes unless configured), else 401 REAUTHENTICATION_REQUIRED; API keys are not subject to it.",
 			Request:     apikey.RotateInput{ExpireCurrentAfterSeconds: &overlap},
 			Response:    secret,
-			Policy:      transport.Policy{Fresh: transport.FreshLive, Transition: keyWorkflow(keys, apikey.EventRotate)},
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Policy:      Policy{Fresh: transport.FreshLive, Transition: keyWorkflow(keys, apikey.EventRotate)},
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				var in apikey.RotateInput
 				if len(c.Body()) > 0 {
 					if err := c.Decode(&in); err != nil {
@@ -251,31 +251,31 @@ func keyRoutes(keys *apikey.Service) []transport.Route {
 				}
 				return KeySecret{Key: keyView(cr.Key), Secret: cr.Secret}, nil
 			}}),
-		write(transport.Route{Method: http.MethodPost, Pattern: "/api/v1/api-keys/{keyId}/revoke", OperationID: "revokeApiKey", Errors: []string{string(fault.ReauthenticationRequired)},
+		write(Route{Method: http.MethodPost, Pattern: "/api/v1/api-keys/{keyId}/revoke", OperationID: "revokeApiKey", Errors: []string{string(fault.ReauthenticationRequired)},
 			Summary: "Revoke an API key", Description: "Every secret of the key stops authenticating on the next request. Revoking a revoked key is a no-op. The caller may manage only a key whose scopes are all within what it may grant now (a key may also revoke or delete itself, and a signed-in user the keys made on their own authority), else 403 ACCESS_DENIED (details.reason key_exceeds_caller) and nothing changes. From a signed-in session, a live key needs a sign-in within the fresh-authentication window (10 minutes unless configured), else 401 REAUTHENTICATION_REQUIRED; API keys are not subject to it.",
 			Response: exampleKey(),
-			Policy:   transport.Policy{Fresh: transport.FreshLive},
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Policy:   Policy{Fresh: transport.FreshLive},
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				k, err := keys.Revoke(ctx, c.Tx, caller(c), c.PathValue("keyId"))
 				if err != nil {
 					return nil, err
 				}
 				return keyView(k), nil
 			}}),
-		read(transport.Route{Method: http.MethodGet, Pattern: "/api/v1/api-keys/{keyId}/limits", OperationID: "getApiKeyLimits",
+		read(Route{Method: http.MethodGet, Pattern: "/api/v1/api-keys/{keyId}/limits", OperationID: "getApiKeyLimits",
 			Summary: "Get an API key's limits", Description: "Requests per minute and concurrent requests are enforced per host; the monthly budget is counted in the database across hosts.",
 			Response: limits,
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				k, err := keys.Get(ctx, c.Tx, c.Principal, c.PathValue("keyId"))
 				if err != nil {
 					return nil, err
 				}
 				return k.Limits, nil
 			}}),
-		write(transport.Route{Method: http.MethodPut, Pattern: "/api/v1/api-keys/{keyId}/limits", OperationID: "setApiKeyLimits",
+		write(Route{Method: http.MethodPut, Pattern: "/api/v1/api-keys/{keyId}/limits", OperationID: "setApiKeyLimits",
 			Summary: "Replace an API key's limits", Description: "Every field is required; each is bounded by the platform's maximums. The caller may manage only a key whose scopes are all within what it may grant now, else 403 ACCESS_DENIED (details.reason key_exceeds_caller) and nothing changes.",
 			Request: limits, Response: limits,
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				var in apikey.Limits
 				if err := c.Decode(&in); err != nil {
 					return nil, err

@@ -84,7 +84,7 @@ func exampleLedgerPage() LedgerPage {
 // holds reports whether the caller holds permission p now: its authority
 // grants it (denies count) and, for an API key, one of the key's scopes
 // stands for it.
-func holds(c *transport.Call, p access.Permission) bool {
+func holds(c *Call, p access.Permission) bool {
 	if _, ok := c.Authority.Has(p); !ok {
 		return false
 	}
@@ -118,15 +118,15 @@ func holds(c *transport.Call, p access.Permission) bool {
 //     and checks the two permissions in the handler, with the same rules
 //     (denies, key scopes) the evaluator applies; widening the evaluator
 //     for one route would touch every route's access path.
-func ledgerRoutes(svc *ledger.Service) []transport.Route {
-	read := func(r transport.Route) transport.Route {
+func ledgerRoutes(svc *ledger.Service) []Route {
+	read := func(r Route) Route {
 		r.Method, r.Tag, r.Auth, r.Private, r.Idempotency = http.MethodGet, transport.TagArchitecture, transport.AuthSessionOrKey, true, transport.IdempotencyNone
 		r.Query = []transport.Param{{Name: "limit", Description: "Page size, 1 to 100 (default 20).", Example: "20"},
 			{Name: "cursor", Description: "The nextCursor of the previous page.", Example: "Y3Vyc29yOm1vdl8wMWpk"}}
 		r.Response = exampleLedgerPage()
 		return r
 	}
-	list := func(ctx context.Context, c *transport.Call, p ledger.ListParams) (any, error) {
+	list := func(ctx context.Context, c *Call, p ledger.ListParams) (any, error) {
 		limit, err := transport.PageLimit(c)
 		if err != nil {
 			return nil, err
@@ -149,31 +149,31 @@ func ledgerRoutes(svc *ledger.Service) []transport.Route {
 		}
 		return page, nil
 	}
-	return []transport.Route{
-		read(transport.Route{Pattern: "/api/v1/ledgers/activity", OperationID: "listLedgerActivity",
+	return []Route{
+		read(Route{Pattern: "/api/v1/ledgers/activity", OperationID: "listLedgerActivity",
 			Permission: access.WorkspaceRead, Scope: access.ScopeRead,
 			Summary: "List credit activity",
 			Description: "Movements of the workspace's platform credits (grants, reservations, settlements, releases), newest first. " +
 				"Callers holding audit.read see the whole workspace's; others see the movements they caused. Amounts are strings of atomic integers with explicit decimals.",
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				p := ledger.ListParams{Ledgers: []ledger.Kind{ledger.Credits}}
 				if !holds(c, access.AuditRead) {
 					p.ActorUserID = c.Principal.UserID
 				}
 				return list(ctx, c, p)
 			}}),
-		read(transport.Route{Pattern: "/api/v1/ledgers/financial", OperationID: "listLedgerFinancial",
+		read(Route{Pattern: "/api/v1/ledgers/financial", OperationID: "listLedgerFinancial",
 			Permission: access.TreasuryRead, Scope: access.ScopeLedgerRead,
 			Summary:     "List financial movements",
 			Description: "Movements of the financial and provider-cost ledgers, newest first. Provider cost is a reconciliation signal, never a customer credit balance.",
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				return list(ctx, c, ledger.ListParams{Ledgers: []ledger.Kind{ledger.Financial, ledger.ProviderCost}})
 			}}),
-		read(transport.Route{Pattern: "/api/v1/ledgers/rewards", OperationID: "listLedgerRewards", AnyMember: true,
+		read(Route{Pattern: "/api/v1/ledgers/rewards", OperationID: "listLedgerRewards", AnyMember: true,
 			Summary: "List reward movements",
 			Description: "Movements of the rewards ledger, newest first. Needs treasury.read (API key scope ledger:read) or reward.reconcile " +
 				"(scope rewards:read); either one, so the gateway admits members and this route checks the pair.",
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				if !holds(c, access.TreasuryRead) && !holds(c, access.RewardReconcile) {
 					return nil, fault.E("transport.listLedgerRewards", fault.AccessDenied, "").
 						With("permission", string(access.TreasuryRead)+"|"+string(access.RewardReconcile))

@@ -82,15 +82,15 @@ func optional(s string) *string {
 // signed-in user who may not belong to any workspace yet (Route.SignedIn).
 // Both point the caller's session at the workspace they create or join:
 // the session's next request acts there.
-func onboardingRoutes(accounts *account.Service, plans *plan.Service) []transport.Route {
-	signedIn := func(r transport.Route) transport.Route {
+func onboardingRoutes(accounts *account.Service, plans *plan.Service) []Route {
+	signedIn := func(r Route) Route {
 		r.Tag, r.Auth, r.SignedIn, r.Private = transport.TagAccount, transport.AuthSession, true, true
 		return r
 	}
 	ws := WorkspaceView{ID: "ws_01jd0000000000000000000000", TenantID: "ten_01jd0000000000000000000000", Name: "Night Owl Records", State: "active"}
 	goal, pro, free := "creator", "pro", "free"
-	return []transport.Route{
-		signedIn(transport.Route{Method: http.MethodPost, Pattern: "/api/v1/auth/onboarding", OperationID: "onboard", Idempotency: transport.IdempotencyOptional,
+	return []Route{
+		signedIn(Route{Method: http.MethodPost, Pattern: "/api/v1/auth/onboarding", OperationID: "onboard", Idempotency: transport.IdempotencyOptional,
 			Summary: "Create or join a workspace",
 			Description: "The first-run step of a signed-in user. create makes a workspace in the user's organization with the user as OWNER " +
 				"(and DEVELOPER), records the goal and the selected plan, and starts the workspace on the free plan (its entitlements and " +
@@ -103,7 +103,7 @@ func onboardingRoutes(accounts *account.Service, plans *plan.Service) []transpor
 			Response: Onboarded{Workspace: ws, Roles: []string{"DEVELOPER", "OWNER"}, Goal: &goal, SelectedPlan: &pro, Plan: &free,
 				Next: &NextStep{Type: "checkout", Plan: "pro"}},
 			Errors: []string{string(fault.Conflict), string(fault.WorkspaceAccessDenied)},
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				var in OnboardingRequest
 				if err := c.Decode(&in); err != nil {
 					return nil, err
@@ -120,7 +120,7 @@ func onboardingRoutes(accounts *account.Service, plans *plan.Service) []transpor
 				}
 				return out, nil
 			}}),
-		signedIn(transport.Route{Method: http.MethodPost, Pattern: "/api/v1/auth/invite/accept", OperationID: "acceptInvitation", Idempotency: transport.IdempotencyNone,
+		signedIn(Route{Method: http.MethodPost, Pattern: "/api/v1/auth/invite/accept", OperationID: "acceptInvitation", Idempotency: transport.IdempotencyNone,
 			Summary: "Accept an invitation",
 			Description: "Redeems a single-use invitation code for the signed-in user, whose verified email must be the invited address " +
 				"(sign up, verify and sign in first): the user joins the workspace with the invited roles, effective at once, and the " +
@@ -130,7 +130,7 @@ func onboardingRoutes(accounts *account.Service, plans *plan.Service) []transpor
 			Request:  AcceptInviteRequest{Code: "pc_REPLACE_WITH_YOUR_CODE"},
 			Response: Joined{Workspace: ws, Roles: []string{"CREATOR"}},
 			Errors:   []string{string(fault.Conflict), string(fault.WorkspaceAccessDenied)},
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				var in AcceptInviteRequest
 				if err := c.Decode(&in); err != nil {
 					return nil, err

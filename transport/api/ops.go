@@ -77,8 +77,8 @@ func exampleEvent() outbox.Event {
 		OccurredAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Payload: []byte(`{"keyId":"key_01jd0000000000000000000000"}`)}
 }
 
-func opsRoutes(checks []HealthCheck) []transport.Route {
-	return []transport.Route{
+func opsRoutes(checks []HealthCheck) []Route {
+	return []Route{
 		{Method: http.MethodGet, Pattern: "/api/v1/health/services", OperationID: "getServiceHealth", Tag: transport.TagArchitecture,
 			Auth: transport.AuthSessionOrKey, AnyMember: true, Private: true, Idempotency: transport.IdempotencyNone,
 			Summary: "Report the health of the platform's services",
@@ -88,7 +88,7 @@ func opsRoutes(checks []HealthCheck) []transport.Route {
 			Response: HealthReport{Status: StatusUp, Services: []ServiceHealth{{Name: "database", Status: StatusUp, CheckedAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)},
 				{Name: "jobs", Status: StatusUp, CheckedAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)},
 				{Name: "jobs.audio", Status: StatusUp, CheckedAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), OldestJobAgeSeconds: new(int64), RunnableJobs: new(int64)}}},
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				rep := HealthReport{Status: StatusUp, Services: make([]ServiceHealth, 0, len(checks))}
 				for _, hc := range checks {
 					h := hc.Check(ctx)
@@ -113,7 +113,7 @@ func opsRoutes(checks []HealthCheck) []transport.Route {
 				{Name: "limit", Description: "Page size, 1 to 100 (default 20).", Example: "20"},
 				{Name: "cursor", Description: "The nextCursor of the previous page.", Example: "Y3Vyc29yOmV2dF8wMWpk"}},
 			Response: OutboxPage{Items: []outbox.Event{exampleEvent()}},
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				unpublished := true
 				if s := c.Query("unpublished"); s != "" {
 					var err error
@@ -122,7 +122,7 @@ func opsRoutes(checks []HealthCheck) []transport.Route {
 					}
 				}
 				evs, more, next, err := transport.PageOf(c, "evt_", func(after string, n int) ([]outbox.Event, error) {
-					return c.Tx.OutboxList(ctx, outbox.ListParams{Environment: string(c.Principal.Environment), After: after, Limit: n,
+					return outbox.List(ctx, c.Tx, outbox.ListParams{Environment: string(c.Principal.Environment), After: after, Limit: n,
 						Unpublished: unpublished})
 				}, func(e outbox.Event) string { return e.ID })
 				if err != nil {
@@ -136,12 +136,12 @@ func opsRoutes(checks []HealthCheck) []transport.Route {
 			Description: "Idempotent: marking a published event again keeps its first publication time. An event of the other " +
 				"environment than the key's is NOT_FOUND, as an unknown one is.",
 			Response: exampleEvent(),
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				eid := c.PathValue("id")
 				if !id.Valid("evt_", eid) {
 					return nil, fault.E("transport.markPublished", fault.NotFound, "")
 				}
-				return c.Tx.OutboxMarkPublished(ctx, string(c.Principal.Environment), eid)
+				return outbox.MarkPublished(ctx, c.Tx, string(c.Principal.Environment), eid)
 			}},
 	}
 }

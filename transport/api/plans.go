@@ -87,21 +87,21 @@ const planCacheControl = "public, max-age=60"
 // planRoutes serves the public plan catalog. It takes no credential: the
 // catalog is what a visitor sees before signing up, and it carries no
 // workspace data.
-func planRoutes(plans *plan.Service) []transport.Route {
+func planRoutes(plans *plan.Service) []Route {
 	reason := plan.ReasonNoAnnualPrice
 	example := PlanCatalog{Plans: []PlanView{{ID: "pro", Name: "Pro",
 		Entitlements: []string{"ai.basic", "ai.pro_models", "analytics.advanced", "collaboration.enabled"}, MonthlyCredits: "2000",
 		Prices: []PriceVersionView{{ID: "price_01jd0000000000000000000000", Currency: "USD", Amount: "1900", Interval: "month",
 			Version: 1, Active: true, CreatedAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}},
 		Annual: PriceAvailability{Reason: &reason}}}}
-	return []transport.Route{{
+	return []Route{{
 		Method: http.MethodGet, Pattern: "/api/v1/saas/plans", OperationID: "listPlans", Tag: transport.TagAccount,
 		Summary: "List the plan catalog",
 		Description: "The active plans with their entitlements, monthly credit grant and active immutable price versions " +
 			"(amounts in minor units). Annual pricing is reported unavailable until an annual price version exists. " +
 			"Public: no credential is needed; the answer may be cached for 60 seconds.",
 		Auth: transport.AuthPublic, Idempotency: transport.IdempotencyNone, Response: example,
-		Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+		Handle: func(ctx context.Context, c *Call) (any, error) {
 			ps, err := plans.List(ctx, c.Tx)
 			if err != nil {
 				return nil, err

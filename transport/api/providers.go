@@ -11,7 +11,6 @@ import (
 	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/fault"
 	"github.com/creatormusic/platform/generation/credential"
-	"github.com/creatormusic/platform/store"
 )
 
 // ProviderView is a provider route's configured state in the caller's
@@ -191,16 +190,16 @@ func exampleCredential() ProviderCredentialView {
 // balance) do so outside any transaction and then commit their own unit of
 // work (OwnUnitOfWork), so a rejected key or an unreachable provider stores
 // nothing.
-func providerRoutes(svc *credential.Service) []transport.Route {
+func providerRoutes(svc *credential.Service) []Route {
 	if svc == nil {
 		return nil
 	}
-	read := func(r transport.Route) transport.Route {
+	read := func(r Route) Route {
 		r.Tag, r.Auth, r.Roles, r.Private = transport.TagDeveloper, transport.AuthSessionOrKey, []access.Role{access.RoleDeveloper}, true
 		r.Permission, r.Scope, r.Idempotency = access.DeveloperProviderRead, access.ScopeProvidersRead, transport.IdempotencyNone
 		return r
 	}
-	write := func(r transport.Route) transport.Route {
+	write := func(r Route) Route {
 		r = read(r)
 		r.Permission, r.Scope = access.DeveloperProviderManage, access.ScopeProvidersWrite
 		r.Idempotency = transport.IdempotencyOptional
@@ -210,8 +209,8 @@ func providerRoutes(svc *credential.Service) []transport.Route {
 	providerErrors := []string{string(fault.NotFound), string(fault.ProviderCredentialInvalid), string(fault.ProviderUnavailable),
 		string(fault.ProviderTimeout), string(fault.RateLimited), string(fault.ProviderCreditsExhausted)}
 	const freshNote = " From a signed-in session it needs a sign-in within the fresh-authentication window (10 minutes unless configured), else 401 REAUTHENTICATION_REQUIRED; API keys are not subject to it."
-	return []transport.Route{
-		read(transport.Route{Method: http.MethodGet, Pattern: "/api/v1/providers", OperationID: "listProviders",
+	return []Route{
+		read(Route{Method: http.MethodGet, Pattern: "/api/v1/providers", OperationID: "listProviders",
 			Summary: "List music providers",
 			Description: "Both provider routes (MUSIC_PROVIDER_A, MUSIC_PROVIDER_B) in the caller's environment: whether the provider is configured " +
 				"(not_configured, or configured until a call reaches it) and, once the platform has called it in this environment, whether it " +
@@ -219,7 +218,7 @@ func providerRoutes(svc *credential.Service) []transport.Route {
 				"modes and credential ownership values usable now, and every supported billing mode. Never a secret.",
 			Response: ProviderList{Items: []ProviderView{providerView(credential.Provider{ID: "MUSIC_PROVIDER_B", Environment: access.Test,
 				Configured: true, Modes: []credential.BillingMode{credential.ModeBYOK}, Ownerships: []credential.Ownership{credential.CustomerBYOK}})}},
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				ps, err := svc.Catalog(ctx, c.Tx, c.Principal)
 				if err != nil {
 					return nil, err
@@ -230,11 +229,11 @@ func providerRoutes(svc *credential.Service) []transport.Route {
 				}
 				return out, nil
 			}}),
-		read(transport.Route{Method: http.MethodGet, Pattern: "/api/v1/providers/credentials", OperationID: "listProviderCredentials",
+		read(Route{Method: http.MethodGet, Pattern: "/api/v1/providers/credentials", OperationID: "listProviderCredentials",
 			Summary:     "List provider credentials",
 			Description: "Customer provider keys of the caller's workspace and environment, newest first, with cursor pagination; redacted to a fingerprint and display suffix.",
 			Query:       pageQuery("Y3Vyc29yOnBjcmVkXzAx"), Response: ProviderCredentialPage{Items: []ProviderCredentialView{exampleCredential()}},
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				limit, err := transport.PageLimit(c)
 				if err != nil {
 					return nil, err
@@ -256,7 +255,7 @@ func providerRoutes(svc *credential.Service) []transport.Route {
 				}
 				return page, nil
 			}}),
-		write(transport.Route{Method: http.MethodPost, Pattern: "/api/v1/providers/credentials", OperationID: "createProviderCredential",
+		write(Route{Method: http.MethodPost, Pattern: "/api/v1/providers/credentials", OperationID: "createProviderCredential",
 			Status: http.StatusCreated, OwnUnitOfWork: true, Errors: providerErrors,
 			Summary: "Submit a provider key (BYOK)",
 			Description: "Validates the key by querying the provider's credit balance with it, in the caller's environment, then stores it sealed " +
@@ -265,7 +264,7 @@ func providerRoutes(svc *credential.Service) []transport.Route {
 				"unreachable or unconfigured provider is 503 PROVIDER_UNAVAILABLE; in both cases nothing is stored." + freshNote,
 			Request:  credential.CreateInput{Provider: "MUSIC_PROVIDER_B", APIKey: "REPLACE_WITH_YOUR_PROVIDER_KEY", Label: "Studio account"},
 			Response: exampleCredential(),
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				var in credential.CreateInput
 				if err := c.Decode(&in); err != nil {
 					return nil, err
@@ -274,7 +273,7 @@ func providerRoutes(svc *credential.Service) []transport.Route {
 				if err != nil {
 					return nil, err
 				}
-				return c.CommitResult(ctx, func(tx *store.Tx) (any, error) {
+				return c.CommitResult(ctx, func(tx Tx) (any, error) {
 					cr, err := svc.Insert(ctx, tx, c.Principal, ck)
 					if err != nil {
 						return nil, err
@@ -282,40 +281,40 @@ func providerRoutes(svc *credential.Service) []transport.Route {
 					return credentialView(cr), nil
 				})
 			}}),
-		read(transport.Route{Method: http.MethodGet, Pattern: "/api/v1/providers/credentials/{credentialId}", OperationID: "getProviderCredential",
+		read(Route{Method: http.MethodGet, Pattern: "/api/v1/providers/credentials/{credentialId}", OperationID: "getProviderCredential",
 			Summary: "Get a provider credential", Description: "A credential of the caller's workspace and environment, redacted; any other is 404.",
 			Response: exampleCredential(), Errors: []string{string(fault.NotFound)},
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				cr, err := svc.Get(ctx, c.Tx, c.Principal, c.PathValue("credentialId"))
 				if err != nil {
 					return nil, err
 				}
 				return credentialView(cr), nil
 			}}),
-		write(transport.Route{Method: http.MethodDelete, Pattern: "/api/v1/providers/credentials/{credentialId}", OperationID: "deleteProviderCredential",
+		write(Route{Method: http.MethodDelete, Pattern: "/api/v1/providers/credentials/{credentialId}", OperationID: "deleteProviderCredential",
 			Summary: "Delete a provider credential", Errors: []string{string(fault.NotFound)},
 			Description: "The credential is never used again and is gone from reads on the next request (404)." + freshNote,
 			Response:    exampleCredential(),
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				cr, err := svc.Delete(ctx, c.Tx, c.Principal, c.PathValue("credentialId"))
 				if err != nil {
 					return nil, err
 				}
 				return credentialView(cr), nil
 			}}),
-		write(transport.Route{Method: http.MethodPost, Pattern: "/api/v1/providers/credentials/{credentialId}/validate", OperationID: "validateProviderCredential",
+		write(Route{Method: http.MethodPost, Pattern: "/api/v1/providers/credentials/{credentialId}/validate", OperationID: "validateProviderCredential",
 			OwnUnitOfWork: true, Errors: providerErrors,
 			Summary: "Validate a provider credential",
 			Description: "Checks the stored key against its provider again and records the health (valid or invalid) with checkedAt. A key the " +
 				"provider now rejects is answered with health invalid (200). An unreachable provider is 503 PROVIDER_UNAVAILABLE and changes " +
 				"nothing." + freshNote,
 			Response: exampleCredential(),
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				rc, err := svc.Recheck(ctx, c.Tx, c.Principal, c.PathValue("credentialId"))
 				if err != nil {
 					return nil, err
 				}
-				return c.CommitResult(ctx, func(tx *store.Tx) (any, error) {
+				return c.CommitResult(ctx, func(tx Tx) (any, error) {
 					cr, err := svc.RecordHealth(ctx, tx, rc)
 					if err != nil {
 						return nil, err
@@ -323,14 +322,14 @@ func providerRoutes(svc *credential.Service) []transport.Route {
 					return credentialView(cr), nil
 				})
 			}}),
-		write(transport.Route{Method: http.MethodPost, Pattern: "/api/v1/providers/credentials/{credentialId}/balance", OperationID: "getProviderCredentialBalance",
+		write(Route{Method: http.MethodPost, Pattern: "/api/v1/providers/credentials/{credentialId}/balance", OperationID: "getProviderCredentialBalance",
 			OwnUnitOfWork: true, Errors: providerErrors,
 			Summary: "Read a provider account's balance",
 			Description: "Queries the provider's credit balance with the stored key and persists it as a ProviderBalanceSnapshot: the provider " +
 				"account's own credits, never platform credits. An unreachable provider is 503 PROVIDER_UNAVAILABLE, never a zero balance; a key " +
 				"the provider rejects is 422 PROVIDER_CREDENTIAL_INVALID (validate records that health)." + freshNote,
 			Response: exampleBalance(),
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				rc, err := svc.Recheck(ctx, c.Tx, c.Principal, c.PathValue("credentialId"))
 				if err != nil {
 					return nil, err
@@ -338,7 +337,7 @@ func providerRoutes(svc *credential.Service) []transport.Route {
 				if rc.Health != credential.Valid {
 					return nil, fault.E("transport.providerBalance", fault.ProviderCredentialInvalid, "The provider rejected the stored key; validate it to record its health.")
 				}
-				return c.CommitResult(ctx, func(tx *store.Tx) (any, error) {
+				return c.CommitResult(ctx, func(tx Tx) (any, error) {
 					snap, err := svc.RecordBalance(ctx, tx, rc)
 					if err != nil {
 						return nil, err

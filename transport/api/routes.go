@@ -16,7 +16,6 @@ import (
 	"github.com/creatormusic/platform/ledger"
 	"github.com/creatormusic/platform/plan"
 	"github.com/creatormusic/platform/sound"
-	"github.com/creatormusic/platform/store"
 	"github.com/creatormusic/platform/token"
 	"github.com/creatormusic/platform/token/sale"
 )
@@ -58,9 +57,9 @@ type Services struct {
 	// Wake, when set, wakes the job workers after a commit that enqueued
 	// work (a generation accepted, a callback merged).
 	Wake func()
-	// DB runs the units of work of routes that ask a provider first
+	// Store runs the units of work of routes that ask a provider first
 	// (reconcile, cancel) and of the payment webhook receiver.
-	DB *store.DB
+	Store transport.Store[Tx]
 	// Log receives failures of raw receivers.
 	Log *slog.Logger
 }
@@ -68,9 +67,9 @@ type Services struct {
 // Routes is the route table of the /api/v1 surface built so far. Routes
 // of the spec that are not built yet are absent (404 ROUTE_NOT_FOUND),
 // never stubs.
-func Routes(s Services) []transport.Route {
-	var rs []transport.Route
-	rs = append(rs, identityRoutes(s.Billing, s.Ledger)...)
+func Routes(s Services) []Route {
+	var rs []Route
+	rs = append(rs, identityRoutes(s.Accounts, s.Billing, s.Ledger)...)
 	rs = append(rs, keyRoutes(s.Keys)...)
 	rs = append(rs, opsRoutes(s.Health)...)
 	rs = append(rs, assetRoutes(s.Assets)...)
@@ -79,7 +78,7 @@ func Routes(s Services) []transport.Route {
 	rs = append(rs, authRoutes(s.Accounts)...)
 	rs = append(rs, onboardingRoutes(s.Accounts, s.Plans)...)
 	rs = append(rs, adminRoutes(s.Accounts)...)
-	rs = append(rs, billingRoutes(s.Billing, s.DB, s.Log)...)
+	rs = append(rs, billingRoutes(s.Billing, s.Accounts, s.Store, s.Log)...)
 	rs = append(rs, feeRoutes(s.Billing)...)
 	rs = append(rs, providerRoutes(s.Providers)...)
 	rs = append(rs, generationRoutes(s.Generation, s.Wake, s.Log)...)
@@ -89,7 +88,7 @@ func Routes(s Services) []transport.Route {
 	if s.Intents != nil {
 		cf.payments = s.Intents.Configured
 	}
-	rs = append(rs, web3Routes(s.Token, cf, s.DB.Now)...)
+	rs = append(rs, web3Routes(s.Token, cf, s.Store.Now)...)
 	rs = append(rs, walletRoutes(s.Wallet)...)
 	rs = append(rs, intentRoutes(s.Intents)...)
 	rs = append(rs, saleRoutes(s.Sale)...)

@@ -366,21 +366,21 @@ func exampleSaleDisclosure() SaleDisclosure {
 // share one mux pattern through Via; access-intents is a reserved sale id.
 // The two access-intent routes need a signed-in user (session cookie or
 // access token; an API key is refused).
-func saleRoutes(svc *sale.Service) []transport.Route {
+func saleRoutes(svc *sale.Service) []Route {
 	if svc == nil {
 		return nil
 	}
-	public := func(r transport.Route) transport.Route {
+	public := func(r Route) Route {
 		r.Method, r.Tag, r.Auth, r.OptionalAuth, r.Idempotency = http.MethodGet, transport.TagTokenSale, transport.AuthPublic, true, transport.IdempotencyNone
 		return r
 	}
-	view := func(r transport.Route) transport.Route {
+	view := func(r Route) Route {
 		r = public(r)
 		r.Via = saleViaPattern
 		r.Errors = []string{string(fault.NotFound)}
 		return r
 	}
-	signedIn := func(r transport.Route) transport.Route {
+	signedIn := func(r Route) Route {
 		r.Tag, r.Auth, r.SignedIn, r.Private = transport.TagTokenSale, transport.AuthSession, true, true
 		return r
 	}
@@ -407,8 +407,8 @@ func saleRoutes(svc *sale.Service) []transport.Route {
 	exIntent := AccessIntentView{ID: "sai_01jd0000000000000000000000", Object: "token_sale_access_intent", SaleID: "presale-2026",
 		Environment: "live", Status: "INELIGIBLE", Reasons: []string{"SALE_NOT_VERIFIED", "SALE_NOT_OPEN"}, Jurisdiction: &jurisdiction,
 		CreatedAt: t}
-	return []transport.Route{
-		public(transport.Route{Pattern: "/api/v1/token-sales/current", OperationID: "getCurrentTokenSale",
+	return []Route{
+		public(Route{Pattern: "/api/v1/token-sales/current", OperationID: "getCurrentTokenSale",
 			Summary: "Get the current token sale",
 			Description: "The projection of the sale the platform publishes as current, or data null when no sale is publishable. " +
 				"Anonymous callers see the live environment. status is the configured status capped by evidence: a sale is OPEN only " +
@@ -416,36 +416,36 @@ func saleRoutes(svc *sale.Service) []transport.Route {
 				"ANNOUNCED (before the window) or CLOSED (after it). The allocation envelope and prices are planning values, never " +
 				"funded, open or executable. Every projection embeds the current disclosure with its risk statements.",
 			Response: (*SaleView)(nil),
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				p, err := svc.Current(ctx, c.Tx, callerEnvironment(c))
 				if err != nil || p == nil {
 					return nil, err
 				}
 				return saleView(*p), nil
 			}}),
-		public(transport.Route{Pattern: "/api/v1/token-sales/{saleId}", OperationID: "getTokenSale",
+		public(Route{Pattern: "/api/v1/token-sales/{saleId}", OperationID: "getTokenSale",
 			Summary: "Get a token sale", Description: "The projection of a configured sale (see getCurrentTokenSale). An unknown sale is 404.",
 			Response: exSale, Errors: []string{string(fault.NotFound)},
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				p, err := svc.Get(ctx, c.Tx, callerEnvironment(c), c.PathValue("saleId"))
 				if err != nil {
 					return nil, err
 				}
 				return saleView(p), nil
 			}}),
-		view(transport.Route{Pattern: "/api/v1/token-sales/{saleId}/disclosures", OperationID: "getTokenSaleDisclosures",
+		view(Route{Pattern: "/api/v1/token-sales/{saleId}/disclosures", OperationID: "getTokenSaleDisclosures",
 			Summary: "Get a token sale's disclosures",
 			Description: "The current disclosure version, its link and its statements: prices can fall, liquidity can disappear, " +
 				"listings are not guaranteed and participation may be restricted by jurisdiction, then any configured statements.",
 			Response: SaleDisclosureView{SaleID: "presale-2026", SaleDisclosure: exampleSaleDisclosure()},
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				d, err := svc.Disclosures(callerEnvironment(c), c.PathValue("saleId"))
 				if err != nil {
 					return nil, err
 				}
 				return SaleDisclosureView{SaleID: d.SaleID, SaleDisclosure: saleDisclosure(d)}, nil
 			}}),
-		view(transport.Route{Pattern: "/api/v1/token-sales/{saleId}/verification", OperationID: "getTokenSaleVerification",
+		view(Route{Pattern: "/api/v1/token-sales/{saleId}/verification", OperationID: "getTokenSaleVerification",
 			Summary: "Get a token sale's verification",
 			Description: "Configuration beside proof. Configuration sets provider.configured, the addresses and the terms; every " +
 				"verified, funded, reconciled and activationAllowed flag is false, with a reason, unless the latest verification run of " +
@@ -454,28 +454,28 @@ func saleRoutes(svc *sale.Service) []transport.Route {
 				"(reconciled), pools owned by their programs) or the token registry verified the production mint. provider.verified " +
 				"stays false: there is no provider attestation source. A run that could not read the chain verifies nothing.",
 			Response: exVerification,
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				v, err := svc.Verification(ctx, c.Tx, callerEnvironment(c), c.PathValue("saleId"))
 				if err != nil {
 					return nil, err
 				}
 				return saleVerificationView(v), nil
 			}}),
-		view(transport.Route{Pattern: "/api/v1/token-sales/{saleId}/markets", OperationID: "getTokenSaleMarkets",
+		view(Route{Pattern: "/api/v1/token-sales/{saleId}/markets", OperationID: "getTokenSaleMarkets",
 			Summary: "Get a token sale's markets",
 			Description: "Approved, verified observations only: approved aggregators (kind AGGREGATOR, with routeAvailable, never " +
 				"classed as a pool) and approved pools (kind POOL, with address) whose accounts the latest verification run found owned " +
 				"by their programs. exchangeA and exchangeAAlpha carry their status (TBA by default) and verified false with a reason: " +
 				"no listing evidence source is wired, and a listing is never implied.",
 			Response: exMarkets,
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				m, err := svc.Markets(ctx, c.Tx, callerEnvironment(c), c.PathValue("saleId"))
 				if err != nil {
 					return nil, err
 				}
 				return saleMarketsView(m), nil
 			}}),
-		signedIn(transport.Route{Method: http.MethodPost, Pattern: "/api/v1/token-sales/{saleId}/access-intents",
+		signedIn(Route{Method: http.MethodPost, Pattern: "/api/v1/token-sales/{saleId}/access-intents",
 			OperationID: "createTokenSaleAccessIntent", Status: http.StatusCreated, Idempotency: transport.IdempotencyOptional, SealResponse: true,
 			Summary: "Create a token sale access intent",
 			Description: "Evaluates the signed-in user's access to the sale without custody and records the intent in the caller's " +
@@ -490,7 +490,7 @@ func saleRoutes(svc *sale.Service) []transport.Route {
 				"provider URL is never returned as a live link.",
 			Request: AccessIntentRequest{Jurisdiction: "DE"}, Response: exIntent,
 			Errors: []string{string(fault.NotFound), string(fault.Conflict), string(fault.InvalidInput)},
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				var in AccessIntentRequest
 				if len(bytes.TrimSpace(c.Body())) > 0 {
 					if err := c.Decode(&in); err != nil {
@@ -503,13 +503,13 @@ func saleRoutes(svc *sale.Service) []transport.Route {
 				}
 				return accessIntentView(x), nil
 			}}),
-		signedIn(transport.Route{Method: http.MethodGet, Pattern: "/api/v1/token-sales/access-intents/{accessIntentId}",
+		signedIn(Route{Method: http.MethodGet, Pattern: "/api/v1/token-sales/access-intents/{accessIntentId}",
 			OperationID: "getTokenSaleAccessIntent", Idempotency: transport.IdempotencyNone,
 			Summary: "Get a token sale access intent",
 			Description: "The caller's own access intent in the caller's environment; another user's is 404. handoff.url is null " +
 				"here: the link is a bearer credential returned only by the create call; handoff.expiresAt says how long it lived.",
 			Response: exIntent, Errors: []string{string(fault.NotFound)},
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				x, err := svc.AccessIntent(ctx, c.Tx, c.Principal, c.PathValue("accessIntentId"))
 				if err != nil {
 					return nil, err

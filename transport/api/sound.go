@@ -207,16 +207,16 @@ const soundBoundsNote = "Sound operations cost no credits (a decision: the spec 
 // operation's state, result and cancellation. Reads need project.read
 // (scope sound:read); every write (the four operations and cancel) needs
 // track.generate (scope sound:write) and an Idempotency-Key.
-func soundRoutes(svc *sound.Service) []transport.Route {
+func soundRoutes(svc *sound.Service) []Route {
 	if svc == nil {
 		return nil
 	}
-	read := func(r transport.Route) transport.Route {
+	read := func(r Route) Route {
 		r.Tag, r.Auth, r.Private = transport.TagSoundEngine, transport.AuthSessionOrKey, true
 		r.Permission, r.Scope, r.Idempotency = access.ProjectRead, access.ScopeSoundRead, transport.IdempotencyNone
 		return r
 	}
-	write := func(r transport.Route) transport.Route {
+	write := func(r Route) Route {
 		r.Tag, r.Auth, r.Private = transport.TagSoundEngine, transport.AuthSessionOrKey, true
 		r.Permission, r.Scope, r.Idempotency = access.TrackGenerate, access.ScopeSoundWrite, transport.IdempotencyRequired
 		return r
@@ -224,8 +224,8 @@ func soundRoutes(svc *sound.Service) []transport.Route {
 	// start is the policy of the routes that start an operation: the
 	// engine's feature flag and, for those with an output encoding, the
 	// high-resolution entitlement when the output asks for it.
-	start := func(output bool) transport.Policy {
-		pol := transport.Policy{Feature: sound.FeatureEngine}
+	start := func(output bool) Policy {
+		pol := Policy{Feature: sound.FeatureEngine}
 		if output {
 			pol.EntitlementFunc = soundOutputEntitlement
 			pol.Note = "An output above 48 kHz or 24-bit needs the `" + sound.EntitlementHighResolution + "` entitlement " +
@@ -235,16 +235,16 @@ func soundRoutes(svc *sound.Service) []transport.Route {
 	}
 	// addressed is the policy of the routes that address one operation:
 	// the caller's grant must reach it (own for CREATOR and MEMBER).
-	addressed := transport.Policy{Resource: func(ctx context.Context, c *transport.Call) (*access.Resource, error) {
+	addressed := Policy{Resource: func(ctx context.Context, c *Call) (*access.Resource, error) {
 		return svc.Resource(ctx, c.Tx, c.Principal, c.PathValue("operationId"))
 	}}
 	cancel := addressed
-	cancel.Transition = func(ctx context.Context, c *transport.Call) error {
+	cancel.Transition = func(ctx context.Context, c *Call) error {
 		return svc.CheckCancel(ctx, c.Tx, c.Principal, c.PathValue("operationId"))
 	}
 	ex := exampleSoundOperation()
-	return []transport.Route{
-		read(transport.Route{Method: http.MethodGet, Pattern: "/api/v1/sound/capabilities", OperationID: "getSoundCapabilities",
+	return []Route{
+		read(Route{Method: http.MethodGet, Pattern: "/api/v1/sound/capabilities", OperationID: "getSoundCapabilities",
 			Summary: "Get the sound engine's capabilities",
 			Description: "The capability snapshot of the built-in engine for the caller's workspace: output sample rates, bit depths, " +
 				"formats and channels (88.2/96 kHz and 32-bit only with the audio.hires entitlement), and which operations are served. " +
@@ -256,10 +256,10 @@ func soundRoutes(svc *sound.Service) []transport.Route {
 				"real-music benchmarks such as MUSDB18. limits.maxInputDurationSeconds is the longest input one operation processes on " +
 				"the workspace's plan (free 600, pro 1800, studio 3600).",
 			Response: svc.Capabilities(nil),
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				return svc.Capabilities(c.Authority), nil
 			}}),
-		write(transport.Route{Method: http.MethodPost, Pattern: "/api/v1/sound/analyze", OperationID: "analyzeSound", Status: http.StatusAccepted,
+		write(Route{Method: http.MethodPost, Pattern: "/api/v1/sound/analyze", OperationID: "analyzeSound", Status: http.StatusAccepted,
 			Summary: "Analyze an audio asset",
 			Description: "Accepts an analysis of an asset of the caller's workspace as a durable operation (type analysis) and answers 202. " +
 				"fields chooses among duration, loudness (integrated LUFS and loudness range, ITU-R BS.1770-4 / EBU R128), peak (sample peak " +
@@ -270,7 +270,7 @@ func soundRoutes(svc *sound.Service) []transport.Route {
 			Request:  AnalyzeRequest{Input: SoundInput{AssetID: "ast_01jd0000000000000000000000"}, Fields: []string{"loudness", "peak"}},
 			Response: ex, Errors: []string{string(fault.NotFound)},
 			Policy: start(false),
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				var in AnalyzeRequest
 				if err := c.Decode(&in); err != nil {
 					return nil, err
@@ -281,7 +281,7 @@ func soundRoutes(svc *sound.Service) []transport.Route {
 				}
 				return soundView(o), nil
 			}}),
-		write(transport.Route{Method: http.MethodPost, Pattern: "/api/v1/sound/enhance", OperationID: "enhanceSound", Status: http.StatusAccepted,
+		write(Route{Method: http.MethodPost, Pattern: "/api/v1/sound/enhance", OperationID: "enhanceSound", Status: http.StatusAccepted,
 			Summary: "Enhance an audio asset",
 			Description: "Accepts an enhancement (type enhancement) of an asset of the caller's workspace and answers 202: features among " +
 				"denoise, declick, dehum, clarity, stereo_width and voice_cleanup, each at most once, applied in the engine's fixed order, " +
@@ -293,7 +293,7 @@ func soundRoutes(svc *sound.Service) []transport.Route {
 				Output: SoundOutputSpec{Format: "wav", SampleRate: 48000, BitDepth: 24}},
 			Response: ex, Errors: []string{string(fault.NotFound), string(fault.CapabilityUnsupported)},
 			Policy: start(true),
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				var in EnhanceRequest
 				if err := c.Decode(&in); err != nil {
 					return nil, err
@@ -309,7 +309,7 @@ func soundRoutes(svc *sound.Service) []transport.Route {
 				}
 				return soundView(o), nil
 			}}),
-		write(transport.Route{Method: http.MethodPost, Pattern: "/api/v1/sound/stems", OperationID: "separateStems", Status: http.StatusAccepted,
+		write(Route{Method: http.MethodPost, Pattern: "/api/v1/sound/stems", OperationID: "separateStems", Status: http.StatusAccepted,
 			Summary: "Separate an audio asset into stems",
 			Description: "Accepts a stem separation (type stem_separation) of an asset of the caller's workspace and answers 202. The built-in " +
 				"engine separates by signal processing (harmonic/percussive median filtering, centre extraction, band splitting) into vocals, " +
@@ -322,7 +322,7 @@ func soundRoutes(svc *sound.Service) []transport.Route {
 				Output: SoundOutputSpec{Format: "wav", SampleRate: 44100, BitDepth: 16}},
 			Response: ex, Errors: []string{string(fault.NotFound), string(fault.CapabilityUnsupported)},
 			Policy: start(true),
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				var in StemsRequest
 				if err := c.Decode(&in); err != nil {
 					return nil, err
@@ -334,7 +334,7 @@ func soundRoutes(svc *sound.Service) []transport.Route {
 				}
 				return soundView(o), nil
 			}}),
-		write(transport.Route{Method: http.MethodPost, Pattern: "/api/v1/sound/master", OperationID: "masterSound", Status: http.StatusAccepted,
+		write(Route{Method: http.MethodPost, Pattern: "/api/v1/sound/master", OperationID: "masterSound", Status: http.StatusAccepted,
 			Summary: "Master an audio asset",
 			Description: "Accepts a mastering of an asset of the caller's workspace as a durable operation (type mastering) and answers 202. " +
 				"The engine measures the input's integrated loudness, applies the gain to the profile's target (or targetLufs, within " +
@@ -347,7 +347,7 @@ func soundRoutes(svc *sound.Service) []transport.Route {
 				Output: SoundOutputSpec{Format: "wav", SampleRate: 48000, BitDepth: 24}},
 			Response: ex, Errors: []string{string(fault.NotFound), string(fault.CapabilityUnsupported)},
 			Policy: start(true),
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				var in MasterRequest
 				if err := c.Decode(&in); err != nil {
 					return nil, err
@@ -360,25 +360,25 @@ func soundRoutes(svc *sound.Service) []transport.Route {
 				}
 				return soundView(o), nil
 			}}),
-		read(transport.Route{Method: http.MethodGet, Pattern: "/api/v1/sound/operations/{operationId}", OperationID: "getSoundOperation",
+		read(Route{Method: http.MethodGet, Pattern: "/api/v1/sound/operations/{operationId}", OperationID: "getSoundOperation",
 			Summary: "Get a sound operation", Description: "State, stage and, while processing, progress.percent. Another workspace's operation is 404.",
 			Response: ex, Errors: []string{string(fault.NotFound)},
 			Policy: addressed,
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				o, err := svc.Get(ctx, c.Tx, c.Principal, c.PathValue("operationId"))
 				if err != nil {
 					return nil, err
 				}
 				return soundView(o), nil
 			}}),
-		read(transport.Route{Method: http.MethodGet, Pattern: "/api/v1/sound/operations/{operationId}/result", OperationID: "getSoundOperationResult",
+		read(Route{Method: http.MethodGet, Pattern: "/api/v1/sound/operations/{operationId}/result", OperationID: "getSoundOperationResult",
 			Summary: "Get a sound operation's result",
 			Description: "The result of a completed operation: for an analysis, the requested measures (each a value with its unit, or " +
 				"unavailable with a reason). Before completion 409 RESULT_NOT_READY with details.status, never a synthetic result.",
 			Response: SoundResult{ID: "snd_01jd0000000000000000000000", Status: "completed", Stage: "finished", Outputs: []SoundOutput{}},
 			Errors:   []string{string(fault.NotFound), string(fault.ResultNotReady)},
 			Policy:   addressed,
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				o, err := svc.Result(ctx, c.Tx, c.Principal, c.PathValue("operationId"))
 				if err != nil {
 					return nil, err
@@ -409,7 +409,7 @@ func soundRoutes(svc *sound.Service) []transport.Route {
 				}
 				return out, nil
 			}}),
-		write(transport.Route{Method: http.MethodPost, Pattern: "/api/v1/sound/operations/{operationId}/cancel", OperationID: "cancelSoundOperation",
+		write(Route{Method: http.MethodPost, Pattern: "/api/v1/sound/operations/{operationId}/cancel", OperationID: "cancelSoundOperation",
 			Summary: "Cancel a sound operation",
 			Description: "Idempotent: a queued, dispatched or processing operation becomes cancelled, and its running work stops within " +
 				"about a second (the worker polls the operation's status and stops decoding and processing at the next block, on any host); " +
@@ -417,7 +417,7 @@ func soundRoutes(svc *sound.Service) []transport.Route {
 				"rolled back and a cancelled operation has no result.",
 			Response: ex, Errors: []string{string(fault.NotFound), string(fault.InvalidState)},
 			Policy: cancel,
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				o, err := svc.Cancel(ctx, c.Tx, c.Principal, c.PathValue("operationId"))
 				if err != nil {
 					return nil, err
@@ -430,7 +430,7 @@ func soundRoutes(svc *sound.Service) []transport.Route {
 // soundOutputEntitlement is the EntitlementFunc of the routes with an
 // output encoding: sound.EntitlementFor of the requested output. It reads
 // the body leniently; the handler's strict decoding reports a bad one.
-func soundOutputEntitlement(c *transport.Call) string {
+func soundOutputEntitlement(c *Call) string {
 	var in struct {
 		Output SoundOutputSpec `json:"output"`
 	}

@@ -232,7 +232,7 @@ type TokenSupplyView struct {
 
 // callerEnvironment is the environment an OptionalAuth route answers for:
 // the principal's, or live for anonymous callers.
-func callerEnvironment(c *transport.Call) access.Environment {
+func callerEnvironment(c *Call) access.Environment {
 	if c.Principal != nil && c.Principal.Environment.Valid() {
 		return c.Principal.Environment
 	}
@@ -242,17 +242,17 @@ func callerEnvironment(c *transport.Call) access.Environment {
 const tokenEnvNote = " Public and read-only: no credential is needed and anonymous callers see the live registry; a caller that " +
 	"sends an API key, access token or session sees its own environment's registry (a test key: the test cluster's)."
 
-func tokenRoutes(svc *token.Service) []transport.Route {
+func tokenRoutes(svc *token.Service) []Route {
 	if svc == nil {
 		return nil
 	}
-	view := func(ctx context.Context, c *transport.Call) (token.View, error) {
+	view := func(ctx context.Context, c *Call) (token.View, error) {
 		return svc.View(ctx, callerEnvironment(c), c.Tx)
 	}
-	route := func(pattern, id, summary, desc string, response any, build func(token.View) any) transport.Route {
-		return transport.Route{Method: http.MethodGet, Pattern: pattern, OperationID: id, Tag: transport.TagTokenRegistry, Summary: summary,
+	route := func(pattern, id, summary, desc string, response any, build func(token.View) any) Route {
+		return Route{Method: http.MethodGet, Pattern: pattern, OperationID: id, Tag: transport.TagTokenRegistry, Summary: summary,
 			Description: desc + tokenEnvNote, Auth: transport.AuthPublic, OptionalAuth: true, Response: response,
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				v, err := view(ctx, c)
 				if err != nil {
 					return nil, err
@@ -267,11 +267,11 @@ func tokenRoutes(svc *token.Service) []transport.Route {
 			"productionReady is true only for a launched, verified mainnet deployment. Cache-Control: no-store.",
 		exampleDeployment(), func(v token.View) any { return deploymentView(v) })
 	inner := deployment.Handle
-	deployment.Handle = func(ctx context.Context, c *transport.Call) (any, error) {
+	deployment.Handle = func(ctx context.Context, c *Call) (any, error) {
 		c.Header().Set("Cache-Control", "no-store")
 		return inner(ctx, c)
 	}
-	return []transport.Route{
+	return []Route{
 		route("/api/v1/token/metadata", "getTokenMetadata", "Get the token's metadata",
 			"The token policy's constants (decimals 9, initial maximum supply 18,446,000,000, launch fee 200 bps, fee rate "+
 				"cap 500 bps), the network, and the deployment status. token2022MaximumFeeAtomic and productionMint are "+

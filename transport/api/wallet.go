@@ -9,7 +9,6 @@ import (
 
 	"github.com/creatormusic/platform/chain/wallet"
 	"github.com/creatormusic/platform/fault"
-	"github.com/creatormusic/platform/store"
 )
 
 // WalletChallengeRequest is the body of POST /api/v1/wallet/challenge.
@@ -108,12 +107,12 @@ func walletLinkView(v wallet.Verified) WalletLinkView {
 // walletUnit adapts an OwnUnitOfWork call's Commit to the wallet service.
 // A unit committed for a failure (a counted rejected attempt) records the
 // failure's status in the request's receipt.
-func walletUnit(c *transport.Call) wallet.UnitOfWork {
+func walletUnit(c *Call) wallet.UnitOfWork {
 	return func(ctx context.Context, failure error, fn func(st wallet.Store) error) error {
 		if failure != nil {
 			c.SetStatus(transport.StatusOf(fault.CodeOf(failure)))
 		}
-		return c.Commit(ctx, func(tx *store.Tx) error { return fn(tx) })
+		return c.Commit(ctx, func(tx Tx) error { return fn(tx) })
 	}
 }
 
@@ -126,11 +125,11 @@ func walletUnit(c *transport.Call) wallet.UnitOfWork {
 // that a rejected signature's attempt count is kept although the call
 // fails; it takes no Idempotency-Key: a repeated verification of a consumed
 // challenge is 409 CONFLICT, and the link it made stays.
-func walletRoutes(svc *wallet.Service) []transport.Route {
+func walletRoutes(svc *wallet.Service) []Route {
 	if svc == nil {
 		return nil
 	}
-	signedIn := func(r transport.Route) transport.Route {
+	signedIn := func(r Route) Route {
 		r.Method, r.Tag, r.Auth, r.SignedIn, r.Private = http.MethodPost, transport.TagWallet, transport.AuthSession, true, true
 		return r
 	}
@@ -143,8 +142,8 @@ func walletRoutes(svc *wallet.Service) []transport.Route {
 		Message: exInput.Text(), IssuedAt: t, ExpiresAt: t.Add(wallet.DefaultTTL)}, Input: exInput})
 	exLink := WalletLinkView{LinkID: "wl_01JD0000000000000000000000", Object: "wallet_link", WalletAddress: addr, Network: wallet.Network,
 		Purpose: wallet.PurposeLinkWallet, ChallengeID: id, VerifiedAt: t.Add(time.Minute), LinkedAt: t.Add(time.Minute)}
-	return []transport.Route{
-		signedIn(transport.Route{Pattern: "/api/v1/wallet/challenge", OperationID: "createWalletChallenge", Status: http.StatusCreated,
+	return []Route{
+		signedIn(Route{Pattern: "/api/v1/wallet/challenge", OperationID: "createWalletChallenge", Status: http.StatusCreated,
 			Idempotency: transport.IdempotencyOptional,
 			Summary:     "Create a wallet challenge",
 			Description: "Issues a short-lived, purpose-bound, single-use Sign-In With Solana (v1.0.0) challenge for the signed-in user " +
@@ -156,7 +155,7 @@ func walletRoutes(svc *wallet.Service) []transport.Route {
 				"ACCESS_DENIED, as is an account without a tenant (details.reason no_tenant).",
 			Request:  WalletChallengeRequest{Address: addr, Purpose: wallet.PurposeLinkWallet},
 			Response: exChallenge, Errors: []string{string(fault.InvalidInput)},
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				var in WalletChallengeRequest
 				if err := c.Decode(&in); err != nil {
 					return nil, err
@@ -167,7 +166,7 @@ func walletRoutes(svc *wallet.Service) []transport.Route {
 				}
 				return walletChallengeView(is), nil
 			}}),
-		signedIn(transport.Route{Pattern: "/api/v1/wallet/verify", OperationID: "verifyWallet", Idempotency: transport.IdempotencyNone, OwnUnitOfWork: true,
+		signedIn(Route{Pattern: "/api/v1/wallet/verify", OperationID: "verifyWallet", Idempotency: transport.IdempotencyNone, OwnUnitOfWork: true,
 			Summary: "Verify a wallet challenge",
 			Description: "Checks the ed25519 signature over the exact bytes of the caller's challenge message with the challenge's " +
 				"address and records a server-owned wallet link for the user and tenant (network solana). It creates no session, role " +
@@ -182,7 +181,7 @@ func walletRoutes(svc *wallet.Service) []transport.Route {
 			Request: WalletVerifyRequest{ChallengeID: id, Signature: "REPLACE_WITH_BASE58_SIGNATURE"}, Response: exLink,
 			Errors: []string{string(fault.InvalidInput), string(fault.NotFound), string(fault.Conflict), string(fault.QuoteExpired),
 				string(fault.SignatureRejected)},
-			Handle: func(ctx context.Context, c *transport.Call) (any, error) {
+			Handle: func(ctx context.Context, c *Call) (any, error) {
 				var in WalletVerifyRequest
 				if err := c.Decode(&in); err != nil {
 					return nil, err

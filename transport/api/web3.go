@@ -227,12 +227,12 @@ func tokenLine(v token.View) TokenDeploymentLine {
 	return TokenDeploymentLine{State: string(v.State), Mint: optional(v.Config.Mint), Verified: v.Verified(), ProductionReady: v.ProductionReady()}
 }
 
-func web3Routes(svc *token.Service, cf chainFeatures, now func() time.Time) []transport.Route {
+func web3Routes(svc *token.Service, cf chainFeatures, now func() time.Time) []Route {
 	if svc == nil {
 		return nil
 	}
-	read := func(build func(v token.View) any) func(ctx context.Context, c *transport.Call) (any, error) {
-		return func(ctx context.Context, c *transport.Call) (any, error) {
+	read := func(build func(v token.View) any) func(ctx context.Context, c *Call) (any, error) {
+		return func(ctx context.Context, c *Call) (any, error) {
 			v, err := svc.View(ctx, callerEnvironment(c), c.Tx)
 			if err != nil {
 				return nil, err
@@ -256,7 +256,7 @@ func web3Routes(svc *token.Service, cf chainFeatures, now func() time.Time) []tr
 			Token: tokenLine(v), Features: web3Features(svc, cf, v)}
 	}
 	empty := token.View{Environment: "live", State: token.PreDeployment, Config: token.Config{Cluster: "mainnet"}}
-	return []transport.Route{
+	return []Route{
 		{Method: http.MethodGet, Pattern: "/api/v1/web3/capabilities", OperationID: "getWeb3Capabilities", Tag: transport.TagWeb3,
 			Summary: "List the chain features and their availability",
 			Description: "Each chain feature with enabled, configured, verified and the reason when not enabled. Enablement is " +

@@ -98,7 +98,7 @@ type postmanFormParam struct {
 // collection (noauth on public routes), the filled Route.Request value as the
 // JSON body, and an Idempotency-Key of {{$guid}} on idempotent routes. Every
 // value is a placeholder; the collection carries no secret.
-func Collection(routes []transport.Route, info Info) ([]byte, error) {
+func Collection[T transport.Tx](routes []transport.Route[T], info Info) ([]byte, error) {
 	title := info.Title
 	if title == "" {
 		title = "platform API"
@@ -149,7 +149,7 @@ func baseURLOf(info Info) string {
 }
 
 // collectionItem returns the request of one route.
-func collectionItem(r transport.Route) (postmanItem, error) {
+func collectionItem[T transport.Tx](r transport.Route[T]) (postmanItem, error) {
 	req := postmanRequest{
 		Method:      r.Method,
 		Description: operationDescription(r),
@@ -187,7 +187,7 @@ func collectionItem(r transport.Route) (postmanItem, error) {
 }
 
 // collectionURL returns a route's URL with :name path variables.
-func collectionURL(r transport.Route) postmanURL {
+func collectionURL[T transport.Tx](r transport.Route[T]) postmanURL {
 	u := postmanURL{Host: []string{collectionBaseURL}, Path: []string{}}
 	for _, seg := range strings.Split(strings.TrimPrefix(openAPIPath(r.Pattern), "/"), "/") {
 		if name, ok := strings.CutPrefix(seg, "{"); ok {
@@ -272,7 +272,7 @@ func CollectionLanding() http.Handler {
 // streamBodyItem is the body of a streamed upload: a multipart form with the
 // file field when the route takes multipart/form-data, else a file sent raw
 // with the first media type.
-func streamBodyItem(r transport.Route) *postmanBody {
+func streamBodyItem[T transport.Tx](r transport.Route[T]) *postmanBody {
 	if slices.Contains(r.RequestContentTypes, "multipart/form-data") {
 		field := r.FormFileField
 		if field == "" {

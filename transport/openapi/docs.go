@@ -65,9 +65,9 @@ func jsonFileHandler(name string, doc []byte) http.Handler {
 // landing page, collection and environment. The document and collection are
 // generated from api plus these routes, so the tooling routes document
 // themselves. The asset route is Internal: registered, not documented.
-func ToolingRoutes(api []transport.Route, info Info) ([]transport.Route, error) {
-	tooling := toolingRoutes()
-	all := append(append([]transport.Route(nil), api...), tooling...)
+func ToolingRoutes[T transport.Tx](api []transport.Route[T], info Info) ([]transport.Route[T], error) {
+	tooling := toolingRoutes[T]()
+	all := append(append([]transport.Route[T](nil), api...), tooling...)
 	doc, err := OpenAPI(all, info)
 	if err != nil {
 		return nil, fmt.Errorf("transport: tooling: %w", err)
@@ -92,10 +92,10 @@ func ToolingRoutes(api []transport.Route, info Info) ([]transport.Route, error) 
 }
 
 // toolingRoutes returns the tooling routes with placeholder handlers.
-func toolingRoutes() []transport.Route {
+func toolingRoutes[T transport.Tx]() []transport.Route[T] {
 	placeholder := http.NotFoundHandler()
-	route := func(pattern, id, summary, desc string, response any) transport.Route {
-		return transport.Route{
+	route := func(pattern, id, summary, desc string, response any) transport.Route[T] {
+		return transport.Route[T]{
 			Method: http.MethodGet, Pattern: pattern, OperationID: id, Tag: transport.TagTooling,
 			Summary: summary, Description: desc, Auth: transport.AuthPublic, Response: response, Raw: placeholder,
 		}
@@ -108,7 +108,7 @@ func toolingRoutes() []transport.Route {
 	landing := route(CollectionPath, "getClientCollectionLanding", "Client collection landing page",
 		"Links the generated client collection and its environment template and says how to import them.", nil)
 	landing.Page = true
-	return []transport.Route{
+	return []transport.Route[T]{
 		docs,
 		assets,
 		route(SpecPath, "getOpenApiDocument", "OpenAPI 3.1 document",

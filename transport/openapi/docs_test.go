@@ -29,7 +29,7 @@ func docsMux(t *testing.T) http.Handler {
 	t.Helper()
 	api := oaTable()
 	// Drop the sample tooling routes and internal receiver; tooling brings the real ones.
-	api = slices.DeleteFunc(api, func(r transport.Route) bool { return r.Tag == transport.TagTooling || r.Internal })
+	api = slices.DeleteFunc(api, func(r transport.Route[transport.Tx]) bool { return r.Tag == transport.TagTooling || r.Internal })
 	tooling, err := ToolingRoutes(api, Info{})
 	if err != nil {
 		t.Fatalf("ToolingRoutes() = %v", err)
@@ -127,7 +127,7 @@ func TestCollectionRoutesServed(t *testing.T) {
 }
 
 // muxServe stands in for the gateway: it answers with the operation id.
-func muxServe(rt transport.Route) http.Handler {
+func muxServe(rt transport.Route[transport.Tx]) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte(rt.OperationID))
 	})

@@ -168,9 +168,6 @@ func fieldDocs() map[string]map[string]string {
 		"github.com/creatormusic/platform/sound.Supported": {
 			"Supported": "supported is true when the operation is served.",
 		},
-		"github.com/creatormusic/platform/store.intentBody": {
-			"ReconciliationID": "Reconciliation's summary (0017); absent in bodies written before.",
-		},
 		"github.com/creatormusic/platform/token.Check": {
 			"Actual":      "actual is what the mint showed; nil when it could not be read.",
 			"Code":        "code names the check (see Checks).",

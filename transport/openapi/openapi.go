@@ -112,8 +112,8 @@ type EventType struct {
 // Route.Request and Route.Response become the media-type examples. Named
 // struct types become components named after the type, qualified by package
 // when two packages share a name. The output is deterministic.
-func OpenAPI(routes []transport.Route, info Info) ([]byte, error) {
-	var docs, pages []transport.Route
+func OpenAPI[T transport.Tx](routes []transport.Route[T], info Info) ([]byte, error) {
+	var docs, pages []transport.Route[T]
 	for _, r := range documented(routes) {
 		if r.Page {
 			pages = append(pages, r)
@@ -178,8 +178,8 @@ func OpenAPI(routes []transport.Route, info Info) ([]byte, error) {
 }
 
 // documented returns the routes the public document and collection show.
-func documented(routes []transport.Route) []transport.Route {
-	var out []transport.Route
+func documented[T transport.Tx](routes []transport.Route[T]) []transport.Route[T] {
+	var out []transport.Route[T]
 	for _, r := range routes {
 		if !r.Internal {
 			out = append(out, r)
@@ -189,7 +189,7 @@ func documented(routes []transport.Route) []transport.Route {
 }
 
 // docTypes returns the Go types the document reflects.
-func docTypes(routes []transport.Route) []reflect.Type {
+func docTypes[T transport.Tx](routes []transport.Route[T]) []reflect.Type {
 	out := []reflect.Type{reflect.TypeFor[transport.ErrorEnvelope]()}
 	for _, r := range routes {
 		for _, v := range []any{r.Request, r.Response} {
@@ -232,7 +232,7 @@ func scopeObjects() []map[string]any {
 // contractSections returns the Markdown sections of info.description that
 // state the contract's rules decided in code: pages, request bodies,
 // idempotency, rate limits, API key scopes, provider callbacks and events.
-func contractSections(info Info, pages []transport.Route) string {
+func contractSections[T transport.Tx](info Info, pages []transport.Route[T]) string {
 	var b strings.Builder
 	if len(pages) > 0 {
 		b.WriteString("## Pages\n\nPages for people, served as HTML beside the operations (not operations themselves):\n\n")
@@ -347,7 +347,7 @@ func byteSize(n int64) string {
 
 // infoObject returns the document's info object with the contract's
 // sections and the error-code table appended to the description.
-func infoObject(info Info, pages []transport.Route) map[string]any {
+func infoObject[T transport.Tx](info Info, pages []transport.Route[T]) map[string]any {
 	title := info.Title
 	if title == "" {
 		title = "platform API"
@@ -430,7 +430,7 @@ func securityOf(a transport.AuthMode) []map[string][]string {
 // routeSecurity is securityOf the route's mode; an OptionalAuth public
 // route also admits the two credentials (the empty requirement first:
 // anonymous calls are allowed).
-func routeSecurity(r transport.Route) []map[string][]string {
+func routeSecurity[T transport.Tx](r transport.Route[T]) []map[string][]string {
 	if r.Auth == transport.AuthPublic && r.OptionalAuth {
 		return append([]map[string][]string{{}}, securityOf(transport.AuthSessionOrKey)...)
 	}
@@ -452,7 +452,7 @@ func openAPIPath(pattern string) string {
 }
 
 // operation builds one operation object.
-func operation(g *schemaGen, r transport.Route, info Info) (map[string]any, error) {
+func operation[T transport.Tx](g *schemaGen, r transport.Route[T], info Info) (map[string]any, error) {
 	if !slices.ContainsFunc(transport.Tags(), func(t transport.TagInfo) bool { return t.Name == r.Tag }) {
 		return nil, fmt.Errorf("unknown tag %q", r.Tag)
 	}
@@ -511,7 +511,7 @@ func operation(g *schemaGen, r transport.Route, info Info) (map[string]any, erro
 // bodyLimitOf returns the bound of the route's request body in bytes:
 // Route.BodyLimit, or DefaultBodyLimit when it is zero (as the gateway
 // applies it).
-func bodyLimitOf(r transport.Route) int64 {
+func bodyLimitOf[T transport.Tx](r transport.Route[T]) int64 {
 	if r.BodyLimit == 0 {
 		return transport.DefaultBodyLimit
 	}
@@ -519,7 +519,7 @@ func bodyLimitOf(r transport.Route) int64 {
 }
 
 // maturityOf returns the route's maturity, Preview by default.
-func maturityOf(r transport.Route) transport.Maturity {
+func maturityOf[T transport.Tx](r transport.Route[T]) transport.Maturity {
 	if r.Maturity == "" {
 		return transport.Preview
 	}
@@ -527,7 +527,7 @@ func maturityOf(r transport.Route) transport.Maturity {
 }
 
 // idempotencyOf returns the route's idempotency, none by default.
-func idempotencyOf(r transport.Route) transport.Idempotency {
+func idempotencyOf[T transport.Tx](r transport.Route[T]) transport.Idempotency {
 	if r.Idempotency == "" {
 		return transport.IdempotencyNone
 	}
@@ -535,7 +535,7 @@ func idempotencyOf(r transport.Route) transport.Idempotency {
 }
 
 // operationDescription appends the route's access rules to its description.
-func operationDescription(r transport.Route) string {
+func operationDescription[T transport.Tx](r transport.Route[T]) string {
 	var rules []string
 	rules = append(rules, "**Auth:** "+string(r.Auth))
 	if r.Permission != "" {
@@ -564,7 +564,7 @@ func operationDescription(r transport.Route) string {
 }
 
 // parameters returns the path, query and header parameters of a route.
-func parameters(r transport.Route, info Info) []map[string]any {
+func parameters[T transport.Tx](r transport.Route[T], info Info) []map[string]any {
 	var out []map[string]any
 	for _, name := range transport.PatternParams(r.Pattern) {
 		out = append(out, map[string]any{
@@ -616,7 +616,7 @@ func requestIDHeader() map[string]any {
 }
 
 // rawResponses documents the response of a Raw route.
-func rawResponses(g *schemaGen, r transport.Route) map[string]any {
+func rawResponses[T transport.Tx](g *schemaGen, r transport.Route[T]) map[string]any {
 	content := map[string]any{"text/html": map[string]any{"schema": map[string]any{"type": "string"}}}
 	if r.Response != nil {
 		content = map[string]any{"application/json": map[string]any{"schema": g.topSchema(r.Response)}}
@@ -625,7 +625,7 @@ func rawResponses(g *schemaGen, r transport.Route) map[string]any {
 }
 
 // successStatus returns the route's success status, 200 by default.
-func successStatus(r transport.Route) int {
+func successStatus[T transport.Tx](r transport.Route[T]) int {
 	if r.Status == 0 {
 		return http.StatusOK
 	}
@@ -633,13 +633,13 @@ func successStatus(r transport.Route) int {
 }
 
 // successText describes the success response.
-func successText(r transport.Route) string {
+func successText[T transport.Tx](r transport.Route[T]) string {
 	return http.StatusText(successStatus(r))
 }
 
 // binaryRequestBody documents a streamed request body: a binary body per
 // media type, multipart/form-data as an object with one binary field.
-func binaryRequestBody(r transport.Route) map[string]any {
+func binaryRequestBody[T transport.Tx](r transport.Route[T]) map[string]any {
 	content := map[string]any{}
 	for _, ct := range r.RequestContentTypes {
 		if ct == "multipart/form-data" {
@@ -667,7 +667,7 @@ func binaryRequestBody(r transport.Route) map[string]any {
 
 // binaryResponses documents a success answered with binary content (Route.
 // ResponseContentTypes) and, with Route.Ranges, its 206 and 304 answers.
-func binaryResponses(r transport.Route) map[string]any {
+func binaryResponses[T transport.Tx](r transport.Route[T]) map[string]any {
 	content := map[string]any{}
 	for _, ct := range r.ResponseContentTypes {
 		content[ct] = map[string]any{"schema": map[string]any{"type": "string", "format": "binary", "contentMediaType": ct}}
@@ -695,7 +695,7 @@ func binaryResponses(r transport.Route) map[string]any {
 }
 
 // gatewayResponses documents the success envelope and the error responses.
-func gatewayResponses(g *schemaGen, r transport.Route) (map[string]any, error) {
+func gatewayResponses[T transport.Tx](g *schemaGen, r transport.Route[T]) (map[string]any, error) {
 	var out map[string]any
 	if len(r.ResponseContentTypes) > 0 {
 		out = binaryResponses(r)
@@ -747,7 +747,7 @@ func gatewayResponses(g *schemaGen, r transport.Route) (map[string]any, error) {
 
 // routeCodes returns the codes a gateway route can answer: the gateway's own
 // for the route's features, then Route.Errors, sorted and deduplicated.
-func routeCodes(r transport.Route) ([]fault.Code, error) {
+func routeCodes[T transport.Tx](r transport.Route[T]) ([]fault.Code, error) {
 	codes := []fault.Code{fault.Internal}
 	if r.Request != nil || len(r.RequestContentTypes) > 0 {
 		codes = append(codes, fault.InvalidInput, fault.PayloadTooLarge, fault.UnsupportedMediaType)

@@ -61,18 +61,18 @@ type oaPage[T any] struct {
 }
 
 // oaNoop is a handler for documentation tests.
-func oaNoop(context.Context, *transport.Call) (any, error) { return nil, nil }
+func oaNoop(context.Context, *transport.Call[transport.Tx]) (any, error) { return nil, nil }
 
 // oaTable is a small table covering the document's features.
-func oaTable() []transport.Route {
+func oaTable() []transport.Route[transport.Tx] {
 	created := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	key := oaAPIKey{ID: "key_01", Name: "CI key", Prefix: "platform_test_ab", Limits: oaLimits{RatePerMinute: 60}, Scopes: []string{"sound:write"}, CreatedAt: created}
-	markets := transport.Route{
+	markets := transport.Route[transport.Tx]{
 		Method: http.MethodGet, Pattern: "/api/v1/token-sales/{saleId}/markets", Via: "/api/v1/token-sales/{saleId}/{view}",
 		OperationID: "getTokenSaleMarkets", Tag: transport.TagTokenSale, Summary: "Sale markets", Auth: transport.AuthPublic,
 		Response: []oaSale{{ID: "sale_1", Status: "PLANNED"}}, Handle: oaNoop,
 	}
-	return []transport.Route{
+	return []transport.Route[transport.Tx]{
 		{
 			Method: http.MethodPost, Pattern: "/api/v1/api-keys", OperationID: "createApiKey", Tag: transport.TagDeveloper,
 			Summary: "Create an API key", Description: "Creates a key; the secret is shown once.",
@@ -331,12 +331,12 @@ func validationMessages[E interface{ Error() string }](errs []E) []string {
 func TestOpenAPIRejectsUnknownTagAndCode(t *testing.T) {
 	r := oaTable()[2]
 	r.Tag = "Nope"
-	if _, err := OpenAPI([]transport.Route{r}, Info{}); err == nil || !strings.Contains(err.Error(), "unknown tag") {
+	if _, err := OpenAPI([]transport.Route[transport.Tx]{r}, Info{}); err == nil || !strings.Contains(err.Error(), "unknown tag") {
 		t.Errorf("OpenAPI(unknown tag) = %v", err)
 	}
 	r = oaTable()[2]
 	r.Errors = []string{"NOT_A_CODE"}
-	if _, err := OpenAPI([]transport.Route{r}, Info{}); err == nil || !strings.Contains(err.Error(), "unknown error code") {
+	if _, err := OpenAPI([]transport.Route[transport.Tx]{r}, Info{}); err == nil || !strings.Contains(err.Error(), "unknown error code") {
 		t.Errorf("OpenAPI(unknown code) = %v", err)
 	}
 }
