@@ -80,19 +80,28 @@ func (r *Runner) Go(fn func(ctx context.Context)) bool {
 	return true
 }
 
-// Every calls step once interval has passed on the clock, then again an
-// interval after each call returns, for as long as step returns true and
-// until stop is called or the runner stops. stop ends this loop alone and
-// waits for it; it may be called more than once, but not from step. On a
-// stopped runner Every runs nothing and returns a stop that does nothing.
+// Every calls step once interval has passed on the clock, then once per
+// interval after that, for as long as step returns true and until stop is
+// called or the runner stops. Steps are due at fixed points of the clock
+// (start + k*interval), so a test that moves its clock by interval while a
+// step runs has made the next one due; a step that overruns its interval
+// is followed at once by one more, not by a burst. Steps of one loop never
+// overlap. stop ends this loop alone and waits for it; it may be called
+// more than once, but not from step. On a stopped runner Every runs
+// nothing and returns a stop that does nothing.
 func (r *Runner) Every(interval time.Duration, step func(ctx context.Context) bool) (stop func()) {
 	ctx, cancel := context.WithCancel(r.ctx)
 	finished := make(chan struct{})
+	due := r.clock.Now().Add(interval)
 	started := r.Go(func(context.Context) {
 		defer close(finished)
-		for r.waitClock(ctx, interval) {
+		for r.waitUntil(ctx, due) {
 			if !step(ctx) {
 				return
+			}
+			due = due.Add(interval)
+			if now := r.clock.Now(); due.Before(now) {
+				due = now
 			}
 		}
 	})
@@ -107,22 +116,21 @@ func (r *Runner) Every(interval time.Duration, step func(ctx context.Context) bo
 	}
 }
 
-// waitClock waits until d has passed on the clock and reports true, or
-// false when ctx ends first.
-func (r *Runner) waitClock(ctx context.Context, d time.Duration) bool {
-	if ctx.Err() != nil {
-		return false
-	}
-	if r.wall {
-		return sleep(ctx, d) == nil
-	}
-	due := r.clock.Now().Add(d)
+// waitUntil waits until the clock reads due and reports true, or false
+// when ctx ends first.
+func (r *Runner) waitUntil(ctx context.Context, due time.Time) bool {
 	for {
+		if ctx.Err() != nil {
+			return false
+		}
 		left := due.Sub(r.clock.Now())
 		if left <= 0 {
-			return ctx.Err() == nil
+			return true
 		}
-		if sleep(ctx, min(left, r.poll)) != nil {
+		if !r.wall {
+			left = min(left, r.poll)
+		}
+		if sleep(ctx, left) != nil {
 			return false
 		}
 	}

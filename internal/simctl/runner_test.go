@@ -127,3 +127,24 @@ func TestSleepEndsOnStop(t *testing.T) {
 		t.Fatal("a closed runner is not stopped")
 	}
 }
+
+func TestEveryOverrunIsFollowedByOneStepNotABurst(t *testing.T) {
+	clock := newManualClock()
+	r := NewRunner(RunnerConfig{Clock: clock, Poll: time.Millisecond})
+	defer r.Close()
+	var steps atomic.Int32
+	r.Every(time.Minute, func(context.Context) bool {
+		if steps.Add(1) == 1 {
+			clock.Add(5 * time.Minute) // the first step overruns five intervals
+		}
+		return true
+	})
+	clock.Add(time.Minute)
+	eventually(t, "the catch-up step", func() bool { return steps.Load() == 2 })
+	time.Sleep(30 * time.Millisecond)
+	if n := steps.Load(); n != 2 {
+		t.Fatalf("%d steps after an overrun, want 2", n)
+	}
+	clock.Add(time.Minute)
+	eventually(t, "the next step", func() bool { return steps.Load() == 3 })
+}
