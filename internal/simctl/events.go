@@ -42,7 +42,9 @@ type Event struct {
 	Name string
 	// Subject is the task, clip or object the event concerns, if any.
 	Subject string
-	// ID is the event's own id on the wire (a webhook id), if any.
+	// ID is a further identifier, if any: a delivery's id on the wire (a
+	// webhook id), or the part of Subject a state change concerns (a clip
+	// of a task).
 	ID string
 	// Status is an HTTP status: answered for a request, received for a
 	// delivery.

@@ -115,6 +115,9 @@ func TestSleepEndsOnStop(t *testing.T) {
 	if err := r.Sleep(ctx, time.Hour); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled sleep: %v", err)
 	}
+	if err := r.Sleep(ctx, 0); err != nil {
+		t.Fatalf("a zero wait failed: %v", err)
+	}
 	done := make(chan error, 1)
 	r.Go(func(ctx context.Context) { done <- r.Sleep(context.Background(), time.Hour) })
 	time.Sleep(5 * time.Millisecond)
