@@ -66,7 +66,7 @@ func TestControlRoutes(t *testing.T) {
 		t.Fatalf("advance an unknown task: %d", status)
 	}
 	_, v := sim(t, s, http.MethodGet, "/_sim/tasks", s.APIKey(), nil)
-	if tasks := v["data"].([]any); len(tasks) != 1 || tasks[0].(map[string]any)["Status"] != "SUCCESS" {
+	if tasks := v["data"].([]any); len(tasks) != 1 || tasks[0].(map[string]any)["status"] != "SUCCESS" {
 		t.Fatalf("tasks = %v", v)
 	}
 

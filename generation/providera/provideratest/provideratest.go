@@ -251,15 +251,16 @@ type Delivery struct {
 }
 
 // TaskInfo is a task as tests see it.
+// Its JSON form is what GET /_sim/tasks lists.
 type TaskInfo struct {
-	ID          string
-	Status      string
-	CallbackURL string
-	Model       string
-	Billed      int64
+	ID          string `json:"id"`
+	Status      string `json:"status"`
+	CallbackURL string `json:"callbackUrl"`
+	Model       string `json:"model"`
+	Billed      int64  `json:"billed"`
 	// CreditsConsumed is what the market record reports when terminal.
-	CreditsConsumed int64
-	Terminal        bool
+	CreditsConsumed int64 `json:"creditsConsumed"`
+	Terminal        bool  `json:"terminal"`
 }
 
 type task struct {

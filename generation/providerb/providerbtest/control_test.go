@@ -69,7 +69,7 @@ func TestControlRoutes(t *testing.T) {
 		t.Fatalf("fail an unknown task: %d", status)
 	}
 	_, v := sim(t, s, http.MethodGet, "/_sim/tasks", s.APIKey(), nil)
-	if tasks := v["data"].([]any); len(tasks) != 1 || tasks[0].(map[string]any)["ID"] != id {
+	if tasks := v["data"].([]any); len(tasks) != 1 || tasks[0].(map[string]any)["id"] != id {
 		t.Fatalf("tasks = %v", v)
 	}
 

@@ -203,25 +203,35 @@ type Config struct {
 type Clip struct {
 	// ID is clip_id; State its state; AudioURL what audio_url reports now;
 	// Message a failure message.
-	ID, State, AudioURL, Message string
+	ID       string `json:"id"`
+	State    string `json:"state"`
+	AudioURL string `json:"audioUrl"`
+	Message  string `json:"message,omitempty"`
 	// DurationSec is the clip's duration once succeeded.
-	DurationSec float64
+	DurationSec float64 `json:"durationSec"`
 }
 
-// Task is a task as the simulator holds it.
+// Task is a task as the simulator holds it. Its JSON form is what
+// GET /_sim/tasks lists.
 type Task struct {
 	// ID is task_id; the rest echo the create request.
-	ID, MV, Title, Tags, Prompt, Description string
+	ID          string `json:"id"`
+	MV          string `json:"mv"`
+	Title       string `json:"title"`
+	Tags        string `json:"tags"`
+	Prompt      string `json:"prompt"`
+	Description string `json:"description"`
 	// CustomMode and Instrumental echo custom_mode and make_instrumental.
-	CustomMode, Instrumental bool
+	CustomMode   bool `json:"customMode"`
+	Instrumental bool `json:"instrumental"`
 	// WebhookURL is the create's webhook_url.
-	WebhookURL string
+	WebhookURL string `json:"webhookUrl"`
 	// Clips are the task's two clips.
-	Clips []Clip
+	Clips []Clip `json:"clips"`
 	// Hung reports a task set to never finish (F12).
-	Hung bool
+	Hung bool `json:"hung"`
 	// Message is the task's failure message, if any.
-	Message string
+	Message string `json:"message,omitempty"`
 }
 
 // Delivery is one webhook delivery attempt.
