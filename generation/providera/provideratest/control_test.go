@@ -130,6 +130,7 @@ func TestAutoAdvanceFollowsTheInjectedClock(t *testing.T) {
 		clock.Add(time.Minute)
 		waitFor(t, want, func() bool { return taskStatus(s, id) == want })
 	}
+	waitFor(t, "the complete callback", func() bool { return len(rcv.got()) == 3 })
 	if got := strings.Join(rcv.got(), ","); got != "text,first,complete" {
 		t.Fatalf("callbacks = %s", got)
 	}

@@ -250,8 +250,8 @@ type Delivery struct {
 	Err    string
 }
 
-// TaskInfo is a task as tests see it.
-// Its JSON form is what GET /_sim/tasks lists.
+// TaskInfo is a task as tests see it; its JSON form is what
+// GET /_sim/tasks lists.
 type TaskInfo struct {
 	ID          string `json:"id"`
 	Status      string `json:"status"`
