@@ -103,8 +103,8 @@ func (g *Gateway[T]) Serve(rt Route[T]) http.Handler {
 // is written by the caller.
 func (g *Gateway[T]) serve(w http.ResponseWriter, r *http.Request, rt Route[T], c *Call[T], status int, limit int64) (int, error) {
 	ctx := r.Context()
-	if rt.Admit != nil {
-		if err := rt.Admit(r, g.DB.Now()); err != nil {
+	if rt.AdmitFunc != nil {
+		if err := rt.AdmitFunc(r, g.DB.Now()); err != nil {
 			return 0, err
 		}
 	}
@@ -264,11 +264,11 @@ func (g *Gateway[T]) policyInput(ctx context.Context, pol Policy[T], c *Call[T],
 	if pol.ScopesFunc != nil {
 		in.ExtraScopes = pol.ScopesFunc(c)
 	}
-	if pol.Resource != nil {
-		in.ResourceFunc = func() (*access.Resource, error) { return pol.Resource(ctx, c) }
+	if pol.ResourceFunc != nil {
+		in.ResourceFunc = func() (*access.Resource, error) { return pol.ResourceFunc(ctx, c) }
 	}
-	if pol.Transition != nil {
-		in.TransitionFunc = func() error { return pol.Transition(ctx, c) }
+	if pol.TransitionFunc != nil {
+		in.TransitionFunc = func() error { return pol.TransitionFunc(ctx, c) }
 	}
 	if pol.Fresh != FreshNever {
 		in.VerifyFunc = func() error { return g.fresh(pol, c) }
@@ -634,7 +634,7 @@ func (g *Gateway[T]) stream(ctx context.Context, w http.ResponseWriter, rt Route
 	c.Tx = g.DB.Read()
 	code = status
 	var data []byte
-	c.commit = func(ctx context.Context, fn func(tx T) (any, error)) (any, error) {
+	c.commitFunc = func(ctx context.Context, fn func(tx T) (any, error)) (any, error) {
 		var out any
 		err := g.DB.InTx(ctx, func(tx T) error {
 			c.Tx = tx

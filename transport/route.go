@@ -179,11 +179,11 @@ type Route[T Tx] struct {
 	// Content; 416 RANGE_NOT_SATISFIABLE past the end) and If-None-Match
 	// (304 Not Modified) with an ETag.
 	Ranges bool
-	// Admit, when set, runs first, before the body is read, the caller is
+	// AdmitFunc, when set, runs first, before the body is read, the caller is
 	// authenticated or a transaction opens, with the request and the
 	// platform's time. It refuses requests by their origin (the account
 	// routes' per-address rate) so a refused request costs nothing more.
-	Admit func(r *http.Request, now time.Time) error
+	AdmitFunc func(r *http.Request, now time.Time) error
 	// Handle serves the route. Nil only for routes served by Raw.
 	Handle HandlerFunc[T]
 	// Raw serves routes outside the JSON gateway (docs assets, internal
@@ -229,15 +229,15 @@ type Policy[T Tx] struct {
 	// (providers:select for a generation that chooses its providers),
 	// checked at the permission step (access.Input.ExtraScopes).
 	ScopesFunc func(c *Call[T]) []string
-	// Resource loads the resource the call acts on, for the resource-scope
+	// ResourceFunc loads the resource the call acts on, for the resource-scope
 	// step (own, assigned and project grants). It returns NOT_FOUND for a
 	// resource the caller's workspace and environment do not hold.
-	Resource func(ctx context.Context, c *Call[T]) (*access.Resource, error)
-	// Transition checks that the workflow transition the call attempts is
+	ResourceFunc func(ctx context.Context, c *Call[T]) (*access.Resource, error)
+	// TransitionFunc checks that the workflow transition the call attempts is
 	// in its state table from the resource's current state (step 9,
 	// INVALID_STATE_TRANSITION whatever the caller's role). The domain
 	// still compare-and-sets the state when it moves it.
-	Transition func(ctx context.Context, c *Call[T]) error
+	TransitionFunc func(ctx context.Context, c *Call[T]) error
 	// Fresh requires a recent sign-in of session principals (step 10,
 	// REAUTHENTICATION_REQUIRED).
 	Fresh Freshness
@@ -260,10 +260,10 @@ func (p Policy[T]) Codes() []fault.Code {
 	if p.Entitlement != "" || p.EntitlementFunc != nil {
 		out = append(out, fault.EntitlementRequired, fault.SubscriptionRequired)
 	}
-	if p.Resource != nil || p.Transition != nil {
+	if p.ResourceFunc != nil || p.TransitionFunc != nil {
 		out = append(out, fault.NotFound)
 	}
-	if p.Transition != nil {
+	if p.TransitionFunc != nil {
 		out = append(out, fault.InvalidState)
 	}
 	if p.Fresh != FreshNever {
@@ -288,10 +288,10 @@ func (p Policy[T]) Extension() map[string]any {
 	if p.ScopesFunc != nil {
 		out["scopes"] = "per request"
 	}
-	if p.Resource != nil {
+	if p.ResourceFunc != nil {
 		out["resourceScope"] = true
 	}
-	if p.Transition != nil {
+	if p.TransitionFunc != nil {
 		out["workflow"] = true
 	}
 	if p.Fresh != FreshNever {
@@ -315,10 +315,10 @@ func (p Policy[T]) Rules() []string {
 	if p.Entitlement != "" {
 		out = append(out, "**Entitlement:** `"+p.Entitlement+"` (403 SUBSCRIPTION_REQUIRED on a workspace without a paid plan that a paid plan would give it, else ENTITLEMENT_REQUIRED)")
 	}
-	if p.Resource != nil {
+	if p.ResourceFunc != nil {
 		out = append(out, "**Resource scope:** the grant must reach the resource (own, assigned, project or workspace)")
 	}
-	if p.Transition != nil {
+	if p.TransitionFunc != nil {
 		out = append(out, "**Workflow:** the move must be in the resource's state table (409 INVALID_STATE_TRANSITION)")
 	}
 	switch p.Fresh {
@@ -389,9 +389,9 @@ type Call[T Tx] struct {
 	header http.Header
 	// key is the authenticated API key, for its limits.
 	key apikey.Key
-	// commit runs the unit of work of a Stream mutation; committed records
+	// commitFunc runs the unit of work of a Stream mutation; committed records
 	// that it succeeded.
-	commit    func(ctx context.Context, fn func(tx T) (any, error)) (any, error)
+	commitFunc    func(ctx context.Context, fn func(tx T) (any, error)) (any, error)
 	committed bool
 }
 
@@ -416,13 +416,13 @@ func (c *Call[T]) CommitResult(ctx context.Context, fn func(tx T) (any, error)) 
 }
 
 func (c *Call[T]) commitResult(ctx context.Context, fn func(tx T) (any, error)) (any, error) {
-	if c.commit == nil {
+	if c.commitFunc == nil {
 		return nil, errors.New("transport: Call.Commit is only for Stream and OwnUnitOfWork mutations")
 	}
 	if c.committed {
 		return nil, errors.New("transport: Call.Commit called twice")
 	}
-	return c.commit(ctx, fn)
+	return c.commitFunc(ctx, fn)
 }
 
 // Body returns the raw request body, already bounded by the route's limit

@@ -196,7 +196,7 @@ func authRoutes(svc *account.Service) []Route {
 		r.Tag, r.Auth, r.Private, r.Idempotency = transport.TagAccount, transport.AuthPublic, true, transport.IdempotencyNone
 		r.Description += addressRate
 		r.Errors = append(r.Errors, string(fault.RateLimited))
-		r.Admit = func(req *http.Request, now time.Time) error {
+		r.AdmitFunc = func(req *http.Request, now time.Time) error {
 			return svc.AdmitAddress(clientIP(req, cfg.TrustProxy), now)
 		}
 		return r

@@ -422,7 +422,7 @@ func generationRoutes(svc *genop.Service, wake func(), log *slog.Logger) []Route
 			Response: exampleOperation(), Errors: []string{string(fault.NotFound), string(fault.InvalidState)},
 			Policy: func() Policy {
 				pol := operationPolicy(svc)
-				pol.Transition = func(ctx context.Context, c *Call) error {
+				pol.TransitionFunc = func(ctx context.Context, c *Call) error {
 					return svc.CheckCancel(ctx, c.Tx, c.Principal, c.PathValue("operationId"))
 				}
 				return pol
@@ -466,7 +466,7 @@ func providerScopes(c *Call) []string {
 // the caller's track.generate grant must reach it (own for CREATOR and
 // MEMBER, workspace for OWNER and ADMIN).
 func operationPolicy(svc *genop.Service) Policy {
-	return Policy{Resource: func(ctx context.Context, c *Call) (*access.Resource, error) {
+	return Policy{ResourceFunc: func(ctx context.Context, c *Call) (*access.Resource, error) {
 		return svc.Resource(ctx, c.Tx, c.Principal, c.PathValue("operationId"))
 	}}
 }

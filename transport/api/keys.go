@@ -237,7 +237,7 @@ func keyRoutes(keys *apikey.Service) []Route {
 			Description: "Issues a new plaintext under the same key id and keeps the current one working for expireCurrentAfterSeconds (default 24 hours, at most 7 days), then expires it. The new secret carries the key creator's authority, so the caller may rotate only a key whose scopes it may grant and that was made on its own authority (by its user's sessions or keys), or, as OWNER or ADMIN, a key whose creator's authority it holds in full (super_admin, the DEVELOPER role, and each scope's permissions workspace-wide); else 403 ACCESS_DENIED with details.reason key_exceeds_caller, not_key_creator or creator_authority_exceeds_caller. From a signed-in session, a live key needs a sign-in within the fresh-authentication window (10 minutes unless configured), else 401 REAUTHENTICATION_REQUIRED; API keys are not subject to it.",
 			Request:     apikey.RotateInput{ExpireCurrentAfterSeconds: &overlap},
 			Response:    secret,
-			Policy:      Policy{Fresh: transport.FreshLive, Transition: keyWorkflow(keys, apikey.EventRotate)},
+			Policy:      Policy{Fresh: transport.FreshLive, TransitionFunc: keyWorkflow(keys, apikey.EventRotate)},
 			Handle: func(ctx context.Context, c *Call) (any, error) {
 				var in apikey.RotateInput
 				if len(c.Body()) > 0 {

@@ -235,11 +235,11 @@ func soundRoutes(svc *sound.Service) []Route {
 	}
 	// addressed is the policy of the routes that address one operation:
 	// the caller's grant must reach it (own for CREATOR and MEMBER).
-	addressed := Policy{Resource: func(ctx context.Context, c *Call) (*access.Resource, error) {
+	addressed := Policy{ResourceFunc: func(ctx context.Context, c *Call) (*access.Resource, error) {
 		return svc.Resource(ctx, c.Tx, c.Principal, c.PathValue("operationId"))
 	}}
 	cancel := addressed
-	cancel.Transition = func(ctx context.Context, c *Call) error {
+	cancel.TransitionFunc = func(ctx context.Context, c *Call) error {
 		return svc.CheckCancel(ctx, c.Tx, c.Principal, c.PathValue("operationId"))
 	}
 	ex := exampleSoundOperation()
