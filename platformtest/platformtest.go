@@ -24,6 +24,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/creatormusic/platform/access"
+
 	"github.com/pb33f/libopenapi"
 	validator "github.com/pb33f/libopenapi-validator"
 
@@ -337,28 +339,31 @@ func (s *System) checkEvents() {
 		catalogue[e.Type] = e
 	}
 	ctx := context.Background()
-	after := ""
-	for {
-		evs, err := s.DB.Read().OutboxList(ctx, outbox.ListParams{After: after, Limit: 500})
-		if err != nil {
-			s.t.Errorf("event catalogue check: list the outbox: %v", err)
-			return
-		}
-		for _, e := range evs {
-			row, ok := catalogue[e.Type]
-			switch {
-			case !ok:
-				s.t.Errorf("outbox event %s has type %q, which platform.EventCatalogue does not list", e.ID, e.Type)
-			case e.SchemaVersion != row.SchemaVersion:
-				s.t.Errorf("outbox event %s (%s) has schema version %d, the catalogue %d", e.ID, e.Type, e.SchemaVersion, row.SchemaVersion)
-			case !strings.HasPrefix(e.AggregateID, row.AggregateIDPrefix):
-				s.t.Errorf("outbox event %s (%s) names aggregate %q, the catalogue a %s (%s...)", e.ID, e.Type, e.AggregateID, row.Aggregate, row.AggregateIDPrefix)
+	// The outbox lists one environment at a time, as publishers read it.
+	for _, env := range []access.Environment{access.Test, access.Live} {
+		after := ""
+		for {
+			evs, err := s.DB.Read().OutboxList(ctx, outbox.ListParams{Environment: string(env), After: after, Limit: 500})
+			if err != nil {
+				s.t.Errorf("event catalogue check: list the %s outbox: %v", env, err)
+				return
 			}
+			for _, e := range evs {
+				row, ok := catalogue[e.Type]
+				switch {
+				case !ok:
+					s.t.Errorf("outbox event %s has type %q, which platform.EventCatalogue does not list", e.ID, e.Type)
+				case e.SchemaVersion != row.SchemaVersion:
+					s.t.Errorf("outbox event %s (%s) has schema version %d, the catalogue %d", e.ID, e.Type, e.SchemaVersion, row.SchemaVersion)
+				case !strings.HasPrefix(e.AggregateID, row.AggregateIDPrefix):
+					s.t.Errorf("outbox event %s (%s) names aggregate %q, the catalogue a %s (%s...)", e.ID, e.Type, e.AggregateID, row.Aggregate, row.AggregateIDPrefix)
+				}
+			}
+			if len(evs) < 500 {
+				break
+			}
+			after = evs[len(evs)-1].ID
 		}
-		if len(evs) < 500 {
-			return
-		}
-		after = evs[len(evs)-1].ID
 	}
 }
 
