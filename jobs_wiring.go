@@ -143,7 +143,7 @@ func (p *Platform) jobClassChecks() []api.HealthCheck {
 	}
 	var checks []api.HealthCheck
 	for _, c := range p.pool.Classes() {
-		checks = append(checks, api.HealthCheck{Name: "jobs." + c.Name, Check: func(ctx context.Context) api.ServiceHealth {
+		checks = append(checks, api.HealthCheck{Name: "jobs." + c.Name, CheckFunc: func(ctx context.Context) api.ServiceHealth {
 			ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 			defer cancel()
 			h := api.ServiceHealth{Status: api.StatusUp, CheckedAt: p.db.Now()}

@@ -261,7 +261,7 @@ func New(ctx context.Context, cfg Config) (*Platform, error) {
 		return nil, fmt.Errorf("platform: Config.MusicProviders: %w", err)
 	}
 	p := &Platform{cfg: cfg, db: cfg.Store, keyring: kr, keys: apikey.New(cfg.Keys, kr), account: accounts, log: log, staging: staging}
-	p.limiter = transport.NewLimiter(p.db.Now, cfg.SessionLimits)
+	p.limiter = transport.NewLimiter(p.db, cfg.SessionLimits)
 	if err := p.startPlans(ctx, plans); err != nil {
 		return nil, err
 	}
@@ -315,7 +315,7 @@ func New(ctx context.Context, cfg Config) (*Platform, error) {
 	}
 	api := api.Routes(api.Services{Keys: p.keys, Assets: assets, Health: p.healthChecks(), Plans: p.plans,
 		Ledger: ledger.New(), Accounts: p.account, Billing: p.billing, Store: routeStore{p.db}, Log: log, Providers: providers,
-		Generation: p.generation, Sound: p.sound, Token: p.token, Sale: p.sale, Wallet: p.wallet, Intents: p.intents, Wake: p.wake})
+		Generation: p.generation, Sound: p.sound, Token: p.token, Sale: p.sale, Wallet: p.wallet, Intents: p.intents, WakeFunc: p.wake})
 	info := Info()
 	info.IdempotencyRetention = cfg.IdempotencyRetention
 	info.Callbacks = callbackWindows(cfg.MusicProviders)
@@ -437,7 +437,7 @@ func (p *Platform) Close() error {
 
 func (p *Platform) healthChecks() []api.HealthCheck {
 	return append([]api.HealthCheck{
-		{Name: "database", Check: func(ctx context.Context) api.ServiceHealth {
+		{Name: "database", CheckFunc: func(ctx context.Context) api.ServiceHealth {
 			ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 			defer cancel()
 			h := api.ServiceHealth{Status: api.StatusUp, CheckedAt: p.db.Now()}
@@ -446,7 +446,7 @@ func (p *Platform) healthChecks() []api.HealthCheck {
 			}
 			return h
 		}},
-		{Name: "jobs", Check: func(ctx context.Context) api.ServiceHealth {
+		{Name: "jobs", CheckFunc: func(ctx context.Context) api.ServiceHealth {
 			h := api.ServiceHealth{Status: api.StatusUp, CheckedAt: p.db.Now()}
 			ph := p.pool.Health()
 			switch {

@@ -25,7 +25,7 @@ var saleWindow = sale.Window{Opens: storetest.Epoch.Add(-time.Hour), Closes: sto
 // on-chain side (community-2027) in the test environment.
 func saleOptions() platformtest.Options {
 	return platformtest.Options{Chain: true, Jobs: platform.JobsConfig{PollInterval: 20 * time.Millisecond},
-		Sale: func(c *chaintest.Cluster, d tokentest.Deployment) sale.EnvConfig {
+		SaleFunc: func(c *chaintest.Cluster, d tokentest.Deployment) sale.EnvConfig {
 			sd, err := tokentest.DeploySale(c, d, "presale-2026", saleWindow)
 			if err != nil {
 				panic(err)

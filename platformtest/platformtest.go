@@ -103,10 +103,10 @@ type Options struct {
 	// ChainConfig, when Chain is set, is passed on with its Test cluster
 	// and registry filled in (VerifyEvery, for one).
 	ChainConfig platform.ChainConfig
-	// Sale, when Chain is set, returns the test environment's sale
+	// SaleFunc, when Chain is set, returns the test environment's sale
 	// configuration once the mint is deployed, so a test can deploy a
 	// sale's accounts on the cluster (tokentest.DeploySale).
-	Sale func(c *chaintest.Cluster, d tokentest.Deployment) sale.EnvConfig
+	SaleFunc func(c *chaintest.Cluster, d tokentest.Deployment) sale.EnvConfig
 	// LiveSimulators configures the live environment with loopback
 	// simulators too, so that a test can make live records through the
 	// API: a second payment simulator as the provider's live account
@@ -267,8 +267,8 @@ func New(t testing.TB, opts Options) *System {
 	chainCfg := opts.ChainConfig
 	if opts.Chain {
 		cluster, deployed, chainCfg.Test = startCluster(t)
-		if opts.Sale != nil {
-			chainCfg.Test.Sale = opts.Sale(cluster, deployed)
+		if opts.SaleFunc != nil {
+			chainCfg.Test.Sale = opts.SaleFunc(cluster, deployed)
 			cluster.AdvanceSlots(40) // the sale's accounts are finalized
 		}
 	}

@@ -391,8 +391,8 @@ type Call[T Tx] struct {
 	key apikey.Key
 	// commitFunc runs the unit of work of a Stream mutation; committed records
 	// that it succeeded.
-	commitFunc    func(ctx context.Context, fn func(tx T) (any, error)) (any, error)
-	committed bool
+	commitFunc func(ctx context.Context, fn func(tx T) (any, error)) (any, error)
+	committed  bool
 }
 
 // Commit runs fn as the unit of work of a Stream or OwnUnitOfWork mutation:
@@ -473,6 +473,12 @@ type Tx interface {
 	// AfterCommit registers fn to run once the unit of work has committed
 	// (waking workers for work it enqueued); never on a rollback.
 	AfterCommit(fn func())
+}
+
+// Clock tells the time.
+type Clock interface {
+	// Now is the current time.
+	Now() time.Time
 }
 
 // Store runs the units of work of calls: a transaction for a mutation,

@@ -60,9 +60,9 @@ type ControlConfig struct {
 // control route matches fall through to the simulator's own routes (its
 // not-found answer), as any unknown path does.
 type Control struct {
-	mux    *http.ServeMux
-	key    string
-	refuse func(w http.ResponseWriter, r *http.Request, err error)
+	mux        *http.ServeMux
+	key        string
+	refuseFunc func(w http.ResponseWriter, r *http.Request, err error)
 }
 
 // NewControl returns the control routes of the simulator serving mux.
@@ -73,9 +73,9 @@ func NewControl(mux *http.ServeMux, cfg ControlConfig) (*Control, error) {
 	if cfg.Key == "" {
 		return nil, errors.New("simctl: control: empty key")
 	}
-	c := &Control{mux: mux, key: cfg.Key, refuse: cfg.RefuseFunc}
-	if c.refuse == nil {
-		c.refuse = refuse
+	c := &Control{mux: mux, key: cfg.Key, refuseFunc: cfg.RefuseFunc}
+	if c.refuseFunc == nil {
+		c.refuseFunc = refuse
 	}
 	return c, nil
 }
@@ -90,7 +90,7 @@ func refuse(w http.ResponseWriter, _ *http.Request, err error) {
 // refusal itself when it does not.
 func (c *Control) Authorized(w http.ResponseWriter, r *http.Request) bool {
 	if err := Bearer(r, c.key); err != nil {
-		c.refuse(w, r, err)
+		c.refuseFunc(w, r, err)
 		return false
 	}
 	return true

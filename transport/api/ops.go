@@ -48,8 +48,8 @@ const (
 
 // HealthCheck observes one service.
 type HealthCheck struct {
-	Name  string
-	Check func(ctx context.Context) ServiceHealth
+	Name      string
+	CheckFunc func(ctx context.Context) ServiceHealth
 }
 
 // HealthReport answers GET /api/v1/health/services.
@@ -91,7 +91,7 @@ func opsRoutes(checks []HealthCheck) []Route {
 			Handle: func(ctx context.Context, c *Call) (any, error) {
 				rep := HealthReport{Status: StatusUp, Services: make([]ServiceHealth, 0, len(checks))}
 				for _, hc := range checks {
-					h := hc.Check(ctx)
+					h := hc.CheckFunc(ctx)
 					h.Name = hc.Name
 					rep.Services = append(rep.Services, h)
 					switch {

@@ -54,9 +54,9 @@ type Services struct {
 	Wallet *wallet.Service
 	// Intents runs the chain payment path; nil leaves its routes out.
 	Intents *intent.Service
-	// Wake, when set, wakes the job workers after a commit that enqueued
+	// WakeFunc, when set, wakes the job workers after a commit that enqueued
 	// work (a generation accepted, a callback merged).
-	Wake func()
+	WakeFunc func()
 	// Store runs the units of work of routes that ask a provider first
 	// (reconcile, cancel) and of the payment webhook receiver.
 	Store transport.Store[Tx]
@@ -81,14 +81,14 @@ func Routes(s Services) []Route {
 	rs = append(rs, billingRoutes(s.Billing, s.Accounts, s.Store, s.Log)...)
 	rs = append(rs, feeRoutes(s.Billing)...)
 	rs = append(rs, providerRoutes(s.Providers)...)
-	rs = append(rs, generationRoutes(s.Generation, s.Wake, s.Log)...)
+	rs = append(rs, generationRoutes(s.Generation, s.WakeFunc, s.Log)...)
 	rs = append(rs, soundRoutes(s.Sound)...)
 	rs = append(rs, tokenRoutes(s.Token)...)
 	cf := chainFeatures{wallet: s.Wallet != nil}
 	if s.Intents != nil {
-		cf.payments = s.Intents.Configured
+		cf.paymentsFunc = s.Intents.Configured
 	}
-	rs = append(rs, web3Routes(s.Token, cf, s.Store.Now)...)
+	rs = append(rs, web3Routes(s.Token, cf, s.Store)...)
 	rs = append(rs, walletRoutes(s.Wallet)...)
 	rs = append(rs, intentRoutes(s.Intents)...)
 	rs = append(rs, saleRoutes(s.Sale)...)

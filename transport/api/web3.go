@@ -144,9 +144,9 @@ var notBuilt = []string{"wallet_verification", "transaction_intents", "chain_pay
 type chainFeatures struct {
 	// wallet is wallet verification (it needs no cluster).
 	wallet bool
-	// payments reports whether an environment takes transaction intents
+	// paymentsFunc reports whether an environment takes transaction intents
 	// and chain payment requests (a cluster and a treasury).
-	payments func(access.Environment) bool
+	paymentsFunc func(access.Environment) bool
 }
 
 func web3Features(svc *token.Service, cf chainFeatures, v token.View) []Web3FeatureView {
@@ -167,8 +167,8 @@ func web3Features(svc *token.Service, cf chainFeatures, v token.View) []Web3Feat
 		out = append(out, Web3FeatureView{Feature: "wallet_verification", Enabled: true, Configured: true})
 	}
 	built := map[string]bool{"wallet_verification": cf.wallet}
-	if cf.payments != nil {
-		on := cf.payments(v.Environment)
+	if cf.paymentsFunc != nil {
+		on := cf.paymentsFunc(v.Environment)
 		for _, f := range []string{"transaction_intents", "chain_payments"} {
 			built[f] = true
 			// Payments are verified when the registry's mint is: the
@@ -227,7 +227,7 @@ func tokenLine(v token.View) TokenDeploymentLine {
 	return TokenDeploymentLine{State: string(v.State), Mint: optional(v.Config.Mint), Verified: v.Verified(), ProductionReady: v.ProductionReady()}
 }
 
-func web3Routes(svc *token.Service, cf chainFeatures, now func() time.Time) []Route {
+func web3Routes(svc *token.Service, cf chainFeatures, clock transport.Clock) []Route {
 	if svc == nil {
 		return nil
 	}
@@ -245,14 +245,14 @@ func web3Routes(svc *token.Service, cf chainFeatures, now func() time.Time) []Ro
 	}
 	deploy := func(v token.View) any {
 		return Web3DeploymentView{Environment: string(v.Environment), Cluster: string(v.Config.Cluster), Network: optional(v.Network()),
-			Configured: svc.HasChain(v.Environment), Health: clusterHealth(svc, v, now()), Token: tokenLine(v),
+			Configured: svc.HasChain(v.Environment), Health: clusterHealth(svc, v, clock.Now()), Token: tokenLine(v),
 			Programs: ProgramIDsView{System: "11111111111111111111111111111111", Token2022: token.ProgramID(),
 				AssociatedToken: "ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL", Memo: "MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr",
 				ComputeBudget: "ComputeBudget111111111111111111111111111111"}}
 	}
 	integ := func(v token.View) any {
 		return ChainIntegrationView{Environment: string(v.Environment), Provider: "solana", Cluster: string(v.Config.Cluster),
-			Network: optional(v.Network()), Configured: svc.HasChain(v.Environment), Health: clusterHealth(svc, v, now()),
+			Network: optional(v.Network()), Configured: svc.HasChain(v.Environment), Health: clusterHealth(svc, v, clock.Now()),
 			Token: tokenLine(v), Features: web3Features(svc, cf, v)}
 	}
 	empty := token.View{Environment: "live", State: token.PreDeployment, Config: token.Config{Cluster: "mainnet"}}
