@@ -2,6 +2,7 @@ package platform_test
 
 import (
 	"go/build"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -70,5 +71,58 @@ func TestDomainsImportNoTransportStoreRootOrSDK(t *testing.T) {
 			}
 		}
 		walk(module+"/"+d, []string{module + "/" + d})
+	}
+}
+
+// codecs are the import-path prefixes of what the built-in sound engine
+// links: the audio codecs (MP3, and FLAC with its helpers), gonum's FFT,
+// and the engine itself with its adapter.
+func codecs() []string {
+	return []string{"github.com/hajimehoshi/go-mp3", "github.com/mewkiz/", "github.com/mewpkg/", "github.com/icza/bitio",
+		"gonum.org/v1/gonum", module + "/sound/dsp", module + "/sound/builtin"}
+}
+
+// TestStoreLinksNoAudioCodec lists what the store packages and the sound
+// domain link (go list -deps, standard library and all) and fails when
+// one of them is an audio codec, gonum or the sound engine, naming the
+// chain of imports that brings it in: an embedder that persists only
+// tokens on PostgreSQL links none of them, and the sound domain speaks to
+// its engine through its own port.
+func TestStoreLinksNoAudioCodec(t *testing.T) {
+	for _, root := range []string{"store", "store/sqlite", "store/postgres", "sound"} {
+		out, err := exec.Command("go", "list", "-deps", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, "./"+root).Output()
+		if err != nil {
+			t.Fatalf("go list -deps ./%s: %v", root, err)
+		}
+		imports := map[string][]string{}
+		for line := range strings.Lines(string(out)) {
+			f := strings.Fields(line)
+			imports[f[0]] = f[1:]
+		}
+		// Breadth first from root, so each chain named is a shortest one.
+		from := map[string]string{module + "/" + root: ""}
+		queue := []string{module + "/" + root}
+		for len(queue) > 0 {
+			pkg := queue[0]
+			queue = queue[1:]
+			if slices.ContainsFunc(codecs(), func(p string) bool { return strings.HasPrefix(pkg, p) }) {
+				chain := []string{pkg}
+				for p := from[pkg]; p != ""; p = from[p] {
+					chain = append([]string{p}, chain...)
+				}
+				t.Errorf("%s links %s: %s", root, pkg, strings.Join(chain, " -> "))
+				continue
+			}
+			for _, imp := range imports[pkg] {
+				if _, seen := from[imp]; !seen {
+					from[imp] = pkg
+					queue = append(queue, imp)
+				}
+			}
+		}
+		if len(from) < 2 {
+			t.Fatalf("go list -deps ./%s listed nothing it imports", root)
+		}
+		t.Logf("%s links %d packages", root, len(imports))
 	}
 }

@@ -28,6 +28,26 @@
 // act for) are counted in the database. Per-minute rates and concurrency
 // limits are enforced per host (see transport.Limiter).
 //
+// # What an embedding links
+//
+// Each package links only what it uses, so an embedder pays for what it
+// embeds:
+//
+//   - Persistence alone, for example tokens on PostgreSQL (store/postgres
+//     and token): the store's bun layer, the pgx driver and the domains'
+//     types; no SQLite, no audio codec, no FFT. store/sqlite is the same
+//     with SQLite in place of PostgreSQL.
+//   - A domain alone (token, ledger, sound, ...): its package and the leaf
+//     packages it builds on. The sound domain reaches its engine through
+//     its own port (sound.Engine) and links no codec either.
+//   - The whole platform (this package): every domain, transport, and the
+//     built-in sound engine through sound/builtin, which links sound/dsp
+//     with its decoders (MP3, FLAC) and gonum's FFT. It links neither
+//     database driver: the host opens the store (examples/server links
+//     both dialects).
+//
+// The dependency tests of this package keep the first two true.
+//
 // Domains live in their own packages (access, apikey, idempotency, outbox,
 // jobs, ...), each declaring the ports it needs; package store implements
 // them with bun (store.Runner hands a unit of work to a domain as its own

@@ -6,7 +6,7 @@ import (
 	genop "github.com/creatormusic/platform/generation/operation"
 	"github.com/creatormusic/platform/ledger"
 	"github.com/creatormusic/platform/sound"
-	"github.com/creatormusic/platform/transport"
+	"github.com/creatormusic/platform/transport/openapi"
 )
 
 // EventCatalogue returns every outbox event type the platform writes, with
@@ -18,9 +18,9 @@ import (
 // against it (type, schema version, aggregate id prefix), and
 // TestEventCatalogueNamesEveryEmitter fails when an OutboxInsert call
 // appears outside the emitters listed there.
-func EventCatalogue() []transport.EventType {
-	row := func(typ, aggregate, prefix, when string) transport.EventType {
-		return transport.EventType{Type: typ, SchemaVersion: 1, Aggregate: aggregate, AggregateIDPrefix: prefix, Description: when}
+func EventCatalogue() []openapi.EventType {
+	row := func(typ, aggregate, prefix, when string) openapi.EventType {
+		return openapi.EventType{Type: typ, SchemaVersion: 1, Aggregate: aggregate, AggregateIDPrefix: prefix, Description: when}
 	}
 	const (
 		key   = "API key"
@@ -31,7 +31,7 @@ func EventCatalogue() []transport.EventType {
 		txi   = "transaction intent"
 		keyID = "key_"
 	)
-	out := []transport.EventType{
+	out := []openapi.EventType{
 		// apikey.Service.emit: "api_key." and the past tense of the key's
 		// state machine event (apikey.Moves), or created.
 		row("api_key.created", key, keyID, "A key was created (by a developer, or by the host's operator for the internal scope)."),

@@ -10,7 +10,7 @@ import (
 	genop "github.com/creatormusic/platform/generation/operation"
 	"github.com/creatormusic/platform/sound"
 	"github.com/creatormusic/platform/store"
-	"github.com/creatormusic/platform/transport"
+	"github.com/creatormusic/platform/transport/api"
 )
 
 // FeatureFlag is one feature flag a route of the platform declares
@@ -80,7 +80,7 @@ func (p *Platform) SetFeatureFlag(ctx context.Context, tenantID, workspaceID, fl
 // FeatureFlags does not list: such a flag would never be seeded, and a
 // flag with no row is off, so the route would answer FEATURE_DISABLED to
 // everyone.
-func checkFeatures(routes []transport.Route) error {
+func checkFeatures(routes []api.Route) error {
 	for _, rt := range routes {
 		f := rt.Policy.Feature
 		if f != "" && !slices.ContainsFunc(FeatureFlags(), func(x FeatureFlag) bool { return x.Name == f }) {

@@ -13,7 +13,7 @@ import (
 	"github.com/creatormusic/platform/jobs"
 	"github.com/creatormusic/platform/plan"
 	"github.com/creatormusic/platform/store"
-	"github.com/creatormusic/platform/transport"
+	"github.com/creatormusic/platform/transport/api"
 )
 
 // Default worker budgets of the job classes, sized for a 2-core host.
@@ -98,31 +98,31 @@ func orDefault(v, def int) int {
 // the database, so it covers every host's workers. A class is up while
 // that age is at most StarvedAfter, degraded past it and down past ten
 // times it; a queue that cannot be read is down.
-func (p *Platform) jobClassChecks() []transport.HealthCheck {
+func (p *Platform) jobClassChecks() []api.HealthCheck {
 	starved := p.cfg.Jobs.StarvedAfter
 	if starved == 0 {
 		starved = defaultStarvedAfter
 	}
-	var checks []transport.HealthCheck
+	var checks []api.HealthCheck
 	for _, c := range p.pool.Classes() {
-		checks = append(checks, transport.HealthCheck{Name: "jobs." + c.Name, Check: func(ctx context.Context) transport.ServiceHealth {
+		checks = append(checks, api.HealthCheck{Name: "jobs." + c.Name, CheckFunc: func(ctx context.Context) api.ServiceHealth {
 			ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 			defer cancel()
-			h := transport.ServiceHealth{Status: transport.StatusUp, CheckedAt: p.db.Now()}
+			h := api.ServiceHealth{Status: api.StatusUp, CheckedAt: p.db.Now()}
 			b, err := p.db.Jobs().JobBacklog(ctx, jobs.BacklogParams{Kinds: c.Kinds, GroupLimit: c.GroupLimit})
 			if err != nil {
-				h.Status, h.Detail = transport.StatusDown, "the job queue could not be read"
+				h.Status, h.Detail = api.StatusDown, "the job queue could not be read"
 				return h
 			}
 			age, runnable := int64(b.Age/time.Second), int64(b.Runnable)
 			h.OldestJobAgeSeconds, h.RunnableJobs = &age, &runnable
 			switch {
 			case b.Age > starvedDownFactor*starved:
-				h.Status = transport.StatusDown
+				h.Status = api.StatusDown
 			case b.Age > starved:
-				h.Status = transport.StatusDegraded
+				h.Status = api.StatusDegraded
 			}
-			if h.Status != transport.StatusUp {
+			if h.Status != api.StatusUp {
 				h.Detail = fmt.Sprintf("the oldest runnable %s job has waited %s (starved after %s)", c.Name, b.Age.Truncate(time.Second), starved)
 			}
 			return h

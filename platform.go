@@ -32,6 +32,8 @@ import (
 	"github.com/creatormusic/platform/token"
 	"github.com/creatormusic/platform/token/sale"
 	"github.com/creatormusic/platform/transport"
+	"github.com/creatormusic/platform/transport/api"
+	"github.com/creatormusic/platform/transport/openapi"
 	"github.com/creatormusic/platform/urlguard"
 )
 
@@ -198,7 +200,7 @@ type Platform struct {
 	pool    *jobs.Pool
 	limiter *transport.Limiter
 	handler http.Handler
-	routes  []transport.Route
+	routes  []api.Route
 	log     *slog.Logger
 
 	stop      context.CancelFunc
@@ -254,7 +256,7 @@ func New(ctx context.Context, cfg Config) (*Platform, error) {
 		return nil, fmt.Errorf("platform: Config.MusicProviders: %w", err)
 	}
 	p := &Platform{cfg: cfg, db: cfg.Store, keyring: kr, keys: apikey.New(cfg.Keys, kr), account: accounts, log: log}
-	p.limiter = transport.NewLimiter(p.db.Now, cfg.SessionLimits)
+	p.limiter = transport.NewLimiter(p.db, cfg.SessionLimits)
 	if err := p.startPlans(ctx, plans); err != nil {
 		return nil, err
 	}
@@ -296,19 +298,20 @@ func New(ctx context.Context, cfg Config) (*Platform, error) {
 	}
 	p.pool = pool
 
-	gw := &transport.Gateway{
-		DB: p.db, Keys: p.keys, Sessions: &account.Authenticator{Keys: kr}, Keyring: kr, Authz: access.NewCache(cfg.AuthzCacheSize),
+	units := routeStore{db: p.db, run: store.Runner[api.Tx](p.db)}
+	gw := &transport.Gateway[api.Tx]{
+		DB: units, Keys: p.keys, Sessions: &account.Authenticator{Keys: kr}, Keyring: kr, Authz: access.NewCache(cfg.AuthzCacheSize),
 		Limiter: p.limiter, Log: log, IdempotencyTTL: cfg.IdempotencyRetention,
 		Offers: p.plans, FreshWindow: p.account.Config().FreshWindow,
 	}
-	api := transport.APIRoutes(transport.Services{Keys: p.keys, Assets: assets, Health: p.healthChecks(), Plans: p.plans,
-		Ledger: ledger.New(), Accounts: p.account, Billing: p.billing, DB: p.db, Log: log, Providers: providers,
-		Generation: p.generation, Sound: p.sound, Token: p.token, Sale: p.sale, Wallet: p.wallet, Intents: p.intents, Wake: p.wake})
+	api := api.Routes(api.Services{Keys: p.keys, Assets: assets, Health: p.healthChecks(), Plans: p.plans,
+		Ledger: ledger.New(), Accounts: p.account, Billing: p.billing, Store: units, Log: log, Providers: providers,
+		Generation: p.generation, Sound: p.sound, Token: p.token, Sale: p.sale, Wallet: p.wallet, Intents: p.intents, WakeFunc: p.wake})
 	info := Info()
 	info.IdempotencyRetention = cfg.IdempotencyRetention
 	info.Callbacks = callbackWindows(cfg.MusicProviders)
-	info.RateLimits = &transport.RateLimits{Sessions: p.limiter.SessionLimits(), KeyDefaults: p.keys.DefaultLimits()}
-	tooling, err := transport.ToolingRoutes(api, info)
+	info.RateLimits = &openapi.RateLimits{Sessions: p.limiter.SessionLimits(), KeyDefaults: p.keys.DefaultLimits()}
+	tooling, err := openapi.ToolingRoutes(api, info)
 	if err != nil {
 		return nil, fmt.Errorf("platform: tooling: %w", err)
 	}
@@ -354,8 +357,8 @@ func New(ctx context.Context, cfg Config) (*Platform, error) {
 // description, and the event catalogue. New adds what the configuration
 // decides: the idempotency retention, the providers' callback windows and
 // the rate limits of keys, users and workspaces.
-func Info() transport.Info {
-	return transport.Info{
+func Info() openapi.Info {
+	return openapi.Info{
 		Title:   "Creator Music Platform API",
 		Version: ContractVersion,
 		Description: "The HTTP API of the creator-music platform. Authenticate with Authorization: Bearer <API key> " +
@@ -372,15 +375,15 @@ type callbackSkewer interface {
 
 // callbackWindows returns the callback timestamp windows of the configured
 // music provider adapters, test environment first, providers in id order.
-func callbackWindows(p credential.Providers) []transport.CallbackWindow {
-	var out []transport.CallbackWindow
+func callbackWindows(p credential.Providers) []openapi.CallbackWindow {
+	var out []openapi.CallbackWindow
 	for _, env := range []struct {
 		name     string
 		adapters credential.Adapters
 	}{{string(access.Test), p.Test}, {string(access.Live), p.Live}} {
 		for _, id := range slices.Sorted(maps.Keys(env.adapters)) {
 			if s, ok := env.adapters[id].(callbackSkewer); ok {
-				out = append(out, transport.CallbackWindow{Provider: string(id), Environment: env.name, Skew: s.CallbackSkew()})
+				out = append(out, openapi.CallbackWindow{Provider: string(id), Environment: env.name, Skew: s.CallbackSkew()})
 			}
 		}
 	}
@@ -393,7 +396,7 @@ func (p *Platform) Handler() http.Handler { return p.handler }
 
 // Routes returns the route table the handler serves, internal receivers
 // included. The OpenAPI document lists exactly its public entries.
-func (p *Platform) Routes() []transport.Route { return append([]transport.Route(nil), p.routes...) }
+func (p *Platform) Routes() []api.Route { return append([]api.Route(nil), p.routes...) }
 
 // Close stops the job pool (waiting up to 10 seconds for running jobs) and
 // flushes usage counts. It does not close the store.
@@ -413,29 +416,49 @@ func (p *Platform) Close() error {
 	return p.closeErr
 }
 
-func (p *Platform) healthChecks() []transport.HealthCheck {
-	return append([]transport.HealthCheck{
-		{Name: "database", Check: func(ctx context.Context) transport.ServiceHealth {
+func (p *Platform) healthChecks() []api.HealthCheck {
+	return append([]api.HealthCheck{
+		{Name: "database", CheckFunc: func(ctx context.Context) api.ServiceHealth {
 			ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 			defer cancel()
-			h := transport.ServiceHealth{Status: transport.StatusUp, CheckedAt: p.db.Now()}
+			h := api.ServiceHealth{Status: api.StatusUp, CheckedAt: p.db.Now()}
 			if err := p.db.Ping(ctx); err != nil {
-				h.Status, h.Detail = transport.StatusDown, "the database did not answer"
+				h.Status, h.Detail = api.StatusDown, "the database did not answer"
 			}
 			return h
 		}},
-		{Name: "jobs", Check: func(ctx context.Context) transport.ServiceHealth {
-			h := transport.ServiceHealth{Status: transport.StatusUp, CheckedAt: p.db.Now()}
+		{Name: "jobs", CheckFunc: func(ctx context.Context) api.ServiceHealth {
+			h := api.ServiceHealth{Status: api.StatusUp, CheckedAt: p.db.Now()}
 			ph := p.pool.Health()
 			switch {
 			case p.cfg.Jobs.Disabled:
-				h.Status, h.Detail = transport.StatusDown, "the job worker is disabled on this host"
+				h.Status, h.Detail = api.StatusDown, "the job worker is disabled on this host"
 			case !ph.Running:
-				h.Status, h.Detail = transport.StatusDown, "the job worker is stopped"
+				h.Status, h.Detail = api.StatusDown, "the job worker is stopped"
 			case ph.LastPollError != "":
-				h.Status, h.Detail = transport.StatusDegraded, "the job worker's last claim failed"
+				h.Status, h.Detail = api.StatusDegraded, "the job worker's last claim failed"
 			}
 			return h
 		}},
 	}, p.jobClassChecks()...)
 }
+
+// routeStore runs the route table's units of work on the store: each
+// transaction and the read pool as the route table's unit of work
+// (api.Tx), which *store.Tx implements.
+type routeStore struct {
+	db *store.DB
+	// run is the store's unit of work (store.Runner[api.Tx]).
+	run func(ctx context.Context, fn func(st api.Tx) error) error
+}
+
+var _ api.Tx = (*store.Tx)(nil)
+
+// InTx runs fn in one transaction.
+func (s routeStore) InTx(ctx context.Context, fn func(api.Tx) error) error { return s.run(ctx, fn) }
+
+// Read returns the read pool.
+func (s routeStore) Read() api.Tx { return s.db.Read() }
+
+// Now is the store's clock.
+func (s routeStore) Now() time.Time { return s.db.Now() }

@@ -88,11 +88,11 @@ const (
 	StepAllow         = "allow"
 )
 
-// Step is one named step of the evaluation. Check returns nil when the step
+// Step is one named step of the evaluation. CheckFunc returns nil when the step
 // passes.
 type Step struct {
-	Name  string
-	Check func(*Input) *fault.Error
+	Name      string
+	CheckFunc func(*Input) *fault.Error
 }
 
 // Steps returns the eleven steps in the order the spec runs them.
@@ -139,7 +139,7 @@ func Evaluate(in *Input) Decision {
 	const op = "access.Evaluate"
 	steps := Steps()
 	for i, s := range steps {
-		err := s.Check(in)
+		err := s.CheckFunc(in)
 		if err == nil {
 			continue
 		}
@@ -148,7 +148,7 @@ func Evaluate(in *Input) Decision {
 				if !authzStep(later.Name) {
 					continue
 				}
-				if aerr := later.Check(in); aerr != nil {
+				if aerr := later.CheckFunc(in); aerr != nil {
 					return Decision{Step: later.Name, Err: denied(op, aerr)}
 				}
 			}

@@ -131,7 +131,7 @@ func TestSteps(t *testing.T) {
 		t.Fatalf("%d steps, want %d", len(steps), len(want))
 	}
 	for i, s := range steps {
-		if s.Name != want[i] || s.Check == nil {
+		if s.Name != want[i] || s.CheckFunc == nil {
 			t.Errorf("step %d = %q, want %q", i, s.Name, want[i])
 		}
 	}

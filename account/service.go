@@ -220,3 +220,26 @@ type Store interface {
 	// nothing is written and its error is returned.
 	ThrottleUpdate(ctx context.Context, subjects []string, fn func(now time.Time, cur []Throttle) ([]Throttle, error)) error
 }
+
+// UserReader reads users.
+type UserReader interface {
+	// UserGet returns a user of tenantID; NOT_FOUND otherwise.
+	UserGet(ctx context.Context, tenantID, userID string) (access.User, error)
+}
+
+// User returns user userID of tenantID; NOT_FOUND otherwise.
+func (s *Service) User(ctx context.Context, st UserReader, tenantID, userID string) (access.User, error) {
+	return st.UserGet(ctx, tenantID, userID)
+}
+
+// WorkspaceReader reads workspaces.
+type WorkspaceReader interface {
+	// WorkspaceGet returns a workspace of tenantID; NOT_FOUND otherwise.
+	WorkspaceGet(ctx context.Context, tenantID, workspaceID string) (access.Workspace, error)
+}
+
+// Workspace returns the principal's workspace; NOT_FOUND when it is not
+// one of the principal's tenant.
+func (s *Service) Workspace(ctx context.Context, st WorkspaceReader, p *access.Principal) (access.Workspace, error) {
+	return st.WorkspaceGet(ctx, p.TenantID, p.WorkspaceID)
+}

@@ -10,7 +10,7 @@ import (
 	"github.com/creatormusic/platform/outbox"
 	"github.com/creatormusic/platform/platformtest"
 	"github.com/creatormusic/platform/store"
-	"github.com/creatormusic/platform/transport"
+	"github.com/creatormusic/platform/transport/api"
 )
 
 func TestTenantAndEnvironmentIsolation(t *testing.T) {
@@ -34,7 +34,7 @@ func TestTenantAndEnvironmentIsolation(t *testing.T) {
 			t.Fatalf("live key reads the test key: %d %s", r.Status, r.Body)
 		}
 		r := s.Do(platformtest.Request{Method: "GET", Path: "/api/v1/api-keys", Key: s.Boot.LiveKey})
-		var page transport.KeyPage
+		var page api.KeyPage
 		r.Data(t, &page)
 		if len(page.Items) != 1 || page.Items[0].ID != s.Boot.LiveKeyID || page.Items[0].Environment != "live" {
 			t.Fatalf("live list = %+v", page.Items)
@@ -70,7 +70,7 @@ func TestRoleChangeSeenOnNextRequest(t *testing.T) {
 			t.Fatalf("after losing DEVELOPER: %d %s", r.Status, r.Body)
 		}
 		r := s.Do(platformtest.Request{Method: "GET", Path: "/api/v1/auth/context", Key: s.Boot.TestKey})
-		var ac transport.AuthContext
+		var ac api.AuthContext
 		r.Data(t, &ac)
 		if strings.Join(ac.Roles, ",") != "OWNER" {
 			t.Fatalf("roles after change = %v", ac.Roles)
@@ -89,9 +89,9 @@ func TestRoleChangeSeenOnNextRequest(t *testing.T) {
 
 func TestAccessContextAndSaasMe(t *testing.T) {
 	platformtest.Dialects(t, platformtest.Options{}, func(t *testing.T, s *platformtest.System) {
-		ask := func(key, path string) transport.AccessDecision {
+		ask := func(key, path string) api.AccessDecision {
 			r := s.Do(platformtest.Request{Method: "GET", Path: "/api/v1/access/context?path=" + path, Key: key})
-			var d transport.AccessDecision
+			var d api.AccessDecision
 			r.Data(t, &d)
 			if r.Header.Get("Cache-Control") != "private, no-store" {
 				t.Errorf("access context is cacheable: %q", r.Header.Get("Cache-Control"))
@@ -110,7 +110,7 @@ func TestAccessContextAndSaasMe(t *testing.T) {
 			t.Fatalf("read-only key allowed into /developer/keys: %+v", d)
 		}
 		r := s.Do(platformtest.Request{Method: "GET", Path: "/api/v1/saas/me", Key: s.Boot.TestKey})
-		var me transport.SaasMe
+		var me api.SaasMe
 		r.Data(t, &me)
 		if me.Workspace.ID != s.Boot.WorkspaceID || me.Workspace.State != "active" || me.Environment != "test" {
 			t.Fatalf("saas/me = %+v", me)
@@ -158,16 +158,16 @@ func TestOutboxRoutesForInternalKeys(t *testing.T) {
 		}
 		// The internal key is never listed or manageable through the API.
 		r := s.Do(platformtest.Request{Method: "GET", Path: "/api/v1/api-keys?limit=100", Key: s.Boot.TestKey})
-		var keys transport.KeyPage
+		var keys api.KeyPage
 		r.Data(t, &keys)
 		for _, k := range keys.Items {
 			if strings.Contains(strings.Join(k.Scopes, ","), "internal") {
 				t.Fatalf("internal key listed: %+v", k)
 			}
 		}
-		list := func(q string) transport.OutboxPage {
+		list := func(q string) api.OutboxPage {
 			r := s.Do(platformtest.Request{Method: "GET", Path: "/api/v1/internal/events/outbox" + q, Key: internal})
-			var p transport.OutboxPage
+			var p api.OutboxPage
 			r.Data(t, &p)
 			return p
 		}
@@ -220,7 +220,7 @@ func TestOutboxRoutesForInternalKeys(t *testing.T) {
 func TestHealthReportsRealState(t *testing.T) {
 	platformtest.Dialects(t, platformtest.Options{}, func(t *testing.T, s *platformtest.System) {
 		r := s.Do(platformtest.Request{Method: "GET", Path: "/api/v1/health/services", Key: s.Boot.TestKey})
-		var h transport.HealthReport
+		var h api.HealthReport
 		r.Data(t, &h)
 		got := map[string]string{}
 		for _, sv := range h.Services {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/creatormusic/platform"
 	"github.com/creatormusic/platform/platformtest"
-	"github.com/creatormusic/platform/transport"
+	"github.com/creatormusic/platform/transport/api"
 )
 
 const testPassword = "correct horse battery staple"
@@ -37,19 +37,19 @@ func onboard(t testing.TB, s *platformtest.System, p *person, name string) strin
 	if r.Status != http.StatusOK {
 		t.Fatalf("onboard %s: %d %s", p.email, r.Status, r.Body)
 	}
-	var o transport.Onboarded
+	var o api.Onboarded
 	r.Data(t, &o)
 	p.userID = authContext(t, s, p.cookie).User.ID
 	return o.Workspace.ID
 }
 
-func authContext(t testing.TB, s *platformtest.System, cookie string) transport.AuthContext {
+func authContext(t testing.TB, s *platformtest.System, cookie string) api.AuthContext {
 	t.Helper()
 	r := s.Do(platformtest.Request{Method: "GET", Path: "/api/v1/auth/context", Cookie: cookie})
 	if r.Status != http.StatusOK {
 		t.Fatalf("auth context: %d %s", r.Status, r.Body)
 	}
-	var ac transport.AuthContext
+	var ac api.AuthContext
 	r.Data(t, &ac)
 	return ac
 }
@@ -101,7 +101,7 @@ func TestAdminStory(t *testing.T) {
 
 		// The session acts in the new workspace, on the free plan.
 		r := s.Do(platformtest.Request{Method: "GET", Path: "/api/v1/saas/me", Cookie: alice.cookie})
-		var me transport.SaasMe
+		var me api.SaasMe
 		r.Data(t, &me)
 		if me.Workspace.ID != wsID || me.Workspace.Name != "Alice Studio" || !slices.Contains(me.Entitlements, "ai.basic") ||
 			!slices.Contains(me.Permissions, "member.manage") {
@@ -121,7 +121,7 @@ func TestAdminStory(t *testing.T) {
 		// Invite Bob as CREATOR: the link is mailed, the code is not in the answer.
 		r = s.Do(platformtest.Request{Method: "POST", Path: "/api/v1/admin/members/invite", Cookie: alice.cookie,
 			Body: map[string]any{"email": "Bob@Example.com", "roles": []string{"CREATOR"}}})
-		var inv transport.InvitationView
+		var inv api.InvitationView
 		r.Data(t, &inv)
 		if r.Status != http.StatusCreated || inv.Email != "bob@example.com" || inv.WorkspaceID != wsID || !inv.ExpiresAt.Equal(s.DB.Now().Add(7*24*time.Hour)) {
 			t.Fatalf("invite: %d %s", r.Status, r.Body)
@@ -145,13 +145,13 @@ func TestAdminStory(t *testing.T) {
 
 		// Members, with cursor pagination.
 		r = s.Do(platformtest.Request{Method: "GET", Path: "/api/v1/admin/members?limit=1", Cookie: alice.cookie})
-		var page transport.MemberPage
+		var page api.MemberPage
 		r.Data(t, &page)
 		if len(page.Items) != 1 || !page.HasMore || page.NextCursor == nil {
 			t.Fatalf("members page 1: %s", r.Body)
 		}
 		r = s.Do(platformtest.Request{Method: "GET", Path: "/api/v1/admin/members?limit=1&cursor=" + *page.NextCursor, Cookie: alice.cookie})
-		var page2 transport.MemberPage
+		var page2 api.MemberPage
 		r.Data(t, &page2)
 		if len(page2.Items) != 1 || page2.HasMore || page2.Items[0].UserID == page.Items[0].UserID {
 			t.Fatalf("members page 2: %s", r.Body)
@@ -159,7 +159,7 @@ func TestAdminStory(t *testing.T) {
 
 		// Roles and templates, as data.
 		r = s.Do(platformtest.Request{Method: "GET", Path: "/api/v1/admin/roles", Cookie: bob.cookie})
-		var cat transport.RoleCatalog
+		var cat api.RoleCatalog
 		r.Data(t, &cat)
 		if len(cat.Roles) != 8 || len(cat.Templates) != 9 || !slices.Equal(cat.PlatformRoles, []string{"super_admin"}) {
 			t.Fatalf("roles: %d roles, %d templates", len(cat.Roles), len(cat.Templates))
@@ -170,7 +170,7 @@ func TestAdminStory(t *testing.T) {
 			t.Fatalf("a CREATOR reads the audit log: %d %s", r.Status, r.Body)
 		}
 		r = setRoles(s, alice, bob.userID, "FINANCE")
-		var mv transport.MemberView
+		var mv api.MemberView
 		r.Data(t, &mv)
 		if mv.UserID != bob.userID || !slices.Equal(mv.Roles, []string{"FINANCE"}) {
 			t.Fatalf("role change: %d %s", r.Status, r.Body)
@@ -185,7 +185,7 @@ func TestAdminStory(t *testing.T) {
 
 		// The audit log: newest first, who, what, when, request id, before and after.
 		r = s.Do(platformtest.Request{Method: "GET", Path: "/api/v1/admin/audit", Cookie: alice.cookie})
-		var audit transport.AuditPage
+		var audit api.AuditPage
 		r.Data(t, &audit)
 		var actions []string
 		for _, e := range audit.Items {
@@ -235,14 +235,14 @@ func TestOnboardingPlansAndRetries(t *testing.T) {
 		p := signIn(t, s, "paid@example.com", "Paid")
 		body := map[string]any{"action": "create", "name": "Paid Studio", "goal": "label", "plan": "pro"}
 		r := s.Do(platformtest.Request{Method: "POST", Path: "/api/v1/auth/onboarding", Cookie: p.cookie, Body: body})
-		var o transport.Onboarded
+		var o api.Onboarded
 		r.Data(t, &o)
 		if o.Next == nil || o.Next.Type != "checkout" || o.Next.Plan != "pro" || *o.Plan != "free" || *o.SelectedPlan != "pro" || *o.Goal != "label" {
 			t.Fatalf("paid onboarding: %d %s", r.Status, r.Body)
 		}
 		// The workspace starts on free until checkout.
 		r = s.Do(platformtest.Request{Method: "GET", Path: "/api/v1/saas/me", Cookie: p.cookie})
-		var me transport.SaasMe
+		var me api.SaasMe
 		r.Data(t, &me)
 		if !slices.Equal(me.Entitlements, []string{"ai.basic"}) || me.Subscription != nil {
 			t.Fatalf("saas/me after paid onboarding: %s", r.Body)
@@ -250,7 +250,7 @@ func TestOnboardingPlansAndRetries(t *testing.T) {
 		// A retry recovers the same workspace; other answers conflict.
 		r = s.Do(platformtest.Request{Method: "POST", Path: "/api/v1/auth/onboarding", Cookie: p.cookie, Body: body,
 			Header: map[string]string{"Idempotency-Key": "onboard-1"}})
-		var again transport.Onboarded
+		var again api.Onboarded
 		r.Data(t, &again)
 		if again.Workspace.ID != o.Workspace.ID {
 			t.Fatalf("retry made another workspace: %s", r.Body)
@@ -400,7 +400,7 @@ func TestFreshAuthenticationForLiveKeys(t *testing.T) {
 		}
 		// Right after signing in, a session creates a live key as its user.
 		r := create(cookie, nil)
-		var ks transport.KeySecret
+		var ks api.KeySecret
 		r.Data(t, &ks)
 		if r.Status != 201 || ks.Key.Environment != "live" || ks.Key.CreatedBy.UserID != boot.OwnerID || ks.Key.CreatedBy.KeyID != "" {
 			t.Fatalf("create live key from a session: %d %s", r.Status, r.Body)

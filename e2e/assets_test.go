@@ -19,7 +19,7 @@ import (
 	"github.com/creatormusic/platform"
 	"github.com/creatormusic/platform/asset/assettest"
 	"github.com/creatormusic/platform/platformtest"
-	"github.com/creatormusic/platform/transport"
+	"github.com/creatormusic/platform/transport/api"
 )
 
 // multipartBody builds a multipart/form-data body with the file in field
@@ -80,7 +80,7 @@ func TestAssetUploadAndDownload(t *testing.T) {
 		if r.Status != 201 {
 			t.Fatalf("upload: %d %s", r.Status, r.Body)
 		}
-		var a transport.AssetView
+		var a api.AssetView
 		r.Data(t, &a)
 		if !strings.HasPrefix(a.ID, "ast_") || a.MediaType != "audio/wav" || a.SizeBytes != int64(len(wav)) ||
 			*a.Claimed.DurationSeconds != 2 || *a.Claimed.SampleRate != 44100 || *a.Claimed.Channels != 2 || *a.Claimed.BitDepth != 16 ||
@@ -92,7 +92,7 @@ func TestAssetUploadAndDownload(t *testing.T) {
 		}
 
 		r = s.Do(platformtest.Request{Method: "GET", Path: "/api/v1/assets/" + a.ID, Key: s.Boot.TestKey})
-		var got transport.AssetView
+		var got api.AssetView
 		r.Data(t, &got)
 		if got.ID != a.ID || got.SHA256 != a.SHA256 {
 			t.Fatalf("get = %+v", got)
@@ -144,7 +144,7 @@ func TestAssetUploadAndDownload(t *testing.T) {
 			if r.Status != 201 {
 				t.Fatalf("multipart: %d %s", r.Status, r.Body)
 			}
-			var f transport.AssetView
+			var f api.AssetView
 			r.Data(t, &f)
 			if f.MediaType != "audio/flac" || *f.Claimed.DurationSeconds != 3 || *f.Claimed.BitDepth != 24 || f.Filename != `My "Song".flac` {
 				t.Fatalf("flac = %+v", f)
@@ -159,7 +159,7 @@ func TestAssetUploadAndDownload(t *testing.T) {
 		mp3 := assettest.MP3(assettest.MP3Options{Frames: 40, Xing: true, ID3: 64})
 		body, ct = multipartBody(t, "beat.mp3", "application/octet-stream", mp3)
 		r = upload(s, s.Boot.TestKey, ct, body)
-		var m transport.AssetView
+		var m api.AssetView
 		r.Data(t, &m)
 		if m.MediaType != "audio/mpeg" || m.Claimed.BitDepth != nil || m.Claimed.DurationEstimated || *m.Claimed.DurationSeconds != 1.018 {
 			t.Fatalf("mp3 = %+v", m)
@@ -248,7 +248,7 @@ func rawUpload(t *testing.T, s *platformtest.System, key string, body []byte, an
 func TestAssetScoping(t *testing.T) {
 	platformtest.Dialects(t, platformtest.Options{}, func(t *testing.T, s *platformtest.System) {
 		r := upload(s, s.Boot.TestKey, "audio/wav", assettest.WAV(8000, 1, 800))
-		var a transport.AssetView
+		var a api.AssetView
 		r.Data(t, &a)
 		other := s.Bootstrap("Other")
 		for _, p := range []string{"/api/v1/assets/" + a.ID, "/api/v1/assets/" + a.ID + "/content"} {

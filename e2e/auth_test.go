@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/creatormusic/platform/platformtest"
-	"github.com/creatormusic/platform/transport"
+	"github.com/creatormusic/platform/transport/api"
 )
 
 const authPassword = "correct horse battery staple"
@@ -69,7 +69,7 @@ func TestSignupVerifyLoginSessionsLogout(t *testing.T) {
 		}
 		code := s.MailedCode("ada@example.test", "Verify your email")
 		r = post(s, "/api/v1/auth/verify-email", map[string]string{"code": code})
-		var ev transport.EmailVerified
+		var ev api.EmailVerified
 		if r.Status != 200 {
 			t.Fatalf("verify: %d %s", r.Status, r.Body)
 		}
@@ -92,7 +92,7 @@ func TestSignupVerifyLoginSessionsLogout(t *testing.T) {
 		if r.Header.Get("Cache-Control") != "private, no-store" {
 			t.Errorf("Cache-Control = %q", r.Header.Get("Cache-Control"))
 		}
-		var si transport.SignedIn
+		var si api.SignedIn
 		r.Data(t, &si)
 		cookie := platformtest.SessionCookie(t, r)
 		if !strings.HasPrefix(si.AccessToken, "platform_at_") || si.TokenType != "Bearer" || si.Session.Kind != "web" ||
@@ -104,7 +104,7 @@ func TestSignupVerifyLoginSessionsLogout(t *testing.T) {
 		for _, req := range []platformtest.Request{{Cookie: cookie}, {Key: si.AccessToken}} {
 			req.Method, req.Path = http.MethodGet, "/api/v1/auth/session"
 			r := s.Do(req)
-			var cs transport.CurrentSession
+			var cs api.CurrentSession
 			if r.Status != 200 {
 				t.Fatalf("session: %d %s", r.Status, r.Body)
 			}
@@ -117,7 +117,7 @@ func TestSignupVerifyLoginSessionsLogout(t *testing.T) {
 		s.Clock.Advance(2 * time.Minute)
 		cookie2, _ := s.Login("ada@example.test", authPassword)
 		r = s.Do(platformtest.Request{Method: http.MethodGet, Path: "/api/v1/auth/sessions", Cookie: cookie})
-		var list transport.SessionList
+		var list api.SessionList
 		r.Data(t, &list)
 		if len(list.Items) != 2 || list.Items[1].ID != si.Session.ID || !list.Items[1].Current || list.Items[0].Current ||
 			list.Items[1].Device != "laptop-browser" {
@@ -254,7 +254,7 @@ func TestHandoffExchangesOnceWithinAMinute(t *testing.T) {
 		s.Signup("fay@example.test", authPassword, "Fay")
 		_, token := s.Login("fay@example.test", authPassword)
 		r := s.Do(platformtest.Request{Method: http.MethodPost, Path: "/api/v1/auth/handoff", Key: token})
-		var h transport.HandoffCode
+		var h api.HandoffCode
 		if r.Status != 201 {
 			t.Fatalf("handoff: %d %s", r.Status, r.Body)
 		}
@@ -268,7 +268,7 @@ func TestHandoffExchangesOnceWithinAMinute(t *testing.T) {
 		if !strings.Contains(r.Header.Get("Set-Cookie"), "HttpOnly") || strings.Contains(string(r.Body), "platform_at_") {
 			t.Fatalf("exchange answer: %v %s", r.Header, r.Body)
 		}
-		var cs transport.CurrentSession
+		var cs api.CurrentSession
 		r = s.Do(platformtest.Request{Method: http.MethodGet, Path: "/api/v1/auth/session", Cookie: studio})
 		r.Data(t, &cs)
 		if cs.Session.Kind != "studio" || cs.User.Email != "fay@example.test" || cs.Session.AccessTokenExpiresAt != nil {
@@ -294,7 +294,7 @@ func TestHandoffCodeConcurrentExchangeYieldsOneSession(t *testing.T) {
 	platformtest.Dialects(t, platformtest.Options{}, func(t *testing.T, s *platformtest.System) {
 		s.Signup("gus@example.test", authPassword, "Gus")
 		_, token := s.Login("gus@example.test", authPassword)
-		var h transport.HandoffCode
+		var h api.HandoffCode
 		s.Do(platformtest.Request{Method: http.MethodPost, Path: "/api/v1/auth/handoff", Key: token}).Data(t, &h)
 		var wg sync.WaitGroup
 		statuses := make([]int, 8)
@@ -402,7 +402,7 @@ func TestRevokedSessionsTokensFail(t *testing.T) {
 		c1, t1 := s.Login("ida@example.test", authPassword)
 		c2, t2 := s.Login("ida@example.test", authPassword)
 		r := s.Do(platformtest.Request{Method: http.MethodPost, Path: "/api/v1/auth/sessions/revoke-others", Key: t2})
-		var rv transport.RevokedSessions
+		var rv api.RevokedSessions
 		r.Data(t, &rv)
 		if rv.Revoked != 1 {
 			t.Fatalf("revoked = %+v", rv)
@@ -447,7 +447,7 @@ func TestAuthSecretsNeitherLoggedNorStored(t *testing.T) {
 		cookie, token := s.Login("kit@example.test", authPassword)
 		post(s, "/api/v1/auth/password/forgot", map[string]string{"email": "kit@example.test"})
 		reset := s.MailedCode("kit@example.test", "Reset")
-		var h transport.HandoffCode
+		var h api.HandoffCode
 		s.Do(platformtest.Request{Method: http.MethodPost, Path: "/api/v1/auth/handoff", Key: token}).Data(t, &h)
 		secrets := map[string]string{"password": authPassword, "verification code": verify, "reset code": reset,
 			"handoff code": h.Code, "cookie": cookie, "access token": token}

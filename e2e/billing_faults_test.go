@@ -24,7 +24,7 @@ import (
 	"github.com/creatormusic/platform/plan"
 	"github.com/creatormusic/platform/platformtest"
 	"github.com/creatormusic/platform/store"
-	"github.com/creatormusic/platform/transport"
+	"github.com/creatormusic/platform/transport/api"
 	"github.com/creatormusic/platform/urlguard/urlguardtest"
 )
 
@@ -60,7 +60,7 @@ func newPayer(t testing.TB, s *platformtest.System, email string) *payer {
 	if r.Status != http.StatusOK && r.Status != http.StatusCreated {
 		t.Fatalf("onboarding: %d %s", r.Status, r.Body)
 	}
-	var o transport.Onboarded
+	var o api.Onboarded
 	r.Data(t, &o)
 	u.tenantID, u.workspaceID = o.Workspace.TenantID, o.Workspace.ID
 	return u
@@ -77,26 +77,26 @@ func (u *payer) do(s *platformtest.System, method, path string, body any) *platf
 func (u *payer) relogin(s *platformtest.System) { u.cookie, _ = s.Login(u.email, testPassword) }
 
 // me reads saas/me in test mode.
-func (u *payer) me(t testing.TB, s *platformtest.System) transport.SaasMe {
+func (u *payer) me(t testing.TB, s *platformtest.System) api.SaasMe {
 	t.Helper()
 	r := u.do(s, http.MethodGet, "/api/v1/saas/me", nil)
 	if r.Status != http.StatusOK {
 		t.Fatalf("saas/me: %d %s", r.Status, r.Body)
 	}
-	var me transport.SaasMe
+	var me api.SaasMe
 	r.Data(t, &me)
 	return me
 }
 
 // checkout opens a checkout of planID and returns it with its provider
 // session id.
-func (u *payer) checkout(t testing.TB, s *platformtest.System, planID string) (transport.CheckoutView, string) {
+func (u *payer) checkout(t testing.TB, s *platformtest.System, planID string) (api.CheckoutView, string) {
 	t.Helper()
 	r := u.do(s, http.MethodPost, "/api/v1/saas/checkout", map[string]string{"planId": planID})
 	if r.Status != http.StatusCreated {
 		t.Fatalf("checkout %s: %d %s", planID, r.Status, r.Body)
 	}
-	var chk transport.CheckoutView
+	var chk api.CheckoutView
 	r.Data(t, &chk)
 	c, err := s.DB.Read().CheckoutGet(context.Background(), chk.ID)
 	if err != nil {
@@ -303,7 +303,7 @@ func postWebhook(t testing.TB, s *platformtest.System, payload []byte, signature
 	}
 	req.Header.Set("Content-Type", "application/json")
 	if signature != "" {
-		req.Header.Set(transport.WebhookSignatureHeader, signature)
+		req.Header.Set(api.WebhookSignatureHeader, signature)
 	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -640,7 +640,7 @@ func TestBillingCancelAtPeriodEnd(t *testing.T) {
 		first := u.subscribe(t, s, "pro").sub
 
 		r := u.do(s, http.MethodPost, "/api/v1/subscriptions/"+first.ID+"/cancel", nil)
-		var cv transport.CancelView
+		var cv api.CancelView
 		r.Data(t, &cv)
 		if r.Status != http.StatusOK || cv.RefundIssued || cv.Subscription.Status != "cancel_scheduled" || !cv.Subscription.CancelAtPeriodEnd ||
 			!cv.Subscription.CurrentPeriodEnd.Equal(first.PeriodEnd) {
@@ -720,7 +720,7 @@ func TestBillingSupersededPrice(t *testing.T) {
 			t.Fatal(err)
 		}
 		r := u.do(s, http.MethodPost, "/api/v1/saas/checkout/"+chk.ID+"/reconcile", nil)
-		var done transport.CheckoutView
+		var done api.CheckoutView
 		r.Data(t, &done)
 		if done.Status != "activated" || done.Price != chk.Price {
 			t.Fatalf("reconciled = %s; captured %+v", r.Body, chk.Price)
@@ -729,7 +729,7 @@ func TestBillingSupersededPrice(t *testing.T) {
 		settle(t, s, billing.JobApplyEvent)
 
 		r = u.do(s, http.MethodGet, "/api/v1/admin/billing", nil)
-		var o transport.BillingOverview
+		var o api.BillingOverview
 		r.Data(t, &o)
 		if o.Subscription == nil || o.Subscription.Price != chk.Price {
 			t.Fatalf("subscription price = %+v, want the captured %+v", o.Subscription, chk.Price)
@@ -788,13 +788,13 @@ func TestBillingFeePolicyPublish(t *testing.T) {
 			t.Fatalf("without an Idempotency-Key: %d %s", r.Status, r.Body)
 		}
 		r := put(cookie, "fee-1", a)
-		var v1 transport.FeePolicyView
+		var v1 api.FeePolicyView
 		r.Data(t, &v1)
 		if r.Status != http.StatusCreated || v1.Version != 1 || v1.FeeBps != 500 {
 			t.Fatalf("publish: %d %s", r.Status, r.Body)
 		}
 		replay := put(cookie, "fee-1", a)
-		var again transport.FeePolicyView
+		var again api.FeePolicyView
 		replay.Data(t, &again)
 		if replay.Status != http.StatusCreated || replay.Header.Get("Idempotent-Replayed") != "true" || again != v1 {
 			t.Fatalf("replay: %d %v %s", replay.Status, replay.Header, replay.Body)
@@ -802,19 +802,19 @@ func TestBillingFeePolicyPublish(t *testing.T) {
 		if r := put(cookie, "fee-1", b); r.Status != http.StatusConflict || r.Code() != "IDEMPOTENCY_CONFLICT" {
 			t.Fatalf("same key, another body: %d %s", r.Status, r.Body)
 		}
-		var page transport.FeePolicyPage
+		var page api.FeePolicyPage
 		get(cookie, "/api/v1/admin/fees").Data(t, &page)
 		if len(page.Items) != 1 || page.Items[0] != v1 {
 			t.Fatalf("versions after a replay = %+v", page.Items)
 		}
-		var cur transport.FeePolicyView
+		var cur api.FeePolicyView
 		get(cookie, "/api/v1/fees/marketplace").Data(t, &cur)
 		if cur != v1 {
 			t.Fatalf("current = %+v, want %+v", cur, v1)
 		}
 
 		r = put(cookie, "fee-2", b)
-		var v2 transport.FeePolicyView
+		var v2 api.FeePolicyView
 		r.Data(t, &v2)
 		if r.Status != http.StatusCreated || v2.Version != 2 || v2.FeeBps != 750 || v2.Hash == v1.Hash {
 			t.Fatalf("second publish: %d %s", r.Status, r.Body)
@@ -828,7 +828,7 @@ func TestBillingFeePolicyPublish(t *testing.T) {
 		if r := get(cookie, "/api/v1/admin/fees?limit=100"); r.Status != http.StatusOK {
 			t.Fatalf("limit=100: %d %s", r.Status, r.Body)
 		}
-		var first, second transport.FeePolicyPage
+		var first, second api.FeePolicyPage
 		get(cookie, "/api/v1/admin/fees?limit=1").Data(t, &first)
 		if len(first.Items) != 1 || first.Items[0] != v2 || !first.HasMore || first.NextCursor == nil {
 			t.Fatalf("first page of one = %+v", first)
@@ -905,7 +905,7 @@ func TestBillingReconcileProviderTimeout(t *testing.T) {
 			t.Fatalf("a timed-out reconcile activated: %d subscriptions", n)
 		}
 		r = u.do(s, http.MethodPost, "/api/v1/saas/checkout/"+chk.ID+"/reconcile", nil)
-		var done transport.CheckoutView
+		var done api.CheckoutView
 		r.Data(t, &done)
 		if done.Status != "activated" {
 			t.Fatalf("reconcile after the timeout: %d %s", r.Status, r.Body)
@@ -981,7 +981,7 @@ func benchmarkWebhookReceipts(b *testing.B, s *platformtest.System) {
 					return
 				}
 				req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(events[i].payload))
-				req.Header.Set(transport.WebhookSignatureHeader, events[i].header)
+				req.Header.Set(api.WebhookSignatureHeader, events[i].header)
 				res, err := client.Do(req)
 				if err != nil {
 					failed.Add(1)
@@ -1007,7 +1007,7 @@ func benchmarkWebhookReceipts(b *testing.B, s *platformtest.System) {
 // paidQuietly signs up a payer, opens a pro checkout and pays it in the
 // Stripe simulator with the simulator's own webhooks off, so only what a
 // test posts reaches the receiver.
-func paidQuietly(t *testing.T, s *platformtest.System, email string) (u *payer, chk transport.CheckoutView, session string) {
+func paidQuietly(t *testing.T, s *platformtest.System, email string) (u *payer, chk api.CheckoutView, session string) {
 	t.Helper()
 	u = newPayer(t, s, email)
 	chk, session = u.checkout(t, s, "pro")

@@ -15,7 +15,7 @@ import (
 	"github.com/creatormusic/platform/asset/assettest"
 	"github.com/creatormusic/platform/billing"
 	"github.com/creatormusic/platform/platformtest"
-	"github.com/creatormusic/platform/transport"
+	"github.com/creatormusic/platform/transport/api"
 )
 
 // TestRotateOverlapIsBounded: a rotation overlap of more seconds than a
@@ -209,7 +209,7 @@ func TestLargeTransfersOutliveServerTimeouts(t *testing.T) {
 		}
 		t.Logf("upload of %d bytes with a %v pause: %v", len(wav), pause, time.Since(start).Round(time.Millisecond))
 		var created struct {
-			Data transport.AssetView `json:"data"`
+			Data api.AssetView `json:"data"`
 		}
 		if err := json.Unmarshal(out, &created); err != nil || created.Data.ID == "" {
 			t.Fatalf("upload answer %s: %v", out, err)

@@ -12,7 +12,7 @@ import (
 
 	"github.com/creatormusic/platform/generation/providera/provideratest"
 	"github.com/creatormusic/platform/platformtest"
-	"github.com/creatormusic/platform/transport"
+	"github.com/creatormusic/platform/transport/api"
 )
 
 // Provider A signs a callback's task id and timestamp, not its body. An
@@ -172,7 +172,7 @@ func forgeryConfirmed(t *testing.T, s *platformtest.System, opID string, n int) 
 
 // forgeryTracks asserts a completed operation's outputs are provider A's
 // own tracks, as its record names them.
-func forgeryTracks(t *testing.T, s *platformtest.System, v transport.OperationView) {
+func forgeryTracks(t *testing.T, s *platformtest.System, v api.OperationView) {
 	t.Helper()
 	if n := count(t, s, `SELECT COUNT(*) FROM generation_outputs WHERE operation_id = ? AND provider_track_id NOT LIKE 'evil-%'`, v.ID); n != 2 {
 		t.Fatalf("outputs of provider A's own tracks = %d, want 2", n)

@@ -15,7 +15,7 @@ import (
 	"github.com/creatormusic/platform"
 	"github.com/creatormusic/platform/platformtest"
 	"github.com/creatormusic/platform/store/storetest"
-	"github.com/creatormusic/platform/transport"
+	"github.com/creatormusic/platform/transport/api"
 )
 
 // TestDocumentListsExactlyThePublicRoutes compares the served OpenAPI
@@ -235,7 +235,7 @@ func TestWorkspaceActivityShowsPlanGrants(t *testing.T) {
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		r := s.Do(platformtest.Request{Method: "GET", Path: "/api/v1/ledgers/activity?limit=10", Key: s.Boot.TestKey})
-		var page transport.LedgerPage
+		var page api.LedgerPage
 		r.Data(t, &page)
 		if len(page.Items) > 0 {
 			m := page.Items[0]

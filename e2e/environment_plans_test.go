@@ -8,7 +8,7 @@ import (
 
 	"github.com/creatormusic/platform/billing"
 	"github.com/creatormusic/platform/platformtest"
-	"github.com/creatormusic/platform/transport"
+	"github.com/creatormusic/platform/transport/api"
 )
 
 // The environment rule of the billing issue for plans: a subscription's
@@ -18,13 +18,13 @@ import (
 
 // liveMe reads saas/me as u without the environment header: sessions act in
 // live mode.
-func (u *payer) liveMe(t testing.TB, s *platformtest.System) transport.SaasMe {
+func (u *payer) liveMe(t testing.TB, s *platformtest.System) api.SaasMe {
 	t.Helper()
 	r := s.Do(platformtest.Request{Method: http.MethodGet, Path: "/api/v1/saas/me", Cookie: u.cookie})
 	if r.Status != http.StatusOK {
 		t.Fatalf("saas/me (live): %d %s", r.Status, r.Body)
 	}
-	var me transport.SaasMe
+	var me api.SaasMe
 	r.Data(t, &me)
 	return me
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/creatormusic/platform/platformtest"
 	"github.com/creatormusic/platform/store"
 	"github.com/creatormusic/platform/transport"
+	"github.com/creatormusic/platform/transport/api"
 )
 
 // The spec's environment rule: test and live keys never see each other's
@@ -80,7 +81,7 @@ func liveAuditRows(t *testing.T, s *platformtest.System, o *envOwner) (feeHash, 
 	req := o.session(access.Live, http.MethodPut, "/api/v1/admin/fees/marketplace", map[string]any{"feeBps": 321, "minimumFeeAtomic": "7"})
 	req.Header = map[string]string{"Idempotency-Key": "live-fees-" + o.email}
 	r := s.Do(req)
-	var fee transport.FeePolicyView
+	var fee api.FeePolicyView
 	r.Data(t, &fee)
 	if r.Status != http.StatusCreated || fee.Environment != "live" {
 		t.Fatalf("live fee policy: %d %s", r.Status, r.Body)
@@ -111,14 +112,14 @@ func TestAuditLogEnvironment(t *testing.T) {
 		}
 		testChange := r.Header.Get("X-Request-Id")
 
-		read := func(req platformtest.Request) []transport.AuditEventView {
+		read := func(req platformtest.Request) []api.AuditEventView {
 			t.Helper()
 			req.Method, req.Path = http.MethodGet, "/api/v1/admin/audit?limit=100"
 			r := s.Do(req)
 			if r.Status != http.StatusOK {
 				t.Fatalf("audit as %s: %d %s", credentialName(req), r.Status, r.Body)
 			}
-			var page transport.AuditPage
+			var page api.AuditPage
 			r.Data(t, &page)
 			return page.Items
 		}
@@ -178,7 +179,7 @@ func outboxPages(t *testing.T, s *platformtest.System, key string, unpublished b
 		if r.Status != http.StatusOK || pages > 20 {
 			t.Fatalf("outbox: %d %s", r.Status, r.Body)
 		}
-		var p transport.OutboxPage
+		var p api.OutboxPage
 		r.Data(t, &p)
 		out = append(out, p.Items...)
 		if !p.HasMore {
@@ -276,7 +277,7 @@ type probeRoute struct {
 
 // isListRoute reports whether a route answers a page or list: a struct
 // with an items array.
-func isListRoute(rt transport.Route) bool {
+func isListRoute(rt api.Route) bool {
 	if rt.Method != http.MethodGet || rt.Response == nil {
 		return false
 	}
@@ -297,7 +298,7 @@ func isListRoute(rt transport.Route) bool {
 }
 
 // hasQuery reports whether rt documents query parameter name.
-func hasQuery(rt transport.Route, name string) bool {
+func hasQuery(rt api.Route, name string) bool {
 	return slices.ContainsFunc(rt.Query, func(p transport.Param) bool { return p.Name == name })
 }
 
@@ -311,7 +312,7 @@ type probeItem struct {
 
 // probePages calls a list route, following its cursor, and returns every
 // answer's body and items. A route that does not answer 200 fails the test.
-func probePages(t *testing.T, s *platformtest.System, rt transport.Route, pr probeRoute, env access.Environment) ([]string, []probeItem) {
+func probePages(t *testing.T, s *platformtest.System, rt api.Route, pr probeRoute, env access.Environment) ([]string, []probeItem) {
 	t.Helper()
 	var bodies []string
 	var items []probeItem
@@ -386,7 +387,7 @@ func TestEnvironmentProbe(t *testing.T) {
 			t.Fatalf("live provider credential: %d %s", r.Status, r.Body)
 		}
 		r = s.Do(o.session(access.Live, http.MethodPost, "/api/v1/saas/checkout", map[string]string{"planId": "pro"}))
-		var chk transport.CheckoutView
+		var chk api.CheckoutView
 		r.Data(t, &chk)
 		if r.Status != http.StatusCreated {
 			t.Fatalf("live checkout: %d %s", r.Status, r.Body)
@@ -440,7 +441,7 @@ func TestEnvironmentProbe(t *testing.T) {
 			bodies []string
 			items  []probeItem
 		}
-		var lists []transport.Route
+		var lists []api.Route
 		for _, rt := range s.P.Routes() {
 			if isListRoute(rt) {
 				lists = append(lists, rt)

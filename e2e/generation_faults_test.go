@@ -18,7 +18,7 @@ import (
 	"github.com/creatormusic/platform/generation/providerb/providerbtest"
 	"github.com/creatormusic/platform/ledger"
 	"github.com/creatormusic/platform/platformtest"
-	"github.com/creatormusic/platform/transport"
+	"github.com/creatormusic/platform/transport/api"
 )
 
 // The provider failure-mode tests (reference music-providers.md section 3,
@@ -62,7 +62,7 @@ func gfStart(t *testing.T, s *platformtest.System, idem string) gfOp {
 	n := len(s.ProviderA.Tasks())
 	acc := acceptedID(t, generate(s, idem, map[string]any{"prompt": "A calm piano piece " + idem}))
 	waitTasksA(t, s, n+1)
-	waitOp(t, s, acc.OperationID, "accepted by provider A", func(v transport.OperationView) bool {
+	waitOp(t, s, acc.OperationID, "accepted by provider A", func(v api.OperationView) bool {
 		return len(v.Attempts) > 0 && v.Attempts[len(v.Attempts)-1].State == "accepted"
 	})
 	return gfOp{id: acc.OperationID, task: s.ProviderA.Tasks()[n].ID, before: before}
@@ -92,9 +92,9 @@ func gfStatus(t *testing.T, s *platformtest.System, id, status string) func() bo
 // gfCompleted asserts a completed operation delivered exactly two assets
 // and settled once: the reservation is empty, the workspace paid the price
 // once, and one completed event was written.
-func gfCompleted(t *testing.T, s *platformtest.System, op gfOp) transport.OperationView {
+func gfCompleted(t *testing.T, s *platformtest.System, op gfOp) api.OperationView {
 	t.Helper()
-	v := waitOp(t, s, op.id, "completed", func(v transport.OperationView) bool { return v.Status == "completed" })
+	v := waitOp(t, s, op.id, "completed", func(v api.OperationView) bool { return v.Status == "completed" })
 	if v.Stage != "finished" || v.Failure != nil || len(v.Outputs) != 2 || v.Outputs[0].AssetID == nil || v.Outputs[1].AssetID == nil ||
 		*v.Outputs[0].AssetID == *v.Outputs[1].AssetID {
 		t.Fatalf("completed view = %+v", v)
@@ -122,9 +122,9 @@ func gfCompleted(t *testing.T, s *platformtest.System, op gfOp) transport.Operat
 
 // gfReleased asserts an operation ended with status and failure code,
 // delivered nothing and released its whole reservation once.
-func gfReleased(t *testing.T, s *platformtest.System, op gfOp, status, code string) transport.OperationView {
+func gfReleased(t *testing.T, s *platformtest.System, op gfOp, status, code string) api.OperationView {
 	t.Helper()
-	v := waitOp(t, s, op.id, status, func(v transport.OperationView) bool { return v.Status == status })
+	v := waitOp(t, s, op.id, status, func(v api.OperationView) bool { return v.Status == status })
 	if v.Failure == nil || v.Failure.Code != code {
 		t.Fatalf("failure = %+v, want %s (view %+v)", v.Failure, code, v)
 	}
@@ -257,7 +257,7 @@ func TestGenerationFaultF2ProviderBClipOrder(t *testing.T) {
 		if len(s.ProviderB.Deliveries()) != 1 {
 			t.Fatalf("deliveries = %d, want the half-done webhook", len(s.ProviderB.Deliveries()))
 		}
-		v := waitOp(t, s, acc.OperationID, "half done", func(v transport.OperationView) bool { return v.Stage == "first" })
+		v := waitOp(t, s, acc.OperationID, "half done", func(v api.OperationView) bool { return v.Stage == "first" })
 		if v.Status != "processing" || gfGenerated(t, s) != 0 {
 			t.Fatalf("half-done view = %+v", v)
 		}
@@ -289,7 +289,7 @@ func TestGenerationFaultF1DuplicateWebhooksProviderB(t *testing.T) {
 		before := creditInt(t, s, ledger.AccountWorkspaceCredits)
 		acc := acceptedID(t, generate(s, "f1b", map[string]any{"prompt": "A calm piano piece"}))
 		waitFor(t, "a provider B task", func() bool { return len(s.ProviderB.Tasks()) == 1 })
-		waitOp(t, s, acc.OperationID, "accepted by provider B", func(v transport.OperationView) bool {
+		waitOp(t, s, acc.OperationID, "accepted by provider B", func(v api.OperationView) bool {
 			return len(v.Attempts) == 1 && v.Attempts[0].State == "accepted"
 		})
 		if err := s.ProviderB.Complete(s.ProviderB.Tasks()[0].ID); err != nil {
@@ -594,7 +594,7 @@ func TestGenerationFaultF6CreateWindow(t *testing.T) {
 		}
 		gfAdvanceUntil(t, s, 2*time.Second, "the next window dispatches the rest", func() bool { return s.ProviderA.CreateCount() >= 5 })
 		for _, id := range ids {
-			waitOp(t, s, id, "accepted", func(v transport.OperationView) bool {
+			waitOp(t, s, id, "accepted", func(v api.OperationView) bool {
 				return len(v.Attempts) == 1 && v.Attempts[0].State == "accepted"
 			})
 		}
@@ -604,7 +604,7 @@ func TestGenerationFaultF6CreateWindow(t *testing.T) {
 			}
 		}
 		for _, id := range ids {
-			waitOp(t, s, id, "completed", func(v transport.OperationView) bool { return v.Status == "completed" })
+			waitOp(t, s, id, "completed", func(v api.OperationView) bool { return v.Status == "completed" })
 			if n := count(t, s, `SELECT COUNT(*) FROM generation_outputs WHERE operation_id = ?`, id); n != 2 {
 				t.Fatalf("outputs of %s = %d", id, n)
 			}
@@ -636,7 +636,7 @@ func TestGenerationFaultF6ThrottleFallsBackToB(t *testing.T) {
 		before := creditInt(t, s, ledger.AccountWorkspaceCredits)
 		acc := acceptedID(t, generate(s, "f6-fallback", map[string]any{"prompt": "A calm piano piece"}))
 		gfAdvanceUntil(t, s, time.Second, "provider B makes the task", func() bool { return len(s.ProviderB.Tasks()) == 1 })
-		v := waitOp(t, s, acc.OperationID, "accepted by B", func(v transport.OperationView) bool {
+		v := waitOp(t, s, acc.OperationID, "accepted by B", func(v api.OperationView) bool {
 			return len(v.Attempts) == 3 && v.Attempts[2].State == "accepted"
 		})
 		want := []struct{ provider, state string }{{"MUSIC_PROVIDER_A", "transient"}, {"MUSIC_PROVIDER_A", "refused"}, {"MUSIC_PROVIDER_B", "accepted"}}
@@ -677,7 +677,7 @@ func TestGenerationFaultF7AcceptedThenFails(t *testing.T) {
 		if err := s.ProviderA.Redeliver(policy.task, "error"); err != nil {
 			t.Fatal(err)
 		}
-		v = waitOp(t, s, policy.id, "cost reconciled", func(v transport.OperationView) bool { return len(v.Billing.ProviderCost) == 1 })
+		v = waitOp(t, s, policy.id, "cost reconciled", func(v api.OperationView) bool { return len(v.Billing.ProviderCost) == 1 })
 		pc := v.Billing.ProviderCost[0]
 		if pc.Status != "UNKNOWN" || pc.Source != "none" || pc.ExpectedProviderCredits == nil || *pc.ExpectedProviderCredits != "0" || pc.ActualProviderCredits != nil {
 			t.Fatalf("provider cost of a failed sunoapi task = %+v", pc)
@@ -714,7 +714,7 @@ func TestGenerationFaultF7RefundedMarket(t *testing.T) {
 		if got := s.ProviderA.Credits(); got != 1000 {
 			t.Fatalf("provider balance after the refunded failure = %d, want 1000", got)
 		}
-		v := waitOp(t, s, op.id, "cost reconciled", func(v transport.OperationView) bool { return len(v.Billing.ProviderCost) == 1 })
+		v := waitOp(t, s, op.id, "cost reconciled", func(v api.OperationView) bool { return len(v.Billing.ProviderCost) == 1 })
 		pc := v.Billing.ProviderCost[0]
 		if pc.Status != "MATCHED" || pc.Source != "reported" || pc.ExpectedProviderCredits == nil || *pc.ExpectedProviderCredits != "0" ||
 			pc.ActualProviderCredits == nil || *pc.ActualProviderCredits != "0" {
@@ -735,7 +735,7 @@ func TestGenerationFaultF8StreamURL(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		v := waitOp(t, s, op.id, "first stage", func(v transport.OperationView) bool { return v.Stage == "first" })
+		v := waitOp(t, s, op.id, "first stage", func(v api.OperationView) bool { return v.Stage == "first" })
 		if v.Status != "processing" || len(v.Outputs) != 1 || v.Outputs[0].AssetID != nil {
 			t.Fatalf("first-stage view = %+v", v)
 		}
@@ -752,7 +752,7 @@ func TestGenerationFaultF8StreamURL(t *testing.T) {
 		if r.Status != 200 {
 			t.Fatalf("result: %d %s", r.Status, r.Body)
 		}
-		var res transport.GenerationResult
+		var res api.GenerationResult
 		r.Data(t, &res)
 		mp3 := provideratest.MP3(0)
 		for _, tr := range res.Tracks {
@@ -824,7 +824,7 @@ func TestGenerationFaultF10Placeholders(t *testing.T) {
 			}
 		}
 		gfAdvanceUntil(t, s, time.Second, "a poll of the placeholder record", func() bool { return gfPolls(t, s, op.id) >= 1 })
-		v := waitOp(t, s, op.id, "first stage", func(v transport.OperationView) bool { return v.Stage == "first" })
+		v := waitOp(t, s, op.id, "first stage", func(v api.OperationView) bool { return v.Stage == "first" })
 		if len(v.Outputs) != 1 {
 			t.Fatalf("outputs at the first stage = %+v, want the one real track", v.Outputs)
 		}
@@ -876,7 +876,7 @@ func TestGenerationFaultF12Hang(t *testing.T) {
 		if _, err := s.ProviderA.Advance(op.task); err != nil {
 			t.Fatal(err)
 		}
-		waitOp(t, s, op.id, "processing", func(v transport.OperationView) bool { return v.Status == "processing" })
+		waitOp(t, s, op.id, "processing", func(v api.OperationView) bool { return v.Status == "processing" })
 		if err := s.ProviderA.Hang(op.task); err != nil {
 			t.Fatal(err)
 		}
@@ -996,7 +996,7 @@ func TestGenerationFaultCostDrift(t *testing.T) {
 			t.Fatal(err)
 		}
 		gfCompleted(t, s, op)
-		v := waitOp(t, s, op.id, "cost reconciled", func(v transport.OperationView) bool { return len(v.Billing.ProviderCost) == 1 })
+		v := waitOp(t, s, op.id, "cost reconciled", func(v api.OperationView) bool { return len(v.Billing.ProviderCost) == 1 })
 		pc := v.Billing.ProviderCost[0]
 		if pc.Status != "OVER_EXPECTED" || pc.Source != "reported" || pc.ExpectedProviderCredits == nil || *pc.ExpectedProviderCredits != "12" ||
 			pc.ActualProviderCredits == nil || *pc.ActualProviderCredits != "30" || pc.DriftBps != 15000 || pc.AttemptNumber != 1 {
@@ -1014,12 +1014,12 @@ func TestGenerationFaultCostDrift(t *testing.T) {
 // gfStartB generates with the test key on a System routed to provider B
 // only, waits until B accepted the task, and returns the workspace's
 // credits before the generate, the answer and B's task id.
-func gfStartB(t *testing.T, s *platformtest.System, idem string) (int64, transport.GenerationAccepted, string) {
+func gfStartB(t *testing.T, s *platformtest.System, idem string) (int64, api.GenerationAccepted, string) {
 	t.Helper()
 	before := creditInt(t, s, ledger.AccountWorkspaceCredits)
 	acc := acceptedID(t, generate(s, idem, map[string]any{"prompt": "A calm piano piece"}))
 	waitFor(t, "a provider B task", func() bool { return len(s.ProviderB.Tasks()) == 1 })
-	waitOp(t, s, acc.OperationID, "accepted by provider B", func(v transport.OperationView) bool {
+	waitOp(t, s, acc.OperationID, "accepted by provider B", func(v api.OperationView) bool {
 		return len(v.Attempts) == 1 && v.Attempts[0].State == "accepted"
 	})
 	return before, acc, s.ProviderB.Tasks()[0].ID

@@ -24,7 +24,7 @@ import (
 	"github.com/creatormusic/platform/money"
 	"github.com/creatormusic/platform/platformtest"
 	"github.com/creatormusic/platform/store"
-	"github.com/creatormusic/platform/transport"
+	"github.com/creatormusic/platform/transport/api"
 )
 
 // genOptions configures a System with both provider simulators as the
@@ -133,19 +133,19 @@ func generate(s *platformtest.System, idem string, body any) *platformtest.Respo
 }
 
 // getOp reads an operation with the test key.
-func getOp(t testing.TB, s *platformtest.System, id string) transport.OperationView {
+func getOp(t testing.TB, s *platformtest.System, id string) api.OperationView {
 	t.Helper()
 	r := s.Do(platformtest.Request{Method: "GET", Path: "/api/v1/operations/" + id, Key: s.Boot.TestKey})
 	if r.Status != 200 {
 		t.Fatalf("GET operation: %d %s", r.Status, r.Body)
 	}
-	var v transport.OperationView
+	var v api.OperationView
 	r.Data(t, &v)
 	return v
 }
 
 // waitOp polls the operation until cond holds.
-func waitOp(t testing.TB, s *platformtest.System, id, what string, cond func(transport.OperationView) bool) transport.OperationView {
+func waitOp(t testing.TB, s *platformtest.System, id, what string, cond func(api.OperationView) bool) api.OperationView {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	for {
@@ -161,12 +161,12 @@ func waitOp(t testing.TB, s *platformtest.System, id, what string, cond func(tra
 }
 
 // acceptedID asserts a 202 answer and returns its operation id.
-func acceptedID(t testing.TB, r *platformtest.Response) transport.GenerationAccepted {
+func acceptedID(t testing.TB, r *platformtest.Response) api.GenerationAccepted {
 	t.Helper()
 	if r.Status != http.StatusAccepted {
 		t.Fatalf("generate: %d %s", r.Status, r.Body)
 	}
-	var a transport.GenerationAccepted
+	var a api.GenerationAccepted
 	r.Data(t, &a)
 	return a
 }
@@ -189,7 +189,7 @@ func TestGenerationEndToEnd(t *testing.T) {
 			t.Fatalf("balance after accept = %d, want %d", got, before-15)
 		}
 		waitTasksA(t, s, 1)
-		v := waitOp(t, s, acc.OperationID, "dispatched", func(v transport.OperationView) bool {
+		v := waitOp(t, s, acc.OperationID, "dispatched", func(v api.OperationView) bool {
 			return len(v.Attempts) == 1 && v.Attempts[0].State == "accepted"
 		})
 		if v.Status != "dispatched" || v.Attempts[0].Provider != "MUSIC_PROVIDER_A" || v.DurationApplied == nil || *v.DurationApplied {
@@ -203,7 +203,7 @@ func TestGenerationEndToEnd(t *testing.T) {
 		if err := s.ProviderA.Complete(task); err != nil {
 			t.Fatalf("complete: %v", err)
 		}
-		v = waitOp(t, s, acc.OperationID, "completed", func(v transport.OperationView) bool { return v.Status == "completed" })
+		v = waitOp(t, s, acc.OperationID, "completed", func(v api.OperationView) bool { return v.Status == "completed" })
 		if v.Stage != "finished" || len(v.Outputs) != 2 || v.Billing.CreditsSettled == nil || *v.Billing.CreditsSettled != "15" ||
 			v.Billing.CreditsReleased == nil || *v.Billing.CreditsReleased != "0" {
 			t.Fatalf("completed view = %+v", v)
@@ -212,7 +212,7 @@ func TestGenerationEndToEnd(t *testing.T) {
 		if r.Status != 200 {
 			t.Fatalf("result: %d %s", r.Status, r.Body)
 		}
-		var res transport.GenerationResult
+		var res api.GenerationResult
 		r.Data(t, &res)
 		if len(res.Tracks) != 2 || res.Tracks[0].AssetID == res.Tracks[1].AssetID {
 			t.Fatalf("result = %+v", res)
@@ -232,7 +232,7 @@ func TestGenerationEndToEnd(t *testing.T) {
 		if got := reservationLeft(t, s, acc.OperationID); got != "0" {
 			t.Fatalf("reservation left = %s, want 0", got)
 		}
-		v = waitOp(t, s, acc.OperationID, "cost reconciled", func(v transport.OperationView) bool { return len(v.Billing.ProviderCost) == 1 })
+		v = waitOp(t, s, acc.OperationID, "cost reconciled", func(v api.OperationView) bool { return len(v.Billing.ProviderCost) == 1 })
 		pc := v.Billing.ProviderCost[0]
 		// Provider A's sunoapi dialect reports no consumption: the charge is
 		// unknown, and the expected price is shown as expected only.
@@ -263,7 +263,7 @@ func TestGenerationConcurrentDuplicates(t *testing.T) {
 					ids <- ""
 					return
 				}
-				var a transport.GenerationAccepted
+				var a api.GenerationAccepted
 				r.Data(t, &a)
 				ids <- a.OperationID
 			})
@@ -293,7 +293,7 @@ func TestGenerationConcurrentDuplicates(t *testing.T) {
 			t.Fatalf("same key, other body: %d %s", r.Status, r.Body)
 		}
 		waitTasksA(t, s, 1)
-		waitOp(t, s, first, "dispatched once", func(v transport.OperationView) bool { return len(v.Attempts) == 1 && v.Attempts[0].State == "accepted" })
+		waitOp(t, s, first, "dispatched once", func(v api.OperationView) bool { return len(v.Attempts) == 1 && v.Attempts[0].State == "accepted" })
 		if c := s.ProviderA.CreateCount(); c != 1 {
 			t.Fatalf("provider creates = %d, want 1", c)
 		}
@@ -390,7 +390,7 @@ func TestGenerationStopBetweenCreateAndRecord(t *testing.T) {
 		if err := s.ProviderA.Complete(s.ProviderA.Tasks()[0].ID); err != nil {
 			t.Fatal(err)
 		}
-		v = waitOp(t, s, acc.OperationID, "completed", func(v transport.OperationView) bool { return v.Status == "completed" })
+		v = waitOp(t, s, acc.OperationID, "completed", func(v api.OperationView) bool { return v.Status == "completed" })
 		if len(v.Attempts) != 1 || v.Attempts[0].State != "accepted" {
 			t.Fatalf("attempts = %+v", v.Attempts)
 		}
@@ -409,7 +409,7 @@ func TestGenerationFailoverToProviderB(t *testing.T) {
 		s.ProviderA.SetCredits(0) // A answers "no credits": never retried on the same credential
 		acc := acceptedID(t, generate(s, "failover-1", map[string]any{"prompt": "Provider A is out of credits"}))
 		waitFor(t, "a provider B task", func() bool { return len(s.ProviderB.Tasks()) == 1 })
-		v := waitOp(t, s, acc.OperationID, "B accepted", func(v transport.OperationView) bool {
+		v := waitOp(t, s, acc.OperationID, "B accepted", func(v api.OperationView) bool {
 			return len(v.Attempts) == 2 && v.Attempts[1].State == "accepted"
 		})
 		a, b := v.Attempts[0], v.Attempts[1]
@@ -420,7 +420,7 @@ func TestGenerationFailoverToProviderB(t *testing.T) {
 		if err := s.ProviderB.Complete(s.ProviderB.Tasks()[0].ID); err != nil {
 			t.Fatal(err)
 		}
-		waitOp(t, s, acc.OperationID, "completed", func(v transport.OperationView) bool { return v.Status == "completed" })
+		waitOp(t, s, acc.OperationID, "completed", func(v api.OperationView) bool { return v.Status == "completed" })
 		if c := s.ProviderA.CreateCount(); c != 0 {
 			t.Fatalf("provider A tasks = %d", c)
 		}
@@ -437,7 +437,7 @@ func TestGenerationNoRouteLeftFails(t *testing.T) {
 		s.ProviderA.SetCredits(0)
 		s.ProviderB.SetCredits(0, 0)
 		acc := acceptedID(t, generate(s, "noroute-1", map[string]any{"prompt": "Nobody has credits"}))
-		v := waitOp(t, s, acc.OperationID, "failed", func(v transport.OperationView) bool { return v.Status == "failed" })
+		v := waitOp(t, s, acc.OperationID, "failed", func(v api.OperationView) bool { return v.Status == "failed" })
 		if v.Failure == nil || v.Failure.Code != "PROVIDER_CREDITS_EXHAUSTED" || len(v.Attempts) != 2 {
 			t.Fatalf("failed view = %+v", v)
 		}
@@ -466,7 +466,7 @@ func TestGenerationProviderPolicyNeedsScope(t *testing.T) {
 		}
 		acc := acceptedID(t, generate(s, "pp-2", body))
 		waitFor(t, "a provider B task", func() bool { return len(s.ProviderB.Tasks()) == 1 })
-		v := waitOp(t, s, acc.OperationID, "dispatched", func(v transport.OperationView) bool { return len(v.Attempts) == 1 })
+		v := waitOp(t, s, acc.OperationID, "dispatched", func(v api.OperationView) bool { return len(v.Attempts) == 1 })
 		if v.Attempts[0].Provider != "MUSIC_PROVIDER_B" {
 			t.Fatalf("attempt = %+v", v.Attempts[0])
 		}
@@ -527,7 +527,7 @@ func TestGenerationCancel(t *testing.T) {
 		before := creditInt(t, s, ledger.AccountWorkspaceCredits)
 		acc := acceptedID(t, generate(s, "cancel-1", map[string]any{"prompt": "Changed my mind"}))
 		waitTasksA(t, s, 1)
-		waitOp(t, s, acc.OperationID, "dispatched", func(v transport.OperationView) bool { return len(v.Attempts) == 1 && v.Attempts[0].State == "accepted" })
+		waitOp(t, s, acc.OperationID, "dispatched", func(v api.OperationView) bool { return len(v.Attempts) == 1 && v.Attempts[0].State == "accepted" })
 		cancel := func() *platformtest.Response {
 			return s.Do(platformtest.Request{Method: "POST", Path: "/api/v1/operations/" + acc.OperationID + "/cancel", Key: s.Boot.TestKey})
 		}
@@ -536,7 +536,7 @@ func TestGenerationCancel(t *testing.T) {
 			if r.Status != 200 {
 				t.Fatalf("cancel %d: %d %s", i, r.Status, r.Body)
 			}
-			var v transport.OperationView
+			var v api.OperationView
 			r.Data(t, &v)
 			if v.Status != "cancelled" || v.Billing.CreditsReleased == nil || *v.Billing.CreditsReleased != "15" {
 				t.Fatalf("cancel %d: %+v", i, v)
@@ -549,7 +549,7 @@ func TestGenerationCancel(t *testing.T) {
 		if err := s.ProviderA.Complete(s.ProviderA.Tasks()[0].ID); err != nil {
 			t.Fatal(err)
 		}
-		v := waitOp(t, s, acc.OperationID, "cost reconciled", func(v transport.OperationView) bool { return len(v.Billing.ProviderCost) == 1 })
+		v := waitOp(t, s, acc.OperationID, "cost reconciled", func(v api.OperationView) bool { return len(v.Billing.ProviderCost) == 1 })
 		if v.Status != "cancelled" || len(v.Outputs) != 2 || v.Outputs[0].AssetID != nil {
 			t.Fatalf("after a late completion: %+v", v)
 		}
@@ -572,7 +572,7 @@ func TestGenerationCancelRacesCompletion(t *testing.T) {
 			before := creditInt(t, s, ledger.AccountWorkspaceCredits)
 			acc := acceptedID(t, generate(s, fmt.Sprintf("race-%d", round), map[string]any{"prompt": "Race"}))
 			waitTasksA(t, s, round+1)
-			waitOp(t, s, acc.OperationID, "dispatched", func(v transport.OperationView) bool { return len(v.Attempts) == 1 && v.Attempts[0].State == "accepted" })
+			waitOp(t, s, acc.OperationID, "dispatched", func(v api.OperationView) bool { return len(v.Attempts) == 1 && v.Attempts[0].State == "accepted" })
 			task := s.ProviderA.Tasks()[round].ID
 			var wg sync.WaitGroup
 			wg.Go(func() { _ = s.ProviderA.Complete(task) })
@@ -580,7 +580,7 @@ func TestGenerationCancelRacesCompletion(t *testing.T) {
 				s.Do(platformtest.Request{Method: "POST", Path: "/api/v1/operations/" + acc.OperationID + "/cancel", Key: s.Boot.TestKey})
 			})
 			wg.Wait()
-			v := waitOp(t, s, acc.OperationID, "terminal", func(v transport.OperationView) bool {
+			v := waitOp(t, s, acc.OperationID, "terminal", func(v api.OperationView) bool {
 				return v.Status == "completed" || v.Status == "cancelled"
 			})
 			time.Sleep(50 * time.Millisecond) // let any ingestion in flight finish
@@ -626,7 +626,7 @@ func TestGenerationMergeOrdersThroughStore(t *testing.T) {
 			acc := acceptedID(t, generate(s, fmt.Sprintf("order-%d", i), map[string]any{"prompt": fmt.Sprintf("Order %d", i)}))
 			waitTasksA(t, s, i+1)
 			task := s.ProviderA.Tasks()[i].ID
-			waitOp(t, s, acc.OperationID, "dispatched", func(v transport.OperationView) bool { return len(v.Attempts) == 1 && v.Attempts[0].State == "accepted" })
+			waitOp(t, s, acc.OperationID, "dispatched", func(v api.OperationView) bool { return len(v.Attempts) == 1 && v.Attempts[0].State == "accepted" })
 			if err := s.ProviderA.DropCallbacks(task, "*"); err != nil {
 				t.Fatal(err)
 			}
@@ -647,7 +647,7 @@ func TestGenerationMergeOrdersThroughStore(t *testing.T) {
 					t.Fatalf("order %d %v: redeliver %s: %v", i, seq, step, err)
 				}
 			}
-			v := waitOp(t, s, acc.OperationID, fmt.Sprintf("order %d %v completed", i, seq), func(v transport.OperationView) bool { return v.Status == "completed" })
+			v := waitOp(t, s, acc.OperationID, fmt.Sprintf("order %d %v completed", i, seq), func(v api.OperationView) bool { return v.Status == "completed" })
 			time.Sleep(5 * time.Millisecond) // a late duplicate ingestion would show here
 			if v.Stage != "finished" || len(v.Outputs) != 2 || v.Outputs[0].AssetID == nil || v.Outputs[1].AssetID == nil {
 				t.Fatalf("order %d %v: %+v", i, seq, v)
@@ -676,7 +676,7 @@ func TestGenerationBYOK(t *testing.T) {
 			if r.Status != 201 {
 				t.Fatalf("credential: %d %s", r.Status, r.Body)
 			}
-			var c transport.ProviderCredentialView
+			var c api.ProviderCredentialView
 			r.Data(t, &c)
 			return c.ID
 		}
@@ -690,7 +690,7 @@ func TestGenerationBYOK(t *testing.T) {
 		if acc.Billing.Mode != "BYOK_WITH_PLATFORM_FALLBACK" || acc.Billing.CreditsReserved != "15" {
 			t.Fatalf("accepted = %+v", acc)
 		}
-		v := waitOp(t, s, acc.OperationID, "fallback accepted", func(v transport.OperationView) bool {
+		v := waitOp(t, s, acc.OperationID, "fallback accepted", func(v api.OperationView) bool {
 			return len(v.Attempts) == 2 && v.Attempts[1].State == "accepted"
 		})
 		a, b := v.Attempts[0], v.Attempts[1]
@@ -699,7 +699,7 @@ func TestGenerationBYOK(t *testing.T) {
 			t.Fatalf("attempts = %+v", v.Attempts)
 		}
 		r := s.Do(platformtest.Request{Method: "GET", Path: credentialsPath + "/" + cred, Key: s.Boot.TestKey})
-		var cv transport.ProviderCredentialView
+		var cv api.ProviderCredentialView
 		r.Data(t, &cv)
 		if cv.Health.Status != "invalid" {
 			t.Fatalf("credential health = %+v", cv.Health)
@@ -707,7 +707,7 @@ func TestGenerationBYOK(t *testing.T) {
 		if err := s.ProviderA.Complete(s.ProviderA.Tasks()[0].ID); err != nil {
 			t.Fatal(err)
 		}
-		v = waitOp(t, s, acc.OperationID, "completed", func(v transport.OperationView) bool { return v.Status == "completed" })
+		v = waitOp(t, s, acc.OperationID, "completed", func(v api.OperationView) bool { return v.Status == "completed" })
 		if *v.Billing.CreditsSettled != "15" || creditInt(t, s, ledger.AccountWorkspaceCredits) != before-15 {
 			t.Fatalf("billing = %+v", v.Billing)
 		}
@@ -721,7 +721,7 @@ func TestGenerationBYOK(t *testing.T) {
 		if err := s.ProviderB.Complete(s.ProviderB.Tasks()[0].ID); err != nil {
 			t.Fatal(err)
 		}
-		v = waitOp(t, s, acc.OperationID, "completed", func(v transport.OperationView) bool { return v.Status == "completed" })
+		v = waitOp(t, s, acc.OperationID, "completed", func(v api.OperationView) bool { return v.Status == "completed" })
 		if len(v.Attempts) != 1 || v.Attempts[0].Ownership != "CUSTOMER_BYOK" || *v.Billing.CreditsSettled != "2" ||
 			*v.Billing.CreditsReleased != "13" {
 			t.Fatalf("byok operation = %+v", v)
@@ -786,7 +786,7 @@ func TestGenerationSecondHostSeesCredentialChanges(t *testing.T) {
 		if r.Status != 201 {
 			t.Fatalf("credential on host 1: %d %s", r.Status, r.Body)
 		}
-		var c transport.ProviderCredentialView
+		var c api.ProviderCredentialView
 		r.Data(t, &c)
 		if m := modeOn2(); m != "BYOK_WITH_PLATFORM_FALLBACK" {
 			t.Fatalf("after host 1 added a key: %s", m)

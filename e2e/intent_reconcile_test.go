@@ -14,7 +14,7 @@ import (
 	"github.com/creatormusic/platform/jobs"
 	"github.com/creatormusic/platform/platformtest"
 	"github.com/creatormusic/platform/store"
-	"github.com/creatormusic/platform/transport"
+	"github.com/creatormusic/platform/transport/api"
 )
 
 // reconcileGate holds the reconciliation jobs of a system until opened, so
@@ -45,13 +45,13 @@ func (g *reconcileGate) release() { g.once.Do(func() { close(g.open) }) }
 
 // payIntent creates a 100-credit intent for p, signs and submits it for the
 // platform to relay, and returns it.
-func payIntent(t *testing.T, s *platformtest.System, p buyer, key string) transport.TransactionIntentView {
+func payIntent(t *testing.T, s *platformtest.System, p buyer, key string) api.TransactionIntentView {
 	t.Helper()
 	r := createIntent(s, p, key, map[string]any{"purpose": "credit_purchase", "credits": "100", "mint": s.Token.Mint.String(), "wallet": p.wallet.addr})
 	if r.Status != http.StatusCreated {
 		t.Fatalf("intent: %d %s", r.Status, r.Body)
 	}
-	var iv transport.TransactionIntentView
+	var iv api.TransactionIntentView
 	r.Data(t, &iv)
 	sig, wire := signIntent(t, p, iv)
 	if r := submit(s, p, iv.ID, sig, wire); r.Status != http.StatusOK {
@@ -61,7 +61,7 @@ func payIntent(t *testing.T, s *platformtest.System, p buyer, key string) transp
 }
 
 // evidence returns the check named name of a reconciliation view.
-func evidence(t *testing.T, v *transport.ReconciliationView, name string) transport.ReconciliationCheckView {
+func evidence(t *testing.T, v *api.ReconciliationView, name string) api.ReconciliationCheckView {
 	t.Helper()
 	for _, c := range v.Evidence {
 		if c.Check == name {
@@ -69,7 +69,7 @@ func evidence(t *testing.T, v *transport.ReconciliationView, name string) transp
 		}
 	}
 	t.Fatalf("no check %s in %+v", name, v.Evidence)
-	return transport.ReconciliationCheckView{}
+	return api.ReconciliationCheckView{}
 }
 
 // outboxPayloads returns the payloads of the outbox events of type typ for

@@ -20,6 +20,7 @@ import (
 	"github.com/creatormusic/platform/ledger"
 	"github.com/creatormusic/platform/platformtest"
 	"github.com/creatormusic/platform/transport"
+	"github.com/creatormusic/platform/transport/api"
 )
 
 // buyer is a signed-in user in test mode with a verified, funded wallet.
@@ -58,7 +59,7 @@ func createIntent(s *platformtest.System, p buyer, key string, body map[string]a
 
 // signIntent signs the prepared message with p's wallet: the signature in
 // base58 and the signed wire transaction in base64.
-func signIntent(t testing.TB, p buyer, iv transport.TransactionIntentView) (string, string) {
+func signIntent(t testing.TB, p buyer, iv api.TransactionIntentView) (string, string) {
 	t.Helper()
 	msg, err := base64.StdEncoding.DecodeString(iv.Transaction.MessageBase64)
 	if err != nil {
@@ -70,13 +71,13 @@ func signIntent(t testing.TB, p buyer, iv transport.TransactionIntentView) (stri
 }
 
 // intentGet reads an intent as p.
-func intentGet(t *testing.T, s *platformtest.System, p buyer, id string) transport.TransactionIntentView {
+func intentGet(t *testing.T, s *platformtest.System, p buyer, id string) api.TransactionIntentView {
 	t.Helper()
 	r := s.Do(platformtest.Request{Method: http.MethodGet, Path: "/api/v1/transactions/" + id, Cookie: p.cookie, Header: testMode})
 	if r.Status != http.StatusOK {
 		t.Fatalf("get intent: %d %s", r.Status, r.Body)
 	}
-	var v transport.TransactionIntentView
+	var v api.TransactionIntentView
 	r.Data(t, &v)
 	return v
 }
@@ -98,13 +99,13 @@ func workspaceCredits(t testing.TB, s *platformtest.System, p buyer) int64 {
 }
 
 // authContextIn reads the auth context of a session in test mode.
-func authContextIn(t testing.TB, s *platformtest.System, cookie string) transport.AuthContext {
+func authContextIn(t testing.TB, s *platformtest.System, cookie string) api.AuthContext {
 	t.Helper()
 	r := s.Do(platformtest.Request{Method: http.MethodGet, Path: "/api/v1/auth/context", Cookie: cookie, Header: testMode})
 	if r.Status != http.StatusOK {
 		t.Fatalf("auth context: %d %s", r.Status, r.Body)
 	}
-	var ac transport.AuthContext
+	var ac api.AuthContext
 	r.Data(t, &ac)
 	return ac
 }
@@ -137,7 +138,7 @@ func TestCreditPurchaseOnChain(t *testing.T) {
 			if r.Status != http.StatusCreated {
 				t.Fatalf("intent: %d %s", r.Status, r.Body)
 			}
-			var iv transport.TransactionIntentView
+			var iv api.TransactionIntentView
 			r.Data(t, &iv)
 			if iv.State != "CREATED" || iv.NetAtomic != "1000000000" || iv.Transaction == nil || iv.Recipient != s.Token.Treasury.String() ||
 				iv.Network != s.Cluster.Network().CAIP2() || iv.Policy.ID != "credits.packs" || iv.Review.Net != "1" {
@@ -162,7 +163,7 @@ func TestCreditPurchaseOnChain(t *testing.T) {
 			if r.Status != http.StatusOK {
 				t.Fatalf("submit: %d %s", r.Status, r.Body)
 			}
-			var sv transport.TransactionIntentView
+			var sv api.TransactionIntentView
 			r.Data(t, &sv)
 			if sv.State != "SUBMITTED" || sv.Signature == nil || *sv.Signature != sig || sv.Transaction != nil {
 				t.Fatalf("submitted = %+v", sv)
@@ -170,7 +171,7 @@ func TestCreditPurchaseOnChain(t *testing.T) {
 			if got := workspaceCredits(t, s, p); got != before {
 				t.Fatalf("submit granted credits: %d -> %d", before, got)
 			}
-			var final transport.TransactionIntentView
+			var final api.TransactionIntentView
 			waitFor(t, "the intent to settle and reconcile", func() bool {
 				s.Cluster.AdvanceSlots(1)
 				s.Clock.Advance(time.Second) // the watch job runs every second
@@ -217,17 +218,17 @@ func TestCreditPurchaseOnChain(t *testing.T) {
 
 // buyerSetup is a system with the loopback cluster, a funded, verified
 // buyer and a helper that creates intents for them.
-func buyerSetup(t *testing.T, opts platformtest.Options) (*platformtest.System, buyer, func(key string) transport.TransactionIntentView) {
+func buyerSetup(t *testing.T, opts platformtest.Options) (*platformtest.System, buyer, func(key string) api.TransactionIntentView) {
 	t.Helper()
 	s := platformtest.New(t, opts)
 	p := fundedBuyer(t, s, "payer@example.test", 100_000_000_000)
-	create := func(key string) transport.TransactionIntentView {
+	create := func(key string) api.TransactionIntentView {
 		t.Helper()
 		r := createIntent(s, p, key, map[string]any{"purpose": "credit_purchase", "credits": "100", "mint": s.Token.Mint.String(), "wallet": p.wallet.addr})
 		if r.Status != http.StatusCreated {
 			t.Fatalf("intent: %d %s", r.Status, r.Body)
 		}
-		var iv transport.TransactionIntentView
+		var iv api.TransactionIntentView
 		r.Data(t, &iv)
 		return iv
 	}
@@ -246,9 +247,9 @@ func submit(s *platformtest.System, p buyer, id, sig, wire string) *platformtest
 
 // awaitState advances the cluster and the clock until the intent reaches
 // state.
-func awaitState(t *testing.T, s *platformtest.System, p buyer, id, state string, step time.Duration) transport.TransactionIntentView {
+func awaitState(t *testing.T, s *platformtest.System, p buyer, id, state string, step time.Duration) api.TransactionIntentView {
 	t.Helper()
-	var v transport.TransactionIntentView
+	var v api.TransactionIntentView
 	waitFor(t, "intent "+state, func() bool {
 		s.Cluster.AdvanceSlots(1)
 		s.Clock.Advance(step)
@@ -381,7 +382,7 @@ func workspaceCreditsAfterGrant(t *testing.T, s *platformtest.System, p buyer) i
 // URI: it builds its own transfer (a memo, then TransferChecked of amount
 // to the recipient's token account with the reference appended), signs it
 // with the buyer's key and sends it to the cluster.
-func payFromURI(t *testing.T, s *platformtest.System, p buyer, pv transport.ChainPayView, amount uint64, recipient string) string {
+func payFromURI(t *testing.T, s *platformtest.System, p buyer, pv api.ChainPayView, amount uint64, recipient string) string {
 	t.Helper()
 	mint := solana.MustPublicKeyFromBase58(pv.Mint)
 	payerKey := solana.MustPublicKeyFromBase58(p.wallet.addr)
@@ -441,16 +442,16 @@ func TestChainPaymentRequest(t *testing.T) {
 		func(t *testing.T, s *platformtest.System) {
 			p := fundedBuyer(t, s, "payer@example.test", 100_000_000_000)
 			before := workspaceCreditsAfterGrant(t, s, p)
-			request := func(key string) (transport.TransactionIntentView, transport.ChainPayView) {
+			request := func(key string) (api.TransactionIntentView, api.ChainPayView) {
 				t.Helper()
 				r := createIntent(s, p, key, map[string]any{"purpose": "credit_purchase", "credits": "100", "mint": s.Token.Mint.String(), "wallet": p.wallet.addr})
-				var iv transport.TransactionIntentView
+				var iv api.TransactionIntentView
 				r.Data(t, &iv)
 				r = s.Do(platformtest.Request{Method: http.MethodPost, Path: "/api/v1/transactions/" + iv.ID + "/chain-pay", Cookie: p.cookie, Header: testMode})
 				if r.Status != http.StatusOK {
 					t.Fatalf("chain-pay: %d %s", r.Status, r.Body)
 				}
-				var pv transport.ChainPayView
+				var pv api.ChainPayView
 				r.Data(t, &pv)
 				return iv, pv
 			}
@@ -462,7 +463,7 @@ func TestChainPaymentRequest(t *testing.T) {
 			}
 			// The same request is returned by intent, by id, and by the other create route.
 			for _, path := range []string{"/api/v1/chain-pay/requests/" + iv.ID, "/api/v1/chain-pay/" + pv.ID} {
-				var again transport.ChainPayView
+				var again api.ChainPayView
 				r := s.Do(platformtest.Request{Method: http.MethodGet, Path: path, Cookie: p.cookie, Header: testMode})
 				r.Data(t, &again)
 				if again.ID != pv.ID {
@@ -471,7 +472,7 @@ func TestChainPaymentRequest(t *testing.T) {
 			}
 			r := s.Do(platformtest.Request{Method: http.MethodPost, Path: "/api/v1/chain-pay/requests", Cookie: p.cookie, Header: testMode,
 				Body: map[string]any{"transactionIntentId": iv.ID, "recipient": "11111111111111111111111111111111", "amount": "0.000001"}})
-			var viaBody transport.ChainPayView
+			var viaBody api.ChainPayView
 			r.Data(t, &viaBody)
 			if viaBody.ID != pv.ID || viaBody.Recipient != pv.Recipient || viaBody.AmountAtomic != pv.AmountAtomic {
 				t.Fatalf("a caller's recipient or amount changed the request: %d %s", r.Status, r.Body)
@@ -525,7 +526,7 @@ func BenchmarkReconcileIntents(b *testing.B) {
 	for i := range b.N {
 		r := createIntent(s, p, "bench-"+strconv.Itoa(i), map[string]any{"purpose": "credit_purchase", "credits": "100",
 			"mint": s.Token.Mint.String(), "wallet": p.wallet.addr})
-		var iv transport.TransactionIntentView
+		var iv api.TransactionIntentView
 		r.Data(b, &iv)
 		sig, wire := signIntent(b, p, iv)
 		raw, _ := base64.StdEncoding.DecodeString(wire)

@@ -12,7 +12,7 @@ import (
 	"github.com/creatormusic/platform/jobs"
 	"github.com/creatormusic/platform/platformtest"
 	"github.com/creatormusic/platform/sound"
-	"github.com/creatormusic/platform/transport"
+	"github.com/creatormusic/platform/transport/api"
 )
 
 // analysisHold keeps every claimed sound run job in the running state, as
@@ -76,7 +76,7 @@ func acceptAnalyses(t *testing.T, s *platformtest.System, n int, prefix string) 
 		if r.Status != 202 {
 			t.Fatalf("analyze %d: %d %s", i, r.Status, r.Body)
 		}
-		var v transport.SoundOperationView
+		var v api.SoundOperationView
 		r.Data(t, &v)
 		ids = append(ids, v.ID)
 	}
@@ -85,13 +85,13 @@ func acceptAnalyses(t *testing.T, s *platformtest.System, n int, prefix string) 
 
 // serviceHealth reads /api/v1/health/services and returns the report and
 // the named service.
-func serviceHealth(t *testing.T, s *platformtest.System, name string) (transport.HealthReport, transport.ServiceHealth) {
+func serviceHealth(t *testing.T, s *platformtest.System, name string) (api.HealthReport, api.ServiceHealth) {
 	t.Helper()
 	r := s.Do(platformtest.Request{Method: "GET", Path: "/api/v1/health/services", Key: s.Boot.TestKey})
 	if r.Status != 200 {
 		t.Fatalf("health: %d %s", r.Status, r.Body)
 	}
-	var h transport.HealthReport
+	var h api.HealthReport
 	r.Data(t, &h)
 	for _, sv := range h.Services {
 		if sv.Name == name {
@@ -99,7 +99,7 @@ func serviceHealth(t *testing.T, s *platformtest.System, name string) (transport
 		}
 	}
 	t.Fatalf("health has no service %s: %+v", name, h)
-	return h, transport.ServiceHealth{}
+	return h, api.ServiceHealth{}
 }
 
 // TestJobClassGenerationDispatchesBehindRunningAnalyses: four analyses
@@ -121,7 +121,7 @@ func TestJobClassGenerationDispatchesBehindRunningAnalyses(t *testing.T) {
 		waitFor(t, "four analyses running", func() bool { return hold.held.Load() == 4 })
 
 		acc := acceptedID(t, generate(s, "gen-behind-audio", map[string]any{"prompt": "A calm piano piece", "duration": 90}))
-		v := waitOp(t, s, acc.OperationID, "dispatched", func(v transport.OperationView) bool { return v.Status != "queued" })
+		v := waitOp(t, s, acc.OperationID, "dispatched", func(v api.OperationView) bool { return v.Status != "queued" })
 		if v.Status != "dispatched" {
 			t.Fatalf("generation = %s, want dispatched", v.Status)
 		}
@@ -214,7 +214,7 @@ func TestJobClassGenerationWait(t *testing.T) {
 	time.Sleep(50 * time.Millisecond) // let the workers that may take the other analyses take them
 	start := time.Now()
 	acc := acceptedID(t, generate(s, "gen-wait", map[string]any{"prompt": "A calm piano piece", "duration": 90}))
-	v := waitOp(t, s, acc.OperationID, "dispatched", func(v transport.OperationView) bool { return v.Status != "queued" })
+	v := waitOp(t, s, acc.OperationID, "dispatched", func(v api.OperationView) bool { return v.Status != "queued" })
 	waited := time.Since(start)
 	if v.Status != "dispatched" {
 		t.Fatalf("generation = %s, want dispatched", v.Status)

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/creatormusic/platform/platformtest"
-	"github.com/creatormusic/platform/transport"
+	"github.com/creatormusic/platform/transport/api"
 )
 
 // keyCall is one key-management route with a body, named for messages.
@@ -33,26 +33,26 @@ func manage(s *platformtest.System, call keyCall, id, cookie, secret string) *pl
 }
 
 // keyState reads key id as its owner's session sees it.
-func keyState(t *testing.T, s *platformtest.System, cookie, id string) transport.KeyView {
+func keyState(t *testing.T, s *platformtest.System, cookie, id string) api.KeyView {
 	t.Helper()
 	r := s.Do(platformtest.Request{Method: "GET", Path: "/api/v1/api-keys/" + id, Cookie: cookie})
 	if r.Status != http.StatusOK {
 		t.Fatalf("read key %s: %d %s", id, r.Status, r.Body)
 	}
-	var k transport.KeyView
+	var k api.KeyView
 	r.Data(t, &k)
 	return k
 }
 
 // sessionKey creates a key with scopes from a signed-in session.
-func sessionKey(t *testing.T, s *platformtest.System, cookie string, scopes ...string) transport.KeySecret {
+func sessionKey(t *testing.T, s *platformtest.System, cookie string, scopes ...string) api.KeySecret {
 	t.Helper()
 	r := s.Do(platformtest.Request{Method: "POST", Path: "/api/v1/api-keys", Cookie: cookie,
 		Body: map[string]any{"name": "k", "scopes": scopes}})
 	if r.Status != http.StatusCreated {
 		t.Fatalf("create key %v: %d %s", scopes, r.Status, r.Body)
 	}
-	var ks transport.KeySecret
+	var ks api.KeySecret
 	r.Data(t, &ks)
 	return ks
 }
@@ -115,7 +115,7 @@ func TestKeyManagementStaysWithinAuthority(t *testing.T) {
 		}
 
 		// A key made by the owner's own key is the owner's to rotate.
-		child := func() transport.KeySecret {
+		child := func() api.KeySecret {
 			r, ks := createKey(t, s, keysOnly.Secret, map[string]any{"name": "child", "scopes": []string{"keys:write"}}, "")
 			if r.Status != http.StatusCreated {
 				t.Fatalf("key creates a key: %d %s", r.Status, r.Body)
@@ -130,7 +130,7 @@ func TestKeyManagementStaysWithinAuthority(t *testing.T) {
 		// rotate it; once the owner is super_admin, the administrator no
 		// longer holds it in full.
 		r = manage(s, keyCall{"rotate", http.MethodPost, "/rotate", nil}, owners.Key.ID, admin.cookie, "")
-		var rotated transport.KeySecret
+		var rotated api.KeySecret
 		if r.Status != http.StatusOK {
 			t.Fatalf("admin rotates the owner's key: %d %s", r.Status, r.Body)
 		}

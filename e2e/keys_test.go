@@ -9,17 +9,17 @@ import (
 	"time"
 
 	"github.com/creatormusic/platform/platformtest"
-	"github.com/creatormusic/platform/transport"
+	"github.com/creatormusic/platform/transport/api"
 )
 
-func createKey(t *testing.T, s *platformtest.System, key string, body any, idem string) (*platformtest.Response, transport.KeySecret) {
+func createKey(t *testing.T, s *platformtest.System, key string, body any, idem string) (*platformtest.Response, api.KeySecret) {
 	t.Helper()
 	h := map[string]string{}
 	if idem != "" {
 		h["Idempotency-Key"] = idem
 	}
 	r := s.Do(platformtest.Request{Method: "POST", Path: "/api/v1/api-keys", Key: key, Body: body, Header: h})
-	var ks transport.KeySecret
+	var ks api.KeySecret
 	if r.Status == http.StatusCreated {
 		r.Data(t, &ks)
 	}
@@ -32,7 +32,7 @@ func TestAuthContextWithKey(t *testing.T) {
 		if r.Status != 200 {
 			t.Fatalf("status %d: %s", r.Status, r.Body)
 		}
-		var ac transport.AuthContext
+		var ac api.AuthContext
 		r.Data(t, &ac)
 		if ac.Workspace.ID != s.Boot.WorkspaceID || ac.Credential.KeyID != s.Boot.KeyID || ac.Environment != "test" {
 			t.Fatalf("auth context = %+v", ac)
@@ -60,7 +60,7 @@ func TestKeyLifecycle(t *testing.T) {
 		// Rotate with a one-hour overlap: both secrets work, then the old one expires.
 		r = s.Do(platformtest.Request{Method: "POST", Path: "/api/v1/api-keys/" + k + "/rotate", Key: s.Boot.TestKey,
 			Body: map[string]any{"expireCurrentAfterSeconds": 3600}})
-		var rotated transport.KeySecret
+		var rotated api.KeySecret
 		r.Data(t, &rotated)
 		if rotated.Key.ID != k || rotated.Secret == created.Secret {
 			t.Fatalf("rotate = %+v", rotated)
@@ -103,7 +103,7 @@ func TestIdempotentCreate(t *testing.T) {
 		const n = 50
 		raiseKeyLimits(t, s)
 		var wg sync.WaitGroup
-		results := make([]transport.KeySecret, n)
+		results := make([]api.KeySecret, n)
 		statuses := make([]int, n)
 		for i := 0; i < n; i++ {
 			wg.Add(1)
@@ -120,7 +120,7 @@ func TestIdempotentCreate(t *testing.T) {
 			}
 		}
 		r := s.Do(platformtest.Request{Method: "GET", Path: "/api/v1/api-keys?limit=100", Key: s.Boot.TestKey})
-		var page transport.KeyPage
+		var page api.KeyPage
 		r.Data(t, &page)
 		if len(page.Items) != 2 { // the bootstrap key and one new key
 			t.Fatalf("%d keys after 50 duplicate creates, want 2", len(page.Items))

@@ -16,7 +16,7 @@ import (
 	"github.com/creatormusic/platform/platformtest"
 	"github.com/creatormusic/platform/secret"
 	"github.com/creatormusic/platform/store"
-	"github.com/creatormusic/platform/transport"
+	"github.com/creatormusic/platform/transport/api"
 )
 
 // ledgerSeed posts, in units of work as a domain would: six credit grants by
@@ -55,10 +55,10 @@ func ledgerSeed(t *testing.T, s *platformtest.System) {
 		Postings: two("system:treasury", "pool:chl_1", 18_446_000_000_000_000_000)})
 }
 
-func ledgerPage(t *testing.T, s *platformtest.System, key, path string) (*platformtest.Response, transport.LedgerPage) {
+func ledgerPage(t *testing.T, s *platformtest.System, key, path string) (*platformtest.Response, api.LedgerPage) {
 	t.Helper()
 	r := s.Do(platformtest.Request{Method: "GET", Path: path, Key: key})
-	var p transport.LedgerPage
+	var p api.LedgerPage
 	if r.Status == 200 {
 		r.Data(t, &p)
 	}
@@ -74,7 +74,7 @@ func TestLedgerReads(t *testing.T) {
 		// caused (the owner's six grants, not the platform's plan grants),
 		// newest first, paged by cursor.
 		_, own := createKey(t, s, key, map[string]any{"name": "own activity", "scopes": []string{"read"}}, "")
-		var all []transport.LedgerMovement
+		var all []api.LedgerMovement
 		path := "/api/v1/ledgers/activity?limit=4"
 		for pages := 0; ; pages++ {
 			r, p := ledgerPage(t, s, own.Secret, path)
@@ -96,7 +96,7 @@ func TestLedgerReads(t *testing.T) {
 		newest := all[0]
 		if newest.Reference != "grant:"+s.Boot.WorkspaceID+":2026-06" || newest.Ledger != "credits" || newest.Type != "grant" ||
 			newest.Actor.UserID != s.Boot.OwnerID || len(newest.Postings) != 2 ||
-			newest.Postings[1] != (transport.LedgerPosting{Account: "workspace:credits", AmountAtomic: "500", Decimals: 0, Direction: "credit"}) {
+			newest.Postings[1] != (api.LedgerPosting{Account: "workspace:credits", AmountAtomic: "500", Decimals: 0, Direction: "credit"}) {
 			t.Errorf("newest = %+v", newest)
 		}
 

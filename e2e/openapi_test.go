@@ -23,16 +23,17 @@ import (
 	"github.com/creatormusic/platform/generation/providerb"
 	"github.com/creatormusic/platform/platformtest"
 	"github.com/creatormusic/platform/transport"
+	"github.com/creatormusic/platform/transport/openapi"
 )
 
 // The Redocly CLI that lints the served document lives in
-// transport/openapilint (package.json and its lock, and redocly.yaml, the
+// transport/openapi/openapilint (package.json and its lock, and redocly.yaml, the
 // lint configuration); its node_modules are installed by
-// `npm ci --prefix transport/openapilint`, which .ci/run does before the
+// `npm ci --prefix transport/openapi/openapilint`, which .ci/run does before the
 // tests.
 const (
-	lintDir        = "transport/openapilint"
-	lintInstallCmd = "npm ci --prefix transport/openapilint"
+	lintDir        = "../transport/openapi/openapilint"
+	lintInstallCmd = "npm ci --prefix transport/openapi/openapilint"
 	// requireJSEnv makes a missing node or node_modules fail the test
 	// instead of skipping it (CI sets it).
 	requireJSEnv = "PLATFORM_REQUIRE_JS"
@@ -41,14 +42,14 @@ const (
 // servedDocument returns the OpenAPI document s serves.
 func servedDocument(t *testing.T, s *platformtest.System) []byte {
 	t.Helper()
-	resp, err := http.Get(s.Server.URL + transport.SpecPath)
+	resp, err := http.Get(s.Server.URL + openapi.SpecPath)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s = %d, %v", transport.SpecPath, resp.StatusCode, err)
+		t.Fatalf("GET %s = %d, %v", openapi.SpecPath, resp.StatusCode, err)
 	}
 	return b
 }
@@ -79,7 +80,7 @@ func TestOpenAPILintFindingsGone(t *testing.T) {
 			t.Errorf("operation path %s ends in a slash", p)
 		}
 	}
-	for _, page := range []string{transport.DocsPath, transport.CollectionPath} {
+	for _, page := range []string{openapi.DocsPath, openapi.CollectionPath} {
 		if !strings.Contains(doc.Info.Description, "`GET "+page+"`") {
 			t.Errorf("page %s is not described in info.description", page)
 		}
@@ -241,7 +242,7 @@ func TestOpenAPIDocumentStatesCodeDecisions(t *testing.T) {
 			Environment string `json:"environment"`
 			SkewSeconds int64  `json:"skewSeconds"`
 		} `json:"x-provider-callbacks"`
-		Events     []transport.EventType `json:"x-event-catalogue"`
+		Events     []openapi.EventType `json:"x-event-catalogue"`
 		Components struct {
 			Schemas map[string]struct {
 				Properties map[string]struct {
@@ -394,7 +395,7 @@ func TestOpenAPIEveryPropertyHasADescription(t *testing.T) {
 	t.Logf("schema properties: %d in components, %d of them with a description; %d in the whole document, %d with a description",
 		comps, compsDescribed, all, described)
 	if len(missing) > 0 {
-		t.Errorf("%d properties have no description (write the Go field's doc comment, then go generate ./transport):\n%s",
+		t.Errorf("%d properties have no description (write the Go field's doc comment, then go generate ./transport/openapi):\n%s",
 			len(missing), strings.Join(missing, "\n"))
 	}
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/creatormusic/platform/plan"
 	"github.com/creatormusic/platform/platformtest"
 	"github.com/creatormusic/platform/store/storetest"
-	"github.com/creatormusic/platform/transport"
+	"github.com/creatormusic/platform/transport/api"
 )
 
 // TestPlanCatalog reads the public catalog without a credential: free, pro
@@ -26,7 +26,7 @@ func TestPlanCatalog(t *testing.T) {
 		if cc := r.Header.Get("Cache-Control"); cc != "public, max-age=60" {
 			t.Fatalf("Cache-Control = %q", cc)
 		}
-		var cat transport.PlanCatalog
+		var cat api.PlanCatalog
 		r.Data(t, &cat)
 		var ids []string
 		for _, p := range cat.Plans {
@@ -64,7 +64,7 @@ func TestWorkspaceStartsOnFreePlan(t *testing.T) {
 	platformtest.Dialects(t, platformtest.Options{}, func(t *testing.T, s *platformtest.System) {
 		ctx := context.Background()
 		r := s.Do(platformtest.Request{Method: "GET", Path: "/api/v1/saas/me", Key: s.Boot.TestKey})
-		var me transport.SaasMe
+		var me api.SaasMe
 		r.Data(t, &me)
 		if !slices.Equal(me.Entitlements, []string{"ai.basic"}) {
 			t.Fatalf("saas/me entitlements = %v", me.Entitlements)

@@ -9,7 +9,7 @@ import (
 	genop "github.com/creatormusic/platform/generation/operation"
 	"github.com/creatormusic/platform/platformtest"
 	"github.com/creatormusic/platform/sound"
-	"github.com/creatormusic/platform/transport"
+	"github.com/creatormusic/platform/transport/api"
 )
 
 // asTest sends one request as p's session in the test environment.
@@ -29,19 +29,19 @@ func uploadAs(t *testing.T, s *platformtest.System, p person, wav []byte) string
 	if r.Status != http.StatusCreated {
 		t.Fatalf("upload: %d %s", r.Status, r.Body)
 	}
-	var a transport.AssetView
+	var a api.AssetView
 	r.Data(t, &a)
 	return a.ID
 }
 
 // analyzedAs accepts an analysis as p and waits until it is terminal.
-func analyzedAs(t *testing.T, s *platformtest.System, p person, idem, assetID string) transport.SoundOperationView {
+func analyzedAs(t *testing.T, s *platformtest.System, p person, idem, assetID string) api.SoundOperationView {
 	t.Helper()
 	r := asTest(s, p, "POST", "/api/v1/sound/analyze", idem, map[string]any{"input": map[string]any{"assetId": assetID}})
 	if r.Status != http.StatusAccepted {
 		t.Fatalf("analyze: %d %s", r.Status, r.Body)
 	}
-	var v transport.SoundOperationView
+	var v api.SoundOperationView
 	r.Data(t, &v)
 	waitFor(t, "analysis "+v.ID, func() bool {
 		r := asTest(s, p, "GET", "/api/v1/sound/operations/"+v.ID, "", nil)
@@ -203,7 +203,7 @@ func TestDeclaredPolicyOnRealRoutes(t *testing.T) {
 
 		// The access context closes paths no policy lists.
 		r = s.Do(platformtest.Request{Method: "GET", Path: "/api/v1/access/context?path=/nowhere", Cookie: alice.cookie})
-		var d transport.AccessDecision
+		var d api.AccessDecision
 		r.Data(t, &d)
 		if d.Allowed || d.Step != "route_policy" || d.Code == nil || *d.Code != "ACCESS_DENIED" {
 			t.Fatalf("unknown path: %s", r.Body)

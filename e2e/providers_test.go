@@ -14,7 +14,7 @@ import (
 	"github.com/creatormusic/platform/generation/providerb/providerbtest"
 	"github.com/creatormusic/platform/platformtest"
 	"github.com/creatormusic/platform/store"
-	"github.com/creatormusic/platform/transport"
+	"github.com/creatormusic/platform/transport/api"
 )
 
 const credentialsPath = "/api/v1/providers/credentials"
@@ -96,7 +96,7 @@ func TestProviderCredentials(t *testing.T) {
 		// Provider B is configured for test mode; provider A is not, and is
 		// never reported available.
 		r := s.Do(platformtest.Request{Method: "GET", Path: "/api/v1/providers", Key: key})
-		var pl transport.ProviderList
+		var pl api.ProviderList
 		r.Data(t, &pl)
 		if r.Status != 200 || len(pl.Items) != 2 {
 			t.Fatalf("providers: %d %s", r.Status, r.Body)
@@ -132,7 +132,7 @@ func TestProviderCredentials(t *testing.T) {
 		body := map[string]any{"provider": "MUSIC_PROVIDER_B", "apiKey": apiKey, "callbackKey": callbackKey, "label": "Studio"}
 		idem := map[string]string{"Idempotency-Key": "cred-create-1"}
 		r = createCredential(s, key, body, idem)
-		var cred transport.ProviderCredentialView
+		var cred api.ProviderCredentialView
 		r.Data(t, &cred)
 		if r.Status != 201 || !strings.HasPrefix(cred.ID, "pcred_") || cred.Ownership != "CUSTOMER_BYOK" || len(cred.Fingerprint) != 12 ||
 			cred.DisplaySuffix != apiKey[len(apiKey)-4:] || !cred.HasCallbackKey || cred.Health.Status != "valid" || cred.Label != "Studio" {
@@ -151,7 +151,7 @@ func TestProviderCredentials(t *testing.T) {
 		}
 		responses = append(responses, r.Body)
 		r = s.Do(platformtest.Request{Method: "GET", Path: credentialsPath, Key: key})
-		var page transport.ProviderCredentialPage
+		var page api.ProviderCredentialPage
 		r.Data(t, &page)
 		if r.Status != 200 || len(page.Items) != 1 || page.Items[0].ID != cred.ID || page.Items[0].DisplaySuffix != cred.DisplaySuffix {
 			t.Fatalf("list: %d %s", r.Status, r.Body)
@@ -161,7 +161,7 @@ func TestProviderCredentials(t *testing.T) {
 		// Balance is the provider's own credits, persisted as a snapshot.
 		s.ProviderB.SetCredits(700, 25)
 		r = s.Do(platformtest.Request{Method: "POST", Path: credentialsPath + "/" + cred.ID + "/balance", Key: key})
-		var snap transport.ProviderBalanceSnapshot
+		var snap api.ProviderBalanceSnapshot
 		r.Data(t, &snap)
 		if r.Status != 200 || snap.Credits != "700" || snap.ExtraCredits != "25" || snap.CredentialID != cred.ID ||
 			snap.Unit != "provider_credits" || !snap.ObservedAt.Equal(s.Clock.Now()) {
@@ -173,7 +173,7 @@ func TestProviderCredentials(t *testing.T) {
 		}
 		s.Clock.Advance(time.Minute)
 		r = s.Do(platformtest.Request{Method: "POST", Path: credentialsPath + "/" + cred.ID + "/validate", Key: key})
-		var validated transport.ProviderCredentialView
+		var validated api.ProviderCredentialView
 		r.Data(t, &validated)
 		if r.Status != 200 || validated.Health.Status != "valid" || !validated.Health.CheckedAt.Equal(s.Clock.Now()) {
 			t.Fatalf("validate: %d %s", r.Status, r.Body)
@@ -230,7 +230,7 @@ func TestProviderCredentials(t *testing.T) {
 
 		// Delete: gone from reads on the next request.
 		r = s.Do(platformtest.Request{Method: "DELETE", Path: credentialsPath + "/" + cred.ID, Key: key})
-		var deleted transport.ProviderCredentialView
+		var deleted api.ProviderCredentialView
 		r.Data(t, &deleted)
 		if r.Status != 200 || deleted.DeletedAt == nil {
 			t.Fatalf("delete: %d %s", r.Status, r.Body)
@@ -279,7 +279,7 @@ func TestProviderCredentialAuthority(t *testing.T) {
 
 		// Right after signing in, the owner's session submits a key.
 		r := create(owner.cookie)
-		var cred transport.ProviderCredentialView
+		var cred api.ProviderCredentialView
 		r.Data(t, &cred)
 		if r.Status != 201 || cred.Environment != "test" || cred.CreatedBy.UserID == "" || cred.CreatedBy.KeyID != "" {
 			t.Fatalf("create from a fresh session: %d %s", r.Status, r.Body)
@@ -304,7 +304,7 @@ func TestProviderCredentialAuthority(t *testing.T) {
 		}
 		// Live mode has no provider configured: reported, never available.
 		r = s.Do(platformtest.Request{Method: "GET", Path: "/api/v1/providers", Cookie: owner.cookie})
-		var pl transport.ProviderList
+		var pl api.ProviderList
 		r.Data(t, &pl)
 		for _, p := range pl.Items {
 			if p.Environment != "live" || p.Status != "not_configured" || len(p.BillingModes) != 0 {
@@ -321,10 +321,10 @@ func TestProviderCredentialAuthority(t *testing.T) {
 
 // providerStatus reads one provider route's status in the test key's
 // environment.
-func providerStatus(t *testing.T, s *platformtest.System, id string) transport.ProviderView {
+func providerStatus(t *testing.T, s *platformtest.System, id string) api.ProviderView {
 	t.Helper()
 	r := s.Do(platformtest.Request{Method: "GET", Path: "/api/v1/providers", Key: s.Boot.TestKey})
-	var pl transport.ProviderList
+	var pl api.ProviderList
 	r.Data(t, &pl)
 	for _, p := range pl.Items {
 		if p.ID == id {
@@ -332,7 +332,7 @@ func providerStatus(t *testing.T, s *platformtest.System, id string) transport.P
 		}
 	}
 	t.Fatalf("no provider %s in %s", id, r.Body)
-	return transport.ProviderView{}
+	return api.ProviderView{}
 }
 
 // TestProvidersReportObservedReach: GET /api/v1/providers reports what the
@@ -365,7 +365,7 @@ func TestProvidersReportObservedReach(t *testing.T) {
 		}
 		// Observations belong to their environment: live has no adapter.
 		r := s.Do(platformtest.Request{Method: "GET", Path: "/api/v1/providers", Key: s.Boot.LiveKey})
-		var pl transport.ProviderList
+		var pl api.ProviderList
 		r.Data(t, &pl)
 		for _, p := range pl.Items {
 			if p.Status != "not_configured" || p.ObservedAt != nil {

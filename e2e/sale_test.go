@@ -14,6 +14,7 @@ import (
 	"github.com/creatormusic/platform/token/sale"
 	"github.com/creatormusic/platform/token/tokentest"
 	"github.com/creatormusic/platform/transport"
+	"github.com/creatormusic/platform/transport/api"
 )
 
 // saleWindow is the deployed sale's open window around the test clock.
@@ -24,7 +25,7 @@ var saleWindow = sale.Window{Opens: storetest.Epoch.Add(-time.Hour), Closes: sto
 // on-chain side (community-2027) in the test environment.
 func saleOptions() platformtest.Options {
 	return platformtest.Options{Chain: true, Jobs: platform.JobsConfig{PollInterval: 20 * time.Millisecond},
-		Sale: func(c *chaintest.Cluster, d tokentest.Deployment) sale.EnvConfig {
+		SaleFunc: func(c *chaintest.Cluster, d tokentest.Deployment) sale.EnvConfig {
 			sd, err := tokentest.DeploySale(c, d, "presale-2026", saleWindow)
 			if err != nil {
 				panic(err)
@@ -73,9 +74,9 @@ func TestTokenSaleProjectionsAndAccessIntents(t *testing.T) {
 	t.Parallel()
 	platformtest.Dialects(t, saleOptions(), func(t *testing.T, s *platformtest.System) {
 		key := s.Boot.TestKey
-		var ver transport.SaleVerificationView
+		var ver api.SaleVerificationView
 		waitFor(t, "the sale verification run", func() bool {
-			ver = saleGet[transport.SaleVerificationView](t, s, "/api/v1/token-sales/presale-2026/verification", key)
+			ver = saleGet[api.SaleVerificationView](t, s, "/api/v1/token-sales/presale-2026/verification", key)
 			return ver.Run != nil && ver.ProductionMint.Verified
 		})
 		if !ver.SaleContract.Verified || !ver.Inventory.Funded || !ver.Inventory.Reconciled || !ver.Liquidity.Verified ||
@@ -83,7 +84,7 @@ func TestTokenSaleProjectionsAndAccessIntents(t *testing.T) {
 			t.Fatalf("open sale verification = %+v", ver)
 		}
 
-		cur := saleGet[*transport.SaleView](t, s, "/api/v1/token-sales/current", key)
+		cur := saleGet[*api.SaleView](t, s, "/api/v1/token-sales/current", key)
 		if cur == nil || cur.SaleID != "presale-2026" || cur.Status != "OPEN" || cur.Disclosure.Version != "2026-01" {
 			t.Fatalf("current = %+v", cur)
 		}
@@ -101,20 +102,20 @@ func TestTokenSaleProjectionsAndAccessIntents(t *testing.T) {
 			t.Fatalf("live current: %d %s", r.Status, r.Body)
 		}
 
-		planned := saleGet[transport.SaleView](t, s, "/api/v1/token-sales/community-2027", key)
+		planned := saleGet[api.SaleView](t, s, "/api/v1/token-sales/community-2027", key)
 		if planned.Status != "PLANNED" || planned.Window != nil {
 			t.Fatalf("planned sale = %+v", planned)
 		}
-		pv := saleGet[transport.SaleVerificationView](t, s, "/api/v1/token-sales/community-2027/verification", key)
+		pv := saleGet[api.SaleVerificationView](t, s, "/api/v1/token-sales/community-2027/verification", key)
 		if pv.SaleContract.Verified || pv.Inventory.Funded || pv.Inventory.Reconciled || pv.Liquidity.Verified || pv.ActivationAllowed ||
 			pv.ProductionMint.Verified || pv.ActivationReason == nil || pv.Inventory.FundedReason == nil {
 			t.Fatalf("planned verification = %+v", pv)
 		}
-		pm := saleGet[transport.SaleMarketsView](t, s, "/api/v1/token-sales/community-2027/markets", key)
+		pm := saleGet[api.SaleMarketsView](t, s, "/api/v1/token-sales/community-2027/markets", key)
 		if len(pm.Venues) != 0 || pm.ExchangeA.Verified || pm.ExchangeAAlpha.Verified {
 			t.Fatalf("planned markets list unapproved venues: %+v", pm)
 		}
-		om := saleGet[transport.SaleMarketsView](t, s, "/api/v1/token-sales/presale-2026/markets", key)
+		om := saleGet[api.SaleMarketsView](t, s, "/api/v1/token-sales/presale-2026/markets", key)
 		if len(om.Venues) != 2 {
 			t.Fatalf("open markets = %+v", om)
 		}
@@ -123,7 +124,7 @@ func TestTokenSaleProjectionsAndAccessIntents(t *testing.T) {
 				t.Errorf("venue %+v", v)
 			}
 		}
-		d := saleGet[transport.SaleDisclosureView](t, s, "/api/v1/token-sales/presale-2026/disclosures", key)
+		d := saleGet[api.SaleDisclosureView](t, s, "/api/v1/token-sales/presale-2026/disclosures", key)
 		if d.SaleID != "presale-2026" || len(d.Statements) < 4 {
 			t.Fatalf("disclosures = %+v", d)
 		}
@@ -137,13 +138,13 @@ func TestTokenSaleProjectionsAndAccessIntents(t *testing.T) {
 		if r.Status != http.StatusCreated {
 			t.Fatalf("alice: %d %s", r.Status, r.Body)
 		}
-		var ai transport.AccessIntentView
+		var ai api.AccessIntentView
 		r.Data(t, &ai)
 		if ai.Status != "ELIGIBLE" || ai.Handoff == nil || ai.Handoff.URL == nil ||
 			!strings.HasPrefix(*ai.Handoff.URL, "https://launch.platform.io/sale") || !ai.Handoff.ExpiresAt.After(s.Clock.Now()) {
 			t.Fatalf("eligible intent = %+v", ai)
 		}
-		var got transport.AccessIntentView
+		var got api.AccessIntentView
 		g := s.Do(platformtest.Request{Method: "GET", Path: "/api/v1/token-sales/access-intents/" + ai.ID, Cookie: alice.cookie, Header: testMode})
 		g.Data(t, &got)
 		if g.Status != 200 || got.ID != ai.ID || got.Handoff == nil || got.Handoff.URL != nil {
@@ -155,7 +156,7 @@ func TestTokenSaleProjectionsAndAccessIntents(t *testing.T) {
 
 		bob := testSession(t, s, "bob@example.test")
 		r = intent(s, bob, "presale-2026", map[string]any{"jurisdiction": "KP"})
-		var bi transport.AccessIntentView
+		var bi api.AccessIntentView
 		r.Data(t, &bi)
 		if r.Status != http.StatusCreated || bi.Status != "INELIGIBLE" || bi.Handoff != nil || !slices.Contains(bi.Reasons, "JURISDICTION_BLOCKED") {
 			t.Fatalf("blocked jurisdiction: %d %s", r.Status, r.Body)
@@ -165,7 +166,7 @@ func TestTokenSaleProjectionsAndAccessIntents(t *testing.T) {
 		}
 		carol := testSession(t, s, "carol@example.test")
 		r = intent(s, carol, "community-2027", map[string]any{"jurisdiction": "FR"})
-		var ci transport.AccessIntentView
+		var ci api.AccessIntentView
 		r.Data(t, &ci)
 		if ci.Status != "INELIGIBLE" || ci.Handoff != nil || !slices.Contains(ci.Reasons, "SALE_NOT_VERIFIED") {
 			t.Fatalf("unverified sale: %d %s", r.Status, r.Body)
@@ -182,12 +183,12 @@ func TestTokenSaleProjectionsAndAccessIntents(t *testing.T) {
 		s.Clock.Set(saleWindow.Closes.Add(time.Minute))
 		alice.cookie, _ = s.Login(alice.email, testPassword) // the old session expired meanwhile
 		r = intent(s, alice, "presale-2026", nil)
-		var late transport.AccessIntentView
+		var late api.AccessIntentView
 		r.Data(t, &late)
 		if late.Status != "INELIGIBLE" || late.Handoff != nil {
 			t.Fatalf("after the window: %d %s", r.Status, r.Body)
 		}
-		if cur := saleGet[*transport.SaleView](t, s, "/api/v1/token-sales/current", key); cur == nil || cur.Status != "CLOSED" {
+		if cur := saleGet[*api.SaleView](t, s, "/api/v1/token-sales/current", key); cur == nil || cur.Status != "CLOSED" {
 			t.Fatalf("current after the window = %+v", cur)
 		}
 	})

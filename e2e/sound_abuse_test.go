@@ -13,7 +13,7 @@ import (
 	"github.com/creatormusic/platform/asset/assettest"
 	"github.com/creatormusic/platform/plan"
 	"github.com/creatormusic/platform/platformtest"
-	"github.com/creatormusic/platform/transport"
+	"github.com/creatormusic/platform/transport/api"
 )
 
 // abuseOptions are a system whose jobs are polled often and whose leases
@@ -71,13 +71,13 @@ func untilStage(t *testing.T, s *platformtest.System, opID, stage string) {
 }
 
 // uploadFile uploads audio with the test key and returns the asset.
-func uploadFile(t *testing.T, s *platformtest.System, mediaType string, file []byte) transport.AssetView {
+func uploadFile(t *testing.T, s *platformtest.System, mediaType string, file []byte) api.AssetView {
 	t.Helper()
 	r := upload(s, s.Boot.TestKey, mediaType, file)
 	if r.Status != http.StatusCreated {
 		t.Fatalf("upload: %d %s", r.Status, r.Body)
 	}
-	var a transport.AssetView
+	var a api.AssetView
 	r.Data(t, &a)
 	return a
 }
@@ -89,7 +89,7 @@ func acceptAnalysis(t *testing.T, s *platformtest.System, idem, assetID string) 
 	if r.Status != http.StatusAccepted {
 		t.Fatalf("analyze: %d %s", r.Status, r.Body)
 	}
-	var v transport.SoundOperationView
+	var v api.SoundOperationView
 	r.Data(t, &v)
 	return v.ID
 }
@@ -245,7 +245,7 @@ func TestSoundOutputOverTheLimitFailsOnce(t *testing.T) {
 		if r.Status != http.StatusAccepted {
 			t.Fatalf("master: %d %s", r.Status, r.Body)
 		}
-		var v transport.SoundOperationView
+		var v api.SoundOperationView
 		r.Data(t, &v)
 		untilJobEnds(t, s, v.ID, 20*time.Second)
 		v = soundOp(t, s, v.ID)
@@ -300,7 +300,7 @@ func TestStorageQuotaHoldsUnderConcurrentUploads(t *testing.T) {
 			switch r.Status {
 			case http.StatusCreated:
 				created++
-				var a transport.AssetView
+				var a api.AssetView
 				r.Data(t, &a)
 				input = a.ID
 			case http.StatusRequestEntityTooLarge:
@@ -326,7 +326,7 @@ func TestStorageQuotaHoldsUnderConcurrentUploads(t *testing.T) {
 		if r.Status != http.StatusAccepted {
 			t.Fatalf("master: %d %s", r.Status, r.Body)
 		}
-		var v transport.SoundOperationView
+		var v api.SoundOperationView
 		r.Data(t, &v)
 		untilJobEnds(t, s, v.ID, 20*time.Second)
 		v = soundOp(t, s, v.ID)

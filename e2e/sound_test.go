@@ -17,7 +17,7 @@ import (
 	"github.com/creatormusic/platform/sound"
 	"github.com/creatormusic/platform/sound/dsp"
 	"github.com/creatormusic/platform/sound/dsp/dsptest"
-	"github.com/creatormusic/platform/transport"
+	"github.com/creatormusic/platform/transport/api"
 )
 
 // pcmWAV encodes a stereo 16-bit PCM WAV at rate whose left and right
@@ -39,7 +39,7 @@ func uploadWAV(t *testing.T, s *platformtest.System, wav []byte) string {
 	if r.Status != http.StatusCreated {
 		t.Fatalf("upload: %d %s", r.Status, r.Body)
 	}
-	var a transport.AssetView
+	var a api.AssetView
 	r.Data(t, &a)
 	return a.ID
 }
@@ -49,25 +49,25 @@ func analyze(s *platformtest.System, idem string, body any) *platformtest.Respon
 		Header: map[string]string{"Idempotency-Key": idem}})
 }
 
-func soundOp(t *testing.T, s *platformtest.System, id string) transport.SoundOperationView {
+func soundOp(t *testing.T, s *platformtest.System, id string) api.SoundOperationView {
 	t.Helper()
 	r := s.Do(platformtest.Request{Method: "GET", Path: "/api/v1/sound/operations/" + id, Key: s.Boot.TestKey})
 	if r.Status != 200 {
 		t.Fatalf("GET sound operation: %d %s", r.Status, r.Body)
 	}
-	var v transport.SoundOperationView
+	var v api.SoundOperationView
 	r.Data(t, &v)
 	return v
 }
 
 // analyzed accepts an analysis and waits until it is terminal.
-func analyzed(t *testing.T, s *platformtest.System, idem string, body any) transport.SoundOperationView {
+func analyzed(t *testing.T, s *platformtest.System, idem string, body any) api.SoundOperationView {
 	t.Helper()
 	r := analyze(s, idem, body)
 	if r.Status != http.StatusAccepted {
 		t.Fatalf("analyze: %d %s", r.Status, r.Body)
 	}
-	var v transport.SoundOperationView
+	var v api.SoundOperationView
 	r.Data(t, &v)
 	if v.Status != "queued" || v.Stage != "accepted" || v.Type != "analysis" {
 		t.Fatalf("accepted = %+v", v)
@@ -85,13 +85,13 @@ func analyzed(t *testing.T, s *platformtest.System, idem string, body any) trans
 	}
 }
 
-func soundResult(t *testing.T, s *platformtest.System, id string) transport.SoundResult {
+func soundResult(t *testing.T, s *platformtest.System, id string) api.SoundResult {
 	t.Helper()
 	r := s.Do(platformtest.Request{Method: "GET", Path: "/api/v1/sound/operations/" + id + "/result", Key: s.Boot.TestKey})
 	if r.Status != 200 {
 		t.Fatalf("result: %d %s", r.Status, r.Body)
 	}
-	var res transport.SoundResult
+	var res api.SoundResult
 	r.Data(t, &res)
 	return res
 }
@@ -187,7 +187,7 @@ func TestSoundAnalysisRequests(t *testing.T) {
 		for range 50 {
 			wg.Go(func() {
 				r := analyze(s, "dup", body)
-				var v transport.SoundOperationView
+				var v api.SoundOperationView
 				if r.Status == http.StatusAccepted {
 					r.Data(t, &v)
 				}
@@ -216,7 +216,7 @@ func TestSoundAnalysisRequests(t *testing.T) {
 		for i := range 2 {
 			r := s.Do(platformtest.Request{Method: "POST", Path: "/api/v1/sound/operations/" + id + "/cancel", Key: s.Boot.TestKey,
 				Header: map[string]string{"Idempotency-Key": fmt.Sprintf("cancel-%d", i)}})
-			var v transport.SoundOperationView
+			var v api.SoundOperationView
 			r.Data(t, &v)
 			if r.Status != 200 || v.Status != "cancelled" {
 				t.Fatalf("cancel %d: %d %s", i, r.Status, r.Body)
@@ -276,7 +276,7 @@ func TestSoundMastering(t *testing.T) {
 		if r.Status != http.StatusAccepted {
 			t.Fatalf("master: %d %s", r.Status, r.Body)
 		}
-		var v transport.SoundOperationView
+		var v api.SoundOperationView
 		r.Data(t, &v)
 		deadline := time.Now().Add(30 * time.Second)
 		for v.Status != "completed" && v.Status != "failed" {
@@ -298,7 +298,7 @@ func TestSoundMastering(t *testing.T) {
 		// The output is a derived asset of the workspace; analysing it
 		// reads the loudness the mastering reported.
 		a := s.Do(platformtest.Request{Method: "GET", Path: "/api/v1/assets/" + o.AssetID, Key: s.Boot.TestKey})
-		var av transport.AssetView
+		var av api.AssetView
 		a.Data(t, &av)
 		if a.Status != 200 || av.Origin != "derived" || av.MediaType != "audio/wav" || av.Claimed.SampleRate == nil || *av.Claimed.SampleRate != 48000 {
 			t.Fatalf("output asset: %d %s", a.Status, a.Body)
@@ -371,7 +371,7 @@ func TestSoundStems(t *testing.T) {
 		if r.Status != http.StatusAccepted {
 			t.Fatalf("stems: %d %s", r.Status, r.Body)
 		}
-		var v transport.SoundOperationView
+		var v api.SoundOperationView
 		r.Data(t, &v)
 		if v.Type != "stem_separation" {
 			t.Fatalf("type = %s", v.Type)
@@ -449,7 +449,7 @@ func TestSoundEnhance(t *testing.T) {
 		if r.Status != http.StatusAccepted {
 			t.Fatalf("enhance: %d %s", r.Status, r.Body)
 		}
-		var v transport.SoundOperationView
+		var v api.SoundOperationView
 		r.Data(t, &v)
 		deadline := time.Now().Add(30 * time.Second)
 		for v.Status != "completed" && v.Status != "failed" {
@@ -464,7 +464,7 @@ func TestSoundEnhance(t *testing.T) {
 			t.Fatalf("enhance result: %+v %+v", v, res)
 		}
 		a := s.Do(platformtest.Request{Method: "GET", Path: "/api/v1/assets/" + res.Outputs[0].AssetID, Key: s.Boot.TestKey})
-		var av transport.AssetView
+		var av api.AssetView
 		a.Data(t, &av)
 		if av.Origin != "derived" || av.MediaType != "audio/flac" {
 			t.Fatalf("output asset: %s", a.Body)

@@ -14,7 +14,7 @@ import (
 	"github.com/creatormusic/platform/chain/token2022"
 	"github.com/creatormusic/platform/platformtest"
 	"github.com/creatormusic/platform/token"
-	"github.com/creatormusic/platform/transport"
+	"github.com/creatormusic/platform/transport/api"
 )
 
 // tokenGet reads one token or chain route as key (anonymous when "").
@@ -40,9 +40,9 @@ func TestTokenRegistryVerifiesTheSimulatorMint(t *testing.T) {
 	platformtest.Dialects(t, platformtest.Options{Chain: true, Jobs: platform.JobsConfig{PollInterval: 20 * time.Millisecond}},
 		func(t *testing.T, s *platformtest.System) {
 			key := s.Boot.TestKey
-			var ver transport.TokenVerificationView
+			var ver api.TokenVerificationView
 			waitFor(t, "the start-up verification", func() bool {
-				ver, _ = tokenGet[transport.TokenVerificationView](t, s, "/api/v1/token/verification", key)
+				ver, _ = tokenGet[api.TokenVerificationView](t, s, "/api/v1/token/verification", key)
 				return ver.RunID != nil
 			})
 			network := s.Cluster.Network().CAIP2()
@@ -61,7 +61,7 @@ func TestTokenRegistryVerifiesTheSimulatorMint(t *testing.T) {
 					t.Errorf("check %d = %+v", i+1, c)
 				}
 			}
-			byCode := map[string]transport.TokenCheckView{}
+			byCode := map[string]api.TokenCheckView{}
 			for _, c := range ver.Checks {
 				byCode[c.Code] = c
 			}
@@ -75,7 +75,7 @@ func TestTokenRegistryVerifiesTheSimulatorMint(t *testing.T) {
 				t.Errorf("TRANSFER_FEE_POLICY_CAP_BPS = %+v", c)
 			}
 
-			dep, r := tokenGet[transport.TokenDeploymentView](t, s, "/api/v1/token/deployment", key)
+			dep, r := tokenGet[api.TokenDeploymentView](t, s, "/api/v1/token/deployment", key)
 			if cc := r.Header.Get("Cache-Control"); !strings.Contains(cc, "no-store") {
 				t.Errorf("deployment Cache-Control = %q", cc)
 			}
@@ -84,37 +84,37 @@ func TestTokenRegistryVerifiesTheSimulatorMint(t *testing.T) {
 				t.Fatalf("deployment = %+v", dep)
 			}
 
-			md, _ := tokenGet[transport.TokenMetadataView](t, s, "/api/v1/token/metadata", key)
+			md, _ := tokenGet[api.TokenMetadataView](t, s, "/api/v1/token/metadata", key)
 			if md.Status != "LOCALNET_VERIFIED" || md.Decimals != 9 || md.InitialMaximumSupply != "18446000000" ||
 				md.AtomicInitialMaximumSupply != "18446000000000000000" || md.TransferFeeBps != 200 || md.TransferFeeRatePolicyCapBps != 500 ||
 				md.Token2022MaximumFeeAtomic == nil || *md.Token2022MaximumFeeAtomic != "5000000000" || md.ProductionMint != nil ||
 				md.TokenProgram != "TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb" || md.Network == nil || *md.Network != network {
 				t.Fatalf("test metadata = %+v", md)
 			}
-			st, _ := tokenGet[transport.TokenStatusView](t, s, "/api/v1/token/status", key)
+			st, _ := tokenGet[api.TokenStatusView](t, s, "/api/v1/token/status", key)
 			if st.ProductionReady || !st.MetadataVerified || !st.TransferFeeConfigVerified || st.SupplyMethodologyStatus != "DRAFT" ||
 				st.Features.Transfers.Enabled || st.Features.Transfers.Reason == nil || *st.Features.Transfers.Reason != "deployment_not_live" ||
 				st.Features.CirculatingSupply.Enabled || *st.Features.CirculatingSupply.Reason != "methodology_not_verified" {
 				t.Fatalf("status = %+v", st)
 			}
-			total, _ := tokenGet[transport.TokenSupplyView](t, s, "/api/v1/token/total-supply", key)
+			total, _ := tokenGet[api.TokenSupplyView](t, s, "/api/v1/token/total-supply", key)
 			if !total.Available || total.Atomic == nil || *total.Atomic != "10000000000000000000" || *total.Whole != "10000000000" || total.Slot == nil {
 				t.Fatalf("total supply = %+v", total)
 			}
-			circ, _ := tokenGet[transport.TokenSupplyView](t, s, "/api/v1/token/circulating-supply", key)
+			circ, _ := tokenGet[api.TokenSupplyView](t, s, "/api/v1/token/circulating-supply", key)
 			if circ.Available || circ.Atomic != nil || circ.Reason == nil || *circ.Reason != "methodology_not_verified" {
 				t.Fatalf("circulating supply = %+v", circ)
 			}
 
 			// Anonymous callers see live, which has no cluster.
-			live, r := tokenGet[transport.TokenMetadataView](t, s, "/api/v1/token/metadata", "")
+			live, r := tokenGet[api.TokenMetadataView](t, s, "/api/v1/token/metadata", "")
 			if live.Status != "PRE_DEPLOYMENT" || live.Network != nil || live.ProductionMint != nil || live.Token2022MaximumFeeAtomic != nil {
 				t.Fatalf("live metadata = %+v", live)
 			}
 			if strings.Contains(r.Header.Get("Cache-Control"), "private") {
 				t.Errorf("anonymous answer marked private: %q", r.Header.Get("Cache-Control"))
 			}
-			lt, _ := tokenGet[transport.TokenSupplyView](t, s, "/api/v1/token/total-supply", "")
+			lt, _ := tokenGet[api.TokenSupplyView](t, s, "/api/v1/token/total-supply", "")
 			if lt.Available || lt.Atomic != nil || *lt.Reason != "deployment_not_verified" {
 				t.Fatalf("live total supply = %+v", lt)
 			}
@@ -122,7 +122,7 @@ func TestTokenRegistryVerifiesTheSimulatorMint(t *testing.T) {
 				t.Fatalf("a bad credential on a public route: %d %s", r.Status, r.Body)
 			}
 
-			caps, _ := tokenGet[transport.Web3CapabilitiesView](t, s, "/api/v1/web3/capabilities", key)
+			caps, _ := tokenGet[api.Web3CapabilitiesView](t, s, "/api/v1/web3/capabilities", key)
 			if caps.Environment != "test" || caps.Network == nil || *caps.Network != network || len(caps.Features) != 8 {
 				t.Fatalf("capabilities = %+v", caps)
 			}
@@ -136,7 +136,7 @@ func TestTokenRegistryVerifiesTheSimulatorMint(t *testing.T) {
 					t.Errorf("feature %+v", f)
 				}
 			}
-			lc, _ := tokenGet[transport.Web3CapabilitiesView](t, s, "/api/v1/web3/capabilities", "")
+			lc, _ := tokenGet[api.Web3CapabilitiesView](t, s, "/api/v1/web3/capabilities", "")
 			if lc.Environment != "live" || lc.Features[0].Enabled || *lc.Features[0].Reason != "cluster_not_configured" {
 				t.Fatalf("live capabilities = %+v", lc)
 			}
@@ -145,12 +145,12 @@ func TestTokenRegistryVerifiesTheSimulatorMint(t *testing.T) {
 					t.Errorf("live %s = %+v", f.Feature, f)
 				}
 			}
-			wd, _ := tokenGet[transport.Web3DeploymentView](t, s, "/api/v1/web3/deployment", key)
+			wd, _ := tokenGet[api.Web3DeploymentView](t, s, "/api/v1/web3/deployment", key)
 			if wd.Health.Status != "ok" || wd.Health.Slot == nil || wd.Health.LagSeconds == nil || wd.Token.State != "LOCALNET_VERIFIED" ||
 				wd.Programs.Token2022 != token.ProgramID() || !wd.Configured {
 				t.Fatalf("web3 deployment = %+v", wd)
 			}
-			ic, _ := tokenGet[transport.ChainIntegrationView](t, s, "/api/v1/integrations/chain", key)
+			ic, _ := tokenGet[api.ChainIntegrationView](t, s, "/api/v1/integrations/chain", key)
 			if !ic.Configured || ic.Cluster != "localnet" || !ic.Token.Verified {
 				t.Fatalf("chain integration = %+v", ic)
 			}
@@ -186,15 +186,15 @@ func TestTokenVerificationDeviations(t *testing.T) {
 		return run
 	}
 	state := func() string {
-		d, _ := tokenGet[transport.TokenDeploymentView](t, s, "/api/v1/token/deployment", key)
+		d, _ := tokenGet[api.TokenDeploymentView](t, s, "/api/v1/token/deployment", key)
 		return d.State
 	}
 	if st := state(); st != "LOCALNET_CONFIGURED" {
 		t.Fatalf("before any run: %s", st)
 	}
 	// health reads the cluster's health as the deployment view reports it.
-	health := func() transport.ClusterHealthView {
-		d, _ := tokenGet[transport.Web3DeploymentView](t, s, "/api/v1/web3/deployment", key)
+	health := func() api.ClusterHealthView {
+		d, _ := tokenGet[api.Web3DeploymentView](t, s, "/api/v1/web3/deployment", key)
 		return d.Health
 	}
 	// Configured, and no run has read it: configured, never ok.
@@ -243,7 +243,7 @@ func TestTokenVerificationDeviations(t *testing.T) {
 			if run.Outcome != token.Failed {
 				t.Fatalf("outcome %s, checks %+v", run.Outcome, run.Checks)
 			}
-			ver, _ := tokenGet[transport.TokenVerificationView](t, s, "/api/v1/token/verification", key)
+			ver, _ := tokenGet[api.TokenVerificationView](t, s, "/api/v1/token/verification", key)
 			if ver.Verified || ver.RunID == nil || *ver.RunID != run.ID {
 				t.Fatalf("verification: verified %v, run %v, want run %s", ver.Verified, ver.RunID, run.ID)
 			}
@@ -285,7 +285,7 @@ func TestTokenVerificationDeviations(t *testing.T) {
 			if run.Outcome != token.Errored || run.ErrorCode != f.code || len(run.Checks) != 0 {
 				t.Fatalf("run = %+v", run)
 			}
-			ver, _ := tokenGet[transport.TokenVerificationView](t, s, "/api/v1/token/verification", key)
+			ver, _ := tokenGet[api.TokenVerificationView](t, s, "/api/v1/token/verification", key)
 			if !ver.Verified || ver.LastAttempt == nil || ver.LastAttempt.Outcome != "ERROR" || *ver.LastAttempt.ErrorCode != f.code {
 				t.Fatalf("verification = %+v", ver)
 			}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/creatormusic/platform/chain/token2022"
 	"github.com/creatormusic/platform/platformtest"
-	"github.com/creatormusic/platform/transport"
+	"github.com/creatormusic/platform/transport/api"
 )
 
 // walletKey is a wallet keypair and its base58 address.
@@ -30,14 +30,14 @@ func newWalletKey(t testing.TB) walletKey {
 }
 
 // challenge asks for a link_wallet challenge for addr as p.
-func challenge(t testing.TB, s *platformtest.System, p person, addr string) transport.WalletChallengeView {
+func challenge(t testing.TB, s *platformtest.System, p person, addr string) api.WalletChallengeView {
 	t.Helper()
 	r := s.Do(platformtest.Request{Method: http.MethodPost, Path: "/api/v1/wallet/challenge", Cookie: p.cookie,
 		Body: map[string]any{"address": addr, "purpose": "link_wallet"}})
 	if r.Status != http.StatusCreated {
 		t.Fatalf("challenge: %d %s", r.Status, r.Body)
 	}
-	var c transport.WalletChallengeView
+	var c api.WalletChallengeView
 	r.Data(t, &c)
 	return c
 }
@@ -72,7 +72,7 @@ func TestWalletVerification(t *testing.T) {
 		// Test mode with the loopback cluster names it; live has none.
 		tc := s.Do(platformtest.Request{Method: http.MethodPost, Path: "/api/v1/wallet/challenge", Cookie: alice.cookie,
 			Header: testMode, Body: map[string]any{"address": w.addr, "purpose": "link_wallet"}})
-		var tcv transport.WalletChallengeView
+		var tcv api.WalletChallengeView
 		tc.Data(t, &tcv)
 		if tcv.SignInInput.ChainID != "localnet" || c.SignInInput.ChainID != "" {
 			t.Fatalf("chain ids: test %q, live %q", tcv.SignInInput.ChainID, c.SignInInput.ChainID)
@@ -104,7 +104,7 @@ func TestWalletVerification(t *testing.T) {
 		if r.Status != http.StatusOK {
 			t.Fatalf("verify: %d %s", r.Status, r.Body)
 		}
-		var link transport.WalletLinkView
+		var link api.WalletLinkView
 		r.Data(t, &link)
 		if link.WalletAddress != w.addr || link.ChallengeID != c.ID || !strings.HasPrefix(link.LinkID, "wl_") {
 			t.Fatalf("link = %+v", link)

@@ -130,3 +130,23 @@ func RequestHash(h Hasher, principalID, endpoint string, params []string, canoni
 	parts = append(parts, canonicalBody)
 	return h.IdempotencyHash(parts...)
 }
+
+// Receipt is the durable record of one mutation request, written in the
+// request's unit of work whatever its outcome, so that an operator can tell
+// which requests reached the platform and what each answered.
+type Receipt struct {
+	// RequestID is the request's X-Request-Id.
+	RequestID string
+	// TenantID, WorkspaceID and Environment scope the request; empty for an
+	// anonymous caller.
+	TenantID    string
+	WorkspaceID string
+	Environment string
+	// Principal is the caller's stable id (access.Principal.StableID).
+	Principal string
+	// Method and OperationID name the route.
+	Method      string
+	OperationID string
+	// Status is the HTTP status answered.
+	Status int
+}

@@ -75,3 +75,16 @@ type Inbox interface {
 	// this is the first delivery.
 	InboxRecord(ctx context.Context, consumer, eventID string) (bool, error)
 }
+
+// List returns a page of p.Environment's events for a publisher, in
+// occurrence order.
+func List(ctx context.Context, st Store, p ListParams) ([]Event, error) {
+	return st.OutboxList(ctx, p)
+}
+
+// MarkPublished marks event id of environment env published for a
+// publisher; marking it again keeps the first time. An unknown id, or one
+// of the other environment, is NOT_FOUND.
+func MarkPublished(ctx context.Context, st Store, env, id string) (Event, error) {
+	return st.OutboxMarkPublished(ctx, env, id)
+}

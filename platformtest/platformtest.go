@@ -24,6 +24,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/creatormusic/platform/access"
+
 	"github.com/pb33f/libopenapi"
 	validator "github.com/pb33f/libopenapi-validator"
 
@@ -48,6 +50,7 @@ import (
 	"github.com/creatormusic/platform/token/sale"
 	"github.com/creatormusic/platform/token/tokentest"
 	"github.com/creatormusic/platform/transport"
+	"github.com/creatormusic/platform/transport/openapi"
 	"github.com/creatormusic/platform/urlguard/urlguardtest"
 )
 
@@ -100,10 +103,10 @@ type Options struct {
 	// ChainConfig, when Chain is set, is passed on with its Test cluster
 	// and registry filled in (VerifyEvery, for one).
 	ChainConfig platform.ChainConfig
-	// Sale, when Chain is set, returns the test environment's sale
+	// SaleFunc, when Chain is set, returns the test environment's sale
 	// configuration once the mint is deployed, so a test can deploy a
 	// sale's accounts on the cluster (tokentest.DeploySale).
-	Sale func(c *chaintest.Cluster, d tokentest.Deployment) sale.EnvConfig
+	SaleFunc func(c *chaintest.Cluster, d tokentest.Deployment) sale.EnvConfig
 	// LiveSimulators configures the live environment with loopback
 	// simulators too, so that a test can make live records through the
 	// API: a second payment simulator as the provider's live account
@@ -264,8 +267,8 @@ func New(t testing.TB, opts Options) *System {
 	chainCfg := opts.ChainConfig
 	if opts.Chain {
 		cluster, deployed, chainCfg.Test = startCluster(t)
-		if opts.Sale != nil {
-			chainCfg.Test.Sale = opts.Sale(cluster, deployed)
+		if opts.SaleFunc != nil {
+			chainCfg.Test.Sale = opts.SaleFunc(cluster, deployed)
 			cluster.AdvanceSlots(40) // the sale's accounts are finalized
 		}
 	}
@@ -331,33 +334,36 @@ func startPayments(t testing.TB, clock *storetest.Clock) (*stripetest.Server, bi
 // id prefix.
 func (s *System) checkEvents() {
 	s.t.Helper()
-	catalogue := map[string]transport.EventType{}
+	catalogue := map[string]openapi.EventType{}
 	for _, e := range platform.EventCatalogue() {
 		catalogue[e.Type] = e
 	}
 	ctx := context.Background()
-	after := ""
-	for {
-		evs, err := s.DB.Read().OutboxList(ctx, outbox.ListParams{After: after, Limit: 500})
-		if err != nil {
-			s.t.Errorf("event catalogue check: list the outbox: %v", err)
-			return
-		}
-		for _, e := range evs {
-			row, ok := catalogue[e.Type]
-			switch {
-			case !ok:
-				s.t.Errorf("outbox event %s has type %q, which platform.EventCatalogue does not list", e.ID, e.Type)
-			case e.SchemaVersion != row.SchemaVersion:
-				s.t.Errorf("outbox event %s (%s) has schema version %d, the catalogue %d", e.ID, e.Type, e.SchemaVersion, row.SchemaVersion)
-			case !strings.HasPrefix(e.AggregateID, row.AggregateIDPrefix):
-				s.t.Errorf("outbox event %s (%s) names aggregate %q, the catalogue a %s (%s...)", e.ID, e.Type, e.AggregateID, row.Aggregate, row.AggregateIDPrefix)
+	// The outbox lists one environment at a time, as publishers read it.
+	for _, env := range []access.Environment{access.Test, access.Live} {
+		after := ""
+		for {
+			evs, err := s.DB.Read().OutboxList(ctx, outbox.ListParams{Environment: string(env), After: after, Limit: 500})
+			if err != nil {
+				s.t.Errorf("event catalogue check: list the %s outbox: %v", env, err)
+				return
 			}
+			for _, e := range evs {
+				row, ok := catalogue[e.Type]
+				switch {
+				case !ok:
+					s.t.Errorf("outbox event %s has type %q, which platform.EventCatalogue does not list", e.ID, e.Type)
+				case e.SchemaVersion != row.SchemaVersion:
+					s.t.Errorf("outbox event %s (%s) has schema version %d, the catalogue %d", e.ID, e.Type, e.SchemaVersion, row.SchemaVersion)
+				case !strings.HasPrefix(e.AggregateID, row.AggregateIDPrefix):
+					s.t.Errorf("outbox event %s (%s) names aggregate %q, the catalogue a %s (%s...)", e.ID, e.Type, e.AggregateID, row.Aggregate, row.AggregateIDPrefix)
+				}
+			}
+			if len(evs) < 500 {
+				break
+			}
+			after = evs[len(evs)-1].ID
 		}
-		if len(evs) < 500 {
-			return
-		}
-		after = evs[len(evs)-1].ID
 	}
 }
 

@@ -5,16 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 
 	"github.com/creatormusic/platform/access"
-	"github.com/creatormusic/platform/asset"
 	"github.com/creatormusic/platform/fault"
-	"github.com/creatormusic/platform/sound/dsp"
 )
 
 // EnhanceFeature is one requested enhancement: a feature name and its
-// amount (0 means the feature's default; see dsp.Feature).
+// amount (0 means the feature's default, as the engine defines it).
 type EnhanceFeature struct {
 	Name   string  `json:"name"`
 	Amount float64 `json:"amount,omitempty"`
@@ -25,14 +22,6 @@ type EnhanceRequest struct {
 	InputAssetID string           `json:"inputAssetId"`
 	Features     []EnhanceFeature `json:"features"`
 	Output       OutputSpec       `json:"output"`
-}
-
-func dspFeatures(fs []EnhanceFeature) []dsp.Feature {
-	out := make([]dsp.Feature, len(fs))
-	for i, f := range fs {
-		out[i] = dsp.Feature{Name: f.Name, Amount: f.Amount}
-	}
-	return out
 }
 
 // Enhance accepts an enhancement of an asset of p's scope. Features are
@@ -46,14 +35,12 @@ func (s *Service) Enhance(ctx context.Context, st Store, p *access.Principal, a 
 	if len(in.Features) == 0 {
 		return Operation{}, fault.E(op, fault.CapabilityUnsupported, "Name at least one feature.").With("field", "features")
 	}
-	// The engine validates the features before it reads anything.
-	probe := dsp.NewBlockReader(dsp.Format{SampleRate: 48000, Channels: 2}, dsp.NewBlock(2, 0))
-	if _, err := s.cfg.Engine.Enhance(probe, dspFeatures(in.Features)); err != nil {
-		var oe *dsp.OptionError
-		if !errors.As(err, &oe) {
+	if err := s.cfg.Engine.CheckFeatures(in.Features); err != nil {
+		var fe *FeatureError
+		if !errors.As(err, &fe) {
 			return Operation{}, fault.Wrap(op, err)
 		}
-		return Operation{}, fault.E(op, fault.CapabilityUnsupported, oe.Reason).With("field", s.featureField(oe, in.Features)).
+		return Operation{}, fault.E(op, fault.CapabilityUnsupported, fe.Reason).With("field", fe.Field).
 			With("supported", s.features())
 	}
 	caps := s.Capabilities(a)
@@ -69,62 +56,27 @@ func (s *Service) Enhance(ctx context.Context, st Store, p *access.Principal, a 
 	return s.accept(ctx, st, p, a, caps, TypeEnhancement, in.InputAssetID, in)
 }
 
-// featureField names the request field an engine option error points at:
-// features[i].name for an unknown or repeated name, else the amount of the
-// feature the engine refuses on its own.
-func (s *Service) featureField(oe *dsp.OptionError, fs []EnhanceFeature) string {
-	var i int
-	if _, err := fmt.Sscanf(oe.Field, "Feature[%d].Name", &i); err == nil {
-		return fmt.Sprintf("features[%d].name", i)
-	}
-	probe := dsp.NewBlockReader(dsp.Format{SampleRate: 48000, Channels: 2}, dsp.NewBlock(2, 0))
-	for i, f := range fs {
-		if _, err := s.cfg.Engine.Enhance(probe, dspFeatures([]EnhanceFeature{f})); err != nil {
-			return fmt.Sprintf("features[%d].amount", i)
-		}
-	}
-	return "features"
-}
-
 // runEnhance runs the features over the input into one output asset.
-func (s *Service) runEnhance(ctx context.Context, o Operation, blob asset.Blob) error {
+func (s *Service) runEnhance(ctx context.Context, o Operation, in Input) error {
 	var req EnhanceRequest
 	if err := decodeRequest(o, &req); err != nil {
 		return err
 	}
-	src, err := s.openInput(ctx, o, blob)
-	if err != nil {
-		return err
-	}
-	r, err := s.cfg.Engine.Enhance(dsp.NewResampler(src, req.Output.SampleRate), dspFeatures(req.Features))
-	if err != nil {
+	if _, err := s.cfg.Engine.Probe(ctx, in); err != nil {
 		return err
 	}
 	if _, err := s.step(ctx, o.ID, StageEnhancing, 20); err != nil {
 		return err
 	}
-	channels := r.Format().Channels
-	tmp, enc, done, err := s.newOutput(req.Output, channels)
+	tmp, out, done, err := s.newOutput(req.Output)
 	if err != nil {
 		return err
 	}
 	defer done()
-	buf := dsp.NewBlock(channels, dsp.BlockFrames)
-	for {
-		n, err := r.Read(buf)
-		if n > 0 {
-			if werr := enc.Write(buf.Slice(n)); werr != nil {
-				return werr
-			}
-		}
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return err
-		}
+	if err := s.cfg.Engine.Enhance(ctx, in, req.Features, out); err != nil {
+		return err
 	}
-	if err := s.finishOutput(ctx, o.ID, enc, tmp); err != nil {
+	if err := s.finishOutput(ctx, o.ID, tmp); err != nil {
 		return err
 	}
 	result, err := json.Marshal(map[string]any{"features": req.Features})

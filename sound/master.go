@@ -13,7 +13,6 @@ import (
 	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/asset"
 	"github.com/creatormusic/platform/fault"
-	"github.com/creatormusic/platform/sound/dsp"
 )
 
 // Output is an operation's output materialized as an asset, once per
@@ -84,19 +83,21 @@ func checkOutput(op string, o OutputSpec, c Capabilities) error {
 	return nil
 }
 
-// Master accepts a mastering of an asset of p's scope (profile balanced,
-// streaming, transparent or loud; targetLufs within [-30, -6]; the output
-// within the capability snapshot).
+// Master accepts a mastering of an asset of p's scope (a profile of the
+// engine's, balanced by default for the built-in one: balanced, streaming,
+// transparent or loud; targetLufs within the engine's range, [-30, -6] for
+// the built-in one; the output within the capability snapshot).
 func (s *Service) Master(ctx context.Context, st Store, p *access.Principal, a *access.Authority, in MasterRequest) (Operation, error) {
 	const op = "sound.Master"
+	m := s.cfg.Engine.Mastering()
 	if in.Profile == "" {
-		in.Profile = dsp.ProfileBalanced
+		in.Profile = m.DefaultProfile
 	}
-	if !slices.ContainsFunc(s.cfg.Engine.MasterProfiles(), func(m dsp.MasterProfile) bool { return m.Name == in.Profile }) {
+	if !slices.Contains(m.Profiles, in.Profile) {
 		return Operation{}, fault.Invalid(op, "profile", "profile is balanced, streaming, transparent or loud.")
 	}
-	if t := in.TargetLUFS; t != nil && (*t < dsp.MinTargetLUFS || *t > dsp.MaxTargetLUFS) {
-		return Operation{}, fault.E(op, fault.CapabilityUnsupported, fmt.Sprintf("targetLufs must be within [%g, %g].", dsp.MinTargetLUFS, dsp.MaxTargetLUFS)).
+	if t := in.TargetLUFS; t != nil && (*t < m.MinTargetLUFS || *t > m.MaxTargetLUFS) {
+		return Operation{}, fault.E(op, fault.CapabilityUnsupported, fmt.Sprintf("targetLufs must be within [%g, %g].", m.MinTargetLUFS, m.MaxTargetLUFS)).
 			With("field", "targetLufs")
 	}
 	caps := s.Capabilities(a)
@@ -157,44 +158,34 @@ func durationError(op string, limit int64) *fault.Error {
 }
 
 // runMaster masters the input into one output asset.
-func (s *Service) runMaster(ctx context.Context, o Operation, blob asset.Blob) error {
+func (s *Service) runMaster(ctx context.Context, o Operation, in Input) error {
 	var req MasterRequest
 	if err := decodeRequest(o, &req); err != nil {
 		return err
 	}
-	open := func() (dsp.Reader, error) {
-		r, err := s.openInput(ctx, o, blob)
-		if err != nil {
-			return nil, err
-		}
-		return dsp.NewResampler(r, req.Output.SampleRate), nil
-	}
-	first, err := open()
-	if err != nil {
+	if _, err := s.cfg.Engine.Probe(ctx, in); err != nil {
 		return err
 	}
-	channels := first.Format().Channels
 	if _, err := s.step(ctx, o.ID, StageMastering, 20); err != nil {
 		return err
 	}
-	tmp, enc, done, err := s.newOutput(req.Output, channels)
+	tmp, out, done, err := s.newOutput(req.Output)
 	if err != nil {
 		return err
 	}
 	defer done()
-	opts := dsp.MasterOptions{Profile: req.Profile}
+	opts := MasterOptions{Profile: req.Profile}
 	if req.TargetLUFS != nil {
 		opts.TargetLUFS = *req.TargetLUFS
 	}
-	rep, err := s.cfg.Engine.Master(open, opts, enc.Write)
+	rep, err := s.cfg.Engine.Master(ctx, in, opts, out)
 	if err != nil {
 		return err
 	}
-	if err := s.finishOutput(ctx, o.ID, enc, tmp); err != nil {
+	if err := s.finishOutput(ctx, o.ID, tmp); err != nil {
 		return err
 	}
-	res, err := json.Marshal(MasterResult{Profile: rep.Profile, TargetLUFS: rep.TargetLUFS, CeilingDBTP: rep.CeilingDBTP,
-		InputLUFS: rep.InputLUFS, GainDB: rep.GainDB, AchievedLUFS: rep.OutputLUFS, AchievedTruePeakDB: rep.OutputTruePeakDBTP})
+	res, err := json.Marshal(rep)
 	if err != nil {
 		return err
 	}
@@ -209,30 +200,14 @@ func decodeRequest(o Operation, dst any) error {
 	return nil
 }
 
-// finishOutput closes an output's encoder, moves the operation to
-// persisting, and rewinds the encoded file for storing.
-func (s *Service) finishOutput(ctx context.Context, id string, enc encoder, tmp *os.File) error {
-	if err := enc.Close(); err != nil {
-		return err
-	}
+// finishOutput moves the operation to persisting and rewinds the encoded
+// file for storing.
+func (s *Service) finishOutput(ctx context.Context, id string, tmp *os.File) error {
 	if _, err := s.step(ctx, id, StagePersisting, 90); err != nil {
 		return err
 	}
 	_, err := tmp.Seek(0, io.SeekStart)
 	return err
-}
-
-// encoder is a WAV or FLAC writer.
-type encoder interface {
-	Write(dsp.Block) error
-	Close() error
-}
-
-func newEncoder(w io.Writer, format string, f dsp.Format) (encoder, error) {
-	if format == "flac" {
-		return dsp.NewFLACWriter(w, f)
-	}
-	return dsp.NewWAVWriter(w, f)
 }
 
 // persist stores body as the operation's output name (origin derived,

@@ -5,14 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"time"
 
-	"github.com/creatormusic/platform/asset"
 	"github.com/creatormusic/platform/fault"
 	"github.com/creatormusic/platform/jobs"
-	"github.com/creatormusic/platform/sound/dsp"
 )
 
 // errStopped ends a run whose operation ended meanwhile (cancelled,
@@ -99,7 +96,7 @@ func (s *Service) settle(job, run context.Context, o Operation, err error) error
 	case run.Err() != nil:
 		return nil // cancelled, or ended by another run
 	}
-	code, msg, details, ok := permanent(err)
+	code, msg, details, ok := permanent(err, int64(s.inputBound(o).Seconds()))
 	if !ok {
 		return err
 	}
@@ -138,20 +135,17 @@ func (s *Service) expire(ctx context.Context, id string) error {
 
 // permanent classifies a run's error: ok when it would recur on every
 // attempt, with the code, client-safe message and details that fail the
-// operation.
-func permanent(err error) (code fault.Code, msg string, details map[string]any, ok bool) {
-	var long *dsp.LengthError
-	var opt *dsp.OptionError
+// operation. limit is the input duration bound in seconds.
+func permanent(err error, limit int64) (code fault.Code, msg string, details map[string]any, ok bool) {
 	var size *outputSizeError
 	switch {
-	case errors.As(err, &long):
-		e := durationError("sound.run", long.MaxFrames/int64(long.SampleRate))
+	case errors.Is(err, ErrTooLong):
+		e := durationError("sound.run", limit)
 		return e.Code, e.Message, e.Details, true
-	case errors.Is(err, dsp.ErrSilence):
+	case errors.Is(err, ErrSilent):
 		return fault.InvalidInput, "The input is silent: there is no loudness to master.",
 			map[string]any{"field": "input.assetId", "reason": "silent"}, true
-	case errors.Is(err, dsp.ErrCorrupt), errors.Is(err, dsp.ErrUnsupported), errors.Is(err, dsp.ErrEmpty),
-		errors.Is(err, dsp.ErrUnknownStem), errors.As(err, &opt):
+	case errors.Is(err, ErrUndecodable):
 		return fault.InvalidInput, "The input audio could not be decoded.",
 			map[string]any{"field": "input.assetId", "reason": "undecodable"}, true
 	case errors.As(err, &size):
@@ -189,15 +183,16 @@ func (s *Service) run(ctx context.Context, o Operation) error {
 		return err
 	}
 	defer blob.Close()
+	in := Input{Blob: blob, MaxDuration: s.inputBound(o)}
 	switch o.Type {
 	case TypeMastering:
-		return s.runMaster(ctx, o, blob)
+		return s.runMaster(ctx, o, in)
 	case TypeStemSeparation:
-		return s.runStems(ctx, o, blob)
+		return s.runStems(ctx, o, in)
 	case TypeEnhancement:
-		return s.runEnhance(ctx, o, blob)
+		return s.runEnhance(ctx, o, in)
 	}
-	return s.runAnalysis(ctx, o, blob)
+	return s.runAnalysis(ctx, o, in)
 }
 
 // inputBound is the longest input o may process: its capability
@@ -211,42 +206,22 @@ func (s *Service) inputBound(o Operation) time.Duration {
 	return s.maxInput(o.Plan)
 }
 
-// openInput decodes the input blob from its start, for one pass: the
-// reader stops with ctx and fails past o's duration bound, counted in
-// decoded frames whatever the header claimed.
-func (s *Service) openInput(ctx context.Context, o Operation, blob asset.Blob) (dsp.Reader, error) {
-	if _, err := blob.Seek(0, io.SeekStart); err != nil {
-		return nil, err
-	}
-	r, _, err := dsp.Open(blob)
-	if err != nil {
-		return nil, err
-	}
-	bound := int64(s.inputBound(o).Seconds() * float64(r.Format().SampleRate))
-	return dsp.LimitFrames(dsp.WithContext(ctx, r), bound), nil
-}
-
-// newOutput creates a temporary file and an encoder for spec with
-// channels: outputs are encoded to a file (seekable, so headers carry
-// their sizes) and then stored, so memory stays bounded. The file may not
-// grow past the host's upload limit: the write that would pass it fails
-// with an *outputSizeError, so an output too large to store stops early
-// instead of being computed to its end. done removes the file.
-func (s *Service) newOutput(spec OutputSpec, channels int) (tmp *os.File, enc encoder, done func(), err error) {
+// newOutput creates a temporary file for an output of spec and the sink
+// an engine encodes it into: outputs are encoded to a file (seekable, so
+// headers carry their sizes) and then stored, so memory stays bounded. The
+// file may not grow past the host's upload limit: the write that would
+// pass it fails with an *outputSizeError, so an output too large to store
+// stops early instead of being computed to its end. done removes the file.
+func (s *Service) newOutput(spec OutputSpec) (tmp *os.File, out Sink, done func(), err error) {
 	tmp, err = os.CreateTemp("", "sound-output-*")
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, Sink{}, nil, err
 	}
 	done = func() {
 		tmp.Close()
 		os.Remove(tmp.Name())
 	}
-	f := dsp.Format{SampleRate: spec.SampleRate, Channels: channels, BitDepth: spec.BitDepth, Float: spec.BitDepth == 32}
-	if enc, err = newEncoder(&cappedFile{f: tmp, limit: s.cfg.Assets.MaxUploadBytes()}, spec.Format, f); err != nil {
-		done()
-		return nil, nil, nil, err
-	}
-	return tmp, enc, done, nil
+	return tmp, Sink{Spec: spec, W: &cappedFile{f: tmp, limit: s.cfg.Assets.MaxUploadBytes()}}, done, nil
 }
 
 // outputSizeError is an output that would pass the size limit.

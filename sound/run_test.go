@@ -17,25 +17,25 @@ import (
 	"github.com/creatormusic/platform/fault"
 	"github.com/creatormusic/platform/jobs"
 	"github.com/creatormusic/platform/sound"
-	"github.com/creatormusic/platform/sound/dsp"
+	"github.com/creatormusic/platform/sound/builtin"
 	"github.com/creatormusic/platform/store"
 	"github.com/creatormusic/platform/store/storetest"
 )
 
 // countingEngine is the built-in engine counting its calls.
 type countingEngine struct {
-	sound.BuiltIn
+	builtin.Engine
 	master, measure atomic.Int32
 }
 
-func (e *countingEngine) Master(open func() (dsp.Reader, error), opts dsp.MasterOptions, sink func(dsp.Block) error) (dsp.MasterReport, error) {
+func (e *countingEngine) Master(ctx context.Context, in sound.Input, opts sound.MasterOptions, out sound.Sink) (sound.MasterResult, error) {
 	e.master.Add(1)
-	return e.BuiltIn.Master(open, opts, sink)
+	return e.Engine.Master(ctx, in, opts, out)
 }
 
-func (e *countingEngine) Measure(r dsp.Reader) (dsp.Loudness, error) {
+func (e *countingEngine) Measure(ctx context.Context, in sound.Input) (sound.Loudness, error) {
 	e.measure.Add(1)
-	return e.BuiltIn.Measure(r)
+	return e.Engine.Measure(ctx, in)
 }
 
 // fixture is a sound service on a real store with one workspace.

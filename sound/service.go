@@ -14,7 +14,6 @@ import (
 	"github.com/creatormusic/platform/fault"
 	"github.com/creatormusic/platform/jobs"
 	"github.com/creatormusic/platform/outbox"
-	"github.com/creatormusic/platform/sound/dsp"
 )
 
 // Store is the port the service writes and reads through, bound to one
@@ -59,7 +58,8 @@ type Config struct {
 	// Deadline is how long an operation may run before it expires; zero
 	// means 30 minutes.
 	Deadline time.Duration
-	// Engine runs the operations; nil means BuiltIn.
+	// Engine runs the operations. Required: package sound/builtin is the
+	// built-in engine.
 	Engine Engine
 	// Disabled names operations ("stem_separation", "mastering",
 	// "enhancement", "analysis") and enhancement features ("denoise", ...)
@@ -86,14 +86,11 @@ type Service struct {
 
 // New validates cfg and returns a Service.
 func New(cfg Config) (*Service, error) {
-	if cfg.Assets == nil || cfg.Run == nil || cfg.Read == nil {
-		return nil, errors.New("sound: Assets, Run and Read are required")
+	if cfg.Assets == nil || cfg.Run == nil || cfg.Read == nil || cfg.Engine == nil {
+		return nil, errors.New("sound: Assets, Run, Read and Engine are required")
 	}
 	if cfg.Deadline <= 0 {
 		cfg.Deadline = 30 * time.Minute
-	}
-	if cfg.Engine == nil {
-		cfg.Engine = BuiltIn{}
 	}
 	if cfg.MaxInputDuration == nil {
 		cfg.MaxInputDuration = func(string) time.Duration { return DefaultMaxInputDuration }
@@ -215,12 +212,9 @@ func (s *Service) Capabilities(a *access.Authority) Capabilities {
 		Features: FeatureCapabilities{Analysis: Supported{Supported: on(TypeAnalysis)}, Mastering: Supported{Supported: on(TypeMastering)},
 			Enhancement: Enhancement{Supported: on(TypeEnhancement), Features: map[string]bool{}}},
 	}
-	sep := s.cfg.Engine.StemSeparation()
+	sep := s.cfg.Engine.Separation()
 	c.Features.StemSeparation = StemCapability{Stems: []string{}, Method: sep.Method,
-		Quality: StemQuality{Metric: sep.Metric, MeasuredOn: sep.MeasuredOn, Stems: []StemSDR{}}}
-	for _, q := range sep.SDR {
-		c.Features.StemSeparation.Quality.Stems = append(c.Features.StemSeparation.Quality.Stems, StemSDR{Stem: q.Stem, SDRDB: q.SDRDB})
-	}
+		Quality: StemQuality{Metric: sep.Quality.Metric, MeasuredOn: sep.Quality.MeasuredOn, Stems: append([]StemSDR{}, sep.Quality.Stems...)}}
 	if on(TypeStemSeparation) {
 		c.Features.StemSeparation.Supported, c.Features.StemSeparation.MaximumStems = true, len(s.stems())
 		c.Features.StemSeparation.Stems = s.stems()
@@ -537,25 +531,23 @@ func (s *Service) step(ctx context.Context, id string, stage Stage, percent int)
 	return out, err
 }
 
-func (s *Service) runAnalysis(ctx context.Context, o Operation, blob asset.Blob) error {
+func (s *Service) runAnalysis(ctx context.Context, o Operation, in Input) error {
 	id := o.ID
 	var req AnalyzeRequest
 	if err := decodeRequest(o, &req); err != nil {
 		return err
 	}
-	// Each measure streams the input once; the blob is read again from its
-	// start for the next, so memory never holds the audio.
-	pass := func() (dsp.Reader, error) { return s.openInput(ctx, o, blob) }
+	// Each measure streams the input once; the engine reads the blob again
+	// from its start for the next, so memory never holds the audio.
 	want := func(f string) bool { return slices.Contains(req.Fields, f) }
-	r, err := pass()
+	format, err := s.cfg.Engine.Probe(ctx, in)
 	if err != nil {
 		return err
 	}
-	format := r.Format()
 	if _, err := s.step(ctx, id, StageAnalyzing, 10); err != nil {
 		return err
 	}
-	loud, err := s.cfg.Engine.Measure(r)
+	loud, err := s.cfg.Engine.Measure(ctx, in)
 	if err != nil {
 		return err
 	}
@@ -564,15 +556,12 @@ func (s *Service) runAnalysis(ctx context.Context, o Operation, blob asset.Blob)
 		if _, err := s.step(ctx, id, StageAnalyzing, 40); err != nil {
 			return err
 		}
-		if r, err = pass(); err != nil {
-			return err
-		}
-		t, err := s.cfg.Engine.Tempo(r)
+		t, err := s.cfg.Engine.Tempo(ctx, in)
 		if err != nil {
 			return err
 		}
-		res.BPM = measure(t.Available, t.BPM, "BPM", t.Reason)
-		if t.Available {
+		res.BPM = measure(t.BPM.Available, t.BPM.Value, "BPM", t.BPM.Reason)
+		if t.BPM.Available {
 			res.BPM.Confidence = &t.Confidence
 		}
 	}
@@ -580,10 +569,7 @@ func (s *Service) runAnalysis(ctx context.Context, o Operation, blob asset.Blob)
 		if _, err := s.step(ctx, id, StageAnalyzing, 70); err != nil {
 			return err
 		}
-		if r, err = pass(); err != nil {
-			return err
-		}
-		k, err := s.cfg.Engine.Key(r)
+		k, err := s.cfg.Engine.Key(ctx, in)
 		if err != nil {
 			return err
 		}
@@ -672,7 +658,7 @@ func measure(ok bool, v float64, unit, reason string) *Measure {
 }
 
 // analysisOf builds the fields the first pass establishes.
-func analysisOf(f dsp.Format, l dsp.Loudness, want func(string) bool) Analysis {
+func analysisOf(f Format, l Loudness, want func(string) bool) Analysis {
 	var a Analysis
 	if want(FieldDuration) {
 		a.Duration = measure(l.Frames > 0, float64(l.Frames)/float64(f.SampleRate), "s", "no audio frames")
@@ -687,12 +673,15 @@ func analysisOf(f dsp.Format, l dsp.Loudness, want func(string) bool) Analysis {
 		a.ChannelCount = measure(true, float64(f.Channels), "", "")
 	}
 	if want(FieldLoudness) {
-		a.IntegratedLoudness = measure(l.IntegratedAvailable, l.IntegratedLUFS, "LUFS", l.IntegratedReason)
-		a.LoudnessRange = measure(l.LoudnessRangeAvailable, l.LoudnessRangeLU, "LU", l.LoudnessRangeReason)
+		a.IntegratedLoudness = reading(l.IntegratedLUFS, "LUFS")
+		a.LoudnessRange = reading(l.RangeLU, "LU")
 	}
 	if want(FieldPeak) {
-		a.SamplePeak = measure(l.SamplePeakAvailable, l.SamplePeakDBFS, "dBFS", l.SamplePeakReason)
-		a.TruePeak = measure(l.TruePeakAvailable, l.TruePeakDBTP, "dBTP", l.TruePeakReason)
+		a.SamplePeak = reading(l.SamplePeakDBFS, "dBFS")
+		a.TruePeak = reading(l.TruePeakDBTP, "dBTP")
 	}
 	return a
 }
+
+// reading is an engine's reading as a measure in unit.
+func reading(r Reading, unit string) *Measure { return measure(r.Available, r.Value, unit, r.Reason) }

@@ -1,9 +1,15 @@
-// Package sound serves the built-in sound engine (package sound/dsp) as
-// durable operations (spec, "Sound engine", "Sound operation" and "States
-// and transitions"): a request is accepted with its idempotency record and
-// dispatch job in one unit of work, a durable job runs the engine on the
-// input asset after the commit, and the operation's state, stage and
-// progress are stored as it goes.
+// Package sound serves a sound engine as durable operations (spec, "Sound
+// engine", "Sound operation" and "States and transitions"): a request is
+// accepted with its idempotency record and dispatch job in one unit of
+// work, a durable job runs the engine on the input asset after the commit,
+// and the operation's state, stage and progress are stored as it goes.
+//
+// The engine is a port (Engine) in this package's own terms: the service
+// hands it the input's encoded bytes and output sinks, and decoding,
+// resampling, the signal processing and encoding are its business.
+// Package sound/builtin adapts the built-in engine of package sound/dsp.
+// This package imports no codec, DSP or FFT package, so the store, which
+// implements Store over this package's types, links none either.
 //
 // It serves analysis (duration, sample rate, bit depth, channel
 // count, integrated loudness and loudness range per ITU-R BS.1770-4 / EBU
@@ -31,19 +37,19 @@
 //     limits.maxInputDurationSeconds. Admission refuses an input whose
 //     header claims more (INVALID_INPUT, details.field "input.assetId",
 //     details.reason "duration_limit", details.limit in seconds, and
-//     details.claimedDurationSeconds). Claims are not trusted: every pass
-//     over the input counts decoded frames (dsp.LimitFrames) and an input
-//     that runs past the bound fails the operation with the same code and
-//     details, whatever its header claimed.
+//     details.claimedDurationSeconds). Claims are not trusted: the engine
+//     counts decoded frames on every pass over the input (Input.MaxDuration)
+//     and an input that runs past the bound fails the operation with the
+//     same code and details, whatever its header claimed.
 //   - Time. An operation expires at its deadline (Config.Deadline). The run
 //     job works under a context that ends at the deadline and that a
 //     watcher cancels as soon as the operation's stored status is terminal
 //     (it polls the row every Config.WatchInterval, so a cancel or expiry
-//     made on any host stops the work on this one), and every decoder and
-//     DSP loop reads block by block from a reader that checks that context
-//     (dsp.WithContext): a cancelled or expired operation stops within a
-//     block and the job completes, leaving the operation cancelled or
-//     expired with no result.
+//     made on any host stops the work on this one), and the engine stops
+//     once that context ends (the built-in one checks it before every block
+//     its decoders and DSP loops read): a cancelled or expired operation
+//     stops within a block and the job completes, leaving the operation
+//     cancelled or expired with no result.
 //   - Size. Outputs are encoded to temporary files that may not grow past
 //     the host's upload limit (asset.Service.MaxUploadBytes) and are stored
 //     under the workspace's storage quota (package asset).

@@ -9,9 +9,7 @@ import (
 	"slices"
 
 	"github.com/creatormusic/platform/access"
-	"github.com/creatormusic/platform/asset"
 	"github.com/creatormusic/platform/fault"
-	"github.com/creatormusic/platform/sound/dsp"
 )
 
 // StemsRequest is a validated stem separation request.
@@ -52,41 +50,34 @@ func (s *Service) Stems(ctx context.Context, st Store, p *access.Principal, a *a
 }
 
 // runStems separates the input into one output asset per requested stem.
-func (s *Service) runStems(ctx context.Context, o Operation, blob asset.Blob) error {
+func (s *Service) runStems(ctx context.Context, o Operation, in Input) error {
 	var req StemsRequest
 	if err := decodeRequest(o, &req); err != nil {
 		return err
 	}
-	src, err := s.openInput(ctx, o, blob)
-	if err != nil {
+	if _, err := s.cfg.Engine.Probe(ctx, in); err != nil {
 		return err
 	}
-	r := dsp.NewResampler(src, req.Output.SampleRate)
 	if _, err := s.step(ctx, o.ID, StageStemIsolation, 20); err != nil {
 		return err
 	}
 	// Each stem is encoded to its own temporary file while the separation
 	// streams, then stored.
 	files := map[string]*os.File{}
-	encs := map[string]encoder{}
+	outs := map[string]Sink{}
 	for _, name := range req.Stems {
-		tmp, enc, done, err := s.newOutput(req.Output, r.Format().Channels)
+		tmp, out, done, err := s.newOutput(req.Output)
 		if err != nil {
 			return err
 		}
 		defer done()
-		files[name], encs[name] = tmp, enc
+		files[name], outs[name] = tmp, out
 	}
-	if err := s.cfg.Engine.Separate(r, req.Stems, func(stem string, b dsp.Block) error { return encs[stem].Write(b) }); err != nil {
+	if err := s.cfg.Engine.Separate(ctx, in, req.Stems, outs); err != nil {
 		return err
 	}
 	if _, err := s.step(ctx, o.ID, StageEncoding, 80); err != nil {
 		return err
-	}
-	for _, name := range req.Stems {
-		if err := encs[name].Close(); err != nil {
-			return err
-		}
 	}
 	if _, err := s.step(ctx, o.ID, StagePersisting, 90); err != nil {
 		return err

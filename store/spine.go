@@ -128,21 +128,9 @@ func (tx *Tx) IdempotencyPrune(ctx context.Context, before time.Time, limit int)
 	return int(n), errf("store.IdempotencyPrune", err)
 }
 
-// Receipt is the durable record of one mutation request.
-type Receipt struct {
-	RequestID   string
-	TenantID    string
-	WorkspaceID string
-	Environment string
-	Principal   string
-	Method      string
-	OperationID string
-	Status      int
-}
-
 // ReceiptInsert stores a request receipt at the unit of work's time. A
 // second receipt for the same request id is ignored.
-func (tx *Tx) ReceiptInsert(ctx context.Context, r Receipt) error {
+func (tx *Tx) ReceiptInsert(ctx context.Context, r idempotency.Receipt) error {
 	err := tx.execLater(ctx, nil, `INSERT INTO request_receipts
 		(request_id, tenant_id, workspace_id, environment, principal, method, operation_id, status, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (request_id) DO NOTHING`,

@@ -33,7 +33,7 @@ const DefaultBodyLimit = 1 << 20
 // holding a control character the platform refuses (see controlPath) is
 // INVALID_INPUT with details.field its path and details.reason
 // "control_character".
-func (c *Call) Decode(v any) error {
+func (c *Call[T]) Decode(v any) error {
 	const op = "transport.Decode"
 	rv := reflect.ValueOf(v)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
@@ -147,7 +147,7 @@ func textControl(r rune) bool { return r < 0x20 && r != '\t' && r != '\n' && r !
 // holding a control character or invalid UTF-8: INVALID_INPUT with
 // details.field the parameter's name and details.reason. Query parameters
 // the route does not declare are ignored, as its handler ignores them.
-func checkRequestText(r *http.Request, rt Route) error {
+func checkRequestText[T Tx](r *http.Request, rt Route[T]) error {
 	const op = "transport.checkRequestText"
 	bad := func(s string) bool { return !utf8.ValidString(s) || strings.IndexFunc(s, unicode.IsControl) >= 0 }
 	for _, name := range pathNames(rt.Pattern) {
@@ -184,7 +184,7 @@ func pathNames(pattern string) []string {
 }
 
 // setBody stores the request body, already bounded by the route's limit.
-func (c *Call) setBody(b []byte) { c.body = b }
+func (c *Call[T]) setBody(b []byte) { c.body = b }
 
 // checkJSONContentType requires an application/json body.
 func checkJSONContentType(r *http.Request) error {
@@ -244,26 +244,26 @@ func decodeFailure(err error) error {
 // of a request's CPU. Gateway.Serve makes one per route; a nil index
 // resolves keys without memoizing.
 type fieldIndex struct {
-	m sync.Map // reflect.Type -> map[string]jsonField
+	m sync.Map // reflect.Type -> map[string]JSONField
 }
 
-// field finds the field of t a JSON key sets (fieldByJSONName).
-func (x *fieldIndex) field(t reflect.Type, key string) (jsonField, bool) {
+// field finds the field of t a JSON key sets (FieldByJSONName).
+func (x *fieldIndex) field(t reflect.Type, key string) (JSONField, bool) {
 	if x == nil {
-		return fieldByJSONName(t, key)
+		return FieldByJSONName(t, key)
 	}
 	v, ok := x.m.Load(t)
 	if !ok {
-		fs := jsonFields(t)
-		byName := make(map[string]jsonField, len(fs))
+		fs := JSONFields(t)
+		byName := make(map[string]JSONField, len(fs))
 		for _, f := range fs {
-			if _, seen := byName[f.name]; !seen {
-				byName[f.name] = f // the first, as fieldByJSONName finds it
+			if _, seen := byName[f.Name]; !seen {
+				byName[f.Name] = f // the first, as FieldByJSONName finds it
 			}
 		}
 		v, _ = x.m.LoadOrStore(t, byName)
 	}
-	f, ok := v.(map[string]jsonField)[key]
+	f, ok := v.(map[string]JSONField)[key]
 	return f, ok
 }
 
@@ -294,10 +294,10 @@ func (x *fieldIndex) checkShape(data []byte, t reflect.Type, path string) (strin
 			if !ok {
 				return nil, false
 			}
-			if f.quoted {
+			if f.Quoted {
 				return nil, true // ",string": encoding/json checks it
 			}
-			return f.typ, true
+			return f.Type, true
 		})
 	case reflect.Map:
 		if kind != 'o' {

@@ -9,8 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/creatormusic/platform/fault"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/creatormusic/platform/fault"
 )
 
 type decodeLimits struct {
@@ -39,17 +40,17 @@ type decodeTarget struct {
 }
 
 // decodeCall returns a call whose request has the content type and body.
-func decodeCall(contentType, body string) *Call {
+func decodeCall(contentType, body string) *Call[Tx] {
 	r := httptest.NewRequest(http.MethodPost, "/x", strings.NewReader(body))
 	if contentType != "" {
 		r.Header.Set("Content-Type", contentType)
 	}
-	c := &Call{Request: r, fields: &fieldIndex{}}
+	c := &Call[Tx]{Request: r, fields: &fieldIndex{}}
 	c.setBody([]byte(body))
 	return c
 }
 
-// The per-route index resolves keys as fieldByJSONName does, from its
+// The per-route index resolves keys as FieldByJSONName does, from its
 // memo after the first lookup, and a nil index resolves them unmemoized.
 func TestFieldIndexResolvesLikeReflection(t *testing.T) {
 	typ := reflect.TypeOf(decodeTarget{})
@@ -57,10 +58,10 @@ func TestFieldIndexResolvesLikeReflection(t *testing.T) {
 	var none *fieldIndex
 	for round := 0; round < 2; round++ {
 		for _, key := range []string{"name", "limits", "items", "tags", "at", "payload", "any", "Skipped", "Name", "nope"} {
-			want, wantOK := fieldByJSONName(typ, key)
+			want, wantOK := FieldByJSONName(typ, key)
 			for _, ix := range []*fieldIndex{x, none} {
 				got, ok := ix.field(typ, key)
-				if ok != wantOK || got.name != want.name || got.typ != want.typ {
+				if ok != wantOK || got.Name != want.Name || got.Type != want.Type {
 					t.Errorf("round %d, key %q: got %+v %v, want %+v %v", round, key, got, ok, want, wantOK)
 				}
 			}
@@ -229,7 +230,7 @@ func TestDecodeKeepsTextWhitespace(t *testing.T) {
 // TestCheckRequestText: path values and query parameters holding a control
 // character or invalid UTF-8 are INVALID_INPUT naming the parameter.
 func TestCheckRequestText(t *testing.T) {
-	rt := Route{Method: http.MethodGet, Pattern: "/api/v1/things/{thingId}/parts/{rest...}", Query: []Param{{Name: "limit"}, {Name: "cursor"}, {Name: "q"}}}
+	rt := Route[Tx]{Method: http.MethodGet, Pattern: "/api/v1/things/{thingId}/parts/{rest...}", Query: []Param{{Name: "limit"}, {Name: "cursor"}, {Name: "q"}}}
 	for _, tc := range []struct {
 		target string
 		field  string // empty: accepted

@@ -1,17 +1,32 @@
-// Package transport is the HTTP layer of the platform: the route table, the
+// Package transport is the platform's HTTP engine: the route type, the
 // router, the gateway chain, the one table from error code to HTTP status,
-// the response envelopes, strict JSON decoding, and the artifacts generated
-// from the same table (the OpenAPI 3.1 document, the Swagger UI docs page and
-// the Postman client collection), so that runtime and contract cannot drift.
+// the response envelopes, strict JSON decoding, keyset pages and the
+// credentials' limits. It knows no domain: the route table lives in
+// transport/api (one file per area of the spec, named handler functions
+// that call domain services) and the artifacts generated from that table
+// (the OpenAPI 3.1 document, the Swagger UI docs page and the client
+// collection) in transport/openapi, so that runtime and contract, built
+// from the same Route values, cannot drift.
 //
 // # The route table
 //
 // Every endpoint is one Route: method, pattern, operation id, tag, summary,
 // request and response example values, auth mode, permission or scope,
-// idempotency, maturity, visibility and handler. NewMux registers the table;
-// OpenAPI, Collection and ToolingRoutes generate the contract from it.
+// idempotency, maturity, visibility and handler. NewMux registers a table;
+// transport/openapi generates the contract from the same table.
 // Domains never choose HTTP statuses: they return a *fault.Error whose code
 // StatusOf maps to a status.
+//
+// # Units of work
+//
+// The engine is generic over the unit of work a call runs in: Route[T],
+// Call[T] and Gateway[T] take a type T that satisfies Tx, the little the
+// engine itself needs (authentication, limits, idempotency records and
+// receipts), and a Store[T] runs T's transactions and reads. The route
+// table instantiates them with its own interface (transport/api.Tx), which
+// also holds every domain's port, so a handler hands c.Tx to a domain
+// service as that domain's port, checked by the compiler, and the engine
+// never sees the concrete store. The host adapts its store to Store[T].
 //
 // # Gateway order
 //
@@ -88,29 +103,4 @@
 // Route.Via), which dispatches to each view's own route, so the literal wins
 // and "access-intents" is a reserved sale id (design.md, Router note). The
 // OpenAPI document still lists the three views as separate operations.
-//
-// # Tooling
-//
-// ToolingRoutes adds the spec's tooling routes: Swagger UI 5 at /api/docs/
-// (assets embedded, no CDN), the document at /api/docs/openapi.json, and the
-// collection's landing page, collection.json and environment.json under
-// /api/client-collection/. The two HTML pages are Route.Page routes: the
-// document describes them in info.description instead of listing them as
-// operations, since an operation's path never ends in a slash. Examples in
-// generated artifacts are placeholders.
-//
-// # The document
-//
-// Beside the operations, the document states the rules decided in code,
-// each from the code's own value: the JSON body limit (DefaultBodyLimit, or
-// the route's BodyLimit, as x-body-limit), the idempotency retention
-// (Info.IdempotencyRetention), the rate limits of keys, users and
-// workspaces (Info.RateLimits, as x-rate-limits), the API key scopes and the permissions each
-// stands for (access.Scopes), the music providers' callback timestamp
-// windows (Info.Callbacks) and the outbox event catalogue (Info.Events),
-// in info.description and as x- extensions. Every schema property carries
-// a description: the Go field's doc comment, copied by go generate into
-// fielddoc_gen.go (package transport/internal/fielddoc says why a generated
-// file). The served document passes the Redocly CLI's recommended ruleset
-// (transport/openapilint; TestOpenAPIRedoclyLint in the module root).
 package transport

@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/creatormusic/platform/fault"
 )
@@ -162,4 +163,24 @@ func writeJSON(w http.ResponseWriter, status int, requestID string, body []byte)
 	}
 	w.WriteHeader(status)
 	_, _ = w.Write(body) // the client has gone if this fails; nothing to do
+}
+
+// HumanDuration writes d in whole hours, minutes or seconds when it is
+// one: "24 hours", "5 minutes", "90 seconds".
+func HumanDuration(d time.Duration) string {
+	unit := func(n int64, name string) string {
+		if n == 1 {
+			return "1 " + name
+		}
+		return strconv.FormatInt(n, 10) + " " + name + "s"
+	}
+	switch {
+	case d%time.Hour == 0:
+		return unit(int64(d/time.Hour), "hour")
+	case d%time.Minute == 0:
+		return unit(int64(d/time.Minute), "minute")
+	case d%time.Second == 0:
+		return unit(int64(d/time.Second), "second")
+	}
+	return d.String()
 }

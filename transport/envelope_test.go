@@ -11,8 +11,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/creatormusic/platform/fault"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/creatormusic/platform/fault"
 )
 
 // envelopeLogger returns a JSON logger at level writing to a buffer.

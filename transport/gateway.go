@@ -20,7 +20,6 @@ import (
 	"github.com/creatormusic/platform/fault"
 	"github.com/creatormusic/platform/idempotency"
 	"github.com/creatormusic/platform/secret"
-	"github.com/creatormusic/platform/store"
 )
 
 // WorkspaceHeader names a workspace the caller means to act in. A key is
@@ -31,9 +30,9 @@ const WorkspaceHeader = "X-Workspace-Id"
 // (Authentication 4): request id, credential, credential state and expiry,
 // workspace authority, permission or scope, the credential's limits, idempotency,
 // the handler in its unit of work with the durable receipt, usage.
-type Gateway struct {
+type Gateway[T Tx] struct {
 	// DB is the store every call runs in.
-	DB *store.DB
+	DB Store[T]
 	// Sessions authenticates session cookies and access tokens.
 	Sessions *account.Authenticator
 	// Keys authenticates API keys.
@@ -64,7 +63,7 @@ var errDuplicate = errors.New("idempotency key already recorded")
 func isMutation(method string) bool { return method != http.MethodGet && method != http.MethodHead }
 
 // Serve returns the handler of one JSON route.
-func (g *Gateway) Serve(rt Route) http.Handler {
+func (g *Gateway[T]) Serve(rt Route[T]) http.Handler {
 	status := rt.Status
 	if status == 0 {
 		status = http.StatusOK
@@ -81,7 +80,7 @@ func (g *Gateway) Serve(rt Route) http.Handler {
 		if rt.Private || rt.Auth != AuthPublic {
 			w.Header().Set("Cache-Control", "private, no-store")
 		}
-		c := &Call{RequestID: reqID, Request: r, fields: fields}
+		c := &Call[T]{RequestID: reqID, Request: r, fields: fields}
 		code, err := g.serve(w, r, rt, c, status, limit)
 		if err != nil {
 			WriteError(w, g.Log, reqID, err)
@@ -102,10 +101,10 @@ func (g *Gateway) Serve(rt Route) http.Handler {
 
 // serve runs the chain and writes a success response; an error it returns
 // is written by the caller.
-func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, rt Route, c *Call, status int, limit int64) (int, error) {
+func (g *Gateway[T]) serve(w http.ResponseWriter, r *http.Request, rt Route[T], c *Call[T], status int, limit int64) (int, error) {
 	ctx := r.Context()
-	if rt.Admit != nil {
-		if err := rt.Admit(r, g.DB.Now()); err != nil {
+	if rt.AdmitFunc != nil {
+		if err := rt.AdmitFunc(r, g.DB.Now()); err != nil {
 			return 0, err
 		}
 	}
@@ -171,7 +170,7 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, rt Route, c *Cal
 
 // authenticate resolves the credential, loads the authority and evaluates
 // the route's access policy.
-func (g *Gateway) authenticate(ctx context.Context, r *http.Request, rt Route, c *Call, w http.ResponseWriter) error {
+func (g *Gateway[T]) authenticate(ctx context.Context, r *http.Request, rt Route[T], c *Call[T], w http.ResponseWriter) error {
 	const op = "transport.authenticate"
 	env, err := requestedEnvironment(r, rt)
 	if err != nil {
@@ -256,10 +255,8 @@ func (g *Gateway) authenticate(ctx context.Context, r *http.Request, rt Route, c
 // policyInput feeds the route's declared Policy to the evaluator's input.
 // Its request functions read through c.Tx, the read pool until the
 // handler's unit of work begins.
-func (g *Gateway) policyInput(ctx context.Context, pol Policy, c *Call, in *access.Input) {
-	if c.Tx == nil {
-		c.Tx = g.DB.Read()
-	}
+func (g *Gateway[T]) policyInput(ctx context.Context, pol Policy[T], c *Call[T], in *access.Input) {
+	c.Tx = g.DB.Read()
 	in.Feature, in.Entitlement = pol.Feature, pol.Entitlement
 	if pol.EntitlementFunc != nil {
 		in.Entitlement = pol.EntitlementFunc(c)
@@ -267,11 +264,11 @@ func (g *Gateway) policyInput(ctx context.Context, pol Policy, c *Call, in *acce
 	if pol.ScopesFunc != nil {
 		in.ExtraScopes = pol.ScopesFunc(c)
 	}
-	if pol.Resource != nil {
-		in.ResourceFunc = func() (*access.Resource, error) { return pol.Resource(ctx, c) }
+	if pol.ResourceFunc != nil {
+		in.ResourceFunc = func() (*access.Resource, error) { return pol.ResourceFunc(ctx, c) }
 	}
-	if pol.Transition != nil {
-		in.TransitionFunc = func() error { return pol.Transition(ctx, c) }
+	if pol.TransitionFunc != nil {
+		in.TransitionFunc = func() error { return pol.TransitionFunc(ctx, c) }
 	}
 	if pol.Fresh != FreshNever {
 		in.VerifyFunc = func() error { return g.fresh(pol, c) }
@@ -281,7 +278,7 @@ func (g *Gateway) policyInput(ctx context.Context, pol Policy, c *Call, in *acce
 // fresh applies the route's Freshness to the call: a session principal
 // whose last sign-in is older than FreshWindow is
 // REAUTHENTICATION_REQUIRED.
-func (g *Gateway) fresh(pol Policy, c *Call) error {
+func (g *Gateway[T]) fresh(pol Policy[T], c *Call[T]) error {
 	p := c.Principal
 	if p.Kind == access.CredentialAPIKey {
 		return nil
@@ -306,7 +303,7 @@ func (g *Gateway) fresh(pol Policy, c *Call) error {
 // header naming the other one is INVALID_INPUT.
 const EnvironmentHeader = "Platform-Environment"
 
-func requestedEnvironment(r *http.Request, rt Route) (access.Environment, error) {
+func requestedEnvironment[T Tx](r *http.Request, rt Route[T]) (access.Environment, error) {
 	v := r.Header.Get(EnvironmentHeader)
 	if v == "" && r.Method == http.MethodGet && rt.takesQuery("environment") {
 		// Browser navigations (a payment provider's return to the read-only
@@ -325,7 +322,7 @@ func requestedEnvironment(r *http.Request, rt Route) (access.Environment, error)
 }
 
 // takesQuery reports whether the route documents the query parameter name.
-func (rt Route) takesQuery(name string) bool {
+func (rt Route[T]) takesQuery(name string) bool {
 	for _, q := range rt.Query {
 		if q.Name == name {
 			return true
@@ -344,7 +341,7 @@ func bearer(r *http.Request) string {
 }
 
 // sessionCookie returns the session cookie's value, or "".
-func (g *Gateway) sessionCookie(r *http.Request) string {
+func (g *Gateway[T]) sessionCookie(r *http.Request) string {
 	ck, err := r.Cookie(account.CookieName)
 	if err != nil {
 		return ""
@@ -355,7 +352,7 @@ func (g *Gateway) sessionCookie(r *http.Request) string {
 // limit applies the credential's limits: an API key's own, or for a
 // session or access token its user's and its workspace's (Limiter). It
 // returns the release of the concurrency slots.
-func (g *Gateway) limit(ctx context.Context, w http.ResponseWriter, c *Call) (func(), error) {
+func (g *Gateway[T]) limit(ctx context.Context, w http.ResponseWriter, c *Call[T]) (func(), error) {
 	var (
 		release func()
 		h       RateHeaders
@@ -375,7 +372,7 @@ func (g *Gateway) limit(ctx context.Context, w http.ResponseWriter, c *Call) (fu
 
 // mutate runs a mutation in one unit of work with its idempotency record
 // and receipt, or replays the recorded answer.
-func (g *Gateway) mutate(ctx context.Context, w http.ResponseWriter, rt Route, c *Call, status int) (int, error) {
+func (g *Gateway[T]) mutate(ctx context.Context, w http.ResponseWriter, rt Route[T], c *Call[T], status int) (int, error) {
 	const op = "transport.mutate"
 	rec, code, done, err := g.idempotencyRecord(w, rt, c)
 	if done || err != nil {
@@ -383,7 +380,7 @@ func (g *Gateway) mutate(ctx context.Context, w http.ResponseWriter, rt Route, c
 	}
 
 	var data []byte
-	err = g.DB.InTx(ctx, func(tx *store.Tx) error {
+	err = g.DB.InTx(ctx, func(tx T) error {
 		c.Tx = tx
 		out, err := rt.Handle(ctx, c)
 		if err != nil {
@@ -412,7 +409,7 @@ func (g *Gateway) mutate(ctx context.Context, w http.ResponseWriter, rt Route, c
 // idempotencyRecord prepares the idempotency record of a mutation (nil when
 // the route or request takes none) and replays a completed one: done is
 // true when the answer was written.
-func (g *Gateway) idempotencyRecord(w http.ResponseWriter, rt Route, c *Call) (*idempotency.Record, int, bool, error) {
+func (g *Gateway[T]) idempotencyRecord(w http.ResponseWriter, rt Route[T], c *Call[T]) (*idempotency.Record, int, bool, error) {
 	const op = "transport.idempotency"
 	if rt.Idempotency == IdempotencyNone || c.Principal == nil {
 		return nil, 0, false, nil
@@ -449,7 +446,7 @@ func (g *Gateway) idempotencyRecord(w http.ResponseWriter, rt Route, c *Call) (*
 // lateReplay answers a failed request of a LateReplay route from a
 // completed record of its key, as the read before the handler would have;
 // done is false when there is none (the failure is the answer).
-func (g *Gateway) lateReplay(w http.ResponseWriter, rt Route, c *Call, rec *idempotency.Record) (int, bool, error) {
+func (g *Gateway[T]) lateReplay(w http.ResponseWriter, rt Route[T], c *Call[T], rec *idempotency.Record) (int, bool, error) {
 	if rec == nil || !rt.LateReplay {
 		return 0, false, nil
 	}
@@ -462,7 +459,7 @@ func (g *Gateway) lateReplay(w http.ResponseWriter, rt Route, c *Call, rec *idem
 // is the handler's last write (only the unit's BeforeCommit functions, such
 // as a credit reservation, write after it): when another request holds the
 // key it returns errDuplicate and the whole unit rolls back.
-func (g *Gateway) complete(ctx context.Context, tx *store.Tx, rt Route, c *Call, rec *idempotency.Record, status int, out any) (int, []byte, error) {
+func (g *Gateway[T]) complete(ctx context.Context, tx T, rt Route[T], c *Call[T], rec *idempotency.Record, status int, out any) (int, []byte, error) {
 	code := status
 	if c.status != 0 {
 		code = c.status
@@ -492,7 +489,7 @@ func (g *Gateway) complete(ctx context.Context, tx *store.Tx, rt Route, c *Call,
 
 // replayDuplicate answers a request whose key another request committed
 // first.
-func (g *Gateway) replayDuplicate(w http.ResponseWriter, c *Call, rec *idempotency.Record) (int, error) {
+func (g *Gateway[T]) replayDuplicate(w http.ResponseWriter, c *Call[T], rec *idempotency.Record) (int, error) {
 	code, done, err := g.replay(w, c, rec)
 	if err != nil || done {
 		return code, err
@@ -503,7 +500,7 @@ func (g *Gateway) replayDuplicate(w http.ResponseWriter, c *Call, rec *idempoten
 // replay answers from a completed record: its stored response when the
 // request hash matches, 409 IDEMPOTENCY_CONFLICT when it does not. done is
 // false when no completed record exists.
-func (g *Gateway) replay(w http.ResponseWriter, c *Call, rec *idempotency.Record) (int, bool, error) {
+func (g *Gateway[T]) replay(w http.ResponseWriter, c *Call[T], rec *idempotency.Record) (int, bool, error) {
 	const op = "transport.replay"
 	got, err := g.DB.Read().IdempotencyGet(c.Request.Context(), rec.Scope, rec.Endpoint, rec.Key)
 	if fault.Is(err, fault.NotFound) {
@@ -526,12 +523,12 @@ func (g *Gateway) replay(w http.ResponseWriter, c *Call, rec *idempotency.Record
 	return got.Status, true, nil
 }
 
-func (g *Gateway) scope(p *access.Principal) idempotency.Scope {
+func (g *Gateway[T]) scope(p *access.Principal) idempotency.Scope {
 	return idempotency.Scope{TenantID: p.TenantID, WorkspaceID: p.WorkspaceID, Environment: string(p.Environment)}
 }
 
 // pathParams lists the route's path values in pattern order.
-func pathParams(rt Route, c *Call) []string {
+func pathParams[T Tx](rt Route[T], c *Call[T]) []string {
 	var out []string
 	for _, seg := range strings.Split(rt.Pattern, "/") {
 		if strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "}") {
@@ -542,8 +539,8 @@ func pathParams(rt Route, c *Call) []string {
 	return out
 }
 
-func (g *Gateway) receipt(rt Route, c *Call, code int) store.Receipt {
-	r := store.Receipt{RequestID: c.RequestID, Method: c.Request.Method, OperationID: rt.OperationID, Status: code}
+func (g *Gateway[T]) receipt(rt Route[T], c *Call[T], code int) idempotency.Receipt {
+	r := idempotency.Receipt{RequestID: c.RequestID, Method: c.Request.Method, OperationID: rt.OperationID, Status: code}
 	if p := c.Principal; p != nil {
 		r.TenantID, r.WorkspaceID, r.Environment, r.Principal = p.TenantID, p.WorkspaceID, string(p.Environment), p.StableID()
 	}
@@ -552,12 +549,12 @@ func (g *Gateway) receipt(rt Route, c *Call, code int) store.Receipt {
 
 // failedReceipt records a mutation that did not commit, in its own unit of
 // work, so the receipt trail shows refused and failed requests too.
-func (g *Gateway) failedReceipt(ctx context.Context, rt Route, c *Call, cause error) {
+func (g *Gateway[T]) failedReceipt(ctx context.Context, rt Route[T], c *Call[T], cause error) {
 	if c.Principal == nil {
 		return
 	}
 	code := StatusOf(fault.CodeOf(cause))
-	err := g.DB.InTx(context.WithoutCancel(ctx), func(tx *store.Tx) error {
+	err := g.DB.InTx(context.WithoutCancel(ctx), func(tx T) error {
 		return tx.ReceiptInsert(ctx, g.receipt(rt, c, code))
 	})
 	if err != nil {
@@ -567,7 +564,7 @@ func (g *Gateway) failedReceipt(ctx context.Context, rt Route, c *Call, cause er
 
 // write answers a read (or a streamed mutation): the envelope around data,
 // or what data writes when it is a Writer.
-func (g *Gateway) write(w http.ResponseWriter, c *Call, status int, data any) (int, error) {
+func (g *Gateway[T]) write(w http.ResponseWriter, c *Call[T], status int, data any) (int, error) {
 	if c.status != 0 {
 		status = c.status
 	}
@@ -586,7 +583,7 @@ func (g *Gateway) write(w http.ResponseWriter, c *Call, status int, data any) (i
 // handler's read with *http.MaxBytesError (see StreamReadError).
 func streamBody(w http.ResponseWriter, r *http.Request, limit int64) error {
 	if r.ContentLength > limit {
-		return tooLarge("transport.streamBody", limit)
+		return TooLarge("transport.streamBody", limit)
 	}
 	if r.Body != nil && r.Body != http.NoBody {
 		r.Body = http.MaxBytesReader(w, r.Body, limit)
@@ -594,8 +591,8 @@ func streamBody(w http.ResponseWriter, r *http.Request, limit int64) error {
 	return nil
 }
 
-// tooLarge is the 413 of a body over limit.
-func tooLarge(op string, limit int64) error {
+// TooLarge is the 413 of a body over limit.
+func TooLarge(op string, limit int64) error {
 	return fault.E(op, fault.PayloadTooLarge, fmt.Sprintf("The request body exceeds the limit of %d bytes.", limit)).With("limit", limit)
 }
 
@@ -605,7 +602,7 @@ func tooLarge(op string, limit int64) error {
 func StreamReadError(err error) error {
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
-		return tooLarge("transport.StreamReadError", mbe.Limit)
+		return TooLarge("transport.StreamReadError", mbe.Limit)
 	}
 	return err
 }
@@ -628,7 +625,7 @@ func checkStreamType(r *http.Request, accepted []string) error {
 // stream runs a Stream or OwnUnitOfWork mutation: the handler runs outside
 // any transaction and calls c.Commit once for its unit of work, which writes the
 // receipt in the same transaction. No idempotency record is kept.
-func (g *Gateway) stream(ctx context.Context, w http.ResponseWriter, rt Route, c *Call, status int) (int, error) {
+func (g *Gateway[T]) stream(ctx context.Context, w http.ResponseWriter, rt Route[T], c *Call[T], status int) (int, error) {
 	const op = "transport.stream"
 	rec, code, done, err := g.idempotencyRecord(w, rt, c)
 	if done || err != nil {
@@ -637,9 +634,9 @@ func (g *Gateway) stream(ctx context.Context, w http.ResponseWriter, rt Route, c
 	c.Tx = g.DB.Read()
 	code = status
 	var data []byte
-	c.commit = func(ctx context.Context, fn func(tx *store.Tx) (any, error)) (any, error) {
+	c.commitFunc = func(ctx context.Context, fn func(tx T) (any, error)) (any, error) {
 		var out any
-		err := g.DB.InTx(ctx, func(tx *store.Tx) error {
+		err := g.DB.InTx(ctx, func(tx T) error {
 			c.Tx = tx
 			var err error
 			if out, err = fn(tx); err != nil {

@@ -117,7 +117,7 @@ func (l SessionLimits) Validate() error {
 // when it returns, so memory follows the active subjects, not every one
 // ever seen.
 type Limiter struct {
-	now      func() time.Time
+	clock    Clock
 	sessions SessionLimits
 	mu       sync.Mutex
 	states   map[string]*limitState // by subject id
@@ -153,10 +153,10 @@ const (
 // colon.
 func counted(id string) bool { return strings.Contains(id, ":") }
 
-// NewLimiter returns a limiter reading time from now, with sessions' limits
+// NewLimiter returns a limiter reading time from clock, with sessions' limits
 // (zero fields take the defaults).
-func NewLimiter(now func() time.Time, sessions SessionLimits) *Limiter {
-	return &Limiter{now: now, sessions: sessions.WithDefaults(), states: map[string]*limitState{}, pending: map[string]int64{}}
+func NewLimiter(clock Clock, sessions SessionLimits) *Limiter {
+	return &Limiter{clock: clock, sessions: sessions.WithDefaults(), states: map[string]*limitState{}, pending: map[string]int64{}}
 }
 
 // SessionLimits returns the limits sessions and access tokens run under.
@@ -208,7 +208,7 @@ func (l *Limiter) AcquireSession(ctx context.Context, st UsageStore, userID, wor
 // none.
 func (l *Limiter) acquire(ctx context.Context, st UsageStore, subs []subject) (func(), RateHeaders, error) {
 	const op = "transport.Limiter"
-	now := l.now()
+	now := l.clock.Now()
 	period := Period(now)
 	for {
 		l.mu.Lock()
@@ -356,7 +356,7 @@ func (l *Limiter) Flush(ctx context.Context, inTx func(context.Context, func(Usa
 	pending := l.pending
 	l.pending = map[string]int64{}
 	lastUsed := l.lastUsed
-	period := Period(l.now())
+	period := Period(l.clock.Now())
 	l.mu.Unlock()
 
 	keys, subjects := map[string]int64{}, map[string]int64{}
@@ -406,7 +406,7 @@ func (l *Limiter) Flush(ctx context.Context, inTx func(context.Context, func(Usa
 // a fresh state read back from the database behaves the same. l.mu is
 // held.
 func (l *Limiter) forgetIdle() {
-	now := l.now()
+	now := l.clock.Now()
 	for id, s := range l.states {
 		if s.inFlight == 0 && l.pending[id] == 0 && now.Sub(s.last) >= time.Minute {
 			delete(l.states, id)

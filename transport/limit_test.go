@@ -2,8 +2,6 @@ package transport
 
 import (
 	"context"
-	"encoding/json"
-	"strings"
 	"testing"
 	"time"
 
@@ -45,7 +43,7 @@ func limitOf(err error) any {
 
 func TestLimiterConcurrencyAndBudget(t *testing.T) {
 	now := time.Date(2026, 3, 31, 23, 59, 0, 0, time.UTC)
-	l := NewLimiter(func() time.Time { return now }, SessionLimits{})
+	l := NewLimiter(clockOf(&now), SessionLimits{})
 	st := &memUsage{counts: map[string]int64{}}
 	k := apikey.Key{ID: "key_1", Limits: apikey.Limits{RequestsPerMinute: 100, MaxConcurrentRequests: 2, MonthlyRequestBudget: 5}}
 	ctx := context.Background()
@@ -88,7 +86,7 @@ func TestLimiterConcurrencyAndBudget(t *testing.T) {
 	if got := st.counts["key_1/2026-03"]; got != 5 {
 		t.Fatalf("flushed %d requests, want 5", got)
 	}
-	fresh := NewLimiter(func() time.Time { return now }, SessionLimits{})
+	fresh := NewLimiter(clockOf(&now), SessionLimits{})
 	if _, _, err := fresh.Acquire(ctx, st, k); limitOf(err) != "monthlyRequestBudget" {
 		t.Fatalf("a restarted limiter forgot the budget: %v", err)
 	}
@@ -111,7 +109,7 @@ func detailOf(err error, key string) any {
 // counts nothing against the other; another workspace is not bound.
 func TestLimiterSessions(t *testing.T) {
 	now := time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
-	l := NewLimiter(func() time.Time { return now }, SessionLimits{
+	l := NewLimiter(clockOf(&now), SessionLimits{
 		User:      apikey.Limits{RequestsPerMinute: 3, MaxConcurrentRequests: 2, MonthlyRequestBudget: 100},
 		Workspace: apikey.Limits{RequestsPerMinute: 4, MaxConcurrentRequests: 3, MonthlyRequestBudget: 100},
 	})
@@ -191,7 +189,7 @@ func TestLimiterSessions(t *testing.T) {
 func TestLimiterSessionBudgetAndIdle(t *testing.T) {
 	now := time.Date(2026, 3, 31, 23, 50, 0, 0, time.UTC)
 	limits := SessionLimits{User: apikey.Limits{RequestsPerMinute: 100, MaxConcurrentRequests: 5, MonthlyRequestBudget: 3}}
-	l := NewLimiter(func() time.Time { return now }, limits)
+	l := NewLimiter(clockOf(&now), limits)
 	st := &memUsage{counts: map[string]int64{}}
 	ctx := context.Background()
 	inTx := func(ctx context.Context, fn func(UsageStore) error) error { return fn(st) }
@@ -212,7 +210,7 @@ func TestLimiterSessionBudgetAndIdle(t *testing.T) {
 	if st.counts["user:usr_a/2026-03"] != 3 || st.counts["ws:ws_1/2026-03"] != 3 || len(st.counts) != 2 {
 		t.Fatalf("flushed %v", st.counts)
 	}
-	if _, _, err := NewLimiter(func() time.Time { return now }, limits).AcquireSession(ctx, st, "usr_a", "ws_2"); limitOf(err) != "monthlyRequestBudget" {
+	if _, _, err := NewLimiter(clockOf(&now), limits).AcquireSession(ctx, st, "usr_a", "ws_2"); limitOf(err) != "monthlyRequestBudget" {
 		t.Fatalf("a restarted limiter forgot the budget: %v", err)
 	}
 	now = now.Add(time.Minute)
@@ -227,33 +225,11 @@ func TestLimiterSessionBudgetAndIdle(t *testing.T) {
 	}
 }
 
-// TestOpenAPIStatesRateLimits: the document states every credential's
-// limits, from the values the host enforces.
-func TestOpenAPIStatesRateLimits(t *testing.T) {
-	rl := RateLimits{Sessions: SessionLimits{}.WithDefaults(),
-		KeyDefaults: apikey.Limits{RequestsPerMinute: 600, MaxConcurrentRequests: 16, MonthlyRequestBudget: 1_000_000}}
-	b, err := OpenAPI(oaTable(), Info{Title: "platform API", RateLimits: &rl})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc struct {
-		Info struct {
-			Description string `json:"description"`
-		} `json:"info"`
-		RateLimits map[string]apikey.Limits `json:"x-rate-limits"`
-	}
-	if err := json.Unmarshal(b, &doc); err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"## Rate limits", "| API key | key (a new key's defaults) | 600 | 16 | 1,000,000 |",
-		"| Session or access token | user | 600 | 32 | 1,000,000 |", "| Session or access token | workspace | 3,000 | 128 | 10,000,000 |",
-		"Retry-After", "details.subject"} {
-		if !strings.Contains(doc.Info.Description, want) {
-			t.Errorf("the description lacks %q", want)
-		}
-	}
-	if doc.RateLimits["sessionWorkspace"] != rl.Sessions.Workspace || doc.RateLimits["sessionUser"] != rl.Sessions.User ||
-		doc.RateLimits["apiKeyDefaults"] != rl.KeyDefaults {
-		t.Errorf("x-rate-limits = %+v", doc.RateLimits)
-	}
-}
+// clockAt reads the time from a variable a test moves.
+type clockAt struct{ t *time.Time }
+
+// Now returns the variable's time.
+func (c clockAt) Now() time.Time { return *c.t }
+
+// clockOf returns a clock reading *t.
+func clockOf(t *time.Time) Clock { return clockAt{t} }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -23,7 +24,7 @@ import (
 // through one handler registered at Via that dispatches to them by their own
 // patterns (design.md, Router note). NewMux validates the table first and
 // reports every problem it finds.
-func NewMux(routes []Route, serve func(Route) http.Handler, log *slog.Logger) (http.Handler, error) {
+func NewMux[T Tx](routes []Route[T], serve func(Route[T]) http.Handler, log *slog.Logger) (http.Handler, error) {
 	if err := validateRoutes(routes); err != nil {
 		return nil, err
 	}
@@ -70,7 +71,7 @@ func NewMux(routes []Route, serve func(Route) http.Handler, log *slog.Logger) (h
 // a path value or declared query parameter holding a control character or
 // invalid UTF-8 is 400 INVALID_INPUT before the route's own code runs. Nil
 // for a gateway route.
-func checkedRaw(rt Route, log *slog.Logger) http.Handler {
+func checkedRaw[T Tx](rt Route[T], log *slog.Logger) http.Handler {
 	if rt.Raw == nil {
 		return nil
 	}
@@ -154,7 +155,7 @@ func (m *mux) matches(method string, r *http.Request) bool {
 }
 
 // tableMethods returns the distinct methods of the table, sorted.
-func tableMethods(routes []Route) []string {
+func tableMethods[T Tx](routes []Route[T]) []string {
 	var out []string
 	for _, r := range routes {
 		out = append(out, r.Method)
@@ -191,7 +192,7 @@ func routeMethods() []string {
 }
 
 // validateRoutes checks the table and joins every problem found.
-func validateRoutes(routes []Route) error {
+func validateRoutes[T Tx](routes []Route[T]) error {
 	var errs []error
 	ids := map[string]bool{}
 	patterns := map[string]string{}
@@ -228,7 +229,7 @@ func validateRoutes(routes []Route) error {
 }
 
 // validateRoute returns the problems of one route.
-func validateRoute(r Route) []string {
+func validateRoute[T Tx](r Route[T]) []string {
 	var out []string
 	if !slices.Contains(routeMethods(), r.Method) {
 		out = append(out, fmt.Sprintf("method %q is not one of %v", r.Method, routeMethods()))
@@ -277,7 +278,7 @@ func validateRoute(r Route) []string {
 }
 
 // missingDocs returns what a public JSON route lacks to be served and documented.
-func missingDocs(r Route) []string {
+func missingDocs[T Tx](r Route[T]) []string {
 	var out []string
 	if r.Tag == "" {
 		out = append(out, "missing Tag")
@@ -364,4 +365,18 @@ func newRequestID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
 	return "req_" + hex.EncodeToString(b[:])
+}
+
+// wildcard matches a pattern's wildcards.
+var wildcard = regexp.MustCompile(`\{([^{}]*)\}`)
+
+// PatternParams returns the names of a pattern's wildcards, in order.
+func PatternParams(pattern string) []string {
+	var out []string
+	for _, m := range wildcard.FindAllStringSubmatch(pattern, -1) {
+		if name := strings.TrimSuffix(m[1], "..."); name != "$" && name != "" {
+			out = append(out, name)
+		}
+	}
+	return out
 }

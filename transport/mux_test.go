@@ -13,20 +13,20 @@ import (
 )
 
 // muxRoute returns a valid public JSON route.
-func muxRoute(method, pattern, id string) Route {
-	return Route{
+func muxRoute(method, pattern, id string) Route[Tx] {
+	return Route[Tx]{
 		Method: method, Pattern: pattern, OperationID: id, Tag: TagTokenSale, Summary: id, Auth: AuthPublic,
 		Response: struct{}{},
-		Handle:   func(context.Context, *Call) (any, error) { return nil, nil },
+		Handle:   func(context.Context, *Call[Tx]) (any, error) { return nil, nil },
 	}
 }
 
 // muxServe stands in for the gateway: it answers with the operation id and
 // the path values named in the pattern.
-func muxServe(rt Route) http.Handler {
+func muxServe(rt Route[Tx]) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		out := rt.OperationID
-		for _, name := range patternParams(rt.Pattern) {
+		for _, name := range PatternParams(rt.Pattern) {
 			out += " " + name + "=" + r.PathValue(name)
 		}
 		_, _ = w.Write([]byte(out))
@@ -34,13 +34,13 @@ func muxServe(rt Route) http.Handler {
 }
 
 // muxTable is a table with the spec's awkward shapes.
-func muxTable() []Route {
-	views := func(view, id string) Route {
+func muxTable() []Route[Tx] {
+	views := func(view, id string) Route[Tx] {
 		r := muxRoute(http.MethodGet, "/api/v1/token-sales/{saleId}/"+view, id)
 		r.Via = "/api/v1/token-sales/{saleId}/{view}"
 		return r
 	}
-	return []Route{
+	return []Route[Tx]{
 		muxRoute(http.MethodGet, "/api/v1/token-sales/current", "getCurrentTokenSale"),
 		muxRoute(http.MethodGet, "/api/v1/token-sales/{saleId}", "getTokenSale"),
 		views("disclosures", "getTokenSaleDisclosures"),
@@ -189,27 +189,27 @@ func TestRequestIDGeneratesDistinctIDs(t *testing.T) {
 }
 
 func TestNewMuxRejectsBadTables(t *testing.T) {
-	ok := func() Route { return muxRoute(http.MethodGet, "/a", "getA") }
+	ok := func() Route[Tx] { return muxRoute(http.MethodGet, "/a", "getA") }
 	tests := []struct {
 		name   string
-		routes []Route
+		routes []Route[Tx]
 		want   string
 	}{
-		{"duplicate operation id", []Route{ok(), muxRoute(http.MethodGet, "/b", "getA")}, "duplicate operation id"},
-		{"duplicate method and pattern", []Route{ok(), muxRoute(http.MethodGet, "/a", "getA2")}, "already registered"},
-		{"bad method", []Route{muxRoute("HEAD", "/a", "headA")}, "method"},
-		{"relative pattern", []Route{muxRoute(http.MethodGet, "a", "getA")}, "does not start with /"},
-		{"explicit {$}", []Route{muxRoute(http.MethodGet, "/a/{$}", "getA")}, "ends in {$}"},
-		{"missing tag", []Route{func() Route { r := ok(); r.Tag = ""; return r }()}, "missing Tag"},
-		{"missing summary", []Route{func() Route { r := ok(); r.Summary = ""; return r }()}, "missing Summary"},
-		{"missing handle", []Route{func() Route { r := ok(); r.Handle = nil; return r }()}, "missing Handle"},
-		{"missing response", []Route{func() Route { r := ok(); r.Response = nil; return r }()}, "missing Response"},
-		{"unknown auth", []Route{func() Route { r := ok(); r.Auth = "magic"; return r }()}, "unknown auth"},
-		{"conflicting patterns", []Route{
+		{"duplicate operation id", []Route[Tx]{ok(), muxRoute(http.MethodGet, "/b", "getA")}, "duplicate operation id"},
+		{"duplicate method and pattern", []Route[Tx]{ok(), muxRoute(http.MethodGet, "/a", "getA2")}, "already registered"},
+		{"bad method", []Route[Tx]{muxRoute("HEAD", "/a", "headA")}, "method"},
+		{"relative pattern", []Route[Tx]{muxRoute(http.MethodGet, "a", "getA")}, "does not start with /"},
+		{"explicit {$}", []Route[Tx]{muxRoute(http.MethodGet, "/a/{$}", "getA")}, "ends in {$}"},
+		{"missing tag", []Route[Tx]{func() Route[Tx] { r := ok(); r.Tag = ""; return r }()}, "missing Tag"},
+		{"missing summary", []Route[Tx]{func() Route[Tx] { r := ok(); r.Summary = ""; return r }()}, "missing Summary"},
+		{"missing handle", []Route[Tx]{func() Route[Tx] { r := ok(); r.Handle = nil; return r }()}, "missing Handle"},
+		{"missing response", []Route[Tx]{func() Route[Tx] { r := ok(); r.Response = nil; return r }()}, "missing Response"},
+		{"unknown auth", []Route[Tx]{func() Route[Tx] { r := ok(); r.Auth = "magic"; return r }()}, "unknown auth"},
+		{"conflicting patterns", []Route[Tx]{
 			muxRoute(http.MethodGet, "/s/access-intents/{id}", "getIntent"),
 			muxRoute(http.MethodGet, "/s/{saleId}/markets", "getMarkets"),
 		}, "conflicts"},
-		{"via that does not match", []Route{func() Route {
+		{"via that does not match", []Route[Tx]{func() Route[Tx] {
 			r := muxRoute(http.MethodGet, "/s/{saleId}/markets", "getMarkets")
 			r.Via = "/other/{x}"
 			return r
@@ -226,11 +226,11 @@ func TestNewMuxRejectsBadTables(t *testing.T) {
 }
 
 func TestNewMuxAcceptsInternalAndRaw(t *testing.T) {
-	internal := Route{
+	internal := Route[Tx]{
 		Method: http.MethodPost, Pattern: "/api/v1/internal/events/outbox/{id}/published", OperationID: "markOutboxPublished",
-		Internal: true, Auth: AuthInternal, Handle: func(context.Context, *Call) (any, error) { return nil, nil },
+		Internal: true, Auth: AuthInternal, Handle: func(context.Context, *Call[Tx]) (any, error) { return nil, nil },
 	}
-	h, err := NewMux([]Route{internal}, muxServe, nil)
+	h, err := NewMux([]Route[Tx]{internal}, muxServe, nil)
 	if err != nil {
 		t.Fatalf("NewMux() = %v", err)
 	}

@@ -15,29 +15,30 @@ const (
 	MaxPageLimit     = 100
 )
 
-// pageLimit parses the limit query parameter.
-func pageLimit(c *Call) (int, error) {
+// PageLimit parses the limit query parameter.
+func PageLimit[T Tx](c *Call[T]) (int, error) {
 	s := c.Query("limit")
 	if s == "" {
 		return DefaultPageLimit, nil
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil || n < 1 || n > MaxPageLimit {
-		return 0, fault.Invalid("transport.pageLimit", "limit", "limit must be an integer from 1 to 100.").With("max", MaxPageLimit)
+		return 0, fault.Invalid("transport.PageLimit", "limit", "limit must be an integer from 1 to 100.").With("max", MaxPageLimit)
 	}
 	return n, nil
 }
 
 const cursorPrefix = "cursor:"
 
-func encodeCursor(lastID string) *string {
+// EncodeCursor returns the opaque cursor of a page that ends at lastID.
+func EncodeCursor(lastID string) *string {
 	s := base64.RawURLEncoding.EncodeToString([]byte(cursorPrefix + lastID))
 	return &s
 }
 
-// decodeCursor returns the id an opaque cursor stands for; a forged or
+// DecodeCursor returns the id an opaque cursor stands for; a forged or
 // malformed cursor is INVALID_INPUT.
-func decodeCursor(c *Call, idPrefix string) (string, error) {
+func DecodeCursor[T Tx](c *Call[T], idPrefix string) (string, error) {
 	s := c.Query("cursor")
 	if s == "" {
 		return "", nil
@@ -45,21 +46,21 @@ func decodeCursor(c *Call, idPrefix string) (string, error) {
 	b, err := base64.RawURLEncoding.DecodeString(s)
 	rest, ok := strings.CutPrefix(string(b), cursorPrefix)
 	if err != nil || !ok || !id.Valid(idPrefix, rest) {
-		return "", fault.Invalid("transport.decodeCursor", "cursor", "cursor is not a cursor this API returned.")
+		return "", fault.Invalid("transport.DecodeCursor", "cursor", "cursor is not a cursor this API returned.")
 	}
 	return rest, nil
 }
 
-// pageOf runs one keyset page of a list route: it reads limit and cursor
+// PageOf runs one keyset page of a list route: it reads limit and cursor
 // (a forged cursor is INVALID_INPUT), asks list for one item more than the
 // page holds to learn whether more follow, and returns the page's items,
 // hasMore and the next cursor (nil on the last page).
-func pageOf[T any](c *Call, idPrefix string, list func(cursor string, n int) ([]T, error), idOf func(T) string) ([]T, bool, *string, error) {
-	limit, err := pageLimit(c)
+func PageOf[X Tx, T any](c *Call[X], idPrefix string, list func(cursor string, n int) ([]T, error), idOf func(T) string) ([]T, bool, *string, error) {
+	limit, err := PageLimit(c)
 	if err != nil {
 		return nil, false, nil, err
 	}
-	cursor, err := decodeCursor(c, idPrefix)
+	cursor, err := DecodeCursor(c, idPrefix)
 	if err != nil {
 		return nil, false, nil, err
 	}
@@ -71,17 +72,17 @@ func pageOf[T any](c *Call, idPrefix string, list func(cursor string, n int) ([]
 		return items, false, nil, nil
 	}
 	items = items[:limit]
-	return items, true, encodeCursor(idOf(items[limit-1])), nil
+	return items, true, EncodeCursor(idOf(items[limit-1])), nil
 }
 
 // versionCursorPrefix marks a cursor over integer versions.
 const versionCursorPrefix = "version:"
 
-// pageOfVersions is pageOf for lists keyed by an integer version, newest
+// PageOfVersions is PageOf for lists keyed by an integer version, newest
 // first (policy histories): the cursor is opaque like every other, and a
 // forged one is INVALID_INPUT.
-func pageOfVersions[T any](c *Call, list func(before, n int) ([]T, error), versionOf func(T) int) ([]T, bool, *string, error) {
-	limit, err := pageLimit(c)
+func PageOfVersions[X Tx, T any](c *Call[X], list func(before, n int) ([]T, error), versionOf func(T) int) ([]T, bool, *string, error) {
+	limit, err := PageLimit(c)
 	if err != nil {
 		return nil, false, nil, err
 	}
@@ -91,7 +92,7 @@ func pageOfVersions[T any](c *Call, list func(before, n int) ([]T, error), versi
 		rest, ok := strings.CutPrefix(string(b), versionCursorPrefix)
 		n, convErr := strconv.Atoi(rest)
 		if err != nil || !ok || convErr != nil || n < 1 {
-			return nil, false, nil, fault.Invalid("transport.pageOfVersions", "cursor", "cursor is not a cursor this API returned.")
+			return nil, false, nil, fault.Invalid("transport.PageOfVersions", "cursor", "cursor is not a cursor this API returned.")
 		}
 		before = n
 	}

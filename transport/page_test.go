@@ -20,11 +20,11 @@ func TestPageOfVersionsWalksAndRejectsForgedCursors(t *testing.T) {
 		}
 		return out, nil
 	}
-	call := func(q string) *Call { return &Call{Request: httptest.NewRequest("GET", "/x?"+q, nil)} }
+	call := func(q string) *Call[Tx] { return &Call[Tx]{Request: httptest.NewRequest("GET", "/x?"+q, nil)} }
 	var seen []int
 	q := "limit=2"
 	for i := 0; ; i++ {
-		items, more, next, err := pageOfVersions(call(q), list, func(v int) int { return v })
+		items, more, next, err := PageOfVersions(call(q), list, func(v int) int { return v })
 		if err != nil || i > 5 {
 			t.Fatalf("page %d: %v", i, err)
 		}
@@ -41,7 +41,7 @@ func TestPageOfVersionsWalksAndRejectsForgedCursors(t *testing.T) {
 		t.Fatalf("walked %v", seen)
 	}
 	for _, forged := range []string{"3", "Mw", "dmVyc2lvbjow", "!!"} {
-		if _, _, _, err := pageOfVersions(call("cursor="+forged), list, func(v int) int { return v }); fault.CodeOf(err) != fault.InvalidInput {
+		if _, _, _, err := PageOfVersions(call("cursor="+forged), list, func(v int) int { return v }); fault.CodeOf(err) != fault.InvalidInput {
 			t.Errorf("cursor %q: %v, want INVALID_INPUT", forged, err)
 		}
 	}

@@ -7,9 +7,10 @@ import (
 	"time"
 
 	"github.com/creatormusic/platform/access"
+	"github.com/creatormusic/platform/account"
 	"github.com/creatormusic/platform/apikey"
 	"github.com/creatormusic/platform/fault"
-	"github.com/creatormusic/platform/store"
+	"github.com/creatormusic/platform/idempotency"
 )
 
 // AuthMode says which credentials a route accepts.
@@ -65,7 +66,7 @@ type Param struct {
 // Route is one entry of the route table. The same entry registers the
 // handler on the mux, runs the gateway, and writes the OpenAPI operation, the
 // docs page and the client collection, so runtime and contract cannot drift.
-type Route struct {
+type Route[T Tx] struct {
 	// Method and Pattern, in net/http.ServeMux syntax without the method:
 	// "/api/v1/api-keys/{keyId}". A trailing "{$}" is added for exact paths.
 	Method  string
@@ -94,7 +95,7 @@ type Route struct {
 	// feature, entitlement, resource scope, workflow and extra
 	// verification. The gateway evaluates them with the rest, in the
 	// spec's order, before the handler runs.
-	Policy Policy
+	Policy Policy[T]
 	// SignedIn admits any authenticated user without evaluating workspace
 	// authority (account routes such as the session and onboarding, which a
 	// user reaches before having a workspace).
@@ -178,13 +179,13 @@ type Route struct {
 	// Content; 416 RANGE_NOT_SATISFIABLE past the end) and If-None-Match
 	// (304 Not Modified) with an ETag.
 	Ranges bool
-	// Admit, when set, runs first, before the body is read, the caller is
+	// AdmitFunc, when set, runs first, before the body is read, the caller is
 	// authenticated or a transaction opens, with the request and the
 	// platform's time. It refuses requests by their origin (the account
 	// routes' per-address rate) so a refused request costs nothing more.
-	Admit func(r *http.Request, now time.Time) error
+	AdmitFunc func(r *http.Request, now time.Time) error
 	// Handle serves the route. Nil only for routes served by Raw.
-	Handle HandlerFunc
+	Handle HandlerFunc[T]
 	// Raw serves routes outside the JSON gateway (docs assets, internal
 	// receivers that verify the raw body).
 	Raw http.Handler
@@ -210,7 +211,7 @@ type Route struct {
 // functions read the call's principal, path values and body; the gateway
 // calls them after authentication, so they never run for an anonymous or
 // unauthorized caller.
-type Policy struct {
+type Policy[T Tx] struct {
 	// Feature is a feature flag that must be on for the workspace
 	// (step 5, FEATURE_DISABLED).
 	Feature string
@@ -223,35 +224,35 @@ type Policy struct {
 	// request needs, or "". It reads the raw body leniently: a body it
 	// cannot read needs nothing here, and the handler's strict decoding
 	// reports it. A route sets Entitlement or EntitlementFunc, not both.
-	EntitlementFunc func(c *Call) string
+	EntitlementFunc func(c *Call[T]) string
 	// ScopesFunc returns scopes this request needs beyond the route's
 	// (providers:select for a generation that chooses its providers),
 	// checked at the permission step (access.Input.ExtraScopes).
-	ScopesFunc func(c *Call) []string
-	// Resource loads the resource the call acts on, for the resource-scope
+	ScopesFunc func(c *Call[T]) []string
+	// ResourceFunc loads the resource the call acts on, for the resource-scope
 	// step (own, assigned and project grants). It returns NOT_FOUND for a
 	// resource the caller's workspace and environment do not hold.
-	Resource func(ctx context.Context, c *Call) (*access.Resource, error)
-	// Transition checks that the workflow transition the call attempts is
+	ResourceFunc func(ctx context.Context, c *Call[T]) (*access.Resource, error)
+	// TransitionFunc checks that the workflow transition the call attempts is
 	// in its state table from the resource's current state (step 9,
 	// INVALID_STATE_TRANSITION whatever the caller's role). The domain
 	// still compare-and-sets the state when it moves it.
-	Transition func(ctx context.Context, c *Call) error
+	TransitionFunc func(ctx context.Context, c *Call[T]) error
 	// Fresh requires a recent sign-in of session principals (step 10,
 	// REAUTHENTICATION_REQUIRED).
 	Fresh Freshness
 	// FreshEnvironmentFunc, with FreshLive, returns the environment the
 	// request acts in when its body names one (a key created in live from
 	// a test-mode session); "" means the principal's.
-	FreshEnvironmentFunc func(c *Call) access.Environment
+	FreshEnvironmentFunc func(c *Call[T]) access.Environment
 	// Note says in a sentence, for the document, what the request
 	// functions require (EntitlementFunc, ScopesFunc): the data they read
 	// cannot be shown otherwise.
 	Note string
 }
 
-// codes returns the error codes the policy's steps can answer.
-func (p Policy) codes() []fault.Code {
+// Codes returns the error codes the policy's steps can answer.
+func (p Policy[T]) Codes() []fault.Code {
 	var out []fault.Code
 	if p.Feature != "" {
 		out = append(out, fault.FeatureDisabled)
@@ -259,10 +260,10 @@ func (p Policy) codes() []fault.Code {
 	if p.Entitlement != "" || p.EntitlementFunc != nil {
 		out = append(out, fault.EntitlementRequired, fault.SubscriptionRequired)
 	}
-	if p.Resource != nil || p.Transition != nil {
+	if p.ResourceFunc != nil || p.TransitionFunc != nil {
 		out = append(out, fault.NotFound)
 	}
-	if p.Transition != nil {
+	if p.TransitionFunc != nil {
 		out = append(out, fault.InvalidState)
 	}
 	if p.Fresh != FreshNever {
@@ -271,9 +272,9 @@ func (p Policy) codes() []fault.Code {
 	return out
 }
 
-// extension returns the policy as the document's x-policy object, nil when
+// Extension returns the policy as the document's x-policy object, nil when
 // it declares nothing.
-func (p Policy) extension() map[string]any {
+func (p Policy[T]) Extension() map[string]any {
 	out := map[string]any{}
 	if p.Feature != "" {
 		out["feature"] = p.Feature
@@ -287,10 +288,10 @@ func (p Policy) extension() map[string]any {
 	if p.ScopesFunc != nil {
 		out["scopes"] = "per request"
 	}
-	if p.Resource != nil {
+	if p.ResourceFunc != nil {
 		out["resourceScope"] = true
 	}
-	if p.Transition != nil {
+	if p.TransitionFunc != nil {
 		out["workflow"] = true
 	}
 	if p.Fresh != FreshNever {
@@ -305,8 +306,8 @@ func (p Policy) extension() map[string]any {
 	return out
 }
 
-// rules returns the policy's access rules for the operation's description.
-func (p Policy) rules() []string {
+// Rules returns the policy's access rules for the operation's description.
+func (p Policy[T]) Rules() []string {
 	var out []string
 	if p.Feature != "" {
 		out = append(out, "**Feature:** `"+p.Feature+"` on (403 FEATURE_DISABLED)")
@@ -314,10 +315,10 @@ func (p Policy) rules() []string {
 	if p.Entitlement != "" {
 		out = append(out, "**Entitlement:** `"+p.Entitlement+"` (403 SUBSCRIPTION_REQUIRED on a workspace without a paid plan that a paid plan would give it, else ENTITLEMENT_REQUIRED)")
 	}
-	if p.Resource != nil {
+	if p.ResourceFunc != nil {
 		out = append(out, "**Resource scope:** the grant must reach the resource (own, assigned, project or workspace)")
 	}
-	if p.Transition != nil {
+	if p.TransitionFunc != nil {
 		out = append(out, "**Workflow:** the move must be in the resource's state table (409 INVALID_STATE_TRANSITION)")
 	}
 	switch p.Fresh {
@@ -351,7 +352,7 @@ const (
 // HandlerFunc serves one call. It returns the data of the success envelope,
 // or an error whose fault.Code decides the status. Data that implements
 // Writer writes the response itself.
-type HandlerFunc func(ctx context.Context, c *Call) (any, error)
+type HandlerFunc[T Tx] func(ctx context.Context, c *Call[T]) (any, error)
 
 // Writer is a handler's result that writes a non-JSON response (binary
 // content, 304 Not Modified). The gateway has set X-Request-Id and the
@@ -364,7 +365,7 @@ type Writer interface {
 
 // Call is one request as a handler sees it: the resolved principal, the path
 // values, the decoded body and the unit of work to run in.
-type Call struct {
+type Call[T Tx] struct {
 	// Principal is the authenticated caller; nil on public routes.
 	Principal *access.Principal
 	// Authority is the principal's authority snapshot (for a key, its
@@ -375,7 +376,7 @@ type Call struct {
 	// Tx is the unit of work: a transaction for mutations (committed with the
 	// idempotency record and the receipt when the handler succeeds), the read
 	// pool for reads.
-	Tx *store.Tx
+	Tx T
 	// Request is the underlying HTTP request (headers, query).
 	Request *http.Request
 	// body is the raw request body, already bounded by the route's limit.
@@ -388,10 +389,10 @@ type Call struct {
 	header http.Header
 	// key is the authenticated API key, for its limits.
 	key apikey.Key
-	// commit runs the unit of work of a Stream mutation; committed records
+	// commitFunc runs the unit of work of a Stream mutation; committed records
 	// that it succeeded.
-	commit    func(ctx context.Context, fn func(tx *store.Tx) (any, error)) (any, error)
-	committed bool
+	commitFunc func(ctx context.Context, fn func(tx T) (any, error)) (any, error)
+	committed  bool
 }
 
 // Commit runs fn as the unit of work of a Stream or OwnUnitOfWork mutation:
@@ -400,8 +401,8 @@ type Call struct {
 // transaction inside fn and the read pool outside. Such a mutation calls it
 // exactly once; other calls already run in their unit of work and get an
 // error.
-func (c *Call) Commit(ctx context.Context, fn func(tx *store.Tx) error) error {
-	_, err := c.commitResult(ctx, func(tx *store.Tx) (any, error) { return nil, fn(tx) })
+func (c *Call[T]) Commit(ctx context.Context, fn func(tx T) error) error {
+	_, err := c.commitResult(ctx, func(tx T) (any, error) { return nil, fn(tx) })
 	return err
 }
 
@@ -410,33 +411,83 @@ func (c *Call) Commit(ctx context.Context, fn func(tx *store.Tx) error) error {
 // transaction, so a retry replays exactly what was committed. When another
 // request committed the same key first, CommitResult returns an error the
 // gateway turns into that request's replay; the handler returns it as is.
-func (c *Call) CommitResult(ctx context.Context, fn func(tx *store.Tx) (any, error)) (any, error) {
+func (c *Call[T]) CommitResult(ctx context.Context, fn func(tx T) (any, error)) (any, error) {
 	return c.commitResult(ctx, fn)
 }
 
-func (c *Call) commitResult(ctx context.Context, fn func(tx *store.Tx) (any, error)) (any, error) {
-	if c.commit == nil {
+func (c *Call[T]) commitResult(ctx context.Context, fn func(tx T) (any, error)) (any, error) {
+	if c.commitFunc == nil {
 		return nil, errors.New("transport: Call.Commit is only for Stream and OwnUnitOfWork mutations")
 	}
 	if c.committed {
 		return nil, errors.New("transport: Call.Commit called twice")
 	}
-	return c.commit(ctx, fn)
+	return c.commitFunc(ctx, fn)
 }
 
+// Body returns the raw request body, already bounded by the route's limit
+// (empty for Stream routes, whose handlers read Request.Body).
+func (c *Call[T]) Body() []byte { return c.body }
+
+// Committed reports whether the call's own unit of work (Commit,
+// CommitResult) has committed.
+func (c *Call[T]) Committed() bool { return c.committed }
+
 // PathValue returns the named path wildcard.
-func (c *Call) PathValue(name string) string { return c.Request.PathValue(name) }
+func (c *Call[T]) PathValue(name string) string { return c.Request.PathValue(name) }
 
 // Query returns the named query parameter.
-func (c *Call) Query(name string) string { return c.Request.URL.Query().Get(name) }
+func (c *Call[T]) Query(name string) string { return c.Request.URL.Query().Get(name) }
 
 // SetStatus overrides the route's success status for this call.
-func (c *Call) SetStatus(code int) { c.status = code }
+func (c *Call[T]) SetStatus(code int) { c.status = code }
 
 // Header returns the response headers the handler may set.
-func (c *Call) Header() http.Header {
+func (c *Call[T]) Header() http.Header {
 	if c.header == nil {
 		c.header = http.Header{}
 	}
 	return c.header
+}
+
+// Tx is a unit of work as the engine sees it: what authentication, the
+// limits and the request records (idempotency, receipts) need of it. The
+// route table instantiates the engine with its own, wider interface, which
+// also holds every domain's port, so a handler passes its call's Tx to a
+// domain service as that domain's port.
+type Tx interface {
+	apikey.AuthStore
+	account.SessionStore
+	access.Store
+	UsageStore
+	// NewID returns a new id with prefix.
+	NewID(prefix string) string
+	// IdempotencyGet returns the record of key at endpoint in scope
+	// (idempotency.ErrNotFound when none).
+	IdempotencyGet(ctx context.Context, s idempotency.Scope, endpoint, key string) (idempotency.Record, error)
+	// IdempotencyInsertLater stores a completed record with the unit of
+	// work; taken is returned when the key is already recorded.
+	IdempotencyInsertLater(ctx context.Context, r idempotency.Record, taken error) error
+	// ReceiptInsert stores a request receipt with the unit of work.
+	ReceiptInsert(ctx context.Context, r idempotency.Receipt) error
+	// AfterCommit registers fn to run once the unit of work has committed
+	// (waking workers for work it enqueued); never on a rollback.
+	AfterCommit(fn func())
+}
+
+// Clock tells the time.
+type Clock interface {
+	// Now is the current time.
+	Now() time.Time
+}
+
+// Store runs the units of work of calls: a transaction for a mutation,
+// the read pool for a read.
+type Store[T Tx] interface {
+	// InTx runs fn in one transaction, committed when fn returns nil.
+	InTx(ctx context.Context, fn func(T) error) error
+	// Read returns the read pool as a unit of work.
+	Read() T
+	// Now is the platform's current time.
+	Now() time.Time
 }

@@ -2,7 +2,6 @@ package transport
 
 import (
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -120,6 +119,12 @@ func StatusOf(code fault.Code) int {
 	return http.StatusInternalServerError
 }
 
+// KnownCode reports whether code is in the status table.
+func KnownCode(code fault.Code) bool {
+	_, ok := statusTable[code]
+	return ok
+}
+
 // codeDescription returns the documented meaning of code.
 func codeDescription(code fault.Code) string {
 	if r, ok := statusTable[code]; ok {
@@ -128,10 +133,10 @@ func codeDescription(code fault.Code) string {
 	return code.DefaultMessage()
 }
 
-// codeDescriptions returns, for each status, the codes that produce it in
+// CodeDescriptions returns, for each status, the codes that produce it in
 // the order of fault.Codes, so the OpenAPI document lists them from the same
 // table the runtime uses.
-func codeDescriptions() map[int][]fault.Code {
+func CodeDescriptions() map[int][]fault.Code {
 	out := map[int][]fault.Code{}
 	for _, c := range fault.Codes() {
 		s := StatusOf(c)
@@ -140,8 +145,8 @@ func codeDescriptions() map[int][]fault.Code {
 	return out
 }
 
-// describeCodes renders codes as a Markdown list for a response description.
-func describeCodes(codes []fault.Code) string {
+// DescribeCodes renders codes as a Markdown list for a response description.
+func DescribeCodes(codes []fault.Code) string {
 	var b strings.Builder
 	for i, c := range codes {
 		if i > 0 {
@@ -150,11 +155,4 @@ func describeCodes(codes []fault.Code) string {
 		b.WriteString("- `" + string(c) + "` (" + strconv.Itoa(StatusOf(c)) + "): " + codeDescription(c))
 	}
 	return b.String()
-}
-
-// sortedCodes returns codes deduplicated and sorted.
-func sortedCodes(codes []fault.Code) []fault.Code {
-	out := slices.Clone(codes)
-	slices.Sort(out)
-	return slices.Compact(out)
 }

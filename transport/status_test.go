@@ -90,7 +90,7 @@ func TestStatusOf(t *testing.T) {
 
 func TestCodeDescriptionsGroupEveryCode(t *testing.T) {
 	n := 0
-	for status, codes := range codeDescriptions() {
+	for status, codes := range CodeDescriptions() {
 		for _, c := range codes {
 			if StatusOf(c) != status {
 				t.Errorf("code %s listed under %d, maps to %d", c, status, StatusOf(c))

@@ -1,5 +1,8 @@
 package transport
 
+// ContractVersion is the overall contract version (spec, Versioning).
+const ContractVersion = "1.0.0"
+
 // The tags of the spec's sixteen functional areas. Route tables use these
 // constants; the names are short and stable because clients and generated
 // SDKs group operations by them.

@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/creatormusic/platform/internal/simctl"
 )
 
 // Pay pays an open checkout session as a customer on the hosted page
@@ -271,10 +273,33 @@ func (s *Server) payForm(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, target, http.StatusSeeOther)
 }
 
-// simAuthorized guards the /_sim/ control routes with the secret key.
-func (s *Server) simAuthorized(w http.ResponseWriter, r *http.Request) bool {
-	w.Header().Set("Request-Id", newID("req_"))
-	return s.authorized(w, r)
+// mountControl serves the /_sim/ control routes on mux behind the secret
+// key, every answer with a Request-Id.
+func (s *Server) mountControl(mux *http.ServeMux) error {
+	c, err := simctl.NewControl(mux, simctl.ControlConfig{Key: s.cfg.SecretKey,
+		RefuseFunc: func(w http.ResponseWriter, r *http.Request, err error) {
+			w.Header().Set("Request-Id", newID("req_"))
+			refuse(w, r, err)
+		}})
+	if err != nil {
+		return fmt.Errorf("stripetest: %w", err)
+	}
+	for _, route := range []struct {
+		pattern string
+		h       http.HandlerFunc
+	}{
+		{"POST /checkout/sessions/{id}/pay", s.simPay},
+		{"POST /subscriptions/{id}/renew", s.simRenew},
+		{"POST /subscriptions/{id}/end_period", s.simEndPeriod},
+		{"POST /webhooks/replay_last", s.simReplay},
+		{"GET /events", s.simEvents},
+	} {
+		c.HandleFunc(route.pattern, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Request-Id", newID("req_"))
+			route.h(w, r)
+		})
+	}
+	return nil
 }
 
 // simResult answers a control route.
@@ -292,17 +317,11 @@ func simResult(w http.ResponseWriter, v map[string]any, err error) {
 }
 
 func (s *Server) simPay(w http.ResponseWriter, r *http.Request) {
-	if !s.simAuthorized(w, r) {
-		return
-	}
 	sub, err := s.Pay(r.PathValue("id"))
 	simResult(w, map[string]any{"subscription": sub}, err)
 }
 
 func (s *Server) simRenew(w http.ResponseWriter, r *http.Request) {
-	if !s.simAuthorized(w, r) {
-		return
-	}
 	paid := true
 	if v := r.FormValue("paid"); v != "" {
 		b, err := strconv.ParseBool(v)
@@ -317,23 +336,14 @@ func (s *Server) simRenew(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) simEndPeriod(w http.ResponseWriter, r *http.Request) {
-	if !s.simAuthorized(w, r) {
-		return
-	}
 	err := s.EndPeriod(r.PathValue("id"))
 	simResult(w, map[string]any{"subscription": r.PathValue("id")}, err)
 }
 
 func (s *Server) simReplay(w http.ResponseWriter, r *http.Request) {
-	if !s.simAuthorized(w, r) {
-		return
-	}
 	simResult(w, map[string]any{"replayed": true}, s.ReplayLastWebhook())
 }
 
 func (s *Server) simEvents(w http.ResponseWriter, r *http.Request) {
-	if !s.simAuthorized(w, r) {
-		return
-	}
 	writeRaw(w, http.StatusOK, eventsJSON(s.Events()))
 }

@@ -59,14 +59,16 @@
 // and a fresh signature per attempt. Delivery is asynchronous: a non-2xx
 // answer or a transport error is retried with doubling backoff up to
 // Config.WebhookAttempts attempts; Drain waits for every delivery under way,
-// and Close stops them. Events lists what was sent and each attempt.
+// and Close stops them. Events lists what was sent and each attempt (the
+// newest 10,000 events).
 //
 // # Control and faults
 //
 // Tests drive the simulator through Go methods (Pay, Renew, AdvanceRenewal,
 // EndPeriod, ReplayLastWebhook, SendWebhook, SignedWebhook, FailNext,
 // DelayNext, Events, Drain). The same lifecycle controls are served under
-// /_sim/ for the example host, behind the same Bearer secret key:
+// /_sim/ for the example host (internal/simctl mounts them), behind the same
+// Bearer secret key, refused with the API's 401:
 //
 //	POST /_sim/checkout/sessions/{id}/pay
 //	POST /_sim/subscriptions/{id}/renew          (form paid=false for a failed payment)
@@ -81,8 +83,6 @@ package stripetest
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -93,6 +93,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/creatormusic/platform/internal/simctl"
 )
 
 // Clock tells the simulator the time. It dates objects, periods and webhook
@@ -166,9 +168,10 @@ type Server struct {
 	url    string
 	ln     net.Listener
 	srv    *http.Server
-	ctx    context.Context // canceled by Close
-	cancel context.CancelFunc
-	wg     sync.WaitGroup // the serve loop and webhook deliveries
+	run    *simctl.Runner               // the serve loop, webhook deliveries and delays; stopped by Close
+	events *simctl.Log[*event]          // attempts are appended under mu
+	fails  simctl.Script[int]           // HTTP statuses by Endpoint
+	delays simctl.Script[time.Duration] // by Endpoint
 
 	mu         sync.Mutex
 	closed     bool
@@ -178,30 +181,22 @@ type Server struct {
 	subs       map[string]*subscription
 	invoices   map[string]*invoice
 	invOrder   []string // invoice ids in creation order
-	events     []*event
 	outbox     []*event // events created under mu, not yet handed to delivery
 	idem       map[string]*idemRecord
-	fails      map[Endpoint][]int
-	delays     map[Endpoint][]time.Duration
 	pending    int           // deliveries under way
 	idle       chan struct{} // closed when pending drops to zero
 }
 
-type wallClock struct{}
-
-// Now returns the wall-clock time.
-func (wallClock) Now() time.Time { return time.Now() }
-
 // New starts a simulator on loopback.
 func New(cfg Config) (*Server, error) {
 	if cfg.SecretKey == "" {
-		cfg.SecretKey = "sk_test_" + randomString(32)
+		cfg.SecretKey = "sk_test_" + simctl.RandomAlnum(32)
 	}
 	if !strings.HasPrefix(cfg.SecretKey, "sk_test_") {
 		return nil, errors.New("stripetest: SecretKey must start with sk_test_ (the simulator serves test mode only)")
 	}
 	if cfg.WebhookSecret == "" {
-		cfg.WebhookSecret = "whsec_" + randomString(32)
+		cfg.WebhookSecret = "whsec_" + simctl.RandomAlnum(32)
 	}
 	if cfg.WebhookURL != "" {
 		if err := checkWebhookURL(cfg.WebhookURL); err != nil {
@@ -218,7 +213,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.WebhookBackoff = 100 * time.Millisecond
 	}
 	if cfg.Clock == nil {
-		cfg.Clock = wallClock{}
+		cfg.Clock = simctl.WallClock{}
 	}
 	if cfg.Addr == "" {
 		cfg.Addr = "127.0.0.1:0"
@@ -227,32 +222,30 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("stripetest: listen: %w", err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{
 		cfg:        cfg,
 		url:        "http://" + ln.Addr().String(),
 		ln:         ln,
-		ctx:        ctx,
-		cancel:     cancel,
+		run:        simctl.NewRunner(simctl.RunnerConfig{Clock: cfg.Clock}),
+		events:     simctl.NewLog[*event](0),
 		webhookURL: cfg.WebhookURL,
 		sessions:   map[string]*session{},
 		customers:  map[string]*customer{},
 		subs:       map[string]*subscription{},
 		invoices:   map[string]*invoice{},
 		idem:       map[string]*idemRecord{},
-		fails:      map[Endpoint][]int{},
-		delays:     map[Endpoint][]time.Duration{},
+	}
+	h, err := s.routes()
+	if err != nil {
+		ln.Close()
+		return nil, err
 	}
 	s.srv = &http.Server{
-		Handler:           s.routes(),
+		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
-		BaseContext:       func(net.Listener) context.Context { return ctx },
+		BaseContext:       func(net.Listener) context.Context { return s.run.Context() },
 	}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		_ = s.srv.Serve(ln)
-	}()
+	s.run.Go(func(context.Context) { _ = s.srv.Serve(ln) })
 	return s, nil
 }
 
@@ -291,14 +284,14 @@ func (s *Server) Close() error {
 	}
 	s.closed = true
 	s.mu.Unlock()
-	s.cancel()
+	s.run.Stop()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	err := s.srv.Shutdown(ctx)
 	if err != nil {
 		err = s.srv.Close()
 	}
-	s.wg.Wait()
+	s.run.Wait()
 	if err != nil {
 		return fmt.Errorf("stripetest: close: %w", err)
 	}
@@ -309,18 +302,14 @@ func (s *Server) Close() error {
 // error envelope (type api_error for 5xx) before doing anything. Calls
 // queue: two calls fail the next two requests.
 func (s *Server) FailNext(endpoint Endpoint, status int) {
-	s.mu.Lock()
-	s.fails[endpoint] = append(s.fails[endpoint], status)
-	s.mu.Unlock()
+	s.fails.Add(string(endpoint), status, 1)
 }
 
 // DelayNext makes the next request to endpoint wait d before it is
 // handled, to push a client past its timeout. The wait ends early when the
 // client goes away or the server closes. Calls queue.
 func (s *Server) DelayNext(endpoint Endpoint, d time.Duration) {
-	s.mu.Lock()
-	s.delays[endpoint] = append(s.delays[endpoint], d)
-	s.mu.Unlock()
+	s.delays.Add(string(endpoint), d, 1)
 }
 
 func checkWebhookURL(u string) error {
@@ -438,19 +427,24 @@ func (s *Server) idempotent(r *http.Request, key string, h apiFunc) (int, []byte
 
 // authorized checks the Bearer key and answers 401 as Stripe does.
 func (s *Server) authorized(w http.ResponseWriter, r *http.Request) bool {
-	auth := r.Header.Get("Authorization")
-	key, ok := strings.CutPrefix(auth, "Bearer ")
-	if !ok || key == "" {
-		writeError(w, http.StatusUnauthorized, "invalid_request_error", "", "",
-			"You did not provide an API key. You need to provide your API key in the Authorization header, using Bearer auth (e.g. 'Authorization: Bearer YOUR_SECRET_KEY').")
-		return false
-	}
-	if subtle.ConstantTimeCompare([]byte(key), []byte(s.cfg.SecretKey)) != 1 {
-		writeError(w, http.StatusUnauthorized, "invalid_request_error", "api_key_invalid", "",
-			"Invalid API Key provided: "+maskKey(key))
+	if err := simctl.Bearer(r, s.cfg.SecretKey); err != nil {
+		refuse(w, r, err)
 		return false
 	}
 	return true
+}
+
+// refuse answers a request without the secret key as Stripe does: no key,
+// or an invalid one (masked).
+func refuse(w http.ResponseWriter, r *http.Request, err error) {
+	if !errors.Is(err, simctl.ErrWrongKey) {
+		writeError(w, http.StatusUnauthorized, "invalid_request_error", "", "",
+			"You did not provide an API key. You need to provide your API key in the Authorization header, using Bearer auth (e.g. 'Authorization: Bearer YOUR_SECRET_KEY').")
+		return
+	}
+	key := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+	writeError(w, http.StatusUnauthorized, "invalid_request_error", "api_key_invalid", "",
+		"Invalid API Key provided: "+maskKey(key))
 }
 
 // maskKey shows a key as Stripe does in errors: prefix and last four.
@@ -468,26 +462,10 @@ func maskKey(k string) string {
 // injectFaults applies a queued delay, then a queued failure. It reports
 // whether the request should proceed.
 func (s *Server) injectFaults(w http.ResponseWriter, r *http.Request, ep Endpoint) bool {
-	s.mu.Lock()
-	var d time.Duration
-	if q := s.delays[ep]; len(q) > 0 {
-		d, s.delays[ep] = q[0], q[1:]
-	}
-	status := 0
-	if q := s.fails[ep]; len(q) > 0 {
-		status, s.fails[ep] = q[0], q[1:]
-	}
-	s.mu.Unlock()
-	if d > 0 {
-		t := time.NewTimer(d)
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-r.Context().Done():
-			return false
-		case <-s.ctx.Done():
-			return false
-		}
+	d, _ := s.delays.Next(string(ep))
+	status, _ := s.fails.Next(string(ep))
+	if s.run.Sleep(r.Context(), d) != nil {
+		return false
 	}
 	if status == 0 {
 		return true
@@ -511,7 +489,7 @@ func (s *Server) injectFaults(w http.ResponseWriter, r *http.Request, ep Endpoin
 }
 
 // routes builds the simulator's mux.
-func (s *Server) routes() http.Handler {
+func (s *Server) routes() (http.Handler, error) {
 	mux := http.NewServeMux()
 	mux.Handle(string(CreateCheckout), s.api(CreateCheckout, s.createSession))
 	mux.Handle(string(GetCheckout), s.api(GetCheckout, s.getSession))
@@ -523,17 +501,15 @@ func (s *Server) routes() http.Handler {
 	mux.Handle(string(GetCustomer), s.api(GetCustomer, s.getCustomer))
 	mux.HandleFunc("GET /pay/{id}", s.payPage)
 	mux.HandleFunc("POST /pay/{id}", s.payForm)
-	mux.HandleFunc("POST /_sim/checkout/sessions/{id}/pay", s.simPay)
-	mux.HandleFunc("POST /_sim/subscriptions/{id}/renew", s.simRenew)
-	mux.HandleFunc("POST /_sim/subscriptions/{id}/end_period", s.simEndPeriod)
-	mux.HandleFunc("POST /_sim/webhooks/replay_last", s.simReplay)
-	mux.HandleFunc("GET /_sim/events", s.simEvents)
+	if err := s.mountControl(mux); err != nil {
+		return nil, err
+	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Request-Id", newID("req_"))
 		writeError(w, http.StatusNotFound, "invalid_request_error", "", "",
 			fmt.Sprintf("Unrecognized request URL (%s: %s).", r.Method, r.URL.Path))
 	})
-	return mux
+	return mux, nil
 }
 
 // errorBody renders Stripe's error envelope.
@@ -588,17 +564,5 @@ func mustJSON(v any) []byte {
 	return b
 }
 
-const idAlphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-
-// randomString returns n random characters of [0-9A-Za-z].
-func randomString(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b) // crypto/rand.Read never fails (Go 1.24+)
-	for i := range b {
-		b[i] = idAlphabet[int(b[i])%len(idAlphabet)]
-	}
-	return string(b)
-}
-
 // newID returns prefix followed by 24 random characters, as Stripe ids look.
-func newID(prefix string) string { return prefix + randomString(24) }
+func newID(prefix string) string { return prefix + simctl.RandomAlnum(24) }

@@ -367,6 +367,22 @@ func TestSimControlRoutes(t *testing.T) {
 	}
 }
 
+func TestSimControlRoutesRefuseAsTheAPI(t *testing.T) {
+	s := start(t, stripetest.Config{})
+	res, v := raw(t, "GET", s.URL()+"/_sim/events", "sk_test_"+strings.Repeat("x", 32), nil, nil)
+	if typ, code := errType(v); res.StatusCode != 401 || typ != "invalid_request_error" || code != "api_key_invalid" || res.Header.Get("Request-Id") == "" {
+		t.Fatalf("events with a wrong key: %d %v %q", res.StatusCode, v, res.Header.Get("Request-Id"))
+	}
+	res, v = raw(t, "POST", s.URL()+"/_sim/nothing", s.SecretKey(), nil, nil)
+	if typ, _ := errType(v); res.StatusCode != 404 || typ != "invalid_request_error" {
+		t.Fatalf("an unknown control route: %d %v", res.StatusCode, v)
+	}
+	res, v = raw(t, "GET", s.URL()+"/_sim/events", s.SecretKey(), nil, nil)
+	if res.StatusCode != 200 || v["object"] != "list" || res.Header.Get("Request-Id") == "" {
+		t.Fatalf("events: %d %v", res.StatusCode, v)
+	}
+}
+
 func TestInvoicePagination(t *testing.T) {
 	s := start(t, stripetest.Config{})
 	sc := client(s, s.SecretKey())

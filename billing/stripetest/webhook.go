@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/stripe/stripe-go/v85"
+
+	"github.com/creatormusic/platform/internal/simctl"
 )
 
 // Event is a webhook event the simulator created, with its delivery
@@ -114,7 +116,7 @@ func (s *Server) emit(typ, objectID string, obj map[string]any, prev map[string]
 	now := s.now()
 	ev := &event{id: newID("evt_"), typ: typ, objectID: objectID, created: now}
 	ev.payload = buildEvent(ev.id, typ, now, stripe.APIVersion, obj, prev)
-	s.events = append(s.events, ev)
+	s.events.Append(ev)
 	s.outbox = append(s.outbox, ev)
 }
 
@@ -133,21 +135,23 @@ func (s *Server) flushOutbox() {
 	}
 	s.mu.Unlock()
 	for _, ev := range out {
-		go func() {
+		started := s.run.Go(func(context.Context) {
 			defer s.endDelivery()
 			s.deliver(ev, target, s.cfg.WebhookAttempts, SignValid, 0)
-		}()
+		})
+		if !started { // Close came first
+			s.endDelivery()
+		}
 	}
 }
 
-// beginDeliveryLocked counts one delivery under way. Called with s.mu held
-// and s.closed false.
+// beginDeliveryLocked counts one delivery under way, for Drain. Called
+// with s.mu held and s.closed false.
 func (s *Server) beginDeliveryLocked() {
 	if s.pending == 0 {
 		s.idle = make(chan struct{})
 	}
 	s.pending++
-	s.wg.Add(1)
 }
 
 func (s *Server) endDelivery() {
@@ -157,7 +161,6 @@ func (s *Server) endDelivery() {
 		close(s.idle)
 	}
 	s.mu.Unlock()
-	s.wg.Done()
 }
 
 // Drain waits until every webhook delivery under way has succeeded or
@@ -185,11 +188,7 @@ func (s *Server) deliver(ev *event, target string, attempts int, signing Signing
 	var last Attempt
 	for i := 0; i < attempts; i++ {
 		if i > 0 {
-			t := time.NewTimer(backoff)
-			select {
-			case <-t.C:
-			case <-s.ctx.Done():
-				t.Stop()
+			if s.run.Sleep(s.run.Context(), backoff) != nil {
 				return last
 			}
 			backoff *= 2
@@ -201,7 +200,7 @@ func (s *Server) deliver(ev *event, target string, attempts int, signing Signing
 		if last.Status >= 200 && last.Status < 300 {
 			return last
 		}
-		if s.ctx.Err() != nil {
+		if s.run.Context().Err() != nil {
 			return last
 		}
 	}
@@ -212,7 +211,7 @@ func (s *Server) deliver(ev *event, target string, attempts int, signing Signing
 func (s *Server) attempt(ev *event, target string, signing Signing, staleBy time.Duration) Attempt {
 	header := s.sign(ev.payload, signing, staleBy)
 	a := Attempt{At: time.Now(), Signature: header}
-	req, err := http.NewRequestWithContext(s.ctx, http.MethodPost, target, bytes.NewReader(ev.payload))
+	req, err := http.NewRequestWithContext(s.run.Context(), http.MethodPost, target, bytes.NewReader(ev.payload))
 	if err != nil {
 		a.Err = err.Error()
 		return a
@@ -237,7 +236,7 @@ func (s *Server) sign(payload []byte, signing Signing, staleBy time.Duration) st
 	secret := s.cfg.WebhookSecret
 	switch signing {
 	case SignForged:
-		secret = "whsec_forged_" + randomString(16)
+		secret = "whsec_forged_" + simctl.RandomAlnum(16)
 	case SignStale:
 		if staleBy <= 0 {
 			staleBy = 10 * time.Minute
@@ -259,12 +258,14 @@ func SignatureHeader(payload []byte, secret string, t time.Time) string {
 	return "t=" + ts + ",v1=" + hex.EncodeToString(mac.Sum(nil))
 }
 
-// Events returns a copy of every event created so far, oldest first.
+// Events returns a copy of the events created so far, oldest first: the
+// newest 10,000 (simctl.DefaultLimit).
 func (s *Server) Events() []Event {
-	s.mu.Lock()
+	evs := s.events.Snapshot()
+	s.mu.Lock() // attempts are appended under mu
 	defer s.mu.Unlock()
-	out := make([]Event, len(s.events))
-	for i, e := range s.events {
+	out := make([]Event, len(evs))
+	for i, e := range evs {
 		out[i] = e.export()
 	}
 	return out
@@ -279,11 +280,12 @@ func (s *Server) ReplayLastWebhook() error {
 		s.mu.Unlock()
 		return ErrClosed
 	}
-	if len(s.events) == 0 {
+	last, ok := s.events.Last()
+	if !ok {
 		s.mu.Unlock()
 		return fmt.Errorf("stripetest: replay: no event yet: %w", ErrNotFound)
 	}
-	s.outbox = append(s.outbox, s.events[len(s.events)-1])
+	s.outbox = append(s.outbox, last)
 	s.mu.Unlock()
 	s.flushOutbox()
 	return nil
@@ -360,11 +362,21 @@ func (s *Server) SendWebhook(eventType, objectID string, opts WebhookOptions) (E
 		s.mu.Unlock()
 		return Event{}, fmt.Errorf("stripetest: send webhook: no webhook URL: %w", ErrState)
 	}
-	s.events = append(s.events, ev)
+	s.events.Append(ev)
 	s.beginDeliveryLocked()
 	s.mu.Unlock()
-	defer s.endDelivery()
-	s.deliver(ev, target, 1, opts.Signing, opts.StaleBy)
+	// The attempt runs on the runner, so that Close waits for it.
+	done := make(chan struct{})
+	started := s.run.Go(func(context.Context) {
+		defer close(done)
+		s.deliver(ev, target, 1, opts.Signing, opts.StaleBy)
+	})
+	if !started { // Close came first
+		s.endDelivery()
+		return Event{}, ErrClosed
+	}
+	<-done
+	s.endDelivery()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return ev.export(), nil

@@ -1,6 +1,7 @@
 package chaintest
 
 import (
+	"context"
 	"crypto/ed25519"
 	"crypto/rand"
 	"crypto/sha256"
@@ -10,13 +11,13 @@ import (
 	"net"
 	"net/http"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/gagliardetto/solana-go"
 
 	"github.com/creatormusic/platform/chain"
 	"github.com/creatormusic/platform/chain/token2022"
+	"github.com/creatormusic/platform/internal/simctl"
 )
 
 // Config sets up a Cluster. Zero fields take the defaults.
@@ -83,9 +84,8 @@ type Cluster struct {
 	genesis  string
 	srv      *http.Server
 	url      string
-	closed   chan struct{}
+	run      *simctl.Runner // Run loops and delayed answers; stopped by Close
 	closeOne sync.Once
-	runs     sync.WaitGroup
 
 	mu          sync.RWMutex
 	slot        uint64
@@ -100,10 +100,8 @@ type Cluster struct {
 	failNext    int
 	confirmXtra uint64
 
-	faultMu   sync.Mutex
-	faults    []*activeFault
-	hasFaults atomic.Bool
-	calls     sync.Map // method -> *atomic.Int64
+	faults simctl.Script[Fault] // by method; simctl.AnyKey for every method
+	calls  sync.Map             // method -> *atomic.Int64
 }
 
 // New starts a cluster serving JSON-RPC on 127.0.0.1 at a free port.
@@ -127,7 +125,7 @@ func New(cfg Config) (*Cluster, error) {
 	c := &Cluster{
 		cfg:      cfg,
 		genesis:  solana.Hash(sum).String(),
-		closed:   make(chan struct{}),
+		run:      simctl.NewRunner(simctl.RunnerConfig{}),
 		hashes:   make(map[string]uint64),
 		slotHash: make(map[uint64]string),
 		accounts: make(map[chain.Address]*stored),
@@ -152,9 +150,9 @@ func (c *Cluster) URL() string { return c.url }
 func (c *Cluster) Close() error {
 	var err error
 	c.closeOne.Do(func() {
-		close(c.closed)
+		c.run.Stop()
 		err = c.srv.Close()
-		c.runs.Wait()
+		c.run.Wait()
 	})
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
@@ -251,30 +249,10 @@ func (c *Cluster) SetEpoch(epoch uint64) {
 // or the cluster is closed. stop waits for the loop to end and may be called
 // more than once.
 func (c *Cluster) Run(interval time.Duration) (stop func()) {
-	done := make(chan struct{})
-	var once sync.Once
-	finished := make(chan struct{})
-	c.runs.Add(1)
-	go func() {
-		defer c.runs.Done()
-		defer close(finished)
-		t := time.NewTicker(interval)
-		defer t.Stop()
-		for {
-			select {
-			case <-t.C:
-				c.AdvanceSlots(1)
-			case <-done:
-				return
-			case <-c.closed:
-				return
-			}
-		}
-	}()
-	return func() {
-		once.Do(func() { close(done) })
-		<-finished
-	}
+	return c.run.Every(interval, func(context.Context) bool {
+		c.AdvanceSlots(1)
+		return true
+	})
 }
 
 // ExpireBlockhashes makes every blockhash issued so far invalid; the

@@ -2,9 +2,12 @@ package chaintest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"time"
+
+	"github.com/creatormusic/platform/internal/simctl"
 )
 
 // Fault is a misbehaviour injected into the cluster's answers to a method,
@@ -24,32 +27,17 @@ type Fault struct {
 // delaying it).
 func (f Fault) terminal() bool { return f.Code != 0 || f.Behind != 0 || f.HTTPStatus != 0 }
 
-type activeFault struct {
-	Fault
-	left int // calls left; <0 = unlimited
-}
-
 // Inject adds f. Faults apply in the order injected: for each call, every
 // matching fault's Delay is served (and the fault used up) until the first
 // matching fault that answers with an error or HTTP status, which is used
 // up and decides the answer.
 func (c *Cluster) Inject(f Fault) {
-	af := &activeFault{Fault: f, left: f.Times}
-	if f.Times <= 0 {
-		af.left = -1
-	}
-	c.faultMu.Lock()
-	c.faults = append(c.faults, af)
-	c.hasFaults.Store(true)
-	c.faultMu.Unlock()
+	c.faults.Add(f.Method, f, f.Times)
 }
 
 // ClearFaults removes every injected fault.
 func (c *Cluster) ClearFaults() {
-	c.faultMu.Lock()
-	c.faults = nil
-	c.hasFaults.Store(false)
-	c.faultMu.Unlock()
+	c.faults.Clear()
 }
 
 // Calls is how many calls of method the cluster received, over HTTP and in
@@ -79,52 +67,28 @@ type plan struct {
 // takeFaults uses up the faults matching method and returns their effect.
 func (c *Cluster) takeFaults(method string) plan {
 	var p plan
-	if !c.hasFaults.Load() {
+	if c.faults.Len() == 0 {
 		return p
 	}
-	c.faultMu.Lock()
-	defer c.faultMu.Unlock()
-	kept := c.faults[:0]
-	stop := false
-	for _, f := range c.faults {
-		if !stop && (f.Method == "" || f.Method == method) {
-			p.delay += f.Delay
-			if f.terminal() {
-				ff := f.Fault
-				p.fault = &ff
-				stop = true
-			}
-			if f.left > 0 {
-				f.left--
-				if f.left == 0 {
-					continue
-				}
-			}
+	c.faults.Take(method, func(f Fault) bool {
+		p.delay += f.Delay
+		if f.terminal() {
+			p.fault = &f
+			return false
 		}
-		kept = append(kept, f)
-	}
-	clear(c.faults[len(kept):])
-	c.faults = kept
-	c.hasFaults.Store(len(kept) > 0)
+		return true
+	})
 	return p
 }
 
 // wait holds for d, returning early with an error when ctx ends or the
 // cluster closes.
 func (c *Cluster) wait(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-c.closed:
+	err := c.run.Sleep(ctx, d)
+	if errors.Is(err, simctl.ErrStopped) {
 		return fmt.Errorf("chaintest: cluster closed")
 	}
+	return err
 }
 
 // rpcError is a JSON-RPC error object.

@@ -33,7 +33,10 @@
 //     dispatch job competes with the accept path: requests/second (202s
 //     only), p50 and p99; on SQLite also what the store's single writer
 //     did meanwhile (store.DB.WriterStats): the share of the run it was
-//     busy, its time per accept and the units per group commit;
+//     busy, its time per accept and the units per group commit. First
+//     with every client on the bootstrap workspace, then with -clients
+//     workspaces (each bootstrapped as a tenant of its own, with
+//     benchCredits test credits), one per client;
 //  7. bare two-row insert transactions on the same database with the same
 //     clients: each a database transaction of its own (BEGIN, two INSERTs
 //     into a scratch table bench_pairs(id TEXT PRIMARY KEY, v TEXT), COMMIT)
@@ -45,11 +48,47 @@
 //     writer's figures follow), printed for comparison only; then the
 //     ratio accept/bare (bare transactions) against the goal (at least
 //     25%) and the accept p99 against the goal (under 20 ms);
-//  8. measurements 4 to 7 again on PostgreSQL when -postgres names a
+//  8. the anchor of the accept rate: bare transactions that write the
+//     rows one accept writes, and nothing else (rows.go). Each unit writes
+//     a generation operation and its dispatch job (operation.Accept), the
+//     request receipt and the idempotency record with the 202 answer (the
+//     gateway's complete), the reserve movement with its two postings and
+//     its outbox event (ledger.Post), and changes the workspace's credit
+//     and reserved balances by the 15 credits an accept reserves: on
+//     SQLite read, changed in Go and written back under the versions read;
+//     on PostgreSQL opened when missing, then changed in place by the
+//     conditional UPDATE that refuses an overdraft in the database. The
+//     statements are the store's, in the order an accept runs them, and
+//     the values have the shapes and sizes of an accept's. They write
+//     bench_ copies of those eight tables made from the platform's
+//     (columns, constraints, indexes, foreign keys to tenants and
+//     workspaces, and rows), so nothing of the platform's data is written.
+//     On SQLite each unit is a transaction of its own through a pool opened
+//     as sqlite.Open opens the store's writer (one connection, WAL,
+//     synchronous NORMAL, foreign keys, BEGIN IMMEDIATE), the statements
+//     prepared once, with a checkpointer beside it as the store has; then
+//     the same units through store.DB.InTx of a store over that pool
+//     (group commit), with the writer's figures. On PostgreSQL each unit is
+//     one batch on a pool of 16 connections (BEGIN, the statements and
+//     COMMIT sent together, as the store's pipelining driver sends an
+//     accept's: one statement at a time, the anchor would measure round
+//     trips, not rows); then the same units through the platform's
+//     store.DB.InTx, every statement deferred. Each runs with every client
+//     on the bootstrap workspace (every unit changes the same two balance
+//     rows, as the accepts of one workspace do; on PostgreSQL the units
+//     queue for the rows' locks, with no admission in front of them) and
+//     with the workspaces of measurement 6, one per client:
+//     transactions/second, p50 and p99. Then the ratio accept/rows for one
+//     and for -clients workspaces, of the bare transactions and of the
+//     units through store.DB.InTx, each against the goal (at least 50%).
+//     On SQLite the accepts commit in groups, as the units through
+//     store.DB.InTx do, so they may pass the bare transactions, which
+//     commit one at a time;
+//  9. measurements 4 to 8 again on PostgreSQL when -postgres names a
 //     server (with 1 for comparison): the bench creates a fresh schema
 //     bench_<random>, opens the store with search_path set to it, and drops
 //     it at exit;
-//  9. the process's peak and current resident set size (VmHWM and VmRSS of
+//  10. the process's peak and current resident set size (VmHWM and VmRSS of
 //     /proc/self/status) after the run.
 //
 // Keys' limits would cap the measurement (at most 6,000 requests per minute
@@ -290,7 +329,7 @@ func runSQLite(ctx context.Context, db *store.DB, path string, client *http.Clie
 		return err
 	}
 	sys.close()
-	return acceptBesideBare(ctx, db, func() (*sql.DB, string, error) {
+	acc, err := acceptBesideBare(ctx, db, func() (*sql.DB, string, error) {
 		// The store's own settings: WAL, synchronous NORMAL, BEGIN
 		// IMMEDIATE, and one writer connection.
 		raw, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate")
@@ -300,6 +339,10 @@ func runSQLite(ctx context.Context, db *store.DB, path string, client *http.Clie
 		raw.SetMaxOpenConns(1)
 		return raw, "INSERT INTO bench_pairs (id, v) VALUES (?, ?)", nil
 	}, client, sims, cfg, "sqlite", cfg.acceptProfile)
+	if err != nil {
+		return err
+	}
+	return rowsSQLite(ctx, path, acc, cfg)
 }
 
 func runPostgres(ctx context.Context, client *http.Client, sims *providerSims, cfg config) error {
@@ -326,7 +369,7 @@ func runPostgres(ctx context.Context, client *http.Client, sims *providerSims, c
 		return err
 	}
 	sys.close()
-	return acceptBesideBare(ctx, db, func() (*sql.DB, string, error) {
+	acc, err := acceptBesideBare(ctx, db, func() (*sql.DB, string, error) {
 		// A pool of the store's default size on the same schema.
 		raw, err := sql.Open("pgx", u)
 		if err != nil {
@@ -336,6 +379,20 @@ func runPostgres(ctx context.Context, client *http.Client, sims *providerSims, c
 		raw.SetMaxIdleConns(16)
 		return raw, "INSERT INTO bench_pairs (id, v) VALUES ($1, $2)", nil
 	}, client, sims, cfg, "postgres", cfg.pgProfile)
+	if err != nil {
+		return err
+	}
+	return rowsPostgres(ctx, db, u, acc, cfg)
+}
+
+// accepts are a database's generate accept measurements and the
+// workspaces they ran on.
+type accepts struct {
+	// one has every client on oneWS, the bootstrap workspace; spread has
+	// client c on spreadWS[c].
+	one, spread result
+	oneWS       platform.Bootstrap
+	spreadWS    []platform.Bootstrap
 }
 
 // acceptBesideBare measures the generation accept path on a platform
@@ -343,24 +400,28 @@ func runPostgres(ctx context.Context, client *http.Client, sims *providerSims, c
 // transactions on db with the same clients, and prints the ratio and the
 // goals' verdicts. A non-empty profilePath gets a CPU profile of the
 // accept measurement.
-func acceptBesideBare(ctx context.Context, db *store.DB, openBare func() (*sql.DB, string, error), client *http.Client, sims *providerSims, cfg config, name, profilePath string) error {
+func acceptBesideBare(ctx context.Context, db *store.DB, openBare func() (*sql.DB, string, error), client *http.Client, sims *providerSims, cfg config, name, profilePath string) (accepts, error) {
 	sys, err := start(ctx, db, client, sims, platform.JobsConfig{Disabled: true})
 	if err != nil {
-		return err
+		return accepts{}, err
 	}
 	defer sys.close()
 	stopProfile, err := profile(profilePath)
 	if err != nil {
-		return err
+		return accepts{}, err
 	}
 	w := db.WriterStats()
 	acc := measure(ctx, client, cfg.clients, cfg.duration, http.StatusAccepted, sys.postGenerate())
 	stopProfile()
 	acc.print("idempotent POST /api/v1/music/generate ("+name+", job pool disabled)", "req/s")
 	w = printWriter(db, w, acc, "accept")
-	keys, err := sys.workspaceKeys(ctx, cfg.clients)
+	wss, err := sys.workspaces(ctx, cfg.clients)
 	if err != nil {
-		return err
+		return accepts{}, err
+	}
+	keys := make([]string, len(wss))
+	for i, b := range wss {
+		keys[i] = b.TestKey
 	}
 	w = db.WriterStats()
 	spread := measure(ctx, client, cfg.clients, cfg.duration, http.StatusAccepted, sys.postGenerateAs(keys))
@@ -371,11 +432,11 @@ func acceptBesideBare(ctx context.Context, db *store.DB, openBare func() (*sql.D
 		_, err := tx.IDB().ExecContext(ctx, "CREATE TABLE bench_pairs (id TEXT PRIMARY KEY, v TEXT)")
 		return err
 	}); err != nil {
-		return fmt.Errorf("create bench_pairs: %w", err)
+		return accepts{}, fmt.Errorf("create bench_pairs: %w", err)
 	}
 	raw, insert, err := openBare()
 	if err != nil {
-		return err
+		return accepts{}, err
 	}
 	defer raw.Close()
 	bare := measureOps(ctx, cfg.clients, cfg.duration, func(ctx context.Context, c, i int) error {
@@ -424,7 +485,7 @@ func acceptBesideBare(ctx context.Context, db *store.DB, openBare func() (*sql.D
 				name, m.label, pct, rate, fmtDur(m.r.p99), lat)
 		}
 	}
-	return nil
+	return accepts{one: acc, spread: spread, oneWS: sys.boot, spreadWS: wss}, nil
 }
 
 // printWriter prints what the store's single writer did during r, from
@@ -694,12 +755,12 @@ func (s *system) postKey() func(ctx context.Context, client, i int) (*http.Reque
 	}
 }
 
-// workspaceKeys bootstraps n tenants, each with one workspace holding
-// benchCredits test credits and a test key at benchLimits, and returns the
-// keys: a multi-tenant load, where no two clients share a workspace's
+// workspaces bootstraps n tenants, each with one workspace holding
+// benchCredits test credits and a test key at benchLimits, and returns
+// them: a multi-tenant load, where no two clients share a workspace's
 // credit account.
-func (s *system) workspaceKeys(ctx context.Context, n int) ([]string, error) {
-	keys := make([]string, n)
+func (s *system) workspaces(ctx context.Context, n int) ([]platform.Bootstrap, error) {
+	out := make([]platform.Bootstrap, n)
 	for i := range n {
 		b, err := s.p.Bootstrap(ctx, platform.BootstrapInput{TenantName: fmt.Sprintf("Bench Tenant %d", i),
 			WorkspaceName: fmt.Sprintf("Bench Studio %d", i), OwnerEmail: fmt.Sprintf("bench-%s-%d@example.test", s.runID, i),
@@ -721,9 +782,9 @@ func (s *system) workspaceKeys(ctx context.Context, n int) ([]string, error) {
 		if status, rbody, err := do(s.client, req); err != nil || status != http.StatusOK {
 			return nil, fmt.Errorf("set limits: %d %v: %s", status, err, rbody)
 		}
-		keys[i] = b.TestKey
+		out[i] = b
 	}
-	return keys, nil
+	return out, nil
 }
 
 // postGenerateAs is postGenerate with client c using keys[c].

@@ -58,6 +58,7 @@ import (
 
 	"github.com/creatormusic/platform/account"
 	"github.com/creatormusic/platform/transport"
+	"github.com/creatormusic/platform/transport/api"
 )
 
 func main() {
@@ -108,7 +109,7 @@ func run() error {
 	fmt.Printf("Host %s, test mode. Demo wallet %s (keypair %s).\n", c.base, wallet, walletPath)
 
 	if *mint == "" {
-		var dep transport.TokenDeploymentView
+		var dep api.TokenDeploymentView
 		if _, err := c.call(ctx, http.MethodGet, "/api/v1/token/deployment", nil, auth{apiKey: cred.APIKey}, &dep); err != nil {
 			return fmt.Errorf("read the test environment's token deployment: %w", err)
 		}
@@ -120,7 +121,7 @@ func run() error {
 	}
 
 	// 1. Sign in as the demo owner; the session cookie authenticates the rest.
-	var signedIn transport.SignedIn
+	var signedIn api.SignedIn
 	res, err := c.call(ctx, http.MethodPost, "/api/v1/auth/login",
 		map[string]string{"email": cred.OwnerEmail, "password": cred.OwnerPassword}, auth{}, &signedIn)
 	if err != nil {
@@ -138,13 +139,13 @@ func run() error {
 	fmt.Printf("Signed in as %s.\n", cred.OwnerEmail)
 
 	// 2. Verify the wallet: sign the challenge's message bytes.
-	var ch transport.WalletChallengeView
+	var ch api.WalletChallengeView
 	if _, err := c.call(ctx, http.MethodPost, "/api/v1/wallet/challenge",
 		map[string]string{"address": wallet, "purpose": "link_wallet"}, session, &ch); err != nil {
 		return fmt.Errorf("ask for a wallet challenge: %w", err)
 	}
 	msgSig := ed25519.Sign(key, []byte(ch.Message))
-	var link transport.WalletLinkView
+	var link api.WalletLinkView
 	if _, err := c.call(ctx, http.MethodPost, "/api/v1/wallet/verify",
 		map[string]string{"challengeId": ch.ID, "signature": solana.SignatureFromBytes(msgSig).String()}, session, &link); err != nil {
 		return fmt.Errorf("verify the wallet: %w", err)
@@ -164,7 +165,7 @@ func run() error {
 	fmt.Printf("Workspace credits before: %s\n", before)
 
 	// 4. Create the intent; the server derives every economic item.
-	var it transport.TransactionIntentView
+	var it api.TransactionIntentView
 	idem := auth{cookie: session.cookie, idempotencyKey: "chainpay-" + randomHex(12)}
 	if _, err := c.call(ctx, http.MethodPost, "/api/v1/transactions/intent",
 		map[string]string{"purpose": "credit_purchase", "credits": *credits, "mint": *mint, "wallet": wallet}, idem, &it); err != nil {
@@ -371,7 +372,7 @@ func (c *client) call(ctx context.Context, method, path string, body any, a auth
 
 // creditBalance is the workspace's credit balance in test mode.
 func (c *client) creditBalance(ctx context.Context, a auth) (string, error) {
-	var me transport.SaasMe
+	var me api.SaasMe
 	if _, err := c.call(ctx, http.MethodGet, "/api/v1/saas/me", nil, a, &me); err != nil {
 		return "", fmt.Errorf("read the workspace's credits: %w", err)
 	}
@@ -382,7 +383,7 @@ func (c *client) creditBalance(ctx context.Context, a auth) (string, error) {
 // intent with business reference ref, among the newest movements; "" when
 // it is not among them.
 func (c *client) grantOf(ctx context.Context, a auth, ref string) (string, error) {
-	var page transport.LedgerPage
+	var page api.LedgerPage
 	if _, err := c.call(ctx, http.MethodGet, "/api/v1/ledgers/activity?limit=20", nil, a, &page); err != nil {
 		return "", fmt.Errorf("read the credit activity: %w", err)
 	}

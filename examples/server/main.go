@@ -234,12 +234,12 @@ func run() error {
 			sim.URL(), sim.URL(), sim.SecretKey())
 	}
 	if sims.a != nil {
-		fmt.Printf("Music provider A simulator (test mode, sunoapi dialect, a stage every %s): %s\n  simulator API key (test mode only): %s\n",
-			*providerAdvance, sims.a.URL(), sims.a.APIKey())
+		fmt.Printf("Music provider A simulator (test mode, sunoapi dialect, a stage every %s): %s\n  simulator API key (test mode only): %s\n  control routes: %s/_sim/... (tasks, events) with Authorization: Bearer <the key>\n",
+			*providerAdvance, sims.a.URL(), sims.a.APIKey(), sims.a.URL())
 	}
 	if sims.b != nil {
-		fmt.Printf("Music provider B simulator (test mode, a step every %s): %s\n  simulator API key (test mode only): %s\n",
-			*providerAdvance, sims.b.URL(), sims.b.APIKey())
+		fmt.Printf("Music provider B simulator (test mode, a step every %s): %s\n  simulator API key (test mode only): %s\n  control routes: %s/_sim/... (tasks, events) with Authorization: Bearer <the key>\n",
+			*providerAdvance, sims.b.URL(), sims.b.APIKey(), sims.b.URL())
 	}
 	if cs != nil {
 		fmt.Printf("Solana cluster simulator (test mode, localnet %s, a slot every %s): %s\n  deployed mint: %s\n",

@@ -62,9 +62,9 @@ type StemSDR struct {
 // quality. The figures are the global SDR of each stem SeparateStems
 // separates from 10 s of package dsptest's StemMixture (four known
 // synthetic sources), rounded down to 0.1 dB. They are readings, not
-// targets: the tests of this package and of package sound separate that
-// mixture again and fail when a figure is better than what they measure,
-// or more than 0.5 dB worse. A synthetic mixture of steady sources is far
+// targets: the tests of this package and of package sound/builtin
+// separate that mixture again and fail when a figure is better than what
+// they measure, or more than 0.5 dB worse. A synthetic mixture of steady sources is far
 // easier than real music; the figures do not compare with learned models'
 // on real-music benchmarks such as MUSDB18.
 func DescribeStemSeparation() StemSeparation {

@@ -30,6 +30,8 @@ func Exercise(t *testing.T, open Opener) {
 	t.Run("Token", func(t *testing.T) { exerciseToken(t, open) })
 	t.Run("Wallet", func(t *testing.T) { exerciseWallet(t, open) })
 	t.Run("Intent", func(t *testing.T) { exerciseIntent(t, open) })
+	t.Run("Sound", func(t *testing.T) { exerciseSound(t, open) })
+	t.Run("Outbox", func(t *testing.T) { exerciseOutbox(t, open) })
 }
 
 // fresh opens a database on a new fake clock for one case.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -175,87 +174,6 @@ func exerciseTx(t *testing.T, open Opener) {
 		}
 		if len(evs) != 1 || evs[0].AggregateID != got.ID {
 			t.Fatalf("outbox = %d events (first of %q), want only the committed unit's (%s)", len(evs), aggregate(evs), got.ID)
-		}
-	})
-
-	t.Run("OutboxAndInbox", func(t *testing.T) {
-		db, clock := fresh(t, open)
-		var ids []string
-		var live outbox.Event
-		if err := db.InTx(ctx, func(tx *store.Tx) error {
-			for i := 0; i < 3; i++ {
-				e, err := tx.OutboxInsert(ctx, outbox.Event{TenantID: "ten_1", WorkspaceID: "ws_1", Environment: "test",
-					Type: "test.event", AggregateID: "agg", AggregateVersion: int64(i + 1), Payload: []byte(`{"n":1}`)})
-				if err != nil {
-					return err
-				}
-				ids = append(ids, e.ID)
-			}
-			var err error
-			live, err = tx.OutboxInsert(ctx, outbox.Event{TenantID: "ten_1", WorkspaceID: "ws_1", Environment: "live",
-				Type: "test.event", AggregateID: "agg_live", AggregateVersion: 1})
-			return err
-		}); err != nil {
-			t.Fatal(err)
-		}
-		clock.Advance(time.Minute)
-		mark := func(env, id string) (e outbox.Event, err error) {
-			err = db.InTx(ctx, func(tx *store.Tx) (err error) { e, err = tx.OutboxMarkPublished(ctx, env, id); return })
-			return e, err
-		}
-		first, err := mark("test", ids[0])
-		if err != nil {
-			t.Fatal(err)
-		}
-		if first.PublishedAt == nil || !first.PublishedAt.Equal(Epoch.Add(time.Minute)) {
-			t.Fatalf("publishedAt = %v", first.PublishedAt)
-		}
-		clock.Advance(time.Minute)
-		again, err := mark("test", ids[0])
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !again.PublishedAt.Equal(*first.PublishedAt) {
-			t.Fatalf("second mark moved publishedAt to %v", again.PublishedAt)
-		}
-		un, err := db.Read().OutboxList(ctx, outbox.ListParams{Environment: "test", Limit: 10, Unpublished: true})
-		if err != nil || len(un) != 2 || un[0].ID != ids[1] || string(un[0].Payload) != `{"n":1}` {
-			t.Fatalf("unpublished = %+v, %v", un, err)
-		}
-		page, err := db.Read().OutboxList(ctx, outbox.ListParams{Environment: "test", After: ids[0], Limit: 1})
-		if err != nil || len(page) != 1 || page[0].ID != ids[1] {
-			t.Fatalf("page after first = %+v, %v", page, err)
-		}
-		if _, err := mark("test", "evt_missing"); fault.CodeOf(err) != fault.NotFound {
-			t.Fatalf("mark unknown = %v", err)
-		}
-		// Each environment lists and marks its own events only: the live
-		// event is NOT_FOUND to the test publisher and stays unpublished.
-		all, err := db.Read().OutboxList(ctx, outbox.ListParams{Environment: "test", Limit: 10})
-		if err != nil || len(all) != 3 || slices.ContainsFunc(all, func(e outbox.Event) bool { return e.ID == live.ID }) {
-			t.Fatalf("test events = %+v, %v", all, err)
-		}
-		if _, err := mark("test", live.ID); fault.CodeOf(err) != fault.NotFound {
-			t.Fatalf("test publisher marks a live event = %v, want NOT_FOUND", err)
-		}
-		if _, err := mark("live", ids[1]); fault.CodeOf(err) != fault.NotFound {
-			t.Fatalf("live publisher marks a test event = %v, want NOT_FOUND", err)
-		}
-		lv, err := db.Read().OutboxList(ctx, outbox.ListParams{Environment: "live", Limit: 10, Unpublished: true})
-		if err != nil || len(lv) != 1 || lv[0].ID != live.ID || lv[0].Environment != "live" {
-			t.Fatalf("live events = %+v, %v", lv, err)
-		}
-		if un, err := db.Read().OutboxList(ctx, outbox.ListParams{Environment: "test", Limit: 10, Unpublished: true}); err != nil || len(un) != 2 {
-			t.Fatalf("test unpublished after the refused marks = %+v, %v", un, err)
-		}
-		if e, err := mark("live", live.ID); err != nil || e.PublishedAt == nil {
-			t.Fatalf("live publisher marks its event = %+v, %v", e, err)
-		}
-		for i, want := range []bool{true, false} {
-			got, err := db.Read().InboxRecord(ctx, "consumer", ids[0])
-			if err != nil || got != want {
-				t.Fatalf("inbox delivery %d = %v, %v; want %v", i, got, err, want)
-			}
 		}
 	})
 }

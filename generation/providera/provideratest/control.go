@@ -1,9 +1,14 @@
 package provideratest
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"strconv"
 	"time"
+
+	"github.com/creatormusic/platform/internal/simctl"
 )
 
 // ErrUnknownTask is returned by control methods for a task id the
@@ -56,6 +61,7 @@ func (s *Server) Advance(taskID string) (string, error) {
 	}
 	t.stage++
 	st := s.statusLocked(t)
+	s.stateLocked(t)
 	typ := stageType(t.stage)
 	if t.drop[typ] || t.drop["*"] {
 		s.mu.Unlock()
@@ -67,46 +73,31 @@ func (s *Server) Advance(taskID string) (string, error) {
 	return st, s.deliver(taskID, typ, url, body, h)
 }
 
-// autoLocked starts moving a new task on its own when Config.AutoAdvance is
-// set. mu is held; a closed server starts nothing, so every wg.Add happens
-// before Close waits.
-func (s *Server) autoLocked(taskID string) {
-	if s.cfg.AutoAdvance <= 0 || s.closed {
-		return
-	}
-	s.wg.Add(1)
-	go s.autoRun(taskID)
+// stateLocked records the task's status in the event log. mu is held.
+func (s *Server) stateLocked(t *task) {
+	s.events.Record(simctl.Event{Kind: simctl.KindState, Name: s.statusLocked(t), Subject: t.id})
 }
 
-// autoRun advances a task one stage per Config.AutoAdvance until it stops
-// moving or the server closes.
-func (s *Server) autoRun(taskID string) {
-	defer s.wg.Done()
-	timer := time.NewTimer(s.cfg.AutoAdvance)
-	defer timer.Stop()
-	for {
-		select {
-		case <-s.ctx.Done():
-			return
-		case <-timer.C:
-		}
-		if !s.autoStep(taskID) {
-			return
-		}
-		timer.Reset(s.cfg.AutoAdvance)
+// autoLocked starts moving a new task on its own, one stage per
+// Config.AutoAdvance of the clock, when AutoAdvance is set. mu is held; a
+// closed server starts nothing.
+func (s *Server) autoLocked(taskID string) {
+	if s.cfg.AutoAdvance <= 0 {
+		return
 	}
+	s.run.Every(s.cfg.AutoAdvance, func(ctx context.Context) bool { return s.autoStep(ctx, taskID) })
 }
 
 // autoStep moves a task one stage through Advance, ignoring a failed
 // delivery as Advance documents, and reports whether it may move again.
-func (s *Server) autoStep(taskID string) bool {
-	if s.ctx.Err() != nil || !s.autoMovable(taskID) {
+func (s *Server) autoStep(ctx context.Context, taskID string) bool {
+	if ctx.Err() != nil || !s.autoMovable(taskID) {
 		return false
 	}
 	if _, err := s.Advance(taskID); errors.Is(err, ErrTerminal) || errors.Is(err, ErrUnknownTask) {
 		return false
 	}
-	return s.ctx.Err() == nil && s.autoMovable(taskID)
+	return ctx.Err() == nil && s.autoMovable(taskID)
 }
 
 // autoMovable reports whether auto-advance may still move a task: not
@@ -161,6 +152,7 @@ func (s *Server) Fail(taskID string, code int) error {
 	default:
 		t.failMsg = "Audio generation failed."
 	}
+	s.stateLocked(t)
 	if t.drop["error"] || t.drop["*"] {
 		s.mu.Unlock()
 		return nil
@@ -216,6 +208,7 @@ func (s *Server) CallbackException(taskID string, keepTracks bool) error {
 	if keepTracks {
 		t.stage = 3
 	}
+	s.stateLocked(t)
 	return nil
 }
 
@@ -262,18 +255,14 @@ func (s *Server) SetCreditsConsumed(taskID string, n int64) error {
 // FailNext answers the next request to ep with f before anything else
 // (no task is created). Calls queue.
 func (s *Server) FailNext(ep Endpoint, f Failure) {
-	s.mu.Lock()
-	s.fails[ep] = append(s.fails[ep], f)
-	s.mu.Unlock()
+	s.fails.Add(string(ep), f, 1)
 }
 
 // DelayNextCreate makes the next successful create hold its answer for d
 // after the task is created and billed (F4). The wait ends early when the
 // client goes away or the server closes. Calls queue.
 func (s *Server) DelayNextCreate(d time.Duration) {
-	s.mu.Lock()
-	s.delays = append(s.delays, d)
-	s.mu.Unlock()
+	s.delays.Add(string(EndpointCreate), d, 1)
 }
 
 // SetKeyDrift switches callbacks to taskId and records to a top-level
@@ -345,9 +334,112 @@ func (s *Server) Tasks() []TaskInfo {
 	return out
 }
 
-// Deliveries lists every callback attempt in order.
+// Deliveries lists the callback attempts the event log holds, in order.
 func (s *Server) Deliveries() []Delivery {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Delivery(nil), s.deliveries...)
+	evs := s.events.List(simctl.KindDelivery)
+	out := make([]Delivery, len(evs))
+	for i, e := range evs {
+		out[i] = Delivery{TaskID: e.Subject, Type: e.Name, Body: e.Body, Header: e.Header, Status: e.Status, Err: e.Err}
+	}
+	return out
+}
+
+// Events lists the event log, oldest first: the API requests answered
+// (simctl.KindRequest, Name "METHOD /path?query"), the callback attempts
+// (KindDelivery, Name the callbackType, Subject the task) and the tasks'
+// statuses as they change (KindState, Name the status, Subject the task).
+func (s *Server) Events() []simctl.Event { return s.events.List() }
+
+// ResetEvents empties the event log, Deliveries included.
+func (s *Server) ResetEvents() { s.events.Reset() }
+
+// mountControl serves the control routes on m (see the package doc).
+func (s *Server) mountControl(m *http.ServeMux) error {
+	c, err := simctl.NewControl(m, simctl.ControlConfig{Key: s.cfg.APIKey, RefuseFunc: s.refuse})
+	if err != nil {
+		return fmt.Errorf("provideratest: %w", err)
+	}
+	s.events.Mount(c)
+	c.HandleFunc("GET /tasks", func(w http.ResponseWriter, r *http.Request) {
+		simctl.WriteJSON(w, http.StatusOK, map[string]any{"object": "list", "data": s.Tasks()})
+	})
+	c.HandleFunc("POST /tasks/{id}/advance", func(w http.ResponseWriter, r *http.Request) {
+		st, err := s.Advance(r.PathValue("id"))
+		var de *deliveryError
+		if err != nil && !errors.As(err, &de) {
+			controlError(w, err)
+			return
+		}
+		out := map[string]any{"status": st}
+		if err != nil {
+			out["deliveryError"] = err.Error()
+		}
+		simctl.WriteJSON(w, http.StatusOK, out)
+	})
+	c.HandleFunc("POST /tasks/{id}/complete", func(w http.ResponseWriter, r *http.Request) {
+		controlResult(w, s.Complete(r.PathValue("id")))
+	})
+	c.HandleFunc("POST /tasks/{id}/fail", func(w http.ResponseWriter, r *http.Request) {
+		code := 501
+		if v := r.FormValue("code"); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				simctl.WriteError(w, http.StatusBadRequest, "code must be a number")
+				return
+			}
+			code = n
+		}
+		controlResult(w, s.Fail(r.PathValue("id"), code))
+	})
+	c.HandleFunc("POST /fail_next", func(w http.ResponseWriter, r *http.Request) {
+		ep := Endpoint(r.FormValue("endpoint"))
+		switch ep {
+		case EndpointCreate, EndpointQuery, EndpointBalance:
+		default:
+			simctl.WriteError(w, http.StatusBadRequest, "endpoint must be create, query or balance")
+			return
+		}
+		f := Failure{Msg: r.FormValue("msg"), Raw: r.FormValue("raw")}
+		for _, field := range []struct {
+			name string
+			dst  *int
+		}{{"code", &f.Code}, {"status", &f.HTTPStatus}} {
+			if v := r.FormValue(field.name); v != "" {
+				n, err := strconv.Atoi(v)
+				if err != nil {
+					simctl.WriteError(w, http.StatusBadRequest, field.name+" must be a number")
+					return
+				}
+				*field.dst = n
+			}
+		}
+		s.FailNext(ep, f)
+		simctl.WriteJSON(w, http.StatusOK, map[string]any{"endpoint": ep, "queued": true})
+	})
+	return nil
+}
+
+// controlResult answers a control route: {"ok": true}, with
+// "deliveryError" when the task moved but its callback failed, or the
+// error.
+func controlResult(w http.ResponseWriter, err error) {
+	var de *deliveryError
+	switch {
+	case errors.As(err, &de):
+		simctl.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "deliveryError": err.Error()})
+	case err != nil:
+		controlError(w, err)
+	default:
+		simctl.WriteJSON(w, http.StatusOK, map[string]any{"ok": true})
+	}
+}
+
+// controlError answers 404 for an unknown task, 409 for one that cannot
+// move.
+func controlError(w http.ResponseWriter, err error) {
+	status := http.StatusConflict
+	if errors.Is(err, ErrUnknownTask) {
+		status = http.StatusNotFound
+	}
+	simctl.WriteError(w, status, err.Error())
 }

@@ -49,10 +49,12 @@
 //
 // Config.AutoAdvance, when positive, lets a host or a benchmark run
 // generations end to end without a test driving them: every task created
-// afterwards moves one stage per AutoAdvance of wall time (text, first,
+// afterwards moves one stage per AutoAdvance of Config.Clock (text, first,
 // complete), through the same path as Advance, so its callbacks are signed,
 // shaped and dropped alike; a delivery error is ignored (the stage has moved
-// all the same). A task that Hang, Fail or CallbackException has reached is
+// all the same). On the default wall clock that is wall time; on a clock a
+// test moves, a stage is due once the test has moved the clock by
+// AutoAdvance. A task that Hang, Fail or CallbackException has reached is
 // left alone, and the controls keep working on auto-advanced tasks. Zero
 // keeps tasks still until a test drives them.
 //
@@ -73,19 +75,37 @@
 //	F13 create without callBackUrl; unknown task query
 //	    SetSignature(SignBad | SignStale | SignNone); SetCreditsConsumed (market drift)
 //
+// # Control routes and the event log
+//
+// The simulator records what happens in an event log (internal/simctl):
+// every API request it answers, every callback attempt (Deliveries lists
+// those) and every state change of its tasks, the newest 10,000 kept.
+// Tests read it with Events; a person driving the example host reads and
+// drives the simulator over control routes, which need the API key as
+// Authorization: Bearer <APIKey> (else the envelope's 401):
+//
+//	GET  /_sim/tasks                   the tasks, as Tasks lists them
+//	POST /_sim/tasks/{id}/advance      Advance: {"status"}, with "deliveryError" when the callback failed
+//	POST /_sim/tasks/{id}/complete     Complete
+//	POST /_sim/tasks/{id}/fail         Fail with form code (default 501)
+//	POST /_sim/fail_next               FailNext: form endpoint (create, query, balance), code, msg, status, raw
+//	GET  /_sim/events                  the event log (filters kind, subject, after)
+//	POST /_sim/events/reset            empties the event log
+//
+// An unknown task answers 404 and a finished one 409, as {"error": "..."}.
+//
 // A Server is safe for concurrent use. The clock is injectable and decides
-// windows, caps, expiry and signature timestamps; only DelayNextCreate and
-// AutoAdvance use real timers, which Close stops: no goroutine outlives
-// Close, and no callback is sent after it returns.
+// windows, caps, expiry, signature timestamps and AutoAdvance; only
+// DelayNextCreate waits in real time (a client's timeout is real). Close
+// stops both: no goroutine outlives Close, and no callback is sent after it
+// returns.
 package provideratest
 
 import (
 	"context"
 	"crypto/hmac"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -95,6 +115,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/creatormusic/platform/internal/simctl"
 )
 
 // Dialects the simulator speaks.
@@ -108,10 +130,6 @@ const (
 type Clock interface {
 	Now() time.Time
 }
-
-type wallClock struct{}
-
-func (wallClock) Now() time.Time { return time.Now() }
 
 // ManualClock is a Clock tests move by hand. The zero value starts at the
 // zero time; use NewManualClock.
@@ -167,11 +185,12 @@ type Config struct {
 	// PollCap is the per-task query limit per second. Zero means 3.
 	PollCap int
 	// AutoAdvance, when positive, moves every task created afterwards one
-	// stage per AutoAdvance of wall time on its own (text, first, complete),
+	// stage per AutoAdvance of Clock on its own (text, first, complete),
 	// sending each stage's callback as Advance does, until the task is
-	// terminal, hung or in CALLBACK_EXCEPTION. It runs on real timers,
-	// independent of Clock, which still stamps callbacks. Zero keeps tasks
-	// still until a test drives them (Advance, Complete, Fail...).
+	// terminal, hung or in CALLBACK_EXCEPTION. On the wall clock (the
+	// default) it runs on real timers; on a clock a test moves, a stage is
+	// due when the clock has moved AutoAdvance. Zero keeps tasks still
+	// until a test drives them (Advance, Complete, Fail...).
 	AutoAdvance time.Duration
 }
 
@@ -231,16 +250,17 @@ type Delivery struct {
 	Err    string
 }
 
-// TaskInfo is a task as tests see it.
+// TaskInfo is a task as tests see it; its JSON form is what
+// GET /_sim/tasks lists.
 type TaskInfo struct {
-	ID          string
-	Status      string
-	CallbackURL string
-	Model       string
-	Billed      int64
+	ID          string `json:"id"`
+	Status      string `json:"status"`
+	CallbackURL string `json:"callbackUrl"`
+	Model       string `json:"model"`
+	Billed      int64  `json:"billed"`
 	// CreditsConsumed is what the market record reports when terminal.
-	CreditsConsumed int64
-	Terminal        bool
+	CreditsConsumed int64 `json:"creditsConsumed"`
+	Terminal        bool  `json:"terminal"`
 }
 
 type task struct {
@@ -268,9 +288,10 @@ type Server struct {
 	cfg    Config
 	url    string
 	srv    *http.Server
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	run    *simctl.Runner // auto-advance, delayed answers, the serve loop
+	events *simctl.Events
+	fails  simctl.Script[Failure]       // by Endpoint
+	delays simctl.Script[time.Duration] // of creates
 	mp3    []byte
 
 	mu          sync.Mutex
@@ -280,13 +301,10 @@ type Server struct {
 	order       []string
 	creates     []time.Time
 	createCount int
-	fails       map[Endpoint][]Failure
-	delays      []time.Duration
 	keyDrift    bool
 	placeholder bool
 	streamAudio bool
 	sign        SignatureMode
-	deliveries  []Delivery
 }
 
 // New starts a simulator on loopback.
@@ -299,13 +317,13 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("provideratest: unknown dialect %q", cfg.Dialect)
 	}
 	if cfg.APIKey == "" {
-		cfg.APIKey = randomHex(16)
+		cfg.APIKey = simctl.RandomHex(16)
 	}
 	if cfg.CallbackKey == "" {
-		cfg.CallbackKey = randomHex(16)
+		cfg.CallbackKey = simctl.RandomHex(16)
 	}
 	if cfg.Clock == nil {
-		cfg.Clock = wallClock{}
+		cfg.Clock = simctl.WallClock{}
 	}
 	if cfg.Addr == "" {
 		cfg.Addr = "127.0.0.1:0"
@@ -339,16 +357,18 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("provideratest: listen: %w", err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	s := &Server{cfg: cfg, url: "http://" + ln.Addr().String(), ctx: ctx, cancel: cancel, mp3: MP3(0),
-		balance: cfg.Credits, tasks: map[string]*task{}, fails: map[Endpoint][]Failure{}}
-	s.srv = &http.Server{Handler: s.routes(), ReadHeaderTimeout: 10 * time.Second,
-		BaseContext: func(net.Listener) context.Context { return ctx }}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		_ = s.srv.Serve(ln)
-	}()
+	s := &Server{cfg: cfg, url: "http://" + ln.Addr().String(), mp3: MP3(0),
+		run:     simctl.NewRunner(simctl.RunnerConfig{Clock: cfg.Clock}),
+		events:  simctl.NewEvents(simctl.EventsConfig{Clock: cfg.Clock}),
+		balance: cfg.Credits, tasks: map[string]*task{}}
+	h, err := s.routes()
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	s.srv = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return s.run.Context() }}
+	s.run.Go(func(context.Context) { _ = s.srv.Serve(ln) })
 	return s, nil
 }
 
@@ -374,27 +394,21 @@ func (s *Server) Close() error {
 	}
 	s.closed = true
 	s.mu.Unlock()
-	s.cancel()
+	s.run.Stop()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	err := s.srv.Shutdown(ctx)
 	if err != nil {
 		err = s.srv.Close()
 	}
-	s.wg.Wait()
+	s.run.Wait()
 	if err != nil {
 		return fmt.Errorf("provideratest: close: %w", err)
 	}
 	return nil
 }
 
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}
-
-func (s *Server) routes() http.Handler {
+func (s *Server) routes() (http.Handler, error) {
 	m := http.NewServeMux()
 	m.HandleFunc("POST /api/v1/generate", s.handleCreate)
 	m.HandleFunc("GET /api/v1/generate/record-info", s.handleQuery)
@@ -413,7 +427,10 @@ func (s *Server) routes() http.Handler {
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.answer(w, 404, "Not Found", nil)
 	})
-	return m
+	if err := s.mountControl(m); err != nil {
+		return nil, err
+	}
+	return s.events.Middleware(m), nil
 }
 
 func (s *Server) kie() bool { return s.cfg.Dialect != DialectSunoAPI }
@@ -439,12 +456,7 @@ func (s *Server) answer(w http.ResponseWriter, code int, msg string, data any) {
 
 // injected answers the next injected failure of ep, if any. mu is held.
 func (s *Server) injectedLocked(ep Endpoint) (Failure, bool) {
-	q := s.fails[ep]
-	if len(q) == 0 {
-		return Failure{}, false
-	}
-	s.fails[ep] = q[1:]
-	return q[0], true
+	return s.fails.Next(string(ep))
 }
 
 func (s *Server) writeFailure(w http.ResponseWriter, f Failure) {
@@ -467,12 +479,17 @@ func (s *Server) writeFailure(w http.ResponseWriter, f Failure) {
 }
 
 func (s *Server) authorized(w http.ResponseWriter, r *http.Request) bool {
-	want := "Bearer " + s.cfg.APIKey
-	if !hmac.Equal([]byte(r.Header.Get("Authorization")), []byte(want)) {
-		s.answer(w, 401, "Unauthorized: invalid API key", nil)
+	if simctl.Bearer(r, s.cfg.APIKey) != nil {
+		s.refuse(w, r, nil)
 		return false
 	}
 	return true
+}
+
+// refuse answers a request without the API key, on the API and the
+// control routes alike.
+func (s *Server) refuse(w http.ResponseWriter, _ *http.Request, _ error) {
+	s.answer(w, 401, "Unauthorized: invalid API key", nil)
 }
 
 // createReq reads both the legacy and the market create bodies.
@@ -557,26 +574,16 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.balance -= s.cfg.CreditsPerTask
-	t := &task{id: randomHex(16), callbackURL: req.CallBackURL, model: model, param: string(raw),
+	t := &task{id: simctl.RandomHex(16), callbackURL: req.CallBackURL, model: model, param: string(raw),
 		cost: s.cfg.CreditsPerTask, created: now, drop: map[string]bool{}}
 	s.tasks[t.id] = t
 	s.order = append(s.order, t.id)
 	s.createCount++
+	s.stateLocked(t)
 	s.autoLocked(t.id)
-	var delay time.Duration
-	if len(s.delays) > 0 {
-		delay, s.delays = s.delays[0], s.delays[1:]
-	}
+	delay, _ := s.delays.Next(string(EndpointCreate))
 	s.mu.Unlock()
-	if delay > 0 {
-		timer := time.NewTimer(delay)
-		select {
-		case <-timer.C:
-		case <-r.Context().Done():
-		case <-s.ctx.Done():
-		}
-		timer.Stop()
-	}
+	_ = s.run.Sleep(r.Context(), delay) // the answer is sent however the wait ends
 	s.answer(w, 200, "success", map[string]any{"taskId": t.id})
 }
 
@@ -878,10 +885,11 @@ func Sign(key, taskID string, ts int64) string {
 	return base64.StdEncoding.EncodeToString(m.Sum(nil))
 }
 
-// deliver sends a prepared callback. mu must not be held.
+// deliver sends a prepared callback and records the attempt. mu must not
+// be held.
 func (s *Server) deliver(taskID, typ, url string, body []byte, h http.Header) error {
 	d := Delivery{TaskID: taskID, Type: typ, Body: body, Header: h}
-	req, err := http.NewRequestWithContext(s.ctx, http.MethodPost, url, strings.NewReader(string(body)))
+	req, err := http.NewRequestWithContext(s.run.Context(), http.MethodPost, url, strings.NewReader(string(body)))
 	if err == nil {
 		req.Header = h.Clone()
 		req.Header.Set("Content-Type", "application/json")
@@ -895,17 +903,22 @@ func (s *Server) deliver(taskID, typ, url string, body []byte, h http.Header) er
 	if err != nil {
 		d.Err = err.Error()
 	}
-	s.mu.Lock()
-	s.deliveries = append(s.deliveries, d)
-	s.mu.Unlock()
+	s.events.Record(simctl.Event{Kind: simctl.KindDelivery, Name: d.Type, Subject: d.TaskID, Status: d.Status,
+		Err: d.Err, Header: d.Header, Body: d.Body})
 	if err != nil {
-		return fmt.Errorf("provideratest: deliver %s callback: %w", typ, err)
+		return &deliveryError{fmt.Errorf("provideratest: deliver %s callback: %w", typ, err)}
 	}
 	if d.Status < 200 || d.Status > 299 {
-		return fmt.Errorf("provideratest: %s callback answered %d", typ, d.Status)
+		return &deliveryError{fmt.Errorf("provideratest: %s callback answered %d", typ, d.Status)}
 	}
 	return nil
 }
+
+// deliveryError is a callback's failure: the task moved all the same.
+type deliveryError struct{ err error }
+
+func (e *deliveryError) Error() string { return e.err.Error() }
+func (e *deliveryError) Unwrap() error { return e.err }
 
 // prepareLocked builds and signs a callback.
 func (s *Server) prepareLocked(t *task, typ string) ([]byte, http.Header) {

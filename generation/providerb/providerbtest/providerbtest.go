@@ -36,11 +36,12 @@
 // generations end to end without a test driving them: every task created
 // afterwards moves its clips to running, then to succeeded (skipping
 // streaming, so StreamingWebhooks adds nothing), one step per AutoAdvance
-// of wall time, through the same path as Advance and Complete,
-// so webhooks are signed, duplicated and dropped alike; a delivery error is
-// ignored (the clips have moved all the same). A hung task, or one whose
-// clips a control has already finished or failed, is left alone. Zero keeps
-// tasks still until a test drives them.
+// of Config.Clock (wall time on the default clock; on a clock a test moves,
+// a step is due once the test has moved it by AutoAdvance), through the
+// same path as Advance and Complete, so webhooks are signed, duplicated and
+// dropped alike; a delivery error is ignored (the clips have moved all the
+// same). A hung task, or one whose clips a control has already finished or
+// failed, is left alone. Zero keeps tasks still until a test drives them.
 //
 // # Faults
 //
@@ -59,18 +60,38 @@
 //	F13 unknown task id → 400 "task not found."
 //
 // SetSigning chooses valid, bad, stale or missing webhook signatures.
-// Tasks and CreateCount expose state for assertions. A Server is safe for
-// concurrent use; besides the HTTP server it starts only AutoAdvance's
-// per-task goroutines, which Close stops and waits for, and Close releases
-// a create held by AnswerCreateLate: nothing outlives it, and no webhook is
-// sent after Close returns.
+// Tasks and CreateCount expose state for assertions.
+//
+// # Control routes and the event log
+//
+// The simulator records what happens in an event log (internal/simctl):
+// every API request it answers, every webhook attempt (Deliveries lists
+// those) and every clip's state change, the newest 10,000 kept. Tests read
+// it with Events; a person driving the example host reads and drives the
+// simulator over control routes, which need the API key as
+// Authorization: Bearer <APIKey> (else B's 401):
+//
+//	GET  /_sim/tasks                   the tasks, as Tasks lists them
+//	POST /_sim/tasks/{id}/advance      Advance
+//	POST /_sim/tasks/{id}/complete     Complete
+//	POST /_sim/tasks/{id}/fail         Fail with form message
+//	POST /_sim/fail_next               FailNext: form endpoint (create, task, credits), status, n (default 1)
+//	GET  /_sim/events                  the event log (filters kind, subject, after)
+//	POST /_sim/events/reset            empties the event log
+//
+// They answer {"ok": true} (with "deliveryError" when the clips moved but a
+// webhook failed), 404 for an unknown task, 400 for a bad form, as
+// {"error": "..."}.
+//
+// A Server is safe for concurrent use; besides the HTTP server it starts
+// only AutoAdvance's per-task loops, which Close stops and waits for, and
+// Close releases a create held by AnswerCreateLate: nothing outlives it,
+// and no webhook is sent after Close returns.
 package providerbtest
 
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -85,16 +106,13 @@ import (
 	"time"
 
 	"github.com/creatormusic/platform/generation/providerb"
+	"github.com/creatormusic/platform/internal/simctl"
 )
 
 // Clock tells the simulator the time (rate window, timestamps).
 type Clock interface {
 	Now() time.Time
 }
-
-type wallClock struct{}
-
-func (wallClock) Now() time.Time { return time.Now() }
 
 // Endpoint names a served API route for FailNext.
 type Endpoint string
@@ -172,11 +190,12 @@ type Config struct {
 	// WebhookClient delivers webhooks; nil means a client with a 10 s timeout.
 	WebhookClient *http.Client
 	// AutoAdvance, when positive, moves every task created afterwards one
-	// step per AutoAdvance of wall time on its own (every clip to running,
+	// step per AutoAdvance of Clock on its own (every clip to running,
 	// then to succeeded), sending each step's webhook as Advance and Complete
-	// do, until the task is terminal or hung. It runs on real timers,
-	// independent of Clock, which still stamps webhooks. Zero keeps tasks
-	// still until a test drives them (Advance, Complete, Fail...).
+	// do, until the task is terminal or hung. On the wall clock (the
+	// default) it runs on real timers; on a clock a test moves, a step is
+	// due when the clock has moved AutoAdvance. Zero keeps tasks still
+	// until a test drives them (Advance, Complete, Fail...).
 	AutoAdvance time.Duration
 }
 
@@ -184,25 +203,35 @@ type Config struct {
 type Clip struct {
 	// ID is clip_id; State its state; AudioURL what audio_url reports now;
 	// Message a failure message.
-	ID, State, AudioURL, Message string
+	ID       string `json:"id"`
+	State    string `json:"state"`
+	AudioURL string `json:"audioUrl"`
+	Message  string `json:"message,omitempty"`
 	// DurationSec is the clip's duration once succeeded.
-	DurationSec float64
+	DurationSec float64 `json:"durationSec"`
 }
 
-// Task is a task as the simulator holds it.
+// Task is a task as the simulator holds it. Its JSON form is what
+// GET /_sim/tasks lists.
 type Task struct {
 	// ID is task_id; the rest echo the create request.
-	ID, MV, Title, Tags, Prompt, Description string
+	ID          string `json:"id"`
+	MV          string `json:"mv"`
+	Title       string `json:"title"`
+	Tags        string `json:"tags"`
+	Prompt      string `json:"prompt"`
+	Description string `json:"description"`
 	// CustomMode and Instrumental echo custom_mode and make_instrumental.
-	CustomMode, Instrumental bool
+	CustomMode   bool `json:"customMode"`
+	Instrumental bool `json:"instrumental"`
 	// WebhookURL is the create's webhook_url.
-	WebhookURL string
+	WebhookURL string `json:"webhookUrl"`
 	// Clips are the task's two clips.
-	Clips []Clip
+	Clips []Clip `json:"clips"`
 	// Hung reports a task set to never finish (F12).
-	Hung bool
+	Hung bool `json:"hung"`
 	// Message is the task's failure message, if any.
-	Message string
+	Message string `json:"message,omitempty"`
 }
 
 // Delivery is one webhook delivery attempt.
@@ -222,20 +251,16 @@ type task struct {
 	secret string
 }
 
-type failure struct {
-	status int
-	left   int
-}
-
 // Server is the simulator.
 type Server struct {
-	hs   *httptest.Server
-	key  string
-	clk  Clock
-	wh   *http.Client
-	cfg  Config
-	done chan struct{}
-	wg   sync.WaitGroup // AutoAdvance goroutines
+	hs     *httptest.Server
+	key    string
+	clk    Clock
+	wh     *http.Client
+	cfg    Config
+	run    *simctl.Runner // AutoAdvance loops; its context ends webhooks and held creates
+	events *simctl.Events
+	fail   simctl.Script[int] // HTTP statuses by Endpoint
 
 	mu         sync.Mutex
 	tasks      map[string]*task
@@ -246,7 +271,6 @@ type Server struct {
 	rateLimit  int
 	rateWindow time.Duration
 	window     []time.Time
-	fail       map[Endpoint]*failure
 	malformed  int
 	late       int
 	dups       int
@@ -254,21 +278,19 @@ type Server struct {
 	signing    Signing
 	placement  TaskIDPlacement
 	media      map[string]*Media
-	deliveries []Delivery
 	closeOnce  sync.Once
-	closed     bool
 }
 
 // New starts a simulator on 127.0.0.1.
 func New(cfg Config) (*Server, error) {
-	s := &Server{cfg: cfg, key: cfg.APIKey, clk: cfg.Clock, wh: cfg.WebhookClient, done: make(chan struct{}),
-		tasks: map[string]*task{}, fail: map[Endpoint]*failure{}, drop: map[string]bool{}, media: map[string]*Media{},
+	s := &Server{cfg: cfg, key: cfg.APIKey, clk: cfg.Clock, wh: cfg.WebhookClient,
+		tasks: map[string]*task{}, drop: map[string]bool{}, media: map[string]*Media{},
 		credits: cfg.Credits, extra: cfg.ExtraCredits, rateLimit: cfg.RateLimit, rateWindow: cfg.RateWindow}
 	if s.key == "" {
-		s.key = "sk-sim-" + randHex(16)
+		s.key = "sk-sim-" + simctl.RandomHex(16)
 	}
 	if s.clk == nil {
-		s.clk = wallClock{}
+		s.clk = simctl.WallClock{}
 	}
 	if s.wh == nil {
 		s.wh = &http.Client{Timeout: 10 * time.Second}
@@ -282,6 +304,7 @@ func New(cfg Config) (*Server, error) {
 	if s.rateLimit > 0 && s.rateWindow == 0 {
 		s.rateWindow = 10 * time.Second
 	}
+	s.events = simctl.NewEvents(simctl.EventsConfig{Clock: s.clk})
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /api/v1/sonic/create", s.handleCreate)
 	mux.HandleFunc("GET /api/v1/sonic/task/{id}", s.handleTask)
@@ -289,11 +312,15 @@ func New(cfg Config) (*Server, error) {
 	mux.HandleFunc("GET /api/v1/get-credits", s.handleCredits)
 	mux.HandleFunc("GET /media/{file}", s.handleMedia)
 	mux.HandleFunc("GET /stream/{clip}", s.handleStream)
+	if err := s.mountControl(mux); err != nil {
+		return nil, err
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("providerbtest: listen: %w", err)
 	}
-	s.hs = httptest.NewUnstartedServer(mux)
+	s.run = simctl.NewRunner(simctl.RunnerConfig{Clock: s.clk})
+	s.hs = httptest.NewUnstartedServer(s.events.Middleware(mux))
 	s.hs.Listener.Close()
 	s.hs.Listener = l
 	s.hs.Start()
@@ -309,11 +336,7 @@ func (s *Server) APIKey() string { return s.key }
 // Close stops the server and releases held requests.
 func (s *Server) Close() {
 	s.closeOnce.Do(func() {
-		s.mu.Lock()
-		s.closed = true
-		s.mu.Unlock()
-		close(s.done)
-		s.wg.Wait()
+		s.run.Close()
 		s.hs.CloseClientConnections()
 		s.hs.Close()
 	})
@@ -349,11 +372,14 @@ func (s *Server) SetRateLimit(n int, window time.Duration) {
 	s.rateLimit, s.rateWindow, s.window = n, window, nil
 }
 
-// FailNext makes the next n calls to ep answer status (F5).
+// FailNext makes the next n calls to ep answer status (F5), replacing
+// what an earlier FailNext left for ep; n <= 0 clears it.
 func (s *Server) FailNext(ep Endpoint, status, n int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.fail[ep] = &failure{status: status, left: n}
+	if n <= 0 {
+		s.fail.Drop(string(ep))
+		return
+	}
+	s.fail.Set(string(ep), status, n)
 }
 
 // MalformedNextPoll makes the next n polls answer a truncated JSON body (F5).
@@ -418,6 +444,17 @@ func (s *Server) Hang(taskID string) error {
 	return nil
 }
 
+// Events lists the event log, oldest first: the API requests answered
+// (simctl.KindRequest, Name "METHOD /path?query"), the webhook attempts
+// (KindDelivery: Name the event, Subject the task, ID the X-Webhook-Id)
+// and the clips' states as they change (KindState: Name the state,
+// Subject the task, ID the clip).
+func (s *Server) Events() []simctl.Event { return s.events.List() }
+
+// ResetEvents empties the event log, Deliveries included (Redeliver
+// counts from what is left).
+func (s *Server) ResetEvents() { s.events.Reset() }
+
 // Tasks returns a copy of every task in creation order.
 func (s *Server) Tasks() []Task {
 	s.mu.Lock()
@@ -438,14 +475,23 @@ func (s *Server) CreateCount() int {
 	return s.creates
 }
 
-// Deliveries returns every webhook delivery attempt so far.
+// Deliveries returns the webhook delivery attempts the event log holds, in
+// order.
 func (s *Server) Deliveries() []Delivery {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Delivery(nil), s.deliveries...)
+	evs := s.events.List(simctl.KindDelivery)
+	out := make([]Delivery, len(evs))
+	for i, e := range evs {
+		out[i] = Delivery{TaskID: e.Subject, WebhookID: e.ID, Event: e.Name, Body: e.Body, Header: e.Header,
+			Status: e.Status, Err: e.Err}
+	}
+	return out
 }
 
-func errUnknown(id string) error { return fmt.Errorf("providerbtest: unknown task %q", id) }
+// errUnknownTask is the error of a control call on a task the simulator
+// never created.
+var errUnknownTask = errors.New("providerbtest: unknown task")
+
+func errUnknown(id string) error { return fmt.Errorf("%w %q", errUnknownTask, id) }
 
 // Advance moves every unfinished clip one state and sends the webhooks B
 // would.
@@ -510,6 +556,7 @@ func (s *Server) move(taskID string, only int, target string) error {
 			c.State = next(c.State)
 		}
 		s.setURL(c)
+		s.events.Record(simctl.Event{Kind: simctl.KindState, Name: c.State, Subject: t.ID, ID: c.ID})
 		switch c.State {
 		case providerb.StateSucceeded:
 			if event != providerb.EventFailed {
@@ -528,7 +575,7 @@ func (s *Server) move(taskID string, only int, target string) error {
 		return nil
 	}
 	body := s.taskJSON(t, true)
-	id := "wh_" + randHex(12)
+	id := "wh_" + simctl.RandomHex(12)
 	n := 1 + s.dups
 	s.mu.Unlock()
 	for i := 0; i < n; i++ {
@@ -540,51 +587,39 @@ func (s *Server) move(taskID string, only int, target string) error {
 }
 
 // autoLocked starts moving a new task on its own when Config.AutoAdvance is
-// set. Callers hold mu; a closed server starts nothing, so every wg.Add
-// happens before Close waits.
+// set: its clips to running, then to succeeded, one step per AutoAdvance
+// of the clock, until the task stops moving or the server closes. Delivery
+// errors are ignored: the clips have moved all the same. Callers hold mu;
+// a closed server starts nothing.
 func (s *Server) autoLocked(taskID string) {
-	if s.cfg.AutoAdvance <= 0 || s.closed {
+	if s.cfg.AutoAdvance <= 0 {
 		return
 	}
-	s.wg.Add(1)
-	go s.autoRun(taskID)
-}
-
-// autoRun moves a task's clips to running, then to succeeded, one step per
-// Config.AutoAdvance, until the task stops moving or the server closes.
-// Delivery errors are ignored: the clips have moved all the same.
-func (s *Server) autoRun(taskID string) {
-	defer s.wg.Done()
-	timer := time.NewTimer(s.cfg.AutoAdvance)
-	defer timer.Stop()
-	for step := 0; ; step++ {
-		select {
-		case <-s.done:
-			return
-		case <-timer.C:
-		}
+	step := 0
+	s.run.Every(s.cfg.AutoAdvance, func(context.Context) bool {
 		if !s.autoMovable(taskID) {
-			return
+			return false
 		}
 		if step == 0 {
 			_ = s.move(taskID, -1, "")
 		} else {
 			_ = s.move(taskID, -1, succeedAll)
 		}
-		if !s.autoMovable(taskID) {
-			return
-		}
-		timer.Reset(s.cfg.AutoAdvance)
-	}
+		step++
+		return s.autoMovable(taskID)
+	})
 }
 
 // autoMovable reports whether auto-advance may still move a task: the
 // server is open, the task is not hung (F12) and a clip is unfinished.
 func (s *Server) autoMovable(taskID string) bool {
+	if s.run.Stopped() {
+		return false
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t, ok := s.tasks[taskID]
-	if !ok || s.closed || t.Hung {
+	if !ok || t.Hung {
 		return false
 	}
 	for _, c := range t.Clips {
@@ -598,16 +633,14 @@ func (s *Server) autoMovable(taskID string) bool {
 // Redeliver re-sends the i-th recorded delivery (Deliveries order), with
 // its X-Webhook-Id or a new one, freshly signed (F1, F2).
 func (s *Server) Redeliver(i int, newID bool) error {
-	s.mu.Lock()
-	if i < 0 || i >= len(s.deliveries) {
-		s.mu.Unlock()
+	ds := s.Deliveries()
+	if i < 0 || i >= len(ds) {
 		return fmt.Errorf("providerbtest: no delivery %d", i)
 	}
-	d := s.deliveries[i]
-	s.mu.Unlock()
+	d := ds[i]
 	id := d.WebhookID
 	if newID {
-		id = "wh_" + randHex(12)
+		id = "wh_" + simctl.RandomHex(12)
 	}
 	return s.deliver(d.TaskID, id, d.Event, d.Body)
 }
@@ -633,7 +666,7 @@ func (s *Server) setURL(c *Clip) {
 func (s *Server) deliver(taskID, id, event string, body []byte) error {
 	s.mu.Lock()
 	t, ok := s.tasks[taskID]
-	if !ok || s.closed {
+	if !ok || s.run.Stopped() {
 		s.mu.Unlock()
 		return errors.New("providerbtest: closed or unknown task")
 	}
@@ -664,16 +697,7 @@ func (s *Server) deliver(taskID, id, event string, body []byte) error {
 	case SignBad:
 		h.Set(providerb.HeaderWebhookSignature, providerb.Sign(secret+"-wrong", ts, body))
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() { // ends when deliver returns or Close is called
-		select {
-		case <-s.done:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(s.run.Context(), http.MethodPost, target, bytes.NewReader(body))
 	if err != nil {
 		return err
 	}
@@ -692,10 +716,10 @@ func (s *Server) deliver(taskID, id, event string, body []byte) error {
 	return nil
 }
 
+// record logs a delivery attempt.
 func (s *Server) record(d Delivery) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.deliveries = append(s.deliveries, d)
+	s.events.Record(simctl.Event{Kind: simctl.KindDelivery, Name: d.Event, Subject: d.TaskID, ID: d.WebhookID,
+		Status: d.Status, Err: d.Err, Header: d.Header, Body: d.Body})
 }
 
 func loopback(host string) bool {
@@ -761,26 +785,25 @@ func writeErr(w http.ResponseWriter, status int, msg string) {
 
 // gate checks auth and injected failures.
 func (s *Server) gate(w http.ResponseWriter, r *http.Request, ep Endpoint) bool {
-	a := r.Header.Get("Authorization")
-	if a == "" {
-		writeErr(w, http.StatusUnauthorized, "Authorization header is missing.")
+	if err := simctl.Bearer(r, s.key); err != nil {
+		s.refuse(w, r, err)
 		return false
 	}
-	if !strings.HasPrefix(a, "Bearer ") || strings.TrimPrefix(a, "Bearer ") != s.key {
-		writeErr(w, http.StatusUnauthorized, "Invalid authorization format.")
-		return false
-	}
-	s.mu.Lock()
-	f := s.fail[ep]
-	if f != nil && f.left > 0 {
-		f.left--
-		st := f.status
-		s.mu.Unlock()
+	if st, ok := s.fail.Next(string(ep)); ok {
 		writeErr(w, st, http.StatusText(st))
 		return false
 	}
-	s.mu.Unlock()
 	return true
+}
+
+// refuse answers a request without the API key as B does, on the API and
+// the control routes alike.
+func (s *Server) refuse(w http.ResponseWriter, _ *http.Request, err error) {
+	if errors.Is(err, simctl.ErrNoKey) {
+		writeErr(w, http.StatusUnauthorized, "Authorization header is missing.")
+		return
+	}
+	writeErr(w, http.StatusUnauthorized, "Invalid authorization format.")
 }
 
 type createReq struct {
@@ -866,12 +889,13 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
 		s.extra = 0
 		s.credits -= cost
 	}
-	t := &task{secret: q.WebhookSecret, Task: Task{ID: newUUID(), MV: q.MV, Title: q.Title, Tags: q.Tags, Prompt: q.Prompt,
+	t := &task{secret: q.WebhookSecret, Task: Task{ID: simctl.RandomUUID(), MV: q.MV, Title: q.Title, Tags: q.Tags, Prompt: q.Prompt,
 		Description: q.GPTDescriptionPrompt, CustomMode: *q.CustomMode, Instrumental: q.MakeInstrumental, WebhookURL: q.WebhookURL}}
 	for i := 0; i < 2; i++ {
-		c := Clip{ID: newUUID(), State: providerb.StatePending}
+		c := Clip{ID: simctl.RandomUUID(), State: providerb.StatePending}
 		s.setURL(&c)
 		t.Clips = append(t.Clips, c)
+		s.events.Record(simctl.Event{Kind: simctl.KindState, Name: c.State, Subject: t.ID, ID: c.ID})
 	}
 	s.tasks[t.ID] = t
 	s.order = append(s.order, t.ID)
@@ -885,7 +909,7 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
 	if late {
 		select {
 		case <-r.Context().Done():
-		case <-s.done:
+		case <-s.run.Done():
 		}
 	}
 	writeJSON(w, 200, map[string]any{"message": "success", "task_id": t.ID})
@@ -984,17 +1008,65 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(MP3()[:417*2])
 }
 
-func randHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
+// mountControl serves the control routes on mux (see the package doc).
+func (s *Server) mountControl(mux *http.ServeMux) error {
+	c, err := simctl.NewControl(mux, simctl.ControlConfig{Key: s.key, RefuseFunc: s.refuse})
+	if err != nil {
+		return fmt.Errorf("providerbtest: %w", err)
+	}
+	s.events.Mount(c)
+	c.HandleFunc("GET /tasks", func(w http.ResponseWriter, r *http.Request) {
+		simctl.WriteJSON(w, http.StatusOK, map[string]any{"object": "list", "data": s.Tasks()})
+	})
+	c.HandleFunc("POST /tasks/{id}/advance", func(w http.ResponseWriter, r *http.Request) {
+		controlResult(w, s.Advance(r.PathValue("id")))
+	})
+	c.HandleFunc("POST /tasks/{id}/complete", func(w http.ResponseWriter, r *http.Request) {
+		controlResult(w, s.Complete(r.PathValue("id")))
+	})
+	c.HandleFunc("POST /tasks/{id}/fail", func(w http.ResponseWriter, r *http.Request) {
+		msg := r.FormValue("message")
+		if msg == "" {
+			msg = "Generation failed."
+		}
+		controlResult(w, s.Fail(r.PathValue("id"), msg))
+	})
+	c.HandleFunc("POST /fail_next", func(w http.ResponseWriter, r *http.Request) {
+		ep := Endpoint(r.FormValue("endpoint"))
+		switch ep {
+		case EndpointCreate, EndpointTask, EndpointCredits:
+		default:
+			simctl.WriteError(w, http.StatusBadRequest, "endpoint must be create, task or credits")
+			return
+		}
+		status, err := strconv.Atoi(r.FormValue("status"))
+		if err != nil || status < 400 || status > 599 {
+			simctl.WriteError(w, http.StatusBadRequest, "status must be an HTTP error status")
+			return
+		}
+		n := 1
+		if v := r.FormValue("n"); v != "" {
+			if n, err = strconv.Atoi(v); err != nil {
+				simctl.WriteError(w, http.StatusBadRequest, "n must be a number")
+				return
+			}
+		}
+		s.FailNext(ep, status, n)
+		simctl.WriteJSON(w, http.StatusOK, map[string]any{"endpoint": ep, "status": status, "n": n})
+	})
+	return nil
 }
 
-func newUUID() string {
-	b := make([]byte, 16)
-	_, _ = rand.Read(b)
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	h := hex.EncodeToString(b)
-	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+// controlResult answers a control route: {"ok": true}, with
+// "deliveryError" when the clips moved but a webhook failed, or 404 for an
+// unknown task.
+func controlResult(w http.ResponseWriter, err error) {
+	switch {
+	case errors.Is(err, errUnknownTask):
+		simctl.WriteError(w, http.StatusNotFound, err.Error())
+	case err != nil:
+		simctl.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "deliveryError": err.Error()})
+	default:
+		simctl.WriteJSON(w, http.StatusOK, map[string]any{"ok": true})
+	}
 }

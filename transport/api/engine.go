@@ -1,0 +1,57 @@
+package api
+
+import (
+	"github.com/creatormusic/platform/account"
+	"github.com/creatormusic/platform/apikey"
+	"github.com/creatormusic/platform/asset"
+	"github.com/creatormusic/platform/billing"
+	"github.com/creatormusic/platform/chain/intent"
+	"github.com/creatormusic/platform/chain/wallet"
+	"github.com/creatormusic/platform/generation/credential"
+	"github.com/creatormusic/platform/generation/operation"
+	"github.com/creatormusic/platform/ledger"
+	"github.com/creatormusic/platform/outbox"
+	"github.com/creatormusic/platform/plan"
+	"github.com/creatormusic/platform/policy"
+	"github.com/creatormusic/platform/sound"
+	"github.com/creatormusic/platform/token"
+	"github.com/creatormusic/platform/token/sale"
+	"github.com/creatormusic/platform/transport"
+)
+
+// Tx is the unit of work a handler runs in: the engine's (transport.Tx)
+// and every domain port a handler hands it to. The host's store
+// implements it; a handler passes c.Tx to a domain service as that
+// domain's own port and never calls a store method itself.
+type Tx interface {
+	transport.Tx
+	account.Store
+	account.AdminStore
+	account.AuditReader
+	account.MemberStore
+	account.OnboardingStore
+	apikey.Store
+	asset.Store
+	billing.Store
+	credential.Store
+	credential.ObservationReader
+	intent.Store
+	ledger.Store
+	outbox.Store
+	operation.Store
+	plan.Reader
+	policy.Store
+	sale.Store
+	sound.Store
+	token.Store
+	wallet.Store
+}
+
+// Route, Call, Policy and HandlerFunc are the engine's types instantiated
+// with the route table's unit of work.
+type (
+	Route       = transport.Route[Tx]
+	Call        = transport.Call[Tx]
+	Policy      = transport.Policy[Tx]
+	HandlerFunc = transport.HandlerFunc[Tx]
+)

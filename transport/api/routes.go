@@ -1,0 +1,96 @@
+package api
+
+import (
+	"log/slog"
+
+	"github.com/creatormusic/platform/transport"
+
+	"github.com/creatormusic/platform/account"
+	"github.com/creatormusic/platform/apikey"
+	"github.com/creatormusic/platform/asset"
+	"github.com/creatormusic/platform/billing"
+	"github.com/creatormusic/platform/chain/intent"
+	"github.com/creatormusic/platform/chain/wallet"
+	"github.com/creatormusic/platform/generation/credential"
+	genop "github.com/creatormusic/platform/generation/operation"
+	"github.com/creatormusic/platform/ledger"
+	"github.com/creatormusic/platform/plan"
+	"github.com/creatormusic/platform/sound"
+	"github.com/creatormusic/platform/token"
+	"github.com/creatormusic/platform/token/sale"
+)
+
+// Services are the domain services the route table serves.
+type Services struct {
+	// Keys manages developer API keys.
+	Keys *apikey.Service
+	// Health observes the platform's services for /api/v1/health/services.
+	Health []HealthCheck
+	// Assets stores and serves media assets.
+	Assets *asset.Service
+	// Plans serves the plan catalog.
+	Plans *plan.Service
+	// Ledger reads the credits, financial and rewards ledgers.
+	Ledger *ledger.Service
+	// Accounts runs signup, login, sessions, onboarding and administration.
+	Accounts *account.Service
+	// Billing runs checkout, subscriptions and the fee policy; nil leaves
+	// those routes out.
+	Billing *billing.Service
+	// Providers manages provider connections and customer provider keys;
+	// nil leaves those routes out.
+	Providers *credential.Service
+	// Generation runs music generation operations; nil leaves those routes
+	// out.
+	Generation *genop.Service
+	// Sound runs sound engine operations; nil leaves those routes out.
+	Sound *sound.Service
+	// Token is the token registry; nil leaves the token and chain status
+	// routes out.
+	Token *token.Service
+	// Sale is the token sale; nil leaves its routes out.
+	Sale *sale.Service
+	// Wallet verifies wallets; nil leaves its routes out.
+	Wallet *wallet.Service
+	// Intents runs the chain payment path; nil leaves its routes out.
+	Intents *intent.Service
+	// WakeFunc, when set, wakes the job workers after a commit that enqueued
+	// work (a generation accepted, a callback merged).
+	WakeFunc func()
+	// Store runs the units of work of routes that ask a provider first
+	// (reconcile, cancel) and of the payment webhook receiver.
+	Store transport.Store[Tx]
+	// Log receives failures of raw receivers.
+	Log *slog.Logger
+}
+
+// Routes is the route table of the /api/v1 surface built so far. Routes
+// of the spec that are not built yet are absent (404 ROUTE_NOT_FOUND),
+// never stubs.
+func Routes(s Services) []Route {
+	var rs []Route
+	rs = append(rs, identityRoutes(s.Accounts, s.Billing, s.Ledger)...)
+	rs = append(rs, keyRoutes(s.Keys)...)
+	rs = append(rs, opsRoutes(s.Health)...)
+	rs = append(rs, assetRoutes(s.Assets)...)
+	rs = append(rs, planRoutes(s.Plans)...)
+	rs = append(rs, ledgerRoutes(s.Ledger)...)
+	rs = append(rs, authRoutes(s.Accounts)...)
+	rs = append(rs, onboardingRoutes(s.Accounts, s.Plans)...)
+	rs = append(rs, adminRoutes(s.Accounts)...)
+	rs = append(rs, billingRoutes(s.Billing, s.Accounts, s.Store, s.Log)...)
+	rs = append(rs, feeRoutes(s.Billing)...)
+	rs = append(rs, providerRoutes(s.Providers)...)
+	rs = append(rs, generationRoutes(s.Generation, s.WakeFunc, s.Log)...)
+	rs = append(rs, soundRoutes(s.Sound)...)
+	rs = append(rs, tokenRoutes(s.Token)...)
+	cf := chainFeatures{wallet: s.Wallet != nil}
+	if s.Intents != nil {
+		cf.paymentsFunc = s.Intents.Configured
+	}
+	rs = append(rs, web3Routes(s.Token, cf, s.Store)...)
+	rs = append(rs, walletRoutes(s.Wallet)...)
+	rs = append(rs, intentRoutes(s.Intents)...)
+	rs = append(rs, saleRoutes(s.Sale)...)
+	return rs
+}
