@@ -34,7 +34,7 @@ func platformKinds(t *testing.T) []jobs.Kind {
 	var kinds []jobs.Kind
 	for _, c := range p.pool.Classes() {
 		for _, k := range c.Kinds {
-			kinds = append(kinds, jobs.Kind{Name: k, Class: c.Name, Handler: h})
+			kinds = append(kinds, jobs.Kind{Name: k, Class: c.Name, HandlerFunc: h})
 		}
 	}
 	return kinds
@@ -62,7 +62,7 @@ func TestJobClassesRefuseUnclassedKind(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("the platform's job kinds and classes (-want +got):\n%s", diff)
 	}
-	mystery := jobs.Kind{Name: "mystery.kind", Handler: func(context.Context, jobs.Job) error { return nil }}
+	mystery := jobs.Kind{Name: "mystery.kind", HandlerFunc: func(context.Context, jobs.Job) error { return nil }}
 	if _, err := jobClasses(append(kinds, mystery), JobsConfig{}); err == nil || !strings.Contains(err.Error(), `"mystery.kind"`) {
 		t.Fatalf("jobClasses with an unclassed kind = %v, want an error naming it", err)
 	}

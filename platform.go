@@ -298,7 +298,7 @@ func New(ctx context.Context, cfg Config) (*Platform, error) {
 	}
 	p.pool = pool
 
-	units := routeStore{db: p.db, run: store.Runner[api.Tx](p.db)}
+	units := routeStore{db: p.db, runFunc: store.Runner[api.Tx](p.db)}
 	gw := &transport.Gateway[api.Tx]{
 		DB: units, Keys: p.keys, Sessions: &account.Authenticator{Keys: kr}, Keyring: kr, Authz: access.NewCache(cfg.AuthzCacheSize),
 		Limiter: p.limiter, Log: log, IdempotencyTTL: cfg.IdempotencyRetention,
@@ -448,14 +448,14 @@ func (p *Platform) healthChecks() []api.HealthCheck {
 // (api.Tx), which *store.Tx implements.
 type routeStore struct {
 	db *store.DB
-	// run is the store's unit of work (store.Runner[api.Tx]).
-	run func(ctx context.Context, fn func(st api.Tx) error) error
+	// runFunc is the store's unit of work (store.Runner[api.Tx]).
+	runFunc func(ctx context.Context, fn func(st api.Tx) error) error
 }
 
 var _ api.Tx = (*store.Tx)(nil)
 
 // InTx runs fn in one transaction.
-func (s routeStore) InTx(ctx context.Context, fn func(api.Tx) error) error { return s.run(ctx, fn) }
+func (s routeStore) InTx(ctx context.Context, fn func(api.Tx) error) error { return s.runFunc(ctx, fn) }
 
 // Read returns the read pool.
 func (s routeStore) Read() api.Tx { return s.db.Read() }

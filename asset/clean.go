@@ -33,7 +33,7 @@ type StagingCleaner interface {
 // cleanup, of the maintenance class. A blob store that is not a
 // StagingCleaner has nothing to clean, and its runs do nothing.
 func (s *Service) Jobs() []jobs.Kind {
-	return []jobs.Kind{{Name: JobCleanStaging, Class: jobs.ClassMaintenance, Every: CleanStagingEvery, Handler: s.cleanStaging}}
+	return []jobs.Kind{{Name: JobCleanStaging, Class: jobs.ClassMaintenance, Every: CleanStagingEvery, HandlerFunc: s.cleanStaging}}
 }
 
 // cleanStaging removes the staging files crashed uploads left. File ages

@@ -45,7 +45,7 @@ func TestCleanStagingRemovesDayOldFiles(t *testing.T) {
 		t.Fatalf("kinds %+v", ks)
 	}
 	before := time.Now()
-	if err := ks[0].Handler(ctx, jobs.Job{Kind: asset.JobCleanStaging}); err != nil {
+	if err := ks[0].HandlerFunc(ctx, jobs.Job{Kind: asset.JobCleanStaging}); err != nil {
 		t.Fatal(err)
 	}
 	if len(blobs.ages) != 1 || blobs.ages[0] != 24*time.Hour || blobs.nows[0].Before(before) || blobs.nows[0].After(time.Now()) {
@@ -55,7 +55,7 @@ func TestCleanStagingRemovesDayOldFiles(t *testing.T) {
 		t.Fatalf("log %q", logs.String())
 	}
 	blobs.err = errors.New("disk gone")
-	if err := ks[0].Handler(ctx, jobs.Job{Kind: asset.JobCleanStaging}); !errors.Is(err, blobs.err) {
+	if err := ks[0].HandlerFunc(ctx, jobs.Job{Kind: asset.JobCleanStaging}); !errors.Is(err, blobs.err) {
 		t.Fatalf("failing cleanup: %v", err)
 	}
 
@@ -63,7 +63,7 @@ func TestCleanStagingRemovesDayOldFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := plain.Jobs()[0].Handler(ctx, jobs.Job{Kind: asset.JobCleanStaging}); err != nil {
+	if err := plain.Jobs()[0].HandlerFunc(ctx, jobs.Job{Kind: asset.JobCleanStaging}); err != nil {
 		t.Fatalf("a blob store without staging: %v", err)
 	}
 }

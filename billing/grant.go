@@ -16,9 +16,9 @@ import (
 // transaction. Each runs its units of work through run.
 func (s *Service) Jobs(run RunFunc) []jobs.Kind {
 	return []jobs.Kind{
-		{Name: JobRenewal, Class: jobs.ClassMoney, Handler: s.RenewalHandler(run)},
-		{Name: JobApplyEvent, Class: jobs.ClassMoney, Handler: s.ApplyHandler(run)},
-		{Name: JobProviderCancel, Class: jobs.ClassMoney, Handler: s.ProviderCancelHandler(run)},
+		{Name: JobRenewal, Class: jobs.ClassMoney, HandlerFunc: s.RenewalHandler(run)},
+		{Name: JobApplyEvent, Class: jobs.ClassMoney, HandlerFunc: s.ApplyHandler(run)},
+		{Name: JobProviderCancel, Class: jobs.ClassMoney, HandlerFunc: s.ProviderCancelHandler(run)},
 	}
 }
 
@@ -32,12 +32,12 @@ func (s *Service) Jobs(run RunFunc) []jobs.Kind {
 // (its renewals), not also per calendar month. Package plan schedules and
 // computes the grants and knows nothing of subscriptions; billing, which
 // imports plan, owns both the subscriptions and this rule.
-func (s *Service) PlanGranter(run RunFunc) plan.CreditGranter { return planGranter{s: s, run: run} }
+func (s *Service) PlanGranter(run RunFunc) plan.CreditGranter { return planGranter{s: s, runFunc: run} }
 
 // planGranter books the plans' monthly grants; see PlanGranter.
 type planGranter struct {
-	s   *Service
-	run RunFunc
+	s       *Service
+	runFunc RunFunc
 }
 
 // GrantCredits implements plan.CreditGranter: a grant on the credit ledger
@@ -46,7 +46,7 @@ type planGranter struct {
 // subscription in g's environment.
 func (p planGranter) GrantCredits(ctx context.Context, g plan.Grant) error {
 	sc := Scope{TenantID: g.TenantID, WorkspaceID: g.WorkspaceID, Environment: g.Environment}
-	return p.run(ctx, func(st Store) error {
+	return p.runFunc(ctx, func(st Store) error {
 		_, err := st.SubscriptionCurrent(ctx, sc)
 		if err == nil {
 			return nil

@@ -17,7 +17,7 @@ func TestJobsAreBillingsKinds(t *testing.T) {
 	h := newHarness(t)
 	var names []string
 	for _, k := range h.svc.Jobs(h.db.run) {
-		if k.Class != jobs.ClassMoney || k.Handler == nil || k.Every != 0 {
+		if k.Class != jobs.ClassMoney || k.HandlerFunc == nil || k.Every != 0 {
 			t.Errorf("kind %+v", k)
 		}
 		names = append(names, k.Name)

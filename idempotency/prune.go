@@ -48,7 +48,7 @@ type PruneRunFunc func(ctx context.Context, fn func(st PruneStore) error) error
 // each batch a unit of work of run.
 func Jobs(run PruneRunFunc) []jobs.Kind {
 	return []jobs.Kind{{Name: JobPrune, Class: jobs.ClassMaintenance, Every: PruneEvery,
-		Handler: func(ctx context.Context, _ jobs.Job) error { return Prune(ctx, run) }}}
+		HandlerFunc: func(ctx context.Context, _ jobs.Job) error { return Prune(ctx, run) }}}
 }
 
 // Prune deletes the expired idempotency records, then the spent throttle

@@ -53,7 +53,7 @@ func TestPruneInBatches(t *testing.T) {
 	if len(ks) != 1 || ks[0].Name != "idempotency.prune" || ks[0].Class != jobs.ClassMaintenance || ks[0].Every != time.Hour {
 		t.Fatalf("kinds %+v", ks)
 	}
-	if err := ks[0].Handler(ctx, jobs.Job{Kind: JobPrune}); err != nil {
+	if err := ks[0].HandlerFunc(ctx, jobs.Job{Kind: JobPrune}); err != nil {
 		t.Fatal(err)
 	}
 	if f.records != 0 || f.throttles != 0 || f.units != 4 {

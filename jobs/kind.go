@@ -40,8 +40,8 @@ type Kind struct {
 	// Class names the class of workers that runs the kind (ClassMoney,
 	// ...).
 	Class string
-	// Handler runs one job of the kind.
-	Handler Handler
+	// HandlerFunc runs one job of the kind.
+	HandlerFunc Handler
 	// Every, when positive, makes the kind periodic: it runs at the start
 	// of every period of this length, once across every host. Schedule
 	// enqueues the next run when the host starts, and the handler Handlers
@@ -69,15 +69,15 @@ func Next(kind string, every time.Duration, now time.Time) InsertParams {
 }
 
 // Handlers returns the pool's handlers (Config.Handlers) of kinds: each
-// kind's Handler, except that a periodic kind's enqueues the kind's next
-// run through run once its Handler succeeded. A run that fails is retried
+// kind's HandlerFunc, except that a periodic kind's enqueues the kind's
+// next run through run once its HandlerFunc succeeded. A run that fails is retried
 // before the next one is planned; the retry plans it. A kind without a
 // name or a handler, and two kinds of one name, are errors.
 func Handlers(kinds []Kind, run RunFunc) (map[string]Handler, error) {
 	out := make(map[string]Handler, len(kinds))
 	for _, k := range kinds {
 		switch {
-		case k.Name == "" || k.Handler == nil:
+		case k.Name == "" || k.HandlerFunc == nil:
 			return nil, fmt.Errorf("jobs: kind %q needs a name and a handler", k.Name)
 		case out[k.Name] != nil:
 			return nil, fmt.Errorf("jobs: kind %q is declared twice", k.Name)
@@ -86,10 +86,10 @@ func Handlers(kinds []Kind, run RunFunc) (map[string]Handler, error) {
 		case k.Every > 0 && run == nil:
 			return nil, errors.New("jobs: periodic kinds need a unit of work to plan their next runs")
 		}
-		h := k.Handler
+		h := k.HandlerFunc
 		if k.Every > 0 {
 			h = func(ctx context.Context, j Job) error {
-				if err := k.Handler(ctx, j); err != nil {
+				if err := k.HandlerFunc(ctx, j); err != nil {
 					return err
 				}
 				return enqueueNext(ctx, run, k)

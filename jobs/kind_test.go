@@ -62,14 +62,14 @@ func TestPeriodicKindPlansItsNextRunAfterSuccess(t *testing.T) {
 	fail := errors.New("cluster unreadable")
 	var runs int
 	kinds := []jobs.Kind{
-		{Name: "periodic", Class: jobs.ClassMaintenance, Every: time.Minute, Handler: func(context.Context, jobs.Job) error {
+		{Name: "periodic", Class: jobs.ClassMaintenance, Every: time.Minute, HandlerFunc: func(context.Context, jobs.Job) error {
 			runs++
 			if runs == 1 {
 				return fail
 			}
 			return nil
 		}},
-		{Name: "once", Class: jobs.ClassMoney, Handler: func(context.Context, jobs.Job) error { return nil }},
+		{Name: "once", Class: jobs.ClassMoney, HandlerFunc: func(context.Context, jobs.Job) error { return nil }},
 	}
 	if err := jobs.Schedule(ctx, kinds, st.run); err != nil {
 		t.Fatal(err)

@@ -490,7 +490,7 @@ func TestJobsArePlansKinds(t *testing.T) {
 	}
 	var got []string
 	for _, k := range svc.Jobs(newMem(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)).run, &fakeGranter{}) {
-		if k.Class != jobs.ClassMoney || k.Handler == nil || k.Every != 0 {
+		if k.Class != jobs.ClassMoney || k.HandlerFunc == nil || k.Every != 0 {
 			t.Errorf("kind %+v", k)
 		}
 		got = append(got, k.Name)

@@ -442,7 +442,7 @@ func (s *Service) GrantHandler(run RunFunc, granter CreditGranter) jobs.Handler 
 // units of work through run.
 func (s *Service) Jobs(run RunFunc, granter CreditGranter) []jobs.Kind {
 	return []jobs.Kind{
-		{Name: JobScheduleGrants, Class: jobs.ClassMoney, Handler: s.ScheduleHandler(run)},
-		{Name: JobMonthlyGrant, Class: jobs.ClassMoney, Handler: s.GrantHandler(run, granter)},
+		{Name: JobScheduleGrants, Class: jobs.ClassMoney, HandlerFunc: s.ScheduleHandler(run)},
+		{Name: JobMonthlyGrant, Class: jobs.ClassMoney, HandlerFunc: s.GrantHandler(run, granter)},
 	}
 }

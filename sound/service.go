@@ -471,8 +471,8 @@ func (s *Service) move(ctx context.Context, st Store, o Operation, e Event, edit
 // meant to end.
 func (s *Service) Jobs() []jobs.Kind {
 	return []jobs.Kind{
-		{Name: JobRun, Class: jobs.ClassAudio, Handler: s.RunHandler()},
-		{Name: JobExpire, Class: jobs.ClassMaintenance, Handler: s.ExpireHandler()},
+		{Name: JobRun, Class: jobs.ClassAudio, HandlerFunc: s.RunHandler()},
+		{Name: JobExpire, Class: jobs.ClassMaintenance, HandlerFunc: s.ExpireHandler()},
 	}
 }
 

@@ -81,8 +81,8 @@ func (v Verification) Jobs() []jobs.Kind {
 		every = DefaultVerifyEvery
 	}
 	return []jobs.Kind{
-		{Name: JobVerify, Class: jobs.ClassMoney, Handler: v.verifyJob},
-		{Name: JobVerifySchedule, Class: jobs.ClassMoney, Handler: v.scheduleJob, Every: every},
+		{Name: JobVerify, Class: jobs.ClassMoney, HandlerFunc: v.verifyJob},
+		{Name: JobVerifySchedule, Class: jobs.ClassMoney, HandlerFunc: v.scheduleJob, Every: every},
 	}
 }
 

@@ -98,8 +98,8 @@ type memStore struct {
 	mu     sync.Mutex
 	data   memData
 	writes int
-	// now is the units' clock; nil means a fixed time.
-	now func() time.Time
+	// nowFunc is the units' clock; nil means a fixed time.
+	nowFunc func() time.Time
 }
 
 func newMemStore() *memStore {
@@ -108,8 +108,8 @@ func newMemStore() *memStore {
 
 func (m *memStore) tx() *memTx {
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	if m.now != nil {
-		now = m.now()
+	if m.nowFunc != nil {
+		now = m.nowFunc()
 	}
 	return &memTx{d: m.data.clone(), now: now}
 }
@@ -493,7 +493,7 @@ func newHarness(t *testing.T, mint token2022.Mint, opts ...harnessOpt) *harness 
 	t.Helper()
 	h := &harness{t: t, store: newMemStore(), clock: &fakeClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)},
 		ledger: map[string][]SettlementMovement{}}
-	h.store.now = h.clock.Now
+	h.store.nowFunc = h.clock.Now
 	h.payerKey, h.payer = keypair("payer")
 	h.treasury = key("treasury")
 	h.mint = key("mint")

@@ -72,10 +72,10 @@ func EventType(s State) string {
 // class: relay, watch, reconcile and the periodic sweep.
 func (s *Service) Jobs() []jobs.Kind {
 	return []jobs.Kind{
-		{Name: JobRelay, Class: jobs.ClassMoney, Handler: s.relayJob},
-		{Name: JobWatch, Class: jobs.ClassMoney, Handler: s.watchJob},
-		{Name: JobReconcile, Class: jobs.ClassMoney, Handler: s.reconcileJob},
-		{Name: JobSweep, Class: jobs.ClassMoney, Handler: s.sweepJob, Every: s.cfg.SweepEvery},
+		{Name: JobRelay, Class: jobs.ClassMoney, HandlerFunc: s.relayJob},
+		{Name: JobWatch, Class: jobs.ClassMoney, HandlerFunc: s.watchJob},
+		{Name: JobReconcile, Class: jobs.ClassMoney, HandlerFunc: s.reconcileJob},
+		{Name: JobSweep, Class: jobs.ClassMoney, HandlerFunc: s.sweepJob, Every: s.cfg.SweepEvery},
 	}
 }
 

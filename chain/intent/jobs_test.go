@@ -50,8 +50,8 @@ func TestJobsDeclareTheChainPaymentKinds(t *testing.T) {
 	h := newHarness(t, feeMint(6, 0, 0))
 	got := map[string]time.Duration{}
 	for _, k := range h.svc.Jobs() {
-		if k.Class != jobs.ClassMoney || k.Handler == nil {
-			t.Errorf("kind %s: class %q, handler set %v", k.Name, k.Class, k.Handler != nil)
+		if k.Class != jobs.ClassMoney || k.HandlerFunc == nil {
+			t.Errorf("kind %s: class %q, handler set %v", k.Name, k.Class, k.HandlerFunc != nil)
 		}
 		got[k.Name] = k.Every
 	}

@@ -98,12 +98,12 @@ func (s *Service) open(ctx context.Context, st Store, a Attempt) (generation.Cre
 // resolution of ambiguous creates.
 func (s *Service) Jobs() []jobs.Kind {
 	return []jobs.Kind{
-		{Name: JobDispatch, Class: jobs.ClassProvider, Handler: s.DispatchHandler()},
-		{Name: JobPoll, Class: jobs.ClassProvider, Handler: s.PollHandler()},
-		{Name: JobIngest, Class: jobs.ClassProvider, Handler: s.IngestHandler()},
-		{Name: JobReconcile, Class: jobs.ClassProvider, Handler: s.ReconcileHandler()},
-		{Name: JobExpire, Class: jobs.ClassProvider, Handler: s.ExpireHandler()},
-		{Name: JobAmbiguous, Class: jobs.ClassProvider, Handler: s.AmbiguousHandler()},
+		{Name: JobDispatch, Class: jobs.ClassProvider, HandlerFunc: s.DispatchHandler()},
+		{Name: JobPoll, Class: jobs.ClassProvider, HandlerFunc: s.PollHandler()},
+		{Name: JobIngest, Class: jobs.ClassProvider, HandlerFunc: s.IngestHandler()},
+		{Name: JobReconcile, Class: jobs.ClassProvider, HandlerFunc: s.ReconcileHandler()},
+		{Name: JobExpire, Class: jobs.ClassProvider, HandlerFunc: s.ExpireHandler()},
+		{Name: JobAmbiguous, Class: jobs.ClassProvider, HandlerFunc: s.AmbiguousHandler()},
 	}
 }
 
