@@ -63,8 +63,9 @@ type ChainEnvironment struct {
 	CreditPacks *intent.CreditPacks
 }
 
-// startToken builds the token registry, the token sale and wallet
-// verification.
+// startToken builds the token registry, the token sale, wallet
+// verification, and the registry's verification jobs, which verify the
+// sales after it.
 func (p *Platform) startToken(cfg ChainConfig) error {
 	envs := map[access.Environment]token.Environment{}
 	for env, e := range map[access.Environment]ChainEnvironment{access.Test: cfg.Test, access.Live: cfg.Live} {
