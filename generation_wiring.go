@@ -71,10 +71,21 @@ func (p *Platform) startGeneration(ctx context.Context, cfg Config, providers *c
 	}
 	svc, err := operation.New(operation.Config{
 		Credentials: providers, Ledger: ledger.New(), Assets: assets, Digester: p.keyring,
-		Run: func(ctx context.Context, fn func(st operation.Store) error) error {
+		// Each path's unit of work is one transaction of the store, which
+		// implements every port.
+		DispatchRunFunc: func(ctx context.Context, fn func(operation.DispatchStore) error) error {
 			return p.db.InTx(ctx, func(tx *store.Tx) error { return fn(tx) })
 		},
-		Read: func() operation.Store { return p.db.Read() }, CallbackBase: strings.TrimRight(base, "/"),
+		AnswerRunFunc: func(ctx context.Context, fn func(operation.AnswerStore) error) error {
+			return p.db.InTx(ctx, func(tx *store.Tx) error { return fn(tx) })
+		},
+		TrackRunFunc: func(ctx context.Context, fn func(operation.TrackStore) error) error {
+			return p.db.InTx(ctx, func(tx *store.Tx) error { return fn(tx) })
+		},
+		IngestRunFunc: func(ctx context.Context, fn func(operation.IngestStore) error) error {
+			return p.db.InTx(ctx, func(tx *store.Tx) error { return fn(tx) })
+		},
+		ReadFunc: func() operation.PoolReader { return p.db.Read() }, CallbackBase: strings.TrimRight(base, "/"),
 		Tuning: tuning, Hook: g.Hook,
 	})
 	if err != nil {
