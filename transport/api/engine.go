@@ -43,7 +43,10 @@ type Tx interface {
 	intent.Store
 	ledger.Store
 	outbox.Store
-	operation.Store
+	operation.AcceptStore
+	operation.CancelStore
+	operation.PlanReader
+	operation.Reader
 	plan.Reader
 	policy.Store
 	sale.Store
