@@ -70,7 +70,13 @@ func (p *Platform) startGeneration(ctx context.Context, cfg Config, providers *c
 	}
 	svc, err := operation.New(operation.Config{
 		Credentials: providers, Ledger: ledger.New(), Assets: assets, Digester: p.keyring,
-		Run: store.Runner[operation.Store](p.db), Read: store.Reader[operation.Store](p.db), CallbackBase: strings.TrimRight(base, "/"),
+		// Each path's unit of work is one transaction of the store, which
+		// implements every port.
+		DispatchRunFunc: store.Runner[operation.DispatchStore](p.db),
+		AnswerRunFunc:   store.Runner[operation.AnswerStore](p.db),
+		TrackRunFunc:    store.Runner[operation.TrackStore](p.db),
+		IngestRunFunc:   store.Runner[operation.IngestStore](p.db),
+		ReadFunc:        store.Reader[operation.PoolReader](p.db), CallbackBase: strings.TrimRight(base, "/"),
 		Tuning: tuning, Hook: g.Hook,
 	})
 	if err != nil {

@@ -32,7 +32,7 @@ type SignupInput struct {
 // before any transaction, through the hashing pool. INVALID_INPUT for a
 // malformed email, name or password; RATE_LIMITED when the hashing pool
 // stays full.
-func (s *Service) Signup(ctx context.Context, read Store, commit UnitOfWork, in SignupInput) error {
+func (s *Service) Signup(ctx context.Context, read SignupStore, commit UnitOfWork[SignupStore], in SignupInput) error {
 	const op = "account.Signup"
 	email, err := validEmail(op, "email", in.Email)
 	if err != nil {
@@ -54,7 +54,7 @@ func (s *Service) Signup(ctx context.Context, read Store, commit UnitOfWork, in 
 	} else if !fault.Is(err, fault.NotFound) {
 		return fault.Wrap(op, err)
 	}
-	err = commit(ctx, func(st Store) error {
+	err = commit(ctx, func(st SignupStore) error {
 		now := st.Now()
 		tenantID, userID := st.NewID("ten_"), st.NewID("usr_")
 		if err := st.TenantInsert(ctx, tenantID, name); err != nil {
@@ -88,7 +88,7 @@ func (s *Service) Signup(ctx context.Context, read Store, commit UnitOfWork, in 
 
 // mailExisting tells an address's owner that someone tried to sign up with
 // it, within the mail limit (counted on the read handle's own transaction).
-func (s *Service) mailExisting(ctx context.Context, op string, read Store, email, ip string) error {
+func (s *Service) mailExisting(ctx context.Context, op string, read ThrottleStore, email, ip string) error {
 	ok, err := s.mailAllowed(ctx, read, "notice", email, ip)
 	if err != nil || !ok {
 		return fault.Wrap(op, err)
@@ -120,7 +120,7 @@ func validEmail(op, field, email string) (string, error) {
 // VerifyEmail consumes a verification code and marks its user's email
 // verified; it returns the verified address. INVALID_INPUT (field code,
 // details.reason unknown, used or expired) for a bad code.
-func (s *Service) VerifyEmail(ctx context.Context, st Store, code string) (string, error) {
+func (s *Service) VerifyEmail(ctx context.Context, st SignupStore, code string) (string, error) {
 	const op = "account.VerifyEmail"
 	now := st.Now()
 	c, err := ConsumeCode(ctx, st, s.keys, PurposeVerifyEmail, code, "code", now)
@@ -172,7 +172,7 @@ func loginFailed(op string) error {
 // ACCESS_DENIED with details.reason "email_not_verified", so the answer
 // reveals nothing to someone without the password. Hashing runs on the
 // read handle; commit opens the session.
-func (s *Service) Login(ctx context.Context, read Store, commit UnitOfWork, in LoginInput) (SignIn, error) {
+func (s *Service) Login(ctx context.Context, read LoginStore, commit UnitOfWork[LoginStore], in LoginInput) (SignIn, error) {
 	const op = "account.Login"
 	email := NormalizeEmail(in.Email)
 	if email == "" || len(email) > 254 {
@@ -222,7 +222,7 @@ func (s *Service) Login(ctx context.Context, read Store, commit UnitOfWork, in L
 			With("reason", "email_not_verified")
 	}
 	var out SignIn
-	err = commit(ctx, func(st Store) error {
+	err = commit(ctx, func(st LoginStore) error {
 		if err := s.settleLogin(ctx, st, subjects, true); err != nil {
 			return err
 		}
@@ -240,7 +240,7 @@ func (s *Service) Login(ctx context.Context, read Store, commit UnitOfWork, in L
 }
 
 // open inserts a new session of kind with fresh credentials.
-func (s *Service) open(ctx context.Context, st Store, userID, tenantID, workspaceID, kind, ua, ip string, authenticatedAt time.Time, token bool) (SignIn, error) {
+func (s *Service) open(ctx context.Context, st sessionOpener, userID, tenantID, workspaceID, kind, ua, ip string, authenticatedAt time.Time, token bool) (SignIn, error) {
 	now := st.Now()
 	cookie, cookieDigest := NewCookieValue(s.keys)
 	out := SignIn{Cookie: cookie, Session: Session{
@@ -272,7 +272,7 @@ func truncate(s string, n int) string {
 
 // CurrentSession returns the caller's session with its user.
 // UNAUTHENTICATED when p is not a session's principal.
-func (s *Service) CurrentSession(ctx context.Context, st Store, p *access.Principal) (Session, access.User, error) {
+func (s *Service) CurrentSession(ctx context.Context, st SessionReader, p *access.Principal) (Session, access.User, error) {
 	const op = "account.CurrentSession"
 	if p == nil || p.SessionID == "" {
 		return Session{}, access.User{}, fault.E(op, fault.Unauthenticated, "This route needs a signed-in user.")
@@ -289,7 +289,7 @@ func (s *Service) CurrentSession(ctx context.Context, st Store, p *access.Princi
 }
 
 // Sessions lists the caller's active sessions, newest first.
-func (s *Service) Sessions(ctx context.Context, st Store, p *access.Principal) ([]Session, error) {
+func (s *Service) Sessions(ctx context.Context, st SessionAdmin, p *access.Principal) ([]Session, error) {
 	const op = "account.Sessions"
 	if p == nil || p.SessionID == "" {
 		return nil, fault.E(op, fault.Unauthenticated, "This route needs a signed-in user.")
@@ -300,7 +300,7 @@ func (s *Service) Sessions(ctx context.Context, st Store, p *access.Principal) (
 
 // Logout revokes the caller's session and its access token; the next
 // request with either is UNAUTHENTICATED.
-func (s *Service) Logout(ctx context.Context, st Store, p *access.Principal) error {
+func (s *Service) Logout(ctx context.Context, st SessionAdmin, p *access.Principal) error {
 	const op = "account.Logout"
 	if p == nil || p.SessionID == "" {
 		return fault.E(op, fault.Unauthenticated, "This route needs a signed-in user.")
@@ -310,7 +310,7 @@ func (s *Service) Logout(ctx context.Context, st Store, p *access.Principal) err
 
 // RevokeOthers revokes every other active session of the caller and
 // returns how many it revoked.
-func (s *Service) RevokeOthers(ctx context.Context, st Store, p *access.Principal) (int, error) {
+func (s *Service) RevokeOthers(ctx context.Context, st SessionAdmin, p *access.Principal) (int, error) {
 	const op = "account.RevokeOthers"
 	if p == nil || p.SessionID == "" {
 		return 0, fault.E(op, fault.Unauthenticated, "This route needs a signed-in user.")
@@ -325,7 +325,7 @@ func (s *Service) RevokeOthers(ctx context.Context, st Store, p *access.Principa
 // and one that may send counts for the account (3 an hour). It does nothing
 // otherwise, when the address has no account or a limit is reached; the
 // caller answers every case alike. INVALID_INPUT for a malformed address.
-func (s *Service) ForgotPassword(ctx context.Context, st Store, email, ip string) error {
+func (s *Service) ForgotPassword(ctx context.Context, st ResetMailStore, email, ip string) error {
 	const op = "account.ForgotPassword"
 	email, err := validEmail(op, "email", email)
 	if err != nil {
@@ -356,7 +356,7 @@ func (s *Service) ForgotPassword(ctx context.Context, st Store, email, ip string
 // the user: the old cookies and access tokens fail on their next request.
 // INVALID_INPUT for a bad password or (field code, details.reason) a bad
 // code; RATE_LIMITED when the hashing pool stays full.
-func (s *Service) ResetPassword(ctx context.Context, commit UnitOfWork, code, password string) error {
+func (s *Service) ResetPassword(ctx context.Context, commit UnitOfWork[ResetStore], code, password string) error {
 	const op = "account.ResetPassword"
 	if err := ValidatePassword(op, "password", password); err != nil {
 		return err
@@ -365,7 +365,7 @@ func (s *Service) ResetPassword(ctx context.Context, commit UnitOfWork, code, pa
 	if err != nil {
 		return fault.Wrap(op, err)
 	}
-	err = commit(ctx, func(st Store) error {
+	err = commit(ctx, func(st ResetStore) error {
 		now := st.Now()
 		c, err := ConsumeCode(ctx, st, s.keys, PurposePasswordReset, code, "code", now)
 		if err != nil {
@@ -398,7 +398,7 @@ type Handoff struct {
 
 // StartHandoff issues a handoff code (HandoffLifetime) for the caller's web
 // session. ACCESS_DENIED from a studio session.
-func (s *Service) StartHandoff(ctx context.Context, st Store, p *access.Principal) (Handoff, error) {
+func (s *Service) StartHandoff(ctx context.Context, st HandoffStore, p *access.Principal) (Handoff, error) {
 	const op = "account.StartHandoff"
 	ses, _, err := s.CurrentSession(ctx, st, p)
 	if err != nil {
@@ -421,7 +421,7 @@ func (s *Service) StartHandoff(ctx context.Context, st Store, p *access.Principa
 // app holds an HTTP-only cookie. INVALID_INPUT (field code,
 // details.reason) for a bad code; UNAUTHENTICATED when the web session
 // has since ended.
-func (s *Service) ExchangeHandoff(ctx context.Context, st Store, code, ua, ip string) (SignIn, error) {
+func (s *Service) ExchangeHandoff(ctx context.Context, st HandoffStore, code, ua, ip string) (SignIn, error) {
 	const op = "account.ExchangeHandoff"
 	now := st.Now()
 	c, err := ConsumeCode(ctx, st, s.keys, PurposeHandoff, code, "code", now)

@@ -66,7 +66,7 @@ func NewCode(k Keyring, purpose Purpose, now time.Time, lifetime time.Duration) 
 // ConsumeCode consumes the code value of purpose in st at now. An unknown,
 // used or expired code is INVALID_INPUT with details.field set to field and
 // details.reason to CodeUnknown, CodeUsed or CodeExpired.
-func ConsumeCode(ctx context.Context, st Store, k Keyring, purpose Purpose, value, field string, now time.Time) (Code, error) {
+func ConsumeCode(ctx context.Context, st CodeConsumer, k Keyring, purpose Purpose, value, field string, now time.Time) (Code, error) {
 	const op = "account.ConsumeCode"
 	value = strings.TrimSpace(value)
 	if !strings.HasPrefix(value, codePrefix) || len(value) > 64 {

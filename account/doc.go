@@ -30,6 +30,43 @@
 // handle and a UnitOfWork), so the deliberately slow argon2id never holds
 // SQLite's single writer.
 //
+// # Ports
+//
+// The service reads and writes through ports cut by operation, each a few
+// methods, so that a fake of one is small; the store package's *Tx
+// implements them all, and a route hands its unit of work over as the
+// port of the operation it calls:
+//
+//   - SignupStore: sign-up and email verification;
+//   - LoginStore: login (the throttle counters and the credential on the
+//     read handle, the new session in the unit of work);
+//   - SessionStore: authenticating a cookie or access token;
+//   - SessionReader: the caller's session with its user;
+//   - SessionAdmin: listing and revoking one's own sessions;
+//   - HandoffStore: the web-to-studio handoff;
+//   - ResetMailStore and ResetStore: a forgotten password's mail, and the
+//     reset that consumes its code;
+//   - InviteStore and JoinStore: sending and accepting an invitation;
+//   - OnboardingStore: onboarding, which is JoinStore (a join is an
+//     accepted invitation) with the workspace and onboarding records;
+//   - AdminStore, AuditWriter and AuditReader: member administration and
+//     the audit log.
+//
+// A step several operations share takes a small block of its own
+// (CodeConsumer for ConsumeCode, SessionReader for CurrentSession,
+// AuditWriter for Audit, ThrottleStore for the throttle and mail limits),
+// which the ports embed; a method that operations call directly
+// (UserGetByEmail, CodeInsert, SessionInsert, ...) is declared in each
+// port that calls it, so that no port carries a method its operations do
+// not call. No port exceeds 20 methods. Onboarding alone needs
+// more than that, since creating a workspace also starts its plan: Onboard
+// takes its account side as an OnboardingStore and its plan side as a
+// plan.Store, two ports of the same unit of work passed separately, rather
+// than one port that is both.
+//
+// Signup, Login and ResetPassword hash outside any transaction, so they
+// take the read handle and a UnitOfWork of their own port.
+//
 // # Abuse limits
 //
 // Each argon2id hash takes its memory cost (64 MiB by default) while it

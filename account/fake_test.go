@@ -13,12 +13,11 @@ import (
 	"github.com/creatormusic/platform/fault"
 )
 
-// memAccount is an in-memory MemberStore holding what the account rules
-// read and write: users, credentials, codes, sessions, throttle counters,
-// workspaces, memberships and the audit log. Methods the tests never reach
-// are left to the embedded nil interface (calling one panics).
+// memAccount is an in-memory store of the ports the tests drive (login,
+// reset mail, sessions, invitations and joining): users, credentials,
+// codes, sessions, throttle counters, workspaces, memberships and the
+// audit log.
 type memAccount struct {
-	MemberStore
 	now        time.Time
 	ids        int
 	users      map[string]access.User
@@ -33,7 +32,13 @@ type memAccount struct {
 	lookups    int
 }
 
-var _ MemberStore = (*memAccount)(nil)
+var (
+	_ LoginStore     = (*memAccount)(nil)
+	_ ResetMailStore = (*memAccount)(nil)
+	_ SessionStore   = (*memAccount)(nil)
+	_ InviteStore    = (*memAccount)(nil)
+	_ JoinStore      = (*memAccount)(nil)
+)
 
 func newMemAccount() *memAccount {
 	return &memAccount{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), users: map[string]access.User{},
@@ -41,12 +46,17 @@ func newMemAccount() *memAccount {
 		throttles: map[string]Throttle{}, workspaces: map[string]access.Workspace{}, members: map[string][]access.Role{}}
 }
 
-// unit is a UnitOfWork on m: a failed function leaves everything as it
-// was.
-func (m *memAccount) unit(_ context.Context, fn func(st Store) error) error {
+// unit is a UnitOfWork of login on m (rollback).
+func (m *memAccount) unit(_ context.Context, fn func(st LoginStore) error) error {
+	return m.rollback(func() error { return fn(m) })
+}
+
+// rollback runs fn as one unit of work on m: a failed function leaves
+// everything as it was.
+func (m *memAccount) rollback(fn func() error) error {
 	users, th, codes, ses, mem, audit := maps.Clone(m.users), maps.Clone(m.throttles), maps.Clone(m.codes),
 		maps.Clone(m.sessions), maps.Clone(m.members), slices.Clone(m.audit)
-	if err := fn(m); err != nil {
+	if err := fn(); err != nil {
 		m.users, m.throttles, m.codes, m.sessions, m.members, m.audit = users, th, codes, ses, mem, audit
 		return err
 	}

@@ -32,27 +32,41 @@ type InvitePayload struct {
 	Roles []access.Role `json:"roles"`
 }
 
-// MemberStore is the port of invitations, onboarding and member
-// administration: the account Store, administration, the workspace and
-// membership writers of the access adapter (which bump authority
-// versions), and onboarding records.
-type MemberStore interface {
-	Store
-	AdminStore
-	OnboardingRecords
-	// WorkspaceGet returns a workspace of tenantID; NOT_FOUND otherwise.
-	WorkspaceGet(ctx context.Context, tenantID, workspaceID string) (access.Workspace, error)
-	// WorkspaceInsert creates an active workspace in tenantID.
-	WorkspaceInsert(ctx context.Context, id, tenantID, name string) error
-	// MembershipInsert makes userID an active member with roles; CONFLICT
-	// if the membership exists.
-	MembershipInsert(ctx context.Context, workspaceID, userID string, roles []access.Role) error
+// InviteStore is the port of sending an invitation: the invited address
+// is checked against the workspace's members, the code stored and the
+// invitation audited.
+type InviteStore interface {
+	AuditWriter
+	WorkspaceReader
+	// UserGetByEmail returns the user with email; NOT_FOUND when none.
+	UserGetByEmail(ctx context.Context, email string) (access.User, error)
+	// MemberGet returns one member of workspaceID; NOT_FOUND otherwise.
+	MemberGet(ctx context.Context, workspaceID, userID string) (Member, error)
+	// CodeInsert stores a single-use code (by digest).
+	CodeInsert(ctx context.Context, c Code) error
+}
+
+// JoinStore is the port of joining a workspace through an invitation: the
+// caller's session and credential are read, the code consumed, and the
+// membership written through the access adapter's writers (which bump
+// authority versions), with its audit event.
+type JoinStore interface {
+	AuditWriter
+	SessionReader
+	CodeConsumer
+	WorkspaceReader
+	// CredentialGet returns the user's credential; NOT_FOUND when none.
+	CredentialGet(ctx context.Context, userID string) (PasswordCredential, error)
 	// UserMembershipCount counts the workspaces userID is a member of.
 	UserMembershipCount(ctx context.Context, userID string) (int, error)
 	// UserTenantSet moves a user and their sessions into tenantID.
 	UserTenantSet(ctx context.Context, userID, tenantID string) error
-	// SessionWorkspaceSet points a session at a workspace: its next request
-	// acts there. NOT_FOUND when the session does not exist.
+	// MembershipInsert makes userID an active member with roles; CONFLICT
+	// if the membership exists.
+	MembershipInsert(ctx context.Context, workspaceID, userID string, roles []access.Role) error
+	// SessionWorkspaceSet points a session at a workspace (after onboarding
+	// or accepting an invitation): its next request acts there. NOT_FOUND
+	// when the session does not exist.
 	SessionWorkspaceSet(ctx context.Context, id, workspaceID string) error
 }
 
@@ -76,7 +90,7 @@ type InviteInput struct {
 // role beyond the caller's authority (an ADMIN cannot invite an OWNER);
 // CONFLICT (details.reason "already_member") when the address belongs to a
 // member; SERVICE_UNAVAILABLE when the mail cannot be sent.
-func (s *Service) Invite(ctx context.Context, st MemberStore, p *access.Principal, a *access.Authority, in InviteInput) (Invitation, error) {
+func (s *Service) Invite(ctx context.Context, st InviteStore, p *access.Principal, a *access.Authority, in InviteInput) (Invitation, error) {
 	const op = "account.Invite"
 	email, err := validEmail(op, "email", in.Email)
 	if err != nil {
@@ -149,7 +163,7 @@ type Joined struct {
 // "email_unverified" or "email_mismatch" (the code stays unused);
 // WORKSPACE_ACCESS_DENIED when the workspace is no longer active;
 // CONFLICT with details.reason "already_member" or "other_organization".
-func (s *Service) AcceptInvite(ctx context.Context, st MemberStore, p *access.Principal, code, requestID string) (Joined, error) {
+func (s *Service) AcceptInvite(ctx context.Context, st JoinStore, p *access.Principal, code, requestID string) (Joined, error) {
 	const op = "account.AcceptInvite"
 	ses, u, err := s.CurrentSession(ctx, st, p)
 	if err != nil {

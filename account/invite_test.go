@@ -74,7 +74,7 @@ func TestInviteRules(t *testing.T) {
 	// and the audit event.
 	box.fail = true
 	var inv Invitation
-	err := st.unit(ctx, func(Store) error {
+	err := st.rollback(func() error {
 		_, err := s.Invite(ctx, st, p, owner, InviteInput{Email: "carol@example.com", Roles: []access.Role{access.RoleViewer}})
 		return err
 	})
@@ -135,7 +135,7 @@ func TestAcceptInviteRules(t *testing.T) {
 	// a refusal rolls back, so the code stays unused.
 	accept := func(p *access.Principal, code string) (Joined, error) {
 		var j Joined
-		err := st.unit(ctx, func(Store) (err error) { j, err = s.AcceptInvite(ctx, st, p, code, "req_accept"); return err })
+		err := st.rollback(func() (err error) { j, err = s.AcceptInvite(ctx, st, p, code, "req_accept"); return err })
 		return j, err
 	}
 

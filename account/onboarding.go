@@ -114,14 +114,21 @@ type PlanStarter interface {
 	Start(ctx context.Context, st plan.Store, tenantID, workspaceID string) error
 }
 
-// OnboardingStore is the port of onboarding: members, plans and grants.
+// OnboardingStore is the account side of onboarding: joining (JoinStore),
+// and creating a workspace with its first membership and onboarding
+// record. The plan side (the offered plans, the new workspace's plan and
+// grants) is a plan.Store of the same unit of work, passed beside it: the
+// two together are wider than one port should be.
 type OnboardingStore interface {
-	MemberStore
-	plan.Store
+	JoinStore
+	OnboardingRecords
+	// WorkspaceInsert creates an active workspace in tenantID.
+	WorkspaceInsert(ctx context.Context, id, tenantID, name string) error
 }
 
 // Onboard runs the first-run step of a signed-in user, in the caller's
-// unit of work.
+// unit of work: st is its account side and ps its plan side (the same unit
+// of work, as two ports).
 //
 // Create makes a workspace in the user's tenant with the user as OWNER
 // (CreatorRoles), records the goal and the selected plan, puts the
@@ -141,7 +148,7 @@ type OnboardingStore interface {
 // Errors: INVALID_INPUT with details.field "action", "name" (1 to 100
 // characters), "goal" (one of Goals) or "plan" (not an offered plan), and
 // those of AcceptInvite for a join.
-func (s *Service) Onboard(ctx context.Context, st OnboardingStore, plans PlanStarter, p *access.Principal, in OnboardInput) (Onboarded, error) {
+func (s *Service) Onboard(ctx context.Context, st OnboardingStore, ps plan.Store, plans PlanStarter, p *access.Principal, in OnboardInput) (Onboarded, error) {
 	const op = "account.Onboard"
 	switch in.Action {
 	case OnboardJoin:
@@ -168,7 +175,7 @@ func (s *Service) Onboard(ctx context.Context, st OnboardingStore, plans PlanSta
 	if planID == "" {
 		planID = plan.FreeID
 	}
-	pl, err := st.PlanGet(ctx, planID)
+	pl, err := ps.PlanGet(ctx, planID)
 	if fault.Is(err, fault.NotFound) || err == nil && !pl.Active {
 		return Onboarded{}, fault.Invalid(op, "plan", "The plan is not offered.")
 	}
@@ -197,7 +204,7 @@ func (s *Service) Onboard(ctx context.Context, st OnboardingStore, plans PlanSta
 		if err := st.SessionWorkspaceSet(ctx, ses.ID, ws.ID); err != nil {
 			return Onboarded{}, fault.Wrap(op, err)
 		}
-		if a, err := st.WorkspacePlanGet(ctx, ws.ID, p.Environment); err == nil {
+		if a, err := ps.WorkspacePlanGet(ctx, ws.ID, p.Environment); err == nil {
 			out.ActivePlan = a.PlanID
 		}
 		out.Workspace = ws
@@ -210,7 +217,7 @@ func (s *Service) Onboard(ctx context.Context, st OnboardingStore, plans PlanSta
 	if err := st.WorkspaceInsert(ctx, wsID, u.TenantID, name); err != nil {
 		return Onboarded{}, fault.Wrap(op, err)
 	}
-	if err := plans.Start(ctx, st, u.TenantID, wsID); err != nil {
+	if err := plans.Start(ctx, ps, u.TenantID, wsID); err != nil {
 		return Onboarded{}, fault.Wrap(op, err)
 	}
 	if err := st.MembershipInsert(ctx, wsID, u.ID, out.Roles); err != nil {

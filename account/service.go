@@ -69,10 +69,12 @@ type Config struct {
 }
 
 // Service runs signup, verification, login, sessions, password reset and
-// the web-to-studio handoff. Its methods take the unit of work they run in
-// as a Store; the few that hash passwords take the read handle and a
-// UnitOfWork, so the deliberately slow hashing never holds a transaction.
-// It is safe for concurrent use.
+// the web-to-studio handoff, invitations, onboarding and member
+// administration. Each method takes the unit of work it runs in as the
+// narrow port of its operation (package documentation, "Ports"); the few
+// that hash passwords take the read handle and a UnitOfWork, so the
+// deliberately slow hashing never holds a transaction. It is safe for
+// concurrent use.
 type Service struct {
 	cfg   Config
 	pw    *Passwords
@@ -80,9 +82,6 @@ type Service struct {
 	mail  Mailer
 	addrs *addressLimiter
 }
-
-// UnitOfWork runs fn in one transaction, committed when fn returns nil.
-type UnitOfWork func(ctx context.Context, fn func(st Store) error) error
 
 // New validates cfg and returns a Service.
 func New(cfg Config) (*Service, error) {
@@ -157,85 +156,9 @@ type PasswordCredential struct {
 	PasswordChangedAt time.Time
 }
 
-// Store is the port the account service reads and writes through; the
-// store package's *Tx implements it. Methods list the error codes they
-// return; any other failure is INTERNAL.
-type Store interface {
-	SessionStore
-	// TenantInsert creates a tenant.
-	TenantInsert(ctx context.Context, id, name string) error
-	// UserInsert creates a user; CONFLICT if the email is taken.
-	UserInsert(ctx context.Context, id, tenantID, email, displayName string) error
-	// UserGet returns a user of tenantID; NOT_FOUND otherwise.
-	UserGet(ctx context.Context, tenantID, userID string) (access.User, error)
-	// UserGetByEmail returns the user with email; NOT_FOUND when none.
-	UserGetByEmail(ctx context.Context, email string) (access.User, error)
-	// UserDefaultWorkspace returns the workspace a new session of userID
-	// acts in: the oldest active membership, or "" when there is none.
-	UserDefaultWorkspace(ctx context.Context, userID string) (string, error)
-
-	// CredentialInsert stores a user's password credential; CONFLICT if the
-	// user has one.
-	CredentialInsert(ctx context.Context, c PasswordCredential) error
-	// CredentialGet returns the user's credential; NOT_FOUND when none.
-	CredentialGet(ctx context.Context, userID string) (PasswordCredential, error)
-	// CredentialEmailVerified records that the user's email was verified at
-	// at (keeping an earlier time); NOT_FOUND without a credential.
-	CredentialEmailVerified(ctx context.Context, userID string, at time.Time) error
-	// CredentialPasswordSet replaces the password hash; NOT_FOUND without a
-	// credential.
-	CredentialPasswordSet(ctx context.Context, userID, hash string, at time.Time) error
-
-	// CodeInsert stores a single-use code (by digest).
-	CodeInsert(ctx context.Context, c Code) error
-	// CodeConsume marks the unused, unexpired code of purpose with digest
-	// used at at, atomically: of concurrent calls exactly one consumes it.
-	// It returns the code and whether this call consumed it; a code that
-	// was already used or has expired is returned with consumed false.
-	// NOT_FOUND when no code of purpose has the digest.
-	CodeConsume(ctx context.Context, purpose Purpose, digest string, at time.Time) (c Code, consumed bool, err error)
-
-	// SessionGet returns a session by id; NOT_FOUND when none.
-	SessionGet(ctx context.Context, id string) (Session, error)
-	// SessionListActive returns the user's sessions that are neither revoked
-	// nor expired at now, newest first.
-	SessionListActive(ctx context.Context, userID string, now time.Time) ([]Session, error)
-	// SessionRevoke revokes a session (and its access token) at at; a
-	// session already revoked keeps its time. NOT_FOUND when none.
-	SessionRevoke(ctx context.Context, id string, at time.Time) error
-	// SessionRevokeOthers revokes every active session of userID except
-	// keepID ("" revokes all) and returns how many it revoked.
-	SessionRevokeOthers(ctx context.Context, userID, keepID string, at time.Time) (int, error)
-	// SessionWorkspaceSet points a session at a workspace (after onboarding
-	// or accepting an invitation): its next request acts there. NOT_FOUND
-	// when the session does not exist.
-	SessionWorkspaceSet(ctx context.Context, id, workspaceID string) error
-
-	// ThrottleUpdate runs fn on the counters of subjects (in that order;
-	// the zero Throttle with Subject set for a subject without one) at the
-	// unit of work's time, with their rows locked against concurrent
-	// updates, and writes back the counters fn returns: one
-	// read-modify-write, so concurrent updates never lose a count. On the
-	// read handle it runs in a short transaction of its own. When fn fails
-	// nothing is written and its error is returned.
-	ThrottleUpdate(ctx context.Context, subjects []string, fn func(now time.Time, cur []Throttle) ([]Throttle, error)) error
-}
-
-// UserReader reads users.
-type UserReader interface {
-	// UserGet returns a user of tenantID; NOT_FOUND otherwise.
-	UserGet(ctx context.Context, tenantID, userID string) (access.User, error)
-}
-
 // User returns user userID of tenantID; NOT_FOUND otherwise.
 func (s *Service) User(ctx context.Context, st UserReader, tenantID, userID string) (access.User, error) {
 	return st.UserGet(ctx, tenantID, userID)
-}
-
-// WorkspaceReader reads workspaces.
-type WorkspaceReader interface {
-	// WorkspaceGet returns a workspace of tenantID; NOT_FOUND otherwise.
-	WorkspaceGet(ctx context.Context, tenantID, workspaceID string) (access.Workspace, error)
 }
 
 // Workspace returns the principal's workspace; NOT_FOUND when it is not

@@ -220,7 +220,7 @@ func (s *Service) loginSubjects(email, ip string) []string {
 // reserveLogin counts an attempt before its hashing, in one transaction of
 // its own; RATE_LIMITED (details.limit loginFailures, details.retryAfter)
 // when a counter refuses it.
-func (s *Service) reserveLogin(ctx context.Context, st Store, subjects []string) error {
+func (s *Service) reserveLogin(ctx context.Context, st ThrottleStore, subjects []string) error {
 	const op = "account.Login"
 	var refused time.Time
 	var now time.Time
@@ -240,7 +240,7 @@ func (s *Service) reserveLogin(ctx context.Context, st Store, subjects []string)
 }
 
 // settleLogin gives back a reservation (see ThrottlePolicy.settle), in st.
-func (s *Service) settleLogin(ctx context.Context, st Store, subjects []string, signedIn bool) error {
+func (s *Service) settleLogin(ctx context.Context, st ThrottleStore, subjects []string, signedIn bool) error {
 	return st.ThrottleUpdate(ctx, subjects, func(at time.Time, cur []Throttle) ([]Throttle, error) {
 		out := s.cfg.Throttle.settle(at, [3]Throttle(cur), signedIn)
 		return out[:], nil
@@ -255,7 +255,7 @@ var errThrottled = errors.New("account: throttled")
 // reports whether the mail may be sent: both counts within s.cfg.ResetMail.
 // A request over the address's limit is not counted for the account. It
 // runs in st (its own transaction when st is the read handle).
-func (s *Service) mailAllowed(ctx context.Context, st Store, kind, account, ip string) (bool, error) {
+func (s *Service) mailAllowed(ctx context.Context, st ThrottleStore, kind, account, ip string) (bool, error) {
 	lim := s.cfg.ResetMail
 	subjects := []string{kind + ":addr:" + s.keys.Digest("mail-limit:" + kind + ":address:" + AddressKey(ip))[:40]}
 	if account != "" {

@@ -249,6 +249,23 @@ type ListParams struct {
 // the caller's unit of work. Package store implements it; it is not a
 // stable API for embedders.
 type Store interface {
+	Mover
+	// LedgerAccountGet returns one account; a missing one is NOT_FOUND.
+	LedgerAccountGet(ctx context.Context, s Scope, k Kind, name string) (Account, error)
+	// LedgerMovementList returns up to p.Limit movements, newest (highest
+	// id) first, with their postings.
+	LedgerMovementList(ctx context.Context, p ListParams) ([]Posted, error)
+	// LedgerPostingSums returns, for every account of the ledger in the
+	// scope, credits minus debits over all its postings, summed in Go. It
+	// is how balances are audited against postings.
+	LedgerPostingSums(ctx context.Context, s Scope, k Kind) (map[string]money.Sum, error)
+}
+
+// Mover is the part of Store that movements are posted through (Post and
+// the credit movements: Grant, Reserve, Settle, Release,
+// SettleAndRelease), so that a domain which only moves credits asks for
+// no more of its store.
+type Mover interface {
 	outbox.Writer
 	// Now is the unit of work's single timestamp.
 	Now() time.Time
@@ -269,8 +286,6 @@ type Store interface {
 	// return that error from a later statement of the unit of work or from
 	// its commit (see package store): either way the unit fails as a whole.
 	LedgerAccountsApply(ctx context.Context, s Scope, k Kind, changes []AccountChange, insufficient fault.Code) error
-	// LedgerAccountGet returns one account; a missing one is NOT_FOUND.
-	LedgerAccountGet(ctx context.Context, s Scope, k Kind, name string) (Account, error)
 	// LedgerMovementGet returns the movement with reference; NOT_FOUND when
 	// there is none.
 	LedgerMovementGet(ctx context.Context, s Scope, reference string) (Posted, error)
@@ -283,11 +298,4 @@ type Store interface {
 	// reference was never posted), a store that pipelines may send the
 	// movement with the commit and report a taken reference from there.
 	LedgerMovementInsert(ctx context.Context, m Posted, fresh bool) error
-	// LedgerMovementList returns up to p.Limit movements, newest (highest
-	// id) first, with their postings.
-	LedgerMovementList(ctx context.Context, p ListParams) ([]Posted, error)
-	// LedgerPostingSums returns, for every account of the ledger in the
-	// scope, credits minus debits over all its postings, summed in Go. It
-	// is how balances are audited against postings.
-	LedgerPostingSums(ctx context.Context, s Scope, k Kind) (map[string]money.Sum, error)
 }

@@ -124,7 +124,7 @@ type movementPayload struct {
 // their errors can come from a later statement of the unit of work or from
 // its commit instead of from Post: a caller cannot catch them to go on in
 // the same unit of work.
-func (s *Service) Post(ctx context.Context, st Store, m Movement) (Posted, bool, error) {
+func (s *Service) Post(ctx context.Context, st Mover, m Movement) (Posted, bool, error) {
 	const op = "ledger.Post"
 	if err := validate(op, m); err != nil {
 		return Posted{}, false, err
@@ -292,7 +292,7 @@ type CreditsInput struct {
 }
 
 // credits posts a two-legged credits movement from one account to another.
-func (s *Service) credits(ctx context.Context, st Store, op string, t Type, in CreditsInput, from, to string) (Posted, bool, error) {
+func (s *Service) credits(ctx context.Context, st Mover, op string, t Type, in CreditsInput, from, to string) (Posted, bool, error) {
 	if in.Ref == "" {
 		return Posted{}, false, fault.Invalid(op, "ref", "The reference key is required.")
 	}
@@ -309,7 +309,7 @@ func (s *Service) credits(ctx context.Context, st Store, op string, t Type, in C
 
 // Grant adds in.Amount credits to the workspace balance from system:grants,
 // once per in.Ref (reference "grant:<ref>").
-func (s *Service) Grant(ctx context.Context, st Store, in CreditsInput) (Posted, bool, error) {
+func (s *Service) Grant(ctx context.Context, st Mover, in CreditsInput) (Posted, bool, error) {
 	return s.credits(ctx, st, "ledger.Grant", TypeGrant, in, AccountSystemGrants, AccountWorkspaceCredits)
 }
 
@@ -317,7 +317,7 @@ func (s *Service) Grant(ctx context.Context, st Store, in CreditsInput) (Posted,
 // workspace's reserved balance (AccountWorkspaceReserved), once per
 // operation (reference "reserve:<op>"). INSUFFICIENT_CREDITS when the
 // balance does not cover it.
-func (s *Service) Reserve(ctx context.Context, st Store, in CreditsInput) (Posted, bool, error) {
+func (s *Service) Reserve(ctx context.Context, st Mover, in CreditsInput) (Posted, bool, error) {
 	return s.credits(ctx, st, "ledger.Reserve", TypeReserve, in, AccountWorkspaceCredits, AccountWorkspaceReserved)
 }
 
@@ -326,7 +326,7 @@ func (s *Service) Reserve(ctx context.Context, st Store, in CreditsInput) (Poste
 // INSUFFICIENT_CREDITS when the operation has no reservation or what is
 // left of it (less its release) does not cover the amount. A unit of work
 // that also releases the rest uses SettleAndRelease.
-func (s *Service) Settle(ctx context.Context, st Store, in CreditsInput) (Posted, bool, error) {
+func (s *Service) Settle(ctx context.Context, st Mover, in CreditsInput) (Posted, bool, error) {
 	const op = "ledger.Settle"
 	hold, reserved, err := s.reservation(ctx, st, op, in)
 	if err != nil {
@@ -340,7 +340,7 @@ func (s *Service) Settle(ctx context.Context, st Store, in CreditsInput) (Posted
 // Settle, Release returns the remainder. INSUFFICIENT_CREDITS when the
 // operation has no reservation or what is left of it (less its settle)
 // does not cover the amount.
-func (s *Service) Release(ctx context.Context, st Store, in CreditsInput) (Posted, bool, error) {
+func (s *Service) Release(ctx context.Context, st Mover, in CreditsInput) (Posted, bool, error) {
 	const op = "ledger.Release"
 	hold, reserved, err := s.reservation(ctx, st, op, in)
 	if err != nil {
@@ -358,7 +358,7 @@ func (s *Service) Release(ctx context.Context, st Store, in CreditsInput) (Poste
 // reserved account before the workspace balance that the release then
 // needs: the reverse of a reservation's order, so an operation ending
 // beside a reservation in the same workspace could wait on it in a cycle.
-func (s *Service) SettleAndRelease(ctx context.Context, st Store, in CreditsInput, rest money.Atomic) error {
+func (s *Service) SettleAndRelease(ctx context.Context, st Mover, in CreditsInput, rest money.Atomic) error {
 	const op = "ledger.SettleAndRelease"
 	if in.Amount == 0 && rest == 0 {
 		return nil
@@ -409,7 +409,7 @@ func uncovered(op, ref string) *fault.Error {
 // holds the accounts and then waits for a second operation's reservation
 // can wait on a unit that holds that reservation and waits for the
 // accounts. Every caller (the end of one operation) keeps to this.
-func (s *Service) reservation(ctx context.Context, st Store, op string, in CreditsInput) (string, money.Atomic, error) {
+func (s *Service) reservation(ctx context.Context, st Mover, op string, in CreditsInput) (string, money.Atomic, error) {
 	if in.Ref == "" {
 		return "", 0, fault.Invalid(op, "ref", "The reference key is required.")
 	}
@@ -432,7 +432,7 @@ func (s *Service) reservation(ctx context.Context, st Store, op string, in Credi
 // operation's other movement on it (its release for a settle, its settle
 // for a release), covers the amount. A replay of t itself is not counted
 // against itself.
-func (s *Service) spend(ctx context.Context, st Store, op string, t Type, in CreditsInput, hold string, reserved money.Atomic) (Posted, bool, error) {
+func (s *Service) spend(ctx context.Context, st Mover, op string, t Type, in CreditsInput, hold string, reserved money.Atomic) (Posted, bool, error) {
 	other, to := TypeRelease, AccountSystemConsumed
 	if t == TypeRelease {
 		other, to = TypeSettle, AccountWorkspaceCredits

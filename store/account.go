@@ -14,10 +14,19 @@ import (
 	"github.com/creatormusic/platform/fault"
 )
 
-var _ account.Store = (*Tx)(nil)
+// The account ports of sign-up, login, sessions, the handoff and password
+// reset; invitations, onboarding and administration are in admin.go.
+var (
+	_ account.SignupStore    = (*Tx)(nil)
+	_ account.LoginStore     = (*Tx)(nil)
+	_ account.SessionAdmin   = (*Tx)(nil)
+	_ account.HandoffStore   = (*Tx)(nil)
+	_ account.ResetMailStore = (*Tx)(nil)
+	_ account.ResetStore     = (*Tx)(nil)
+)
 
-// UserDefaultWorkspace implements account.Store: the user's oldest active
-// membership, "" when none.
+// UserDefaultWorkspace implements account.LoginStore: the user's oldest
+// active membership, "" when none.
 func (tx *Tx) UserDefaultWorkspace(ctx context.Context, userID string) (string, error) {
 	var ws []string
 	err := tx.idb.NewRaw(`SELECT m.workspace_id FROM memberships m JOIN workspaces w ON w.id = m.workspace_id
@@ -32,7 +41,7 @@ func (tx *Tx) UserDefaultWorkspace(ctx context.Context, userID string) (string, 
 	return ws[0], nil
 }
 
-// CredentialInsert implements account.Store.
+// CredentialInsert implements account.SignupStore and account.ResetStore.
 func (tx *Tx) CredentialInsert(ctx context.Context, c account.PasswordCredential) error {
 	const op = "store.CredentialInsert"
 	res, err := tx.idb.NewRaw(`INSERT INTO user_credentials (user_id, password_hash, email_verified_at, password_changed_at)
@@ -46,7 +55,8 @@ func (tx *Tx) CredentialInsert(ctx context.Context, c account.PasswordCredential
 	return nil
 }
 
-// CredentialGet implements account.Store.
+// CredentialGet implements account.LoginStore, account.ResetStore and
+// account.JoinStore.
 func (tx *Tx) CredentialGet(ctx context.Context, userID string) (account.PasswordCredential, error) {
 	var r struct {
 		UserID            string     `bun:"user_id"`
@@ -63,21 +73,23 @@ func (tx *Tx) CredentialGet(ctx context.Context, userID string) (account.Passwor
 		PasswordChangedAt: r.PasswordChangedAt.UTC()}, nil
 }
 
-// CredentialEmailVerified implements account.Store.
+// CredentialEmailVerified implements account.SignupStore and
+// account.ResetStore.
 func (tx *Tx) CredentialEmailVerified(ctx context.Context, userID string, at time.Time) error {
 	res, err := tx.idb.NewRaw(`UPDATE user_credentials SET email_verified_at = COALESCE(email_verified_at, ?) WHERE user_id = ?`,
 		at, userID).Exec(ctx)
 	return affected("store.CredentialEmailVerified", res, err)
 }
 
-// CredentialPasswordSet implements account.Store.
+// CredentialPasswordSet implements account.ResetStore.
 func (tx *Tx) CredentialPasswordSet(ctx context.Context, userID, hash string, at time.Time) error {
 	res, err := tx.idb.NewRaw(`UPDATE user_credentials SET password_hash = ?, password_changed_at = ? WHERE user_id = ?`,
 		hash, at, userID).Exec(ctx)
 	return affected("store.CredentialPasswordSet", res, err)
 }
 
-// CodeInsert implements account.Store.
+// CodeInsert implements account.SignupStore, account.HandoffStore,
+// account.ResetMailStore and account.InviteStore.
 func (tx *Tx) CodeInsert(ctx context.Context, c account.Code) error {
 	payload := c.Payload
 	if payload == "" {
@@ -90,7 +102,7 @@ func (tx *Tx) CodeInsert(ctx context.Context, c account.Code) error {
 	return errf("store.CodeInsert", err)
 }
 
-// CodeConsume implements account.Store with one compare-and-set UPDATE:
+// CodeConsume implements account.CodeConsumer with one compare-and-set UPDATE:
 // of concurrent consumers exactly one sees a row affected.
 func (tx *Tx) CodeConsume(ctx context.Context, purpose account.Purpose, digest string, at time.Time) (account.Code, bool, error) {
 	const op = "store.CodeConsume"
@@ -127,13 +139,13 @@ func (tx *Tx) CodeConsume(ctx context.Context, purpose account.Purpose, digest s
 		CreatedAt: r.CreatedAt.UTC(), ExpiresAt: r.ExpiresAt.UTC(), UsedAt: utcPtr(r.UsedAt)}, n == 1, nil
 }
 
-// SessionGet implements account.Store.
+// SessionGet implements account.SessionReader.
 func (tx *Tx) SessionGet(ctx context.Context, id string) (account.Session, error) {
 	sa, err := tx.sessionBy(ctx, "store.SessionGet", "id", id)
 	return sa.Session, err
 }
 
-// SessionListActive implements account.Store.
+// SessionListActive implements account.SessionAdmin.
 func (tx *Tx) SessionListActive(ctx context.Context, userID string, now time.Time) ([]account.Session, error) {
 	const op = "store.SessionListActive"
 	rows, err := tx.idb.QueryContext(ctx, sessionSelect+` WHERE s.user_id = ? AND s.revoked_at IS NULL AND s.expires_at > ?
@@ -153,13 +165,14 @@ func (tx *Tx) SessionListActive(ctx context.Context, userID string, now time.Tim
 	return out, errf(op, rows.Err())
 }
 
-// SessionRevoke implements account.Store.
+// SessionRevoke implements account.SessionAdmin.
 func (tx *Tx) SessionRevoke(ctx context.Context, id string, at time.Time) error {
 	res, err := tx.idb.NewRaw(`UPDATE sessions SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?`, at, id).Exec(ctx)
 	return affected("store.SessionRevoke", res, err)
 }
 
-// SessionRevokeOthers implements account.Store.
+// SessionRevokeOthers implements account.SessionAdmin and
+// account.ResetStore.
 func (tx *Tx) SessionRevokeOthers(ctx context.Context, userID, keepID string, at time.Time) (int, error) {
 	const op = "store.SessionRevokeOthers"
 	res, err := tx.idb.NewRaw(`UPDATE sessions SET revoked_at = ? WHERE user_id = ? AND id <> ? AND revoked_at IS NULL AND expires_at > ?`,
@@ -171,13 +184,13 @@ func (tx *Tx) SessionRevokeOthers(ctx context.Context, userID, keepID string, at
 	return int(n), errf(op, err)
 }
 
-// SessionWorkspaceSet implements account.Store.
+// SessionWorkspaceSet implements account.JoinStore.
 func (tx *Tx) SessionWorkspaceSet(ctx context.Context, id, workspaceID string) error {
 	res, err := tx.idb.NewRaw(`UPDATE sessions SET workspace_id = ? WHERE id = ?`, workspaceID, id).Exec(ctx)
 	return affected("store.SessionWorkspaceSet", res, err)
 }
 
-// ThrottleUpdate implements account.Store. It makes every subject's row
+// ThrottleUpdate implements account.ThrottleStore. It makes every subject's row
 // exist, then reads them all with their rows locked (FOR UPDATE on
 // PostgreSQL; SQLite's single writer serializes units of work), in subject
 // order so that two updates sharing subjects never wait on each other in a

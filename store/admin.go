@@ -20,6 +20,8 @@ var (
 	_ account.AuditReader       = (*Tx)(nil)
 	_ account.AdminStore        = (*Tx)(nil)
 	_ account.OnboardingRecords = (*Tx)(nil)
+	_ account.InviteStore       = (*Tx)(nil)
+	_ account.JoinStore         = (*Tx)(nil)
 	_ account.OnboardingStore   = (*Tx)(nil)
 )
 

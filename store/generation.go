@@ -15,7 +15,18 @@ import (
 	"github.com/creatormusic/platform/generation/operation"
 )
 
-var _ operation.Store = (*Tx)(nil)
+// The generation ports: each path of generation/operation asks for its own.
+var (
+	_ operation.Reader        = (*Tx)(nil)
+	_ operation.PlanReader    = (*Tx)(nil)
+	_ operation.AcceptStore   = (*Tx)(nil)
+	_ operation.CancelStore   = (*Tx)(nil)
+	_ operation.DispatchStore = (*Tx)(nil)
+	_ operation.AnswerStore   = (*Tx)(nil)
+	_ operation.TrackStore    = (*Tx)(nil)
+	_ operation.IngestStore   = (*Tx)(nil)
+	_ operation.PoolReader    = (*Tx)(nil)
+)
 
 type generationOperationRow struct {
 	ID               string     `bun:"id"`
@@ -90,7 +101,7 @@ const generationOperationSelect = `SELECT id, tenant_id, workspace_id, environme
 	request, billing_mode, credits_reserved, credits_settled, byok_credits, pricing, routes, duration_applied, snapshot, version,
 	attempts, current_attempt_id, deadline_at, created_at, updated_at, ended_at FROM generation_operations`
 
-// GenerationOperationInsert implements operation.Store.
+// GenerationOperationInsert implements operation.AcceptStore.
 func (tx *Tx) GenerationOperationInsert(ctx context.Context, o operation.Operation) error {
 	const op = "store.GenerationOperationInsert"
 	r, err := operationRow(o)
@@ -119,19 +130,19 @@ func (tx *Tx) scanOperation(ctx context.Context, op, q string, args ...any) (ope
 	return o, nil
 }
 
-// GenerationOperationGet implements operation.Store.
+// GenerationOperationGet implements operation.Getter.
 func (tx *Tx) GenerationOperationGet(ctx context.Context, sc access.Scope, id string) (operation.Operation, error) {
 	return tx.scanOperation(ctx, "store.GenerationOperationGet", generationOperationSelect+
 		` WHERE id = ? AND tenant_id = ? AND workspace_id = ? AND environment = ?`, id, sc.TenantID, sc.WorkspaceID, string(sc.Environment))
 }
 
-// GenerationOperationLock implements operation.Store. Outside a
+// GenerationOperationLock implements operation.Locker. Outside a
 // transaction (the read pool) it is a plain read.
 func (tx *Tx) GenerationOperationLock(ctx context.Context, id string) (operation.Operation, error) {
 	return tx.scanOperation(ctx, "store.GenerationOperationLock", generationOperationSelect+` WHERE id = ?`+tx.rowLock(), id)
 }
 
-// GenerationOperationUpdate implements operation.Store.
+// GenerationOperationUpdate implements operation.Writer.
 func (tx *Tx) GenerationOperationUpdate(ctx context.Context, o operation.Operation) error {
 	const op = "store.GenerationOperationUpdate"
 	r, err := operationRow(o)
@@ -182,7 +193,7 @@ func (r generationAttemptRow) attempt() operation.Attempt {
 const generationAttemptSelect = `SELECT id, operation_id, tenant_id, workspace_id, environment, number, provider, credential_id,
 	ownership, token_digest, task_id, state, error_code, polls, last_polled_at, created_at, updated_at FROM generation_attempts`
 
-// GenerationAttemptInsert implements operation.Store.
+// GenerationAttemptInsert implements operation.DispatchStore.
 func (tx *Tx) GenerationAttemptInsert(ctx context.Context, a operation.Attempt) error {
 	_, err := tx.idb.ExecContext(ctx, `INSERT INTO generation_attempts (id, operation_id, tenant_id, workspace_id, environment, number,
 		provider, credential_id, ownership, token_digest, task_id, state, error_code, polls, last_polled_at, created_at, updated_at)
@@ -193,7 +204,7 @@ func (tx *Tx) GenerationAttemptInsert(ctx context.Context, a operation.Attempt) 
 	return errf("store.GenerationAttemptInsert", err)
 }
 
-// GenerationAttemptUpdate implements operation.Store.
+// GenerationAttemptUpdate implements operation.AttemptUpdater.
 func (tx *Tx) GenerationAttemptUpdate(ctx context.Context, a operation.Attempt) error {
 	const op = "store.GenerationAttemptUpdate"
 	res, err := tx.idb.ExecContext(ctx, `UPDATE generation_attempts SET task_id = ?, state = ?, error_code = ?, polls = ?,
@@ -207,7 +218,7 @@ func (tx *Tx) GenerationAttemptUpdate(ctx context.Context, a operation.Attempt) 
 	return nil
 }
 
-// GenerationAttemptGet implements operation.Store.
+// GenerationAttemptGet implements operation.Loader.
 func (tx *Tx) GenerationAttemptGet(ctx context.Context, id string) (operation.Attempt, error) {
 	var r generationAttemptRow
 	if err := tx.idb.NewRaw(generationAttemptSelect+` WHERE id = ?`, id).Scan(ctx, &r); err != nil {
@@ -216,7 +227,7 @@ func (tx *Tx) GenerationAttemptGet(ctx context.Context, id string) (operation.At
 	return r.attempt(), nil
 }
 
-// GenerationAttemptByToken implements operation.Store.
+// GenerationAttemptByToken implements operation.PoolReader.
 func (tx *Tx) GenerationAttemptByToken(ctx context.Context, provider generation.ProviderID, digest string) (operation.Attempt, error) {
 	var r generationAttemptRow
 	if err := tx.idb.NewRaw(generationAttemptSelect+` WHERE token_digest = ? AND provider = ?`, digest, string(provider)).Scan(ctx, &r); err != nil {
@@ -225,7 +236,7 @@ func (tx *Tx) GenerationAttemptByToken(ctx context.Context, provider generation.
 	return r.attempt(), nil
 }
 
-// GenerationAttempts implements operation.Store.
+// GenerationAttempts implements operation.AttemptLister.
 func (tx *Tx) GenerationAttempts(ctx context.Context, operationID string) ([]operation.Attempt, error) {
 	var rows []generationAttemptRow
 	if err := tx.idb.NewRaw(generationAttemptSelect+` WHERE operation_id = ? ORDER BY number`, operationID).Scan(ctx, &rows); err != nil &&
@@ -252,7 +263,7 @@ func inserted(op string, res sql.Result, err error) (bool, error) {
 	return n == 1, nil
 }
 
-// GenerationCallbackInsert implements operation.Store.
+// GenerationCallbackInsert implements operation.TrackStore.
 func (tx *Tx) GenerationCallbackInsert(ctx context.Context, c operation.CallbackRecord) (bool, error) {
 	res, err := tx.idb.ExecContext(ctx, `INSERT INTO generation_callbacks (id, provider, task_id, stage, payload_hash, attempt_id,
 		operation_id, body, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (provider, task_id, stage, payload_hash) DO NOTHING`,
@@ -260,7 +271,7 @@ func (tx *Tx) GenerationCallbackInsert(ctx context.Context, c operation.Callback
 	return inserted("store.GenerationCallbackInsert", res, err)
 }
 
-// GenerationOutputInsert implements operation.Store.
+// GenerationOutputInsert implements operation.IngestStore.
 func (tx *Tx) GenerationOutputInsert(ctx context.Context, o operation.Output) (bool, error) {
 	res, err := tx.idb.ExecContext(ctx, `INSERT INTO generation_outputs (operation_id, slot, asset_id, provider_track_id, created_at)
 		VALUES (?, ?, ?, ?, ?) ON CONFLICT (operation_id, slot) DO NOTHING`, o.OperationID, o.Slot, o.AssetID, o.ProviderTrackID, o.CreatedAt)
@@ -284,7 +295,7 @@ type generationCostRow struct {
 	CreatedAt   time.Time `bun:"created_at"`
 }
 
-// GenerationCostInsert implements operation.Store.
+// GenerationCostInsert implements operation.TrackStore.
 func (tx *Tx) GenerationCostInsert(ctx context.Context, c operation.Cost) (bool, error) {
 	res, err := tx.idb.ExecContext(ctx, `INSERT INTO generation_costs (id, operation_id, attempt_id, tenant_id, workspace_id, environment,
 		provider, model, status, source, expected, actual, drift_bps, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -293,7 +304,7 @@ func (tx *Tx) GenerationCostInsert(ctx context.Context, c operation.Cost) (bool,
 	return inserted("store.GenerationCostInsert", res, err)
 }
 
-// GenerationCosts implements operation.Store.
+// GenerationCosts implements operation.Reader.
 func (tx *Tx) GenerationCosts(ctx context.Context, operationID string) ([]operation.Cost, error) {
 	var rows []generationCostRow
 	if err := tx.idb.NewRaw(`SELECT id, operation_id, attempt_id, tenant_id, workspace_id, environment, provider, model, status, source,
@@ -311,7 +322,7 @@ func (tx *Tx) GenerationCosts(ctx context.Context, operationID string) ([]operat
 	return out, nil
 }
 
-// ProviderCreateSlot implements operation.Store: a sliding window of
+// ProviderCreateSlot implements operation.DispatchStore: a sliding window of
 // taken slots per account. On PostgreSQL a transaction-scoped advisory
 // lock on the account serializes takers across hosts; SQLite's single
 // writer does the same. Slots older than the window are pruned as they

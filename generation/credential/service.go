@@ -16,25 +16,43 @@ import (
 // Store is the port the credential service reads and writes through, bound
 // to one unit of work (or to the read pool for reads).
 type Store interface {
+	Getter
+	Lister
+	Updater
 	// Now is the unit of work's time.
 	Now() time.Time
 	// NewID returns a fresh identifier with prefix.
 	NewID(prefix string) string
 	// ProviderCredentialInsert stores a new credential.
 	ProviderCredentialInsert(ctx context.Context, c Credential) error
+	// ProviderBalanceInsert stores a balance snapshot as its credential's
+	// newest.
+	ProviderBalanceInsert(ctx context.Context, s Snapshot) error
+}
+
+// Getter reads one credential: the part of Store that opens the
+// credential an attempt authenticates with.
+type Getter interface {
 	// ProviderCredentialGet reads a credential of sc that is not deleted,
 	// with its newest balance snapshot; NOT_FOUND otherwise.
 	ProviderCredentialGet(ctx context.Context, sc access.Scope, id string) (Credential, error)
+}
+
+// Lister lists a workspace's credentials: the part of Store that Usable
+// reads through.
+type Lister interface {
 	// ProviderCredentialList reads up to limit credentials of sc that are not
 	// deleted, newest first, with ids below before when it is set.
 	ProviderCredentialList(ctx context.Context, sc access.Scope, before string, limit int) ([]Credential, error)
+}
+
+// Updater writes a credential's health: the part of Store that marks a key
+// a provider rejected.
+type Updater interface {
 	// ProviderCredentialUpdate writes c's Health, CheckedAt, UpdatedAt and
 	// DeletedAt to the credential of c.Scope with c.ID that is not deleted;
 	// NOT_FOUND when there is none.
 	ProviderCredentialUpdate(ctx context.Context, c Credential) error
-	// ProviderBalanceInsert stores a balance snapshot as its credential's
-	// newest.
-	ProviderBalanceInsert(ctx context.Context, s Snapshot) error
 }
 
 // Sealer seals secrets at rest and digests them; secret.Keyring satisfies
@@ -477,7 +495,7 @@ func (s *Service) PlatformKey(env access.Environment, id generation.ProviderID) 
 // Usable returns the newest healthy customer credential of each provider
 // route in sc, in one pass over the workspace's credentials (st is any unit
 // of work or the read pool).
-func (s *Service) Usable(ctx context.Context, st Store, sc access.Scope) (map[generation.ProviderID]Credential, error) {
+func (s *Service) Usable(ctx context.Context, st Lister, sc access.Scope) (map[generation.ProviderID]Credential, error) {
 	out := map[generation.ProviderID]Credential{}
 	before := ""
 	for {

@@ -36,7 +36,7 @@ type Received struct {
 // attempt's.
 func (s *Service) Callback(ctx context.Context, provider generation.ProviderID, token string, cb generation.Callback) (Received, error) {
 	const op = "operation.Callback"
-	read := s.cfg.Read()
+	read := s.cfg.ReadFunc()
 	a, err := read.GenerationAttemptByToken(ctx, provider, s.cfg.Digester.Digest(token))
 	if err != nil {
 		return Received{}, fault.Wrap(op, err)
@@ -69,7 +69,7 @@ func (s *Service) Callback(ctx context.Context, provider generation.ProviderID, 
 	}
 	hash := hex.EncodeToString(sum[:])
 	var out Received
-	err = s.cfg.Run(ctx, func(st Store) error {
+	err = s.cfg.TrackRunFunc(ctx, func(st TrackStore) error {
 		o, cur, err := load(ctx, st, jobRef{Operation: a.OperationID, Attempt: a.ID})
 		if err != nil {
 			return err
@@ -134,7 +134,7 @@ func confirmable(o Operation, a Attempt) bool {
 // observe merges an observation of attempt a's task into o, commits the
 // effects and returns the operation as it now is. An observation of an
 // attempt that is not the operation's current one changes nothing.
-func (s *Service) observe(ctx context.Context, st Store, o Operation, a Attempt, obs generation.Observation) (Operation, error) {
+func (s *Service) observe(ctx context.Context, st Writer, o Operation, a Attempt, obs generation.Observation) (Operation, error) {
 	if o.CurrentAttemptID != a.ID {
 		return o, nil
 	}
@@ -174,7 +174,7 @@ func (s *Service) PollHandler() jobs.Handler {
 }
 
 func (s *Service) poll(ctx context.Context, ref jobRef) error {
-	read := s.cfg.Read()
+	read := s.cfg.ReadFunc()
 	o, a, err := load(ctx, read, ref)
 	if err != nil {
 		return err
@@ -192,7 +192,7 @@ func (s *Service) poll(ctx context.Context, ref jobRef) error {
 	now := read.Now()
 	if ref.Confirm == "" && a.LastPolledAt != nil && now.Before(a.LastPolledAt.Add(s.cfg.PollMinInterval)) {
 		at := a.LastPolledAt.Add(s.cfg.PollMinInterval)
-		return s.cfg.Run(ctx, func(st Store) error {
+		return s.cfg.TrackRunFunc(ctx, func(st TrackStore) error {
 			return s.enqueue(ctx, st, JobPoll, jobRef{Operation: o.ID, Attempt: a.ID, Seq: ref.Seq}, at, fmt.Sprintf("gen-poll:%s:%d:later", a.ID, ref.Seq))
 		})
 	}
@@ -205,7 +205,7 @@ func (s *Service) poll(ctx context.Context, ref jobRef) error {
 		return nil // the customer deleted the key: callbacks or the deadline end it
 	}
 	state, qerr := adapter.Query(ctx, cred, a.TaskID)
-	return s.cfg.Run(ctx, func(st Store) error {
+	return s.cfg.TrackRunFunc(ctx, func(st TrackStore) error {
 		o, cur, err := load(ctx, st, jobRef{Operation: ref.Operation, Attempt: a.ID})
 		if err != nil {
 			return err

@@ -47,7 +47,7 @@ func (c candidate) account(env access.Environment) string {
 // own keys on each route first (BYOK, and BYOK_WITH_PLATFORM_FALLBACK,
 // which uses the customer's key before falling back), then the platform
 // credential on each route (PLATFORM_MANAGED, and the fallback).
-func (s *Service) candidates(ctx context.Context, st Store, o Operation) ([]candidate, error) {
+func (s *Service) candidates(ctx context.Context, st credential.Lister, o Operation) ([]candidate, error) {
 	env := o.Scope.Environment
 	var routes []generation.ProviderID
 	for _, r := range o.Routes {
@@ -78,7 +78,7 @@ func (s *Service) candidates(ctx context.Context, st Store, o Operation) ([]cand
 }
 
 // open returns the credential an attempt authenticates with.
-func (s *Service) open(ctx context.Context, st Store, a Attempt) (generation.Credential, error) {
+func (s *Service) open(ctx context.Context, st credential.Getter, a Attempt) (generation.Credential, error) {
 	if a.Ownership == credential.CustomerBYOK {
 		c, err := st.ProviderCredentialGet(ctx, a.Scope, a.CredentialID)
 		if err != nil {
@@ -125,7 +125,7 @@ type sendPlan struct {
 // the provider task after commit, record the answer.
 func (s *Service) dispatch(ctx context.Context, id string) error {
 	var plan *sendPlan
-	err := s.cfg.Run(ctx, func(st Store) error {
+	err := s.cfg.DispatchRunFunc(ctx, func(st DispatchStore) error {
 		var err error
 		plan, err = s.prepare(ctx, st, id)
 		return err
@@ -138,7 +138,7 @@ func (s *Service) dispatch(ctx context.Context, id string) error {
 	if err != nil {
 		return s.recordCreate(ctx, a, generation.Created{}, err)
 	}
-	cred, err := s.open(ctx, s.cfg.Read(), a)
+	cred, err := s.open(ctx, s.cfg.ReadFunc(), a)
 	if err != nil {
 		return s.recordCreate(ctx, a, generation.Created{}, fault.E("operation.dispatch", fault.ProviderCredentialInvalid, "The credential cannot be used.").With("reason", "credential_gone"))
 	}
@@ -174,7 +174,7 @@ func (s *Service) callbackURL(p generation.ProviderID, token string) string {
 // there is nothing to send: the operation ended, an attempt is accepted or
 // ambiguous (never a second task), the scheduler is full (a later dispatch
 // is enqueued), or no candidate is left (the operation failed).
-func (s *Service) prepare(ctx context.Context, st Store, id string) (*sendPlan, error) {
+func (s *Service) prepare(ctx context.Context, st DispatchStore, id string) (*sendPlan, error) {
 	const op = "operation.prepare"
 	o, err := st.GenerationOperationLock(ctx, id)
 	if err != nil {
@@ -299,7 +299,7 @@ func newToken() (string, error) {
 // recordCreate is the second unit of work of a dispatch: it records the
 // provider's answer to a create.
 func (s *Service) recordCreate(ctx context.Context, a Attempt, created generation.Created, cerr error) error {
-	return s.cfg.Run(ctx, func(st Store) error {
+	return s.cfg.AnswerRunFunc(ctx, func(st AnswerStore) error {
 		const op = "operation.recordCreate"
 		o, err := st.GenerationOperationLock(ctx, a.OperationID)
 		if err != nil {
@@ -412,7 +412,7 @@ func ambiguous(err error) bool {
 
 // markInvalid records that the provider rejected a customer key, so the
 // key's health shows it and later operations skip it.
-func (s *Service) markInvalid(ctx context.Context, st Store, a Attempt) error {
+func (s *Service) markInvalid(ctx context.Context, st AnswerStore, a Attempt) error {
 	c, err := st.ProviderCredentialGet(ctx, a.Scope, a.CredentialID)
 	if fault.Is(err, fault.NotFound) {
 		return nil
@@ -433,7 +433,7 @@ func (s *Service) markInvalid(ctx context.Context, st Store, a Attempt) error {
 // the operation with PROVIDER_TIMEOUT and releases its credits.
 func (s *Service) AmbiguousHandler() jobs.Handler {
 	return handler("ambiguous", func(ctx context.Context, job jobs.Job, ref jobRef) error {
-		return s.cfg.Run(ctx, func(st Store) error {
+		return s.cfg.TrackRunFunc(ctx, func(st TrackStore) error {
 			o, a, err := load(ctx, st, ref)
 			if err != nil {
 				return err
@@ -453,7 +453,7 @@ func (s *Service) AmbiguousHandler() jobs.Handler {
 // its deadline expires and its credits are released (F12).
 func (s *Service) ExpireHandler() jobs.Handler {
 	return handler("expire", func(ctx context.Context, job jobs.Job, ref jobRef) error {
-		return s.cfg.Run(ctx, func(st Store) error {
+		return s.cfg.TrackRunFunc(ctx, func(st TrackStore) error {
 			o, err := st.GenerationOperationLock(ctx, ref.Operation)
 			if err != nil {
 				return err

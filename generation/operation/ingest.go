@@ -47,7 +47,7 @@ func (s *Service) IngestHandler() jobs.Handler {
 }
 
 func (s *Service) ingest(ctx context.Context, ref jobRef) error {
-	read := s.cfg.Read()
+	read := s.cfg.ReadFunc()
 	o, err := read.GenerationOperationLock(ctx, ref.Operation)
 	if err != nil {
 		return err
@@ -67,7 +67,7 @@ func (s *Service) ingest(ctx context.Context, ref jobRef) error {
 		Body:    media.Body, DeclaredType: "audio/mpeg", Filename: fmt.Sprintf("%s-%d.mp3", o.ID, ref.Slot+1), Origin: asset.Generated,
 	}
 	_, err = s.cfg.Assets.Upload(ctx, read, in, func(ctx context.Context, insert func(asset.Store) (asset.Asset, error)) error {
-		return s.cfg.Run(ctx, func(st Store) error {
+		return s.cfg.IngestRunFunc(ctx, func(st IngestStore) error {
 			stored, err := insert(st)
 			if err != nil {
 				return err
@@ -102,7 +102,7 @@ func (s *Service) ingest(ctx context.Context, ref jobRef) error {
 // ingestFailed fails the operation after an ingestion failure and
 // releases its credits.
 func (s *Service) ingestFailed(ctx context.Context, id, code string) error {
-	return s.cfg.Run(ctx, func(st Store) error {
+	return s.cfg.TrackRunFunc(ctx, func(st TrackStore) error {
 		o, err := st.GenerationOperationLock(ctx, id)
 		if err != nil {
 			return err
@@ -134,7 +134,7 @@ func (s *Service) ReconcileHandler() jobs.Handler {
 }
 
 func (s *Service) reconcile(ctx context.Context, ref jobRef) error {
-	read := s.cfg.Read()
+	read := s.cfg.ReadFunc()
 	o, a, err := load(ctx, read, ref)
 	if err != nil {
 		return err
@@ -162,7 +162,7 @@ func (s *Service) reconcile(ctx context.Context, ref jobRef) error {
 	} else {
 		rec = generation.Reconcile(in, s.cfg.Prices, s.cfg.CostDriftBps)
 	}
-	return s.cfg.Run(ctx, func(st Store) error {
+	return s.cfg.TrackRunFunc(ctx, func(st TrackStore) error {
 		c := Cost{ID: st.NewID("gcost_"), OperationID: o.ID, AttemptID: a.ID, Scope: o.Scope, Provider: a.Provider, Model: o.Request.Model,
 			Status: rec.Status, Source: rec.Source, Expected: rec.Expected, Actual: rec.Actual, DriftBps: rec.DriftBps, CreatedAt: st.Now()}
 		ok, err := st.GenerationCostInsert(ctx, c)

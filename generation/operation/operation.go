@@ -96,6 +96,20 @@
 // drift above Config.CostDriftBps writes a PROVIDER_COST_DRIFT outbox
 // event. The provider's consumption is posted to the provider-cost ledger,
 // never to customer credits.
+//
+// # Ports
+//
+// The service reads and writes through narrow ports, each bound to one
+// unit of work or to the read pool, and every path asks for its own: the
+// routes' reads take a Reader (their access checks a Getter), Prepare a
+// PlanReader, Accept an AcceptStore and Cancel a CancelStore. The jobs and
+// the callback run their units of work through Config's run funcs, which
+// hand a DispatchStore (a dispatch's attempt), an AnswerStore (the
+// provider's answer to a create), a TrackStore (callbacks, polls,
+// deadlines, an ingestion's failure, cost reconciliation) or an
+// IngestStore (a track stored), and read the pool before them through a
+// PoolReader; SeedPricing takes a policy.Store. Package store's
+// transaction implements every one, so a fake of any path stays small.
 package operation
 
 import (
@@ -105,12 +119,10 @@ import (
 	"time"
 
 	"github.com/creatormusic/platform/access"
-	"github.com/creatormusic/platform/asset"
 	"github.com/creatormusic/platform/fsm"
 	"github.com/creatormusic/platform/generation"
 	"github.com/creatormusic/platform/generation/credential"
 	"github.com/creatormusic/platform/jobs"
-	"github.com/creatormusic/platform/ledger"
 	"github.com/creatormusic/platform/policy"
 )
 
@@ -374,63 +386,6 @@ type Cost struct {
 	CreatedAt   time.Time
 }
 
-// Store is the port the service writes and reads through, bound to one
-// unit of work (or to the read pool for reads). Package store implements
-// it.
-type Store interface {
-	ledger.Store
-	policy.Store
-	jobs.Enqueuer
-	asset.Store
-	credential.Store
-	credential.Observer
-	// JobEnqueue is JobInsert for a caller that does not need to know
-	// whether the job was inserted (a duplicate unique key inserts
-	// nothing): a pipelining store sends it with a later statement.
-	JobEnqueue(ctx context.Context, p jobs.InsertParams) error
-	// GenerationOperationInsert stores a new operation.
-	GenerationOperationInsert(ctx context.Context, o Operation) error
-	// GenerationOperationGet reads an operation of sc; NOT_FOUND otherwise.
-	GenerationOperationGet(ctx context.Context, sc access.Scope, id string) (Operation, error)
-	// GenerationOperationLock reads an operation by id and locks it until
-	// the unit of work ends (FOR UPDATE on PostgreSQL; SQLite's single
-	// writer serializes); NOT_FOUND when there is none.
-	GenerationOperationLock(ctx context.Context, id string) (Operation, error)
-	// GenerationOperationUpdate writes o when its stored version is
-	// o.Version-1; CONFLICT otherwise.
-	GenerationOperationUpdate(ctx context.Context, o Operation) error
-	// GenerationAttemptInsert stores a new attempt.
-	GenerationAttemptInsert(ctx context.Context, a Attempt) error
-	// GenerationAttemptUpdate writes an attempt's task id, state, error,
-	// polls and times.
-	GenerationAttemptUpdate(ctx context.Context, a Attempt) error
-	// GenerationAttemptGet reads an attempt by id; NOT_FOUND otherwise.
-	GenerationAttemptGet(ctx context.Context, id string) (Attempt, error)
-	// GenerationAttemptByToken reads the attempt of a callback token
-	// digest and provider; NOT_FOUND otherwise.
-	GenerationAttemptByToken(ctx context.Context, provider generation.ProviderID, digest string) (Attempt, error)
-	// GenerationAttempts lists an operation's attempts by number.
-	GenerationAttempts(ctx context.Context, operationID string) ([]Attempt, error)
-	// GenerationCallbackInsert stores a callback once: false when one with
-	// the same provider, task, stage and payload hash exists.
-	GenerationCallbackInsert(ctx context.Context, c CallbackRecord) (bool, error)
-	// GenerationOutputInsert stores an output once: false when the slot of
-	// the operation has one.
-	GenerationOutputInsert(ctx context.Context, o Output) (bool, error)
-	// GenerationCostInsert stores an attempt's reconciliation once: false
-	// when the attempt has one.
-	GenerationCostInsert(ctx context.Context, c Cost) (bool, error)
-	// GenerationCostGet reads the reconciliations of an operation.
-	GenerationCosts(ctx context.Context, operationID string) ([]Cost, error)
-	// BeforeCommit runs fn in the unit of work just before its commit.
-	BeforeCommit(fn func(ctx context.Context) error)
-	// ProviderCreateSlot takes a create slot of a provider account: at most
-	// limit slots in any window ending now (the unit of work's time). When
-	// the window is full it takes nothing and returns when the oldest slot
-	// leaves it.
-	ProviderCreateSlot(ctx context.Context, account string, limit int, window time.Duration) (ok bool, retryAt time.Time, err error)
-}
-
 // handler decodes a job's jobRef payload for fn.
 func handler(kind string, fn func(ctx context.Context, job jobs.Job, ref jobRef) error) jobs.Handler {
 	return func(ctx context.Context, job jobs.Job) error {
@@ -443,7 +398,7 @@ func handler(kind string, fn func(ctx context.Context, job jobs.Job, ref jobRef)
 }
 
 // load reads the operation and attempt a job names, through st.
-func load(ctx context.Context, st Store, ref jobRef) (Operation, Attempt, error) {
+func load(ctx context.Context, st Loader, ref jobRef) (Operation, Attempt, error) {
 	o, err := st.GenerationOperationLock(ctx, ref.Operation)
 	if err != nil {
 		return Operation{}, Attempt{}, err

@@ -20,10 +20,6 @@ import (
 	"github.com/creatormusic/platform/outbox"
 )
 
-// RunFunc runs fn as one unit of work (a transaction) and commits when it
-// returns nil.
-type RunFunc func(ctx context.Context, fn func(st Store) error) error
-
 // Digester digests attempt tokens with the server's pepper;
 // secret.Keyring satisfies it.
 type Digester interface {
@@ -51,9 +47,16 @@ type Config struct {
 	Assets *asset.Service
 	// Digester digests attempt tokens. Required.
 	Digester Digester
-	// Run runs a unit of work; Read returns the read pool. Required.
-	Run  RunFunc
-	Read func() Store
+	// DispatchRunFunc, AnswerRunFunc, TrackRunFunc and IngestRunFunc run
+	// the units of work of the jobs and the callback, each handing its
+	// function the transaction as that path's port (see DispatchStore,
+	// AnswerStore, TrackStore, IngestStore); ReadFunc returns the read
+	// pool. Required.
+	DispatchRunFunc RunFunc[DispatchStore]
+	AnswerRunFunc   RunFunc[AnswerStore]
+	TrackRunFunc    RunFunc[TrackStore]
+	IngestRunFunc   RunFunc[IngestStore]
+	ReadFunc        func() PoolReader
 	// CallbackBase is the public base URL providers call back
 	// (scheme://host[:port]); callbacks go to
 	// CallbackBase/internal/providers/{provider}/callbacks/{token}. Required.
@@ -130,8 +133,10 @@ type Service struct {
 // New validates cfg and returns a Service.
 func New(cfg Config) (*Service, error) {
 	switch {
-	case cfg.Credentials == nil, cfg.Ledger == nil, cfg.Assets == nil, cfg.Digester == nil, cfg.Run == nil, cfg.Read == nil:
-		return nil, errors.New("operation: Credentials, Ledger, Assets, Digester, Run and Read are required")
+	case cfg.Credentials == nil, cfg.Ledger == nil, cfg.Assets == nil, cfg.Digester == nil:
+		return nil, errors.New("operation: Credentials, Ledger, Assets and Digester are required")
+	case cfg.DispatchRunFunc == nil, cfg.AnswerRunFunc == nil, cfg.TrackRunFunc == nil, cfg.IngestRunFunc == nil, cfg.ReadFunc == nil:
+		return nil, errors.New("operation: DispatchRunFunc, AnswerRunFunc, TrackRunFunc, IngestRunFunc and ReadFunc are required")
 	case cfg.CallbackBase == "":
 		return nil, errors.New("operation: CallbackBase is required")
 	}
@@ -201,7 +206,7 @@ type Plan struct {
 //
 // Errors: INVALID_INPUT (details.field); PROVIDER_UNAVAILABLE
 // when no named or default route is configured with a usable credential.
-func (s *Service) Prepare(ctx context.Context, st Store, p *access.Principal, in Request) (Plan, error) {
+func (s *Service) Prepare(ctx context.Context, st PlanReader, p *access.Principal, in Request) (Plan, error) {
 	in, err := s.validate(in)
 	if err != nil {
 		return Plan{}, err
@@ -227,7 +232,7 @@ func (s *Service) Prepare(ctx context.Context, st Store, p *access.Principal, in
 // workspace's credit account, which every concurrent accept of the
 // workspace waits for, so the lock is held only until the commit.
 // INSUFFICIENT_CREDITS then fails the whole unit of work.
-func (s *Service) Accept(ctx context.Context, st Store, p *access.Principal, plan Plan) (Operation, error) {
+func (s *Service) Accept(ctx context.Context, st AcceptStore, p *access.Principal, plan Plan) (Operation, error) {
 	const op = "operation.Accept"
 	now := st.Now()
 	o := Operation{
@@ -307,7 +312,7 @@ func (s *Service) validate(in Request) (Request, error) {
 // routes; BYOK_WITH_PLATFORM_FALLBACK when the routes offer both a
 // customer key and a platform credential, BYOK or PLATFORM_MANAGED when
 // they offer only one.
-func (s *Service) route(ctx context.Context, st Store, p *access.Principal, in Request) ([]generation.ProviderID, credential.BillingMode, error) {
+func (s *Service) route(ctx context.Context, st credential.Lister, p *access.Principal, in Request) ([]generation.ProviderID, credential.BillingMode, error) {
 	const op = "operation.route"
 	env := p.Environment
 	var routes []generation.ProviderID
@@ -366,7 +371,7 @@ type jobRef struct {
 }
 
 // enqueue inserts a job in st's unit of work.
-func (s *Service) enqueue(ctx context.Context, st Store, kind string, ref jobRef, at time.Time, unique string) error {
+func (s *Service) enqueue(ctx context.Context, st Enqueuer, kind string, ref jobRef, at time.Time, unique string) error {
 	if err := st.JobEnqueue(ctx, jobs.InsertParams{Kind: kind, Payload: payload(ref), RunAt: at, UniqueKey: unique}); err != nil {
 		return fault.Wrap("operation.enqueue", err)
 	}
@@ -374,7 +379,7 @@ func (s *Service) enqueue(ctx context.Context, st Store, kind string, ref jobRef
 }
 
 // event writes an outbox event of o.
-func (s *Service) event(ctx context.Context, st Store, o Operation, typ string, body map[string]any) error {
+func (s *Service) event(ctx context.Context, st ledger.Mover, o Operation, typ string, body map[string]any) error {
 	_, err := st.OutboxInsert(ctx, outbox.Event{TenantID: o.Scope.TenantID, WorkspaceID: o.Scope.WorkspaceID,
 		Environment: string(o.Scope.Environment), Type: typ, SchemaVersion: 1, AggregateID: o.ID,
 		AggregateVersion: o.Version, OccurredAt: st.Now(), Payload: payload(body)})
@@ -388,7 +393,7 @@ func (s *Service) event(ctx context.Context, st Store, o Operation, typ string, 
 // resource-scope step sees it: its creator and workspace. A grant at own
 // scope (CREATOR, MEMBER) reaches only the operations its holder started.
 // NOT_FOUND for an operation of any other scope.
-func (s *Service) Resource(ctx context.Context, st Store, p *access.Principal, id string) (*access.Resource, error) {
+func (s *Service) Resource(ctx context.Context, st Getter, p *access.Principal, id string) (*access.Resource, error) {
 	o, err := st.GenerationOperationGet(ctx, p.Scope(), id)
 	if err != nil {
 		return nil, fault.Wrap("operation.Resource", err)
@@ -401,7 +406,7 @@ func (s *Service) Resource(ctx context.Context, st Store, p *access.Principal, i
 // INVALID_STATE_TRANSITION for a completed operation or one whose delivery
 // has begun, as Cancel would answer. Cancel still decides under the
 // operation's lock.
-func (s *Service) CheckCancel(ctx context.Context, st Store, p *access.Principal, id string) error {
+func (s *Service) CheckCancel(ctx context.Context, st Getter, p *access.Principal, id string) error {
 	o, err := st.GenerationOperationGet(ctx, p.Scope(), id)
 	if err != nil {
 		return fault.Wrap("operation.CheckCancel", err)
@@ -412,7 +417,7 @@ func (s *Service) CheckCancel(ctx context.Context, st Store, p *access.Principal
 
 // Get reads an operation of p's scope with its attempts, outputs and cost
 // reconciliations; NOT_FOUND for any other.
-func (s *Service) Get(ctx context.Context, st Store, p *access.Principal, id string) (View, error) {
+func (s *Service) Get(ctx context.Context, st Reader, p *access.Principal, id string) (View, error) {
 	const op = "operation.Get"
 	o, err := st.GenerationOperationGet(ctx, p.Scope(), id)
 	if err != nil {
@@ -448,7 +453,7 @@ type Track struct {
 // for a failed, cancelled or expired operation too, with its status and
 // failure code (it will never have a result). NOT_FOUND for any other
 // scope.
-func (s *Service) Result(ctx context.Context, st Store, p *access.Principal, id string) (Operation, []Track, error) {
+func (s *Service) Result(ctx context.Context, st Reader, p *access.Principal, id string) (Operation, []Track, error) {
 	const op = "operation.Result"
 	o, err := st.GenerationOperationGet(ctx, p.Scope(), id)
 	if err != nil {
@@ -481,7 +486,7 @@ func (s *Service) Result(ctx context.Context, st Store, p *access.Principal, id 
 // undone, and nothing it produces afterwards becomes an asset.
 // INVALID_STATE_TRANSITION (409) for a completed operation; a failed or
 // expired one is returned unchanged.
-func (s *Service) Cancel(ctx context.Context, st Store, p *access.Principal, id string) (Operation, error) {
+func (s *Service) Cancel(ctx context.Context, st CancelStore, p *access.Principal, id string) (Operation, error) {
 	const op = "operation.Cancel"
 	if _, err := st.GenerationOperationGet(ctx, p.Scope(), id); err != nil {
 		return Operation{}, fault.Wrap(op, err)
@@ -501,7 +506,7 @@ func (s *Service) Cancel(ctx context.Context, st Store, p *access.Principal, id 
 // of work: jobs for ingestion and reconciliation, ledger movements for
 // settle and release, and the terminal outbox event. att is the attempt the
 // effects come from (its ownership decides the settled price).
-func (s *Service) commit(ctx context.Context, st Store, o Operation, next generation.Snapshot, effects []generation.Effect, att Attempt) (Operation, error) {
+func (s *Service) commit(ctx context.Context, st Writer, o Operation, next generation.Snapshot, effects []generation.Effect, att Attempt) (Operation, error) {
 	const op = "operation.commit"
 	was := o.Status()
 	o.Snapshot = next
@@ -550,7 +555,7 @@ func (s *Service) commit(ctx context.Context, st Store, o Operation, next genera
 // when a customer key did, the full price otherwise — and releases the
 // rest of the reservation, in one ledger call that locks the accounts of
 // both in order.
-func (s *Service) settle(ctx context.Context, st Store, o *Operation, att Attempt) error {
+func (s *Service) settle(ctx context.Context, st ledger.Mover, o *Operation, att Attempt) error {
 	amount := o.CreditsReserved
 	if att.Ownership == credential.CustomerBYOK {
 		amount = min(o.ByokCredits, o.CreditsReserved)
@@ -564,7 +569,7 @@ func (s *Service) settle(ctx context.Context, st Store, o *Operation, att Attemp
 }
 
 // release returns the whole reservation to the workspace.
-func (s *Service) release(ctx context.Context, st Store, o Operation) error {
+func (s *Service) release(ctx context.Context, st ledger.Mover, o Operation) error {
 	if o.CreditsReserved <= 0 {
 		return nil
 	}

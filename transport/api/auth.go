@@ -233,7 +233,8 @@ func authRoutes(svc *account.Service) []Route {
 				if err := c.Decode(&in); err != nil {
 					return nil, err
 				}
-				if err := svc.Signup(ctx, c.Tx, unitOf(c), account.SignupInput{Email: in.Email, Password: in.Password, Name: in.Name,
+				commit := unitOf(c, func(tx Tx) account.SignupStore { return tx })
+				if err := svc.Signup(ctx, c.Tx, commit, account.SignupInput{Email: in.Email, Password: in.Password, Name: in.Name,
 					ClientIP: clientIP(c.Request, cfg.TrustProxy)}); err != nil {
 					return nil, err
 				}
@@ -281,7 +282,8 @@ func authRoutes(svc *account.Service) []Route {
 				if err := c.Decode(&in); err != nil {
 					return nil, err
 				}
-				si, err := svc.Login(ctx, c.Tx, unitOf(c), account.LoginInput{Email: in.Email, Password: in.Password,
+				commit := unitOf(c, func(tx Tx) account.LoginStore { return tx })
+				si, err := svc.Login(ctx, c.Tx, commit, account.LoginInput{Email: in.Email, Password: in.Password,
 					UserAgent: c.Request.UserAgent(), ClientIP: clientIP(c.Request, cfg.TrustProxy)})
 				if err != nil {
 					return nil, err
@@ -378,7 +380,8 @@ func authRoutes(svc *account.Service) []Route {
 				if err := c.Decode(&in); err != nil {
 					return nil, err
 				}
-				if err := svc.ResetPassword(ctx, unitOf(c), in.Code, in.Password); err != nil {
+				commit := unitOf(c, func(tx Tx) account.ResetStore { return tx })
+				if err := svc.ResetPassword(ctx, commit, in.Code, in.Password); err != nil {
 					return nil, err
 				}
 				return PasswordReset{Reset: true}, nil
@@ -436,10 +439,11 @@ func throttleDoc(p account.ThrottlePolicy) string {
 		transport.HumanDuration(p.Window), limit(p.Pair), limit(p.Address), limit(p.Account))
 }
 
-// unitOf adapts an OwnUnitOfWork call's Commit to the account service.
-func unitOf(c *Call) account.UnitOfWork {
-	return func(ctx context.Context, fn func(st account.Store) error) error {
-		return c.Commit(ctx, func(tx Tx) error { return fn(tx) })
+// unitOf adapts an OwnUnitOfWork call's Commit to an account operation's
+// unit of work on port S; port hands the route table's Tx over as S.
+func unitOf[S any](c *Call, port func(Tx) S) account.UnitOfWork[S] {
+	return func(ctx context.Context, fn func(st S) error) error {
+		return c.Commit(ctx, func(tx Tx) error { return fn(port(tx)) })
 	}
 }
 

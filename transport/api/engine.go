@@ -25,10 +25,15 @@ import (
 // domain's own port and never calls a store method itself.
 type Tx interface {
 	transport.Tx
-	account.Store
+	account.SignupStore
+	account.LoginStore
+	account.SessionAdmin
+	account.HandoffStore
+	account.ResetMailStore
+	account.ResetStore
+	account.InviteStore
 	account.AdminStore
 	account.AuditReader
-	account.MemberStore
 	account.OnboardingStore
 	apikey.Store
 	asset.Store
@@ -38,7 +43,10 @@ type Tx interface {
 	intent.Store
 	ledger.Store
 	outbox.Store
-	operation.Store
+	operation.AcceptStore
+	operation.CancelStore
+	operation.PlanReader
+	operation.Reader
 	plan.Reader
 	policy.Store
 	sale.Store

@@ -108,7 +108,7 @@ func onboardingRoutes(accounts *account.Service, plans *plan.Service) []Route {
 				if err := c.Decode(&in); err != nil {
 					return nil, err
 				}
-				o, err := accounts.Onboard(ctx, c.Tx, plans, c.Principal, account.OnboardInput{Action: in.Action, Name: in.Name,
+				o, err := accounts.Onboard(ctx, c.Tx, c.Tx, plans, c.Principal, account.OnboardInput{Action: in.Action, Name: in.Name,
 					Goal: account.Goal(in.Goal), Plan: in.Plan, Code: in.Code, RequestID: c.RequestID})
 				if err != nil {
 					return nil, err
