@@ -84,14 +84,6 @@ func (t *memTx) LedgerAccountsApply(_ context.Context, s ledger.Scope, k ledger.
 	return nil
 }
 
-func (t *memTx) LedgerAccountGet(_ context.Context, s ledger.Scope, k ledger.Kind, name string) (ledger.Account, error) {
-	a, ok := t.d.accounts[accountKey(s, k, name)]
-	if !ok {
-		return ledger.Account{}, notFound()
-	}
-	return a, nil
-}
-
 func (t *memTx) LedgerMovementGet(_ context.Context, s ledger.Scope, reference string) (ledger.Posted, error) {
 	for _, m := range t.d.movements {
 		if m.Scope == s && m.Reference == reference {
@@ -111,14 +103,6 @@ func (t *memTx) LedgerMovementInsert(ctx context.Context, m ledger.Posted, _ boo
 	}
 	t.d.movements = append(t.d.movements, m)
 	return nil
-}
-
-func (t *memTx) LedgerMovementList(context.Context, ledger.ListParams) ([]ledger.Posted, error) {
-	return nil, errUnfaked
-}
-
-func (t *memTx) LedgerPostingSums(context.Context, ledger.Scope, ledger.Kind) (map[string]money.Sum, error) {
-	return nil, errUnfaked
 }
 
 func (t *memTx) LedgerMovementsByReference(_ context.Context, tenantID, reference string) ([]ledger.Posted, error) {

@@ -121,7 +121,7 @@ type Store interface {
 // implements it.
 type CreditStore interface {
 	policy.Store
-	ledger.Store
+	ledger.Mover
 	// LedgerMovementsByReference returns every movement of tenantID whose
 	// reference is reference, in any workspace and environment, with its
 	// postings; none is an empty list, not an error.
