@@ -15,8 +15,9 @@
 // The handler serves /api/v1 (the business routes), /api/docs/ (an
 // interactive, offline docs page over the OpenAPI 3.1 document at
 // /api/docs/openapi.json) and /api/client-collection/ (a generated client
-// collection). One route table in package transport registers every handler
-// and writes the document, so runtime and contract agree.
+// collection). One route table (transport/api, served by the engine in
+// transport) registers every handler, and transport/openapi writes the
+// document from the same table, so runtime and contract agree.
 //
 // # Scale-out
 //
@@ -55,4 +56,17 @@
 // its job kinds (name, class of workers, handler, retry and period) and
 // its outbox events; New builds each domain and registers the kinds it
 // returns.
+//
+// # Layout of this package
+//
+// platform.go holds the configuration, New, Handler and Close, and no
+// domain rule. wire.go is the one list of domains: how each is built from
+// the configuration, the job kinds each runs, what each schedules when a
+// host starts, the services the route table serves, the event catalogue
+// and the feature flags. operator.go holds the operator's calls
+// (bootstrap, super admins, internal keys, feature flags, verifications
+// and reconciliations run now). A domain's build step stays in wire.go,
+// not in its package, because it reads this package's Config; everything
+// else about the domain (its rules, ports, jobs and events) lives in its
+// own package. The end-to-end tests live in package e2e.
 package platform

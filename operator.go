@@ -4,12 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/account"
 	"github.com/creatormusic/platform/apikey"
+	"github.com/creatormusic/platform/chain/intent"
 	"github.com/creatormusic/platform/store"
+	"github.com/creatormusic/platform/token"
+	"github.com/creatormusic/platform/token/sale"
 )
 
 // BootstrapInput names what Bootstrap creates.
@@ -174,4 +178,95 @@ func (p *Platform) IssueInternalKey(ctx context.Context, tenantID, workspaceID, 
 		return "", "", fmt.Errorf("platform: issue internal key: %w", err)
 	}
 	return keyID, plaintext, nil
+}
+
+// VerifyToken runs the token registry's verification of env now, as its
+// jobs do: it reads the configured mint from env's cluster (outside any
+// transaction) and stores the run, whatever its outcome. A run that could
+// not read the cluster is stored as ERROR and moves nothing.
+func (p *Platform) VerifyToken(ctx context.Context, env access.Environment) (token.Run, error) {
+	r, err := p.verify.VerifyToken(ctx, env)
+	if err != nil {
+		return token.Run{}, fmt.Errorf("platform: VerifyToken: %w", err)
+	}
+	return r, nil
+}
+
+// VerifySales runs the verification of every sale configured in env now,
+// after the token registry's: a sale's production mint counts as verified
+// only when the registry's verified mint is that same mint. Each run is
+// stored whatever its outcome; chain reads happen outside any transaction.
+func (p *Platform) VerifySales(ctx context.Context, env access.Environment) ([]sale.Run, error) {
+	if !env.Valid() {
+		return nil, fmt.Errorf("platform: VerifySales: unknown environment %q", env)
+	}
+	runs := p.saleRuns()
+	if !runs.Configured(env) {
+		return nil, nil
+	}
+	v, err := p.token.View(ctx, env, p.db.Read())
+	if err != nil {
+		return nil, fmt.Errorf("platform: VerifySales: %w", err)
+	}
+	out, err := runs.VerifyAll(ctx, env, v)
+	if err != nil {
+		return nil, fmt.Errorf("platform: VerifySales: %w", err)
+	}
+	return out, nil
+}
+
+// ReconcileIntents reconciles up to limit open transaction intents now,
+// least recently updated first, as the sweep job (intent.JobSweep) does:
+// each is checked against its cluster (signature status, or the payment
+// reference), verified and settled at its threshold. It returns how many
+// it changed; one intent's failure does not stop the others, and the
+// errors are joined.
+func (p *Platform) ReconcileIntents(ctx context.Context, limit int) (int, error) {
+	outs, err := p.intents.ReconcileDue(ctx, limit)
+	changed := 0
+	for _, o := range outs {
+		if o.Changed {
+			changed++
+		}
+	}
+	return changed, err
+}
+
+// ReconcileSettledIntent runs the reconciliation of one settled
+// transaction intent now, as its job does (an unreadable cluster returns
+// PROVIDER_UNAVAILABLE and leaves the intent RECONCILING), and returns the
+// intent's reconciliation record; an intent already reconciled returns its
+// record unchanged, and one that is not settled returns nil. The outcome
+// is reported, never acted on.
+func (p *Platform) ReconcileSettledIntent(ctx context.Context, id string) (*intent.Reconciliation, error) {
+	out, err := p.intents.ReconcileSettled(ctx, id, intent.ReconcileOptions{})
+	return out.Reconciliation, err
+}
+
+// SetFeatureFlag turns a feature flag on or off for one workspace, or for
+// the platform (its default) when workspaceID is "", for the host's
+// operator; no route can. It bumps the affected authority version, so it
+// applies from the next request on every host, and is recorded in the
+// live audit log with an empty actor (the operator) under tenantID (empty
+// for a platform default). An unknown flag is an error.
+func (p *Platform) SetFeatureFlag(ctx context.Context, tenantID, workspaceID, flag string, enabled bool) error {
+	if !slices.ContainsFunc(FeatureFlags(), func(f FeatureFlag) bool { return f.Name == flag }) {
+		return fmt.Errorf("platform: unknown feature flag %q", flag)
+	}
+	err := p.db.InTx(ctx, func(tx *store.Tx) error {
+		if err := tx.FlagSet(ctx, flag, workspaceID, enabled); err != nil {
+			return err
+		}
+		// A flag applies to both environments; the operator's change is
+		// platform production work, recorded in live as the operator's
+		// other acts are.
+		return account.Audit(ctx, tx, nil, account.AuditEntry{TenantID: tenantID, WorkspaceID: workspaceID, Environment: access.Live,
+			Action: account.ActionFeatureFlagSet, TargetType: account.TargetFeatureFlag, TargetID: flag, After: struct {
+				Enabled bool `json:"enabled"`
+			}{enabled}})
+	})
+	if err != nil {
+		return fmt.Errorf("platform: set feature flag %s: %w", flag, err)
+	}
+	return nil
 }

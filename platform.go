@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"maps"
 	"net/http"
 	"net/netip"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -18,13 +18,13 @@ import (
 	"github.com/creatormusic/platform/apikey"
 	"github.com/creatormusic/platform/asset"
 	"github.com/creatormusic/platform/billing"
+	"github.com/creatormusic/platform/chain"
 	"github.com/creatormusic/platform/chain/intent"
 	"github.com/creatormusic/platform/chain/wallet"
 	"github.com/creatormusic/platform/generation/credential"
 	"github.com/creatormusic/platform/generation/operation"
 	"github.com/creatormusic/platform/idempotency"
 	"github.com/creatormusic/platform/jobs"
-	"github.com/creatormusic/platform/ledger"
 	"github.com/creatormusic/platform/plan"
 	"github.com/creatormusic/platform/secret"
 	"github.com/creatormusic/platform/sound"
@@ -180,8 +180,12 @@ type Platform struct {
 	keyring *secret.Keyring
 	keys    *apikey.Service
 	account *account.Service
-	plans   *plan.Service
-	billing *billing.Service
+	// assets stores media; providers holds the music provider
+	// connections and credentials.
+	assets    *asset.Service
+	providers *credential.Service
+	plans     *plan.Service
+	billing   *billing.Service
 	// generation runs music generation operations.
 	generation *operation.Service
 	// sound runs sound engine operations.
@@ -238,47 +242,12 @@ func New(ctx context.Context, cfg Config) (*Platform, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	plans, err := plan.New(cfg.Plans)
-	if err != nil {
-		return nil, fmt.Errorf("platform: Config.Plans: %w", err)
-	}
-	assets, err := assetService(cfg, plans)
-	if err != nil {
-		return nil, err
-	}
-	accounts, err := account.New(account.Config{Keys: kr, Mailer: cfg.Mailer, Passwords: cfg.Passwords, BaseURL: cfg.BaseURL,
-		InsecureCookies: cfg.InsecureCookies, TrustProxy: cfg.TrustProxy, HashPool: cfg.PasswordHashing})
-	if err != nil {
-		return nil, fmt.Errorf("platform: accounts: %w", err)
-	}
-	providers, err := credential.New(credential.Config{Sealer: kr, Providers: cfg.MusicProviders})
-	if err != nil {
-		return nil, fmt.Errorf("platform: Config.MusicProviders: %w", err)
-	}
-	p := &Platform{cfg: cfg, db: cfg.Store, keyring: kr, keys: apikey.New(cfg.Keys, kr), account: accounts, log: log}
+	p := &Platform{cfg: cfg, db: cfg.Store, keyring: kr, log: log}
 	p.limiter = transport.NewLimiter(p.db, cfg.SessionLimits)
-	if err := p.startPlans(ctx, plans); err != nil {
+	if err := p.build(ctx, cfg); err != nil {
 		return nil, err
 	}
-	if err := p.seedFeatureFlags(ctx); err != nil {
-		return nil, err
-	}
-	if err := p.startBilling(cfg); err != nil {
-		return nil, err
-	}
-	if err := p.startGeneration(ctx, cfg, providers, assets); err != nil {
-		return nil, err
-	}
-	if err := p.startSound(assets); err != nil {
-		return nil, err
-	}
-	if err := p.startToken(cfg.Chain); err != nil {
-		return nil, err
-	}
-	if err := p.startIntents(ctx, cfg.Chain); err != nil {
-		return nil, err
-	}
-	kinds := p.jobKinds(assets)
+	kinds := p.jobKinds()
 	schedule := store.Runner[jobs.Scheduler](p.db)
 	handlers, err := jobs.Handlers(kinds, schedule)
 	if err != nil {
@@ -304,9 +273,7 @@ func New(ctx context.Context, cfg Config) (*Platform, error) {
 		Limiter: p.limiter, Log: log, IdempotencyTTL: cfg.IdempotencyRetention,
 		Offers: p.plans, FreshWindow: p.account.Config().FreshWindow,
 	}
-	api := api.Routes(api.Services{Keys: p.keys, Assets: assets, Health: p.healthChecks(), Plans: p.plans,
-		Ledger: ledger.New(), Accounts: p.account, Billing: p.billing, Store: units, Log: log, Providers: providers,
-		Generation: p.generation, Sound: p.sound, Token: p.token, Sale: p.sale, Wallet: p.wallet, Intents: p.intents, WakeFunc: p.wake})
+	api := api.Routes(p.services(units))
 	info := Info()
 	info.IdempotencyRetention = cfg.IdempotencyRetention
 	info.Callbacks = callbackWindows(cfg.MusicProviders)
@@ -328,17 +295,9 @@ func New(ctx context.Context, cfg Config) (*Platform, error) {
 	bg, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	p.stop = cancel
 	if !cfg.Jobs.Disabled {
-		if err := jobs.Schedule(ctx, kinds, schedule); err != nil {
-			cancel()
-			return nil, fmt.Errorf("platform: schedule jobs: %w", err)
-		}
-		if err := p.schedulePlanGrants(ctx); err != nil {
+		if err := p.schedule(ctx, kinds, schedule); err != nil {
 			cancel()
 			return nil, err
-		}
-		if err := p.verify.ScheduleNew(ctx, schedule); err != nil {
-			cancel()
-			return nil, fmt.Errorf("platform: schedule token verification: %w", err)
 		}
 		if err := pool.Start(bg); err != nil {
 			cancel()
@@ -367,29 +326,6 @@ func Info() openapi.Info {
 	}
 }
 
-// callbackSkewer is a provider adapter that states its callback timestamp
-// window (generation/providera and generation/providerb clients).
-type callbackSkewer interface {
-	CallbackSkew() time.Duration
-}
-
-// callbackWindows returns the callback timestamp windows of the configured
-// music provider adapters, test environment first, providers in id order.
-func callbackWindows(p credential.Providers) []openapi.CallbackWindow {
-	var out []openapi.CallbackWindow
-	for _, env := range []struct {
-		name     string
-		adapters credential.Adapters
-	}{{string(access.Test), p.Test}, {string(access.Live), p.Live}} {
-		for _, id := range slices.Sorted(maps.Keys(env.adapters)) {
-			if s, ok := env.adapters[id].(callbackSkewer); ok {
-				out = append(out, openapi.CallbackWindow{Provider: string(id), Environment: env.name, Skew: s.CallbackSkew()})
-			}
-		}
-	}
-	return out
-}
-
 // Handler returns the platform's HTTP handler: the API under /api/v1 and
 // the tooling routes under /api/docs/ and /api/client-collection/.
 func (p *Platform) Handler() http.Handler { return p.handler }
@@ -416,33 +352,6 @@ func (p *Platform) Close() error {
 	return p.closeErr
 }
 
-func (p *Platform) healthChecks() []api.HealthCheck {
-	return append([]api.HealthCheck{
-		{Name: "database", CheckFunc: func(ctx context.Context) api.ServiceHealth {
-			ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-			defer cancel()
-			h := api.ServiceHealth{Status: api.StatusUp, CheckedAt: p.db.Now()}
-			if err := p.db.Ping(ctx); err != nil {
-				h.Status, h.Detail = api.StatusDown, "the database did not answer"
-			}
-			return h
-		}},
-		{Name: "jobs", CheckFunc: func(ctx context.Context) api.ServiceHealth {
-			h := api.ServiceHealth{Status: api.StatusUp, CheckedAt: p.db.Now()}
-			ph := p.pool.Health()
-			switch {
-			case p.cfg.Jobs.Disabled:
-				h.Status, h.Detail = api.StatusDown, "the job worker is disabled on this host"
-			case !ph.Running:
-				h.Status, h.Detail = api.StatusDown, "the job worker is stopped"
-			case ph.LastPollError != "":
-				h.Status, h.Detail = api.StatusDegraded, "the job worker's last claim failed"
-			}
-			return h
-		}},
-	}, p.jobClassChecks()...)
-}
-
 // routeStore runs the route table's units of work on the store: each
 // transaction and the read pool as the route table's unit of work
 // (api.Tx), which *store.Tx implements.
@@ -462,3 +371,130 @@ func (s routeStore) Read() api.Tx { return s.db.Read() }
 
 // Now is the store's clock.
 func (s routeStore) Now() time.Time { return s.db.Now() }
+
+// ChainClient is what the platform asks of a Solana cluster: the token
+// registry's reads, the token balance the sale's verification reads, and
+// the chain payment path's sends and transaction reads.
+// chain/solanarpc.Client satisfies it.
+type ChainClient interface {
+	token.ChainClient
+	intent.ChainClient
+	GetTokenAccountBalance(ctx context.Context, addr chain.Address, commitment chain.Commitment) (chain.TokenAmount, error)
+}
+
+// ChainConfig configures each environment's cluster and token registry.
+// Each environment reads its own cluster: the token routes answer for the
+// caller's environment (anonymous callers see live).
+type ChainConfig struct {
+	// Test and Live are the two environments' clusters and registries.
+	Test, Live ChainEnvironment
+	// VerifyEvery is the period of the registry's scheduled verification;
+	// zero means one hour. A run also happens at start for a configuration
+	// that has not been verified yet, and on demand (Platform.VerifyToken).
+	VerifyEvery time.Duration
+	// SweepEvery is the period of the chain payment sweep, which
+	// reconciles every open transaction intent; zero means 5 seconds. A
+	// submitted intent is also watched every second until it ends.
+	SweepEvery time.Duration
+}
+
+// ChainEnvironment is one environment's cluster and registry.
+type ChainEnvironment struct {
+	// Client reads the cluster; nil means no cluster is configured (runs
+	// record ERROR and the chain features report cluster_not_configured).
+	Client ChainClient
+	// Token is the registry's configuration; a zero value is
+	// PRE_DEPLOYMENT.
+	Token token.Config
+	// Sale configures the token sales of the environment; its Chain is
+	// set from Client.
+	Sale sale.EnvConfig
+	// Treasury is the wallet (base58) that chain payments of the
+	// environment pay; with Client it enables transaction intents there.
+	Treasury string
+	// CreditPacks is the environment's credits.packs policy: published at
+	// start as a new version whenever it differs from the current one.
+	// nil means intent.DefaultCreditPacks priced in Token.Mint, published
+	// only when the environment has no policy yet.
+	CreditPacks *intent.CreditPacks
+}
+
+// GenerationConfig configures music generation. Zero values take the
+// documented defaults of generation/operation.Config.
+type GenerationConfig struct {
+	// CallbackBaseURL is the address providers call back
+	// (scheme://host[:port]); empty means Config.BaseURL. Callbacks go to
+	// /internal/providers/{provider}/callbacks/{token} under it.
+	CallbackBaseURL string
+	// Pricing is published as the pricing.generation policy of an
+	// environment that has none; the zero value means
+	// operation.DefaultPricing. A published policy is never overridden.
+	Pricing operation.Pricing
+	// Tuning holds the limits and timings (create scheduler, polls,
+	// deadlines, cost drift); see operation.Tuning. A Tuning.Fetcher
+	// without a Guard gets the platform's media guard (urlguard, with
+	// Config.AllowLoopback); one with its own Guard keeps it.
+	operation.Tuning
+	// Hook injects faults in tests; nil in production.
+	Hook operation.Hook
+}
+
+// Default worker budgets of the job classes, sized for a 2-core host.
+const (
+	// defaultMoneyWorkers: value-moving jobs are short database and chain
+	// calls.
+	defaultMoneyWorkers = 2
+	// defaultProviderWorkers: provider calls mostly wait on HTTP, so more
+	// run at once than there are cores.
+	defaultProviderWorkers = 4
+	// defaultAudioWorkers: decoding and analysis keep a core busy; one per
+	// core.
+	defaultAudioWorkers = 2
+	// defaultAudioPerWorkspace: one sound operation of a workspace runs at
+	// a time, so that with the default two audio workers a second
+	// workspace always finds one free.
+	defaultAudioPerWorkspace = 1
+	// defaultMaintenanceWorkers: housekeeping is light; two so that an
+	// expiry does not wait for a staging sweep.
+	defaultMaintenanceWorkers = 2
+	// defaultStarvedAfter is how long a class's oldest runnable job may
+	// wait before health reports the class degraded.
+	defaultStarvedAfter = time.Minute
+	// starvedDownFactor: a class whose oldest runnable job has waited this
+	// many times StarvedAfter is reported down.
+	starvedDownFactor = 10
+)
+
+// jobClasses builds the pool's classes for the kinds the domains declare:
+// each kind in its class, with the budgets cfg sets or the defaults. A
+// kind without a class the platform runs is an error.
+func jobClasses(kinds []jobs.Kind, cfg JobsConfig) ([]jobs.Class, error) {
+	if cfg.Workers < 0 || cfg.MoneyWorkers < 0 || cfg.ProviderWorkers < 0 || cfg.AudioWorkers < 0 ||
+		cfg.MaintenanceWorkers < 0 || cfg.AudioPerWorkspace < 0 || cfg.StarvedAfter < 0 {
+		return nil, fmt.Errorf("platform: Config.Jobs: worker budgets, the per-workspace limit and StarvedAfter must not be negative")
+	}
+	budget := func(own, def int) int { return orDefault(own, orDefault(cfg.Workers, def)) }
+	classes := []jobs.Class{
+		{Name: jobs.ClassMoney, Workers: budget(cfg.MoneyWorkers, defaultMoneyWorkers)},
+		{Name: jobs.ClassProvider, Workers: budget(cfg.ProviderWorkers, defaultProviderWorkers)},
+		{Name: jobs.ClassAudio, Workers: budget(cfg.AudioWorkers, defaultAudioWorkers),
+			GroupLimit: orDefault(cfg.AudioPerWorkspace, defaultAudioPerWorkspace)},
+		{Name: jobs.ClassMaintenance, Workers: budget(cfg.MaintenanceWorkers, defaultMaintenanceWorkers)},
+	}
+	for _, k := range slices.SortedFunc(slices.Values(kinds), func(a, b jobs.Kind) int { return strings.Compare(a.Name, b.Name) }) {
+		i := slices.IndexFunc(classes, func(c jobs.Class) bool { return c.Name == k.Class })
+		if i < 0 {
+			return nil, fmt.Errorf("platform: job kind %q has no job class", k.Name)
+		}
+		classes[i].Kinds = append(classes[i].Kinds, k.Name)
+	}
+	return slices.DeleteFunc(classes, func(c jobs.Class) bool { return len(c.Kinds) == 0 }), nil
+}
+
+// orDefault is v, or def when v is zero.
+func orDefault(v, def int) int {
+	if v == 0 {
+		return def
+	}
+	return v
+}

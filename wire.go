@@ -1,0 +1,593 @@
+package platform
+
+import (
+	"context"
+	"crypto/hkdf"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/creatormusic/platform/access"
+	"github.com/creatormusic/platform/account"
+	"github.com/creatormusic/platform/apikey"
+	"github.com/creatormusic/platform/asset"
+	"github.com/creatormusic/platform/asset/fsblob"
+	"github.com/creatormusic/platform/billing"
+	"github.com/creatormusic/platform/chain"
+	"github.com/creatormusic/platform/chain/intent"
+	"github.com/creatormusic/platform/chain/token2022"
+	"github.com/creatormusic/platform/chain/wallet"
+	"github.com/creatormusic/platform/generation"
+	"github.com/creatormusic/platform/generation/credential"
+	"github.com/creatormusic/platform/generation/operation"
+	genop "github.com/creatormusic/platform/generation/operation"
+	"github.com/creatormusic/platform/idempotency"
+	"github.com/creatormusic/platform/jobs"
+	"github.com/creatormusic/platform/ledger"
+	"github.com/creatormusic/platform/plan"
+	"github.com/creatormusic/platform/sound"
+	"github.com/creatormusic/platform/sound/builtin"
+	"github.com/creatormusic/platform/store"
+	"github.com/creatormusic/platform/token"
+	"github.com/creatormusic/platform/token/sale"
+	"github.com/creatormusic/platform/transport/api"
+	"github.com/creatormusic/platform/transport/openapi"
+	"github.com/creatormusic/platform/urlguard"
+)
+
+// This file is the one list of the platform's domains: how each is built
+// (build), the job kinds each runs (jobKinds), what each schedules when a
+// host starts (schedule), and the services the route table serves
+// (services), with the event catalogue and the feature flags they
+// declare. Adding a domain adds one step to each list it takes part in,
+// beside its own package, its file in transport/api, its store adapter
+// and migrations, and its contract-suite group. The build steps below the
+// lists turn the configuration into each domain's own.
+
+// build builds every domain, in order: a step may use the domains before
+// it. Each step's error names the configuration it refuses.
+func (p *Platform) build(ctx context.Context, cfg Config) error {
+	p.keys = apikey.New(cfg.Keys, p.keyring)
+	for _, step := range []func() error{
+		func() error { return p.startAccounts(cfg) },
+		func() error { return p.startPlans(ctx, cfg) },
+		func() error { return p.startAssets(cfg) },
+		func() error { return p.seedFeatureFlags(ctx) },
+		func() error { return p.startBilling(cfg) },
+		func() error { return p.startProviders(cfg) },
+		func() error { return p.startGeneration(ctx, cfg, p.providers, p.assets) },
+		func() error { return p.startSound(p.assets) },
+		func() error { return p.startToken(cfg.Chain) },
+		func() error { return p.startIntents(ctx, cfg.Chain) },
+	} {
+		if err := step(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// schedule enqueues what the domains schedule when a host starts: every
+// periodic kind's next run, the plan grants of this period and the next,
+// and the token registry's and sales' verification of a changed
+// configuration. Each is keyed, so hosts starting together enqueue once.
+func (p *Platform) schedule(ctx context.Context, kinds []jobs.Kind, s jobs.RunFunc) error {
+	if err := jobs.Schedule(ctx, kinds, s); err != nil {
+		return fmt.Errorf("platform: schedule jobs: %w", err)
+	}
+	if err := p.schedulePlanGrants(ctx); err != nil {
+		return err
+	}
+	if err := p.verify.ScheduleNew(ctx, s); err != nil {
+		return fmt.Errorf("platform: schedule token verification: %w", err)
+	}
+	return nil
+}
+
+// services are the domain services the route table serves.
+func (p *Platform) services(units routeStore) api.Services {
+	return api.Services{Keys: p.keys, Assets: p.assets, Health: p.healthChecks(), Plans: p.plans,
+		Ledger: ledger.New(), Accounts: p.account, Billing: p.billing, Store: units, Log: p.log, Providers: p.providers,
+		Generation: p.generation, Sound: p.sound, Token: p.token, Sale: p.sale, Wallet: p.wallet, Intents: p.intents,
+		WakeFunc: p.wake}
+}
+
+// startAccounts builds the account service.
+func (p *Platform) startAccounts(cfg Config) error {
+	accounts, err := account.New(account.Config{Keys: p.keyring, Mailer: cfg.Mailer, Passwords: cfg.Passwords, BaseURL: cfg.BaseURL,
+		InsecureCookies: cfg.InsecureCookies, TrustProxy: cfg.TrustProxy, HashPool: cfg.PasswordHashing})
+	if err != nil {
+		return fmt.Errorf("platform: accounts: %w", err)
+	}
+	p.account = accounts
+	return nil
+}
+
+// startProviders builds the music provider connections and credentials.
+func (p *Platform) startProviders(cfg Config) error {
+	providers, err := credential.New(credential.Config{Sealer: p.keyring, Providers: cfg.MusicProviders})
+	if err != nil {
+		return fmt.Errorf("platform: Config.MusicProviders: %w", err)
+	}
+	p.providers = providers
+	return nil
+}
+
+// startAssets builds the asset service over the configured blob store.
+func (p *Platform) startAssets(cfg Config) error {
+	assets, err := assetService(cfg, p.plans)
+	if err != nil {
+		return err
+	}
+	p.assets = assets
+	return nil
+}
+
+// startBilling builds the billing service on the plan service and the
+// configured payment provider accounts.
+func (p *Platform) startBilling(cfg Config) error {
+	base := strings.TrimRight(cfg.BaseURL, "/")
+	if base == "" {
+		base = account.DefaultBaseURL
+	}
+	// The provider sends the browser back to the read-only checkout route:
+	// it shows the checkout's state with the browser's session cookie and
+	// never activates anything (only reconcile or a verified webhook does).
+	back := base + "/api/v1/saas/checkout/{CHECKOUT_ID}?environment={ENVIRONMENT}"
+	svc, err := billing.New(billing.Config{Plans: p.plans, Ledger: ledger.New(), Providers: cfg.Payments,
+		SuccessURL: back, CancelURL: back})
+	if err != nil {
+		return fmt.Errorf("platform: billing: %w", err)
+	}
+	p.billing = svc
+	return nil
+}
+
+// startToken builds the token registry, the token sale, wallet
+// verification, and the registry's verification jobs, which verify the
+// sales after it.
+func (p *Platform) startToken(cfg ChainConfig) error {
+	envs := map[access.Environment]token.Environment{}
+	for env, e := range map[access.Environment]ChainEnvironment{access.Test: cfg.Test, access.Live: cfg.Live} {
+		te := token.Environment{Config: e.Token}
+		if e.Client != nil {
+			te.Chain = e.Client
+		}
+		envs[env] = te
+	}
+	svc, err := token.New(token.ServiceConfig{Environments: envs, Now: p.db.Now})
+	if err != nil {
+		return fmt.Errorf("platform: token registry: %w", err)
+	}
+	p.token = svc
+	sales := map[access.Environment]sale.EnvConfig{}
+	for env, e := range map[access.Environment]ChainEnvironment{access.Test: cfg.Test, access.Live: cfg.Live} {
+		sc := e.Sale
+		sc.Chain = nil
+		if e.Client != nil {
+			sc.Chain = e.Client
+		}
+		sales[env] = sc
+	}
+	// The handoff links' signing key is derived from the master secret
+	// under its own label, like every other key of the platform.
+	hk, err := hkdf.Key(sha256.New, p.cfg.SecretKey, nil, "platform/sale-handoff/v1", 32)
+	if err != nil {
+		return fmt.Errorf("platform: token sale: derive the handoff key: %w", err)
+	}
+	ss, err := sale.New(sale.Config{Environments: sales, Now: p.db.Now, HandoffKey: hk})
+	if err != nil {
+		return fmt.Errorf("platform: token sale: %w", err)
+	}
+	p.sale = ss
+	// Wallet verification needs no cluster; a challenge names the
+	// environment's cluster kind as its Chain ID where one is configured.
+	clusters := map[access.Environment]chain.Cluster{}
+	for env, e := range map[access.Environment]ChainEnvironment{access.Test: cfg.Test, access.Live: cfg.Live} {
+		if e.Client != nil {
+			clusters[env] = p.token.Config(env).Cluster
+		}
+	}
+	ws, err := wallet.New(wallet.Config{BaseURL: p.cfg.BaseURL, Clusters: clusters, Now: p.db.Now})
+	if err != nil {
+		return fmt.Errorf("platform: wallet verification: %w", err)
+	}
+	p.wallet = ws
+	p.verify = token.Verification{Registry: p.token, Dependent: p.saleRuns(), Every: cfg.VerifyEvery, Logger: p.log,
+		RunFunc: store.Runner[token.Store](p.db), ReadFunc: store.Reader[token.Store](p.db)}
+	return nil
+}
+
+// saleRuns verifies the sales after the registry and stores their runs.
+func (p *Platform) saleRuns() sale.Dependent {
+	return sale.Dependent{Sales: p.sale, RunFunc: store.Runner[sale.Store](p.db)}
+}
+
+// startGeneration builds the generation service and publishes the default
+// pricing where an environment has none.
+func (p *Platform) startGeneration(ctx context.Context, cfg Config, providers *credential.Service, assets *asset.Service) error {
+	g := cfg.Generation
+	base := g.CallbackBaseURL
+	if base == "" {
+		base = cfg.BaseURL
+	}
+	if base == "" {
+		base = account.DefaultBaseURL
+	}
+	tuning := g.Tuning
+	media, err := urlguard.New(generation.MediaGuardConfig(cfg.AllowLoopback))
+	if err != nil {
+		return fmt.Errorf("platform: Config.AllowLoopback: %w", err)
+	}
+	p.media = media
+	// Media URLs come from providers' callbacks and polls: every fetch goes
+	// through the media guard, also with a Fetcher a test tuned.
+	switch f := tuning.Fetcher; {
+	case f == nil:
+		tuning.Fetcher = &generation.Fetcher{Guard: media}
+	case f.Guard == nil:
+		c := *f
+		c.Guard = media
+		tuning.Fetcher = &c
+	}
+	if tuning.AcceptsInFlight == 0 && p.db.Dialect() == store.SQLite {
+		// The single writer runs units of work in arrival order already;
+		// holding accepts back would only shrink its group commits.
+		tuning.AcceptsInFlight = -1
+	}
+	svc, err := operation.New(operation.Config{
+		Credentials: providers, Ledger: ledger.New(), Assets: assets, Digester: p.keyring,
+		// Each path's unit of work is one transaction of the store, which
+		// implements every port.
+		DispatchRunFunc: store.Runner[operation.DispatchStore](p.db),
+		AnswerRunFunc:   store.Runner[operation.AnswerStore](p.db),
+		TrackRunFunc:    store.Runner[operation.TrackStore](p.db),
+		IngestRunFunc:   store.Runner[operation.IngestStore](p.db),
+		ReadFunc:        store.Reader[operation.PoolReader](p.db), CallbackBase: strings.TrimRight(base, "/"),
+		Tuning: tuning, Hook: g.Hook,
+	})
+	if err != nil {
+		return fmt.Errorf("platform: generation: %w", err)
+	}
+	pricing := g.Pricing
+	if pricing.Models == nil {
+		pricing = operation.DefaultPricing()
+	}
+	for _, env := range []access.Environment{access.Test, access.Live} {
+		if err := p.db.InTx(ctx, func(tx *store.Tx) error { return operation.SeedPricing(ctx, tx, env, pricing) }); err != nil {
+			return fmt.Errorf("platform: generation pricing (%s): %w", env, err)
+		}
+	}
+	p.generation = svc
+	return nil
+}
+
+// wake wakes the job workers after a commit that enqueued work.
+func (p *Platform) wake() {
+	if p.pool != nil {
+		p.pool.Notify()
+	}
+}
+
+// startIntents builds the chain payment path over the environments that
+// configure a cluster and a treasury: the credit_purchase purpose, priced
+// by each environment's credits.packs policy (published at start) and
+// settled by a ledger grant, and wallet verification's links.
+func (p *Platform) startIntents(ctx context.Context, cfg ChainConfig) error {
+	read := store.Reader[intent.Store](p.db)
+	reg := intent.NewRegistry()
+	if err := reg.Register(intent.CreditPurchase(intent.PolicyPacks(read), intent.SettleCredits, intent.CreditSettlement)); err != nil {
+		return fmt.Errorf("platform: intents: %w", err)
+	}
+	envs, err := intentEnvironments(cfg)
+	if err != nil {
+		return err
+	}
+	// References are derived under their own label of the master secret.
+	key, err := hkdf.Key(sha256.New, p.cfg.SecretKey, nil, "platform/intent-reference/v1", 32)
+	if err != nil {
+		return fmt.Errorf("platform: intents: derive the reference key: %w", err)
+	}
+	svc, err := intent.New(intent.Config{Registry: reg, Environments: envs, Clock: p.db, ReferenceKey: key,
+		Run: store.Runner[intent.Store](p.db), Read: read, SweepEvery: cfg.SweepEvery, WakeFunc: p.wake, Logger: p.log,
+		Wallets: wallet.Links{ReadFunc: store.Reader[wallet.LinkReader](p.db)}})
+	if err != nil {
+		return fmt.Errorf("platform: intents: %w", err)
+	}
+	if err := svc.SeedCreditPacks(ctx); err != nil {
+		return fmt.Errorf("platform: %w", err)
+	}
+	p.intents = svc
+	return nil
+}
+
+// intentEnvironments are the environments that take intents: those whose
+// configuration has a cluster and a treasury, with their credit packs
+// (or the registry's mint to price the default packs in).
+func intentEnvironments(cfg ChainConfig) (map[access.Environment]intent.Environment, error) {
+	envs := map[access.Environment]intent.Environment{}
+	for env, e := range map[access.Environment]ChainEnvironment{access.Test: cfg.Test, access.Live: cfg.Live} {
+		if e.Client == nil || e.Treasury == "" {
+			continue
+		}
+		treasury, err := token2022.ParsePublicKey(e.Treasury)
+		if err != nil {
+			return nil, fmt.Errorf("platform: intents: %s treasury: %w", env, err)
+		}
+		ie := intent.Environment{Client: e.Client, Treasury: treasury, CreditPacks: e.CreditPacks}
+		if e.CreditPacks == nil && e.Token.Mint != "" {
+			if ie.PackMint, err = token2022.ParsePublicKey(e.Token.Mint); err != nil {
+				return nil, fmt.Errorf("platform: credit packs: %w", err)
+			}
+		}
+		envs[env] = ie
+	}
+	return envs, nil
+}
+
+// startSound builds the sound engine service on the asset service, with
+// the built-in engine (package sound/builtin) and each plan's input
+// duration bound (plan.Limits.SoundMaxDuration).
+func (p *Platform) startSound(assets *asset.Service) error {
+	svc, err := sound.New(sound.Config{Assets: assets, Engine: builtin.Engine{},
+		Run: store.Runner[sound.Store](p.db), Read: store.Reader[sound.Store](p.db),
+		MaxInputDuration: func(plan string) time.Duration { return p.plans.Limits(plan).SoundMaxDuration }})
+	if err != nil {
+		return fmt.Errorf("platform: sound: %w", err)
+	}
+	p.sound = svc
+	return nil
+}
+
+// startPlans keeps the plan service New built from the catalog and seeds
+// the catalog (idempotent; every host does it on start).
+func (p *Platform) startPlans(ctx context.Context, cfg Config) error {
+	svc, err := plan.New(cfg.Plans)
+	if err != nil {
+		return fmt.Errorf("platform: Config.Plans: %w", err)
+	}
+	p.plans = svc
+	if err := p.db.InTx(ctx, func(tx *store.Tx) error { _, err := svc.Seed(ctx, tx); return err }); err != nil {
+		return fmt.Errorf("platform: seed plans: %w", err)
+	}
+	return nil
+}
+
+// schedulePlanGrants enqueues the grant scheduler of this period and the
+// next (once per period across every host).
+func (p *Platform) schedulePlanGrants(ctx context.Context) error {
+	if err := p.db.InTx(ctx, func(tx *store.Tx) error { return p.plans.EnsureSchedule(ctx, tx) }); err != nil {
+		return fmt.Errorf("platform: schedule plan grants: %w", err)
+	}
+	return nil
+}
+
+// assetService builds the asset service on Config.Blobs, or on a filesystem
+// blob store at Config.BlobDir. One of them is required: a route that exists
+// must be able to store what it accepts. Storage quotas are the plan
+// catalog's (plan.Limits.StorageQuotaBytes of the plan in effect).
+func assetService(cfg Config, plans *plan.Service) (*asset.Service, error) {
+	blobs := cfg.Blobs
+	if blobs == nil {
+		if cfg.BlobDir == "" {
+			return nil, errors.New("platform: Config.BlobDir or Config.Blobs is required (where uploaded media is stored)")
+		}
+		fs, err := fsblob.New(cfg.BlobDir)
+		if err != nil {
+			return nil, fmt.Errorf("platform: Config.BlobDir: %w", err)
+		}
+		blobs = fs
+	}
+	svc, err := asset.New(asset.Config{Blobs: blobs, MaxUploadBytes: cfg.MaxUploadBytes, Logger: cfg.Logger,
+		Quota: func(p string) int64 { return plans.Limits(p).StorageQuotaBytes }})
+	if err != nil {
+		return nil, fmt.Errorf("platform: assets: %w", err)
+	}
+	return svc, nil
+}
+
+// jobKinds are the job kinds of every domain, each in the class its
+// domain declares.
+func (p *Platform) jobKinds() []jobs.Kind {
+	billingRun := store.Runner[billing.Store](p.db)
+	return slices.Concat(
+		p.plans.Jobs(store.Runner[plan.Store](p.db), p.billing.PlanGranter(billingRun)),
+		p.billing.Jobs(billingRun),
+		p.generation.Jobs(),
+		p.sound.Jobs(),
+		p.verify.Jobs(),
+		p.intents.Jobs(),
+		idempotency.Jobs(store.Runner[idempotency.PruneStore](p.db)),
+		p.assets.Jobs(),
+	)
+}
+
+// jobClassChecks observe each job class's queue for the health route: the
+// age of its oldest runnable job (available and due, or running under an
+// expired lease, and not held back by its workspace's limit), read from
+// the database, so it covers every host's workers. A class is up while
+// that age is at most StarvedAfter, degraded past it and down past ten
+// times it; a queue that cannot be read is down.
+func (p *Platform) jobClassChecks() []api.HealthCheck {
+	starved := p.cfg.Jobs.StarvedAfter
+	if starved == 0 {
+		starved = defaultStarvedAfter
+	}
+	var checks []api.HealthCheck
+	for _, c := range p.pool.Classes() {
+		checks = append(checks, api.HealthCheck{Name: "jobs." + c.Name, CheckFunc: func(ctx context.Context) api.ServiceHealth {
+			ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			defer cancel()
+			h := api.ServiceHealth{Status: api.StatusUp, CheckedAt: p.db.Now()}
+			b, err := p.db.Jobs().JobBacklog(ctx, jobs.BacklogParams{Kinds: c.Kinds, GroupLimit: c.GroupLimit})
+			if err != nil {
+				h.Status, h.Detail = api.StatusDown, "the job queue could not be read"
+				return h
+			}
+			age, runnable := int64(b.Age/time.Second), int64(b.Runnable)
+			h.OldestJobAgeSeconds, h.RunnableJobs = &age, &runnable
+			switch {
+			case b.Age > starvedDownFactor*starved:
+				h.Status = api.StatusDown
+			case b.Age > starved:
+				h.Status = api.StatusDegraded
+			}
+			if h.Status != api.StatusUp {
+				h.Detail = fmt.Sprintf("the oldest runnable %s job has waited %s (starved after %s)", c.Name, b.Age.Truncate(time.Second), starved)
+			}
+			return h
+		}})
+	}
+	return checks
+}
+
+// EventCatalogue returns every outbox event type the platform writes, with
+// its payload's schema version and the aggregate its aggregateId names,
+// built on each call from the emitting domains' own constants where they
+// export them. The OpenAPI document lists it (info.description, Events;
+// x-event-catalogue; the enum of the outbox event's type), and two tests
+// keep it whole: platformtest checks every event a test system wrote
+// against it (type, schema version, aggregate id prefix), and
+// TestEventCatalogueNamesEveryEmitter fails when an OutboxInsert call
+// appears outside the emitters listed there.
+func EventCatalogue() []openapi.EventType {
+	row := func(typ, aggregate, prefix, when string) openapi.EventType {
+		return openapi.EventType{Type: typ, SchemaVersion: 1, Aggregate: aggregate, AggregateIDPrefix: prefix, Description: when}
+	}
+	const (
+		key   = "API key"
+		op    = "generation operation"
+		snd   = "sound operation"
+		sub   = "workspace subscription"
+		mov   = "ledger movement"
+		txi   = "transaction intent"
+		keyID = "key_"
+	)
+	out := []openapi.EventType{
+		// apikey.Service.emit: "api_key." and the past tense of the key's
+		// state machine event (apikey.Moves), or created.
+		row("api_key.created", key, keyID, "A key was created (by a developer, or by the host's operator for the internal scope)."),
+		row("api_key.updated", key, keyID, "A key's name, scopes, metadata or limits changed."),
+		row("api_key.rotated", key, keyID, "A key's secret was rotated; the old secret works until the overlap ends."),
+		row("api_key.revoked", key, keyID, "A key was revoked and no longer authenticates."),
+		row("api_key.deleted", key, keyID, "A key was deleted."),
+		row(genop.EventCompleted, op, genop.IDPrefix, "A generation operation completed; its outputs are assets and its credits are settled."),
+		row(genop.EventFailed, op, genop.IDPrefix, "A generation operation failed; payload.failureCode says why and its credits are released."),
+		row(genop.EventCancelled, op, genop.IDPrefix, "A generation operation was cancelled by its owner."),
+		row(genop.EventExpired, op, genop.IDPrefix, "A generation operation passed its deadline."),
+		row(genop.EventCostDrift, op, genop.IDPrefix, "A provider's reported cost of an attempt differs from the expected cost by more than the configured drift."),
+		row(sound.EventCompleted, snd, sound.IDPrefix, "A sound operation completed."),
+		row(ledger.EventMovementPosted, mov, "mov_", "A ledger movement was posted (credits, financial, rewards or provider cost)."),
+		row(billing.EventSubscriptionActivated, sub, "sub_", "A checkout's subscription became active."),
+		row(billing.EventSubscriptionRenewed, sub, "sub_", "A subscription started its next period."),
+		row(billing.EventSubscriptionChanged, sub, "sub_", "A subscription changed state (cancel scheduled, past due, ended)."),
+	}
+	// intent.Service.changed: one type per state an intent is written in.
+	for _, s := range intent.States() {
+		out = append(out, row(intent.EventType(s), txi, "txi_", "A transaction intent was written in state "+string(s)+"."))
+	}
+	return out
+}
+
+// FeatureFlag is one feature flag a route of the platform declares
+// (transport.Policy.Feature): its name, its platform default and what it
+// turns on.
+type FeatureFlag struct {
+	Name    string
+	Default bool
+	Doc     string
+}
+
+// FeatureFlags lists the platform's feature flags. New seeds each default
+// once (an operator's later choice survives restarts); SetFeatureFlag
+// changes one for a workspace or the platform. A flag with no row is off.
+func FeatureFlags() []FeatureFlag {
+	return []FeatureFlag{
+		{Name: genop.FeatureGenerate, Default: true, Doc: "starting music generations"},
+		{Name: sound.FeatureEngine, Default: true, Doc: "starting sound engine operations"},
+	}
+}
+
+// seedFeatureFlags writes the platform default of every flag that has none.
+func (p *Platform) seedFeatureFlags(ctx context.Context) error {
+	err := p.db.InTx(ctx, func(tx *store.Tx) error {
+		for _, f := range FeatureFlags() {
+			if err := tx.FlagDefault(ctx, f.Name, f.Default); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("platform: seed feature flags: %w", err)
+	}
+	return nil
+}
+
+// checkFeatures refuses a route table whose routes declare a feature flag
+// FeatureFlags does not list: such a flag would never be seeded, and a
+// flag with no row is off, so the route would answer FEATURE_DISABLED to
+// everyone.
+func checkFeatures(routes []api.Route) error {
+	for _, rt := range routes {
+		f := rt.Policy.Feature
+		if f != "" && !slices.ContainsFunc(FeatureFlags(), func(x FeatureFlag) bool { return x.Name == f }) {
+			return fmt.Errorf("platform: route %s declares feature flag %q, which FeatureFlags does not list", rt.OperationID, f)
+		}
+	}
+	return nil
+}
+
+// callbackSkewer is a provider adapter that states its callback timestamp
+// window (generation/providera and generation/providerb clients).
+type callbackSkewer interface {
+	CallbackSkew() time.Duration
+}
+
+// callbackWindows returns the callback timestamp windows of the configured
+// music provider adapters, test environment first, providers in id order.
+func callbackWindows(p credential.Providers) []openapi.CallbackWindow {
+	var out []openapi.CallbackWindow
+	for _, env := range []struct {
+		name     string
+		adapters credential.Adapters
+	}{{string(access.Test), p.Test}, {string(access.Live), p.Live}} {
+		for _, id := range slices.Sorted(maps.Keys(env.adapters)) {
+			if s, ok := env.adapters[id].(callbackSkewer); ok {
+				out = append(out, openapi.CallbackWindow{Provider: string(id), Environment: env.name, Skew: s.CallbackSkew()})
+			}
+		}
+	}
+	return out
+}
+
+func (p *Platform) healthChecks() []api.HealthCheck {
+	return append([]api.HealthCheck{
+		{Name: "database", CheckFunc: func(ctx context.Context) api.ServiceHealth {
+			ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			defer cancel()
+			h := api.ServiceHealth{Status: api.StatusUp, CheckedAt: p.db.Now()}
+			if err := p.db.Ping(ctx); err != nil {
+				h.Status, h.Detail = api.StatusDown, "the database did not answer"
+			}
+			return h
+		}},
+		{Name: "jobs", CheckFunc: func(ctx context.Context) api.ServiceHealth {
+			h := api.ServiceHealth{Status: api.StatusUp, CheckedAt: p.db.Now()}
+			ph := p.pool.Health()
+			switch {
+			case p.cfg.Jobs.Disabled:
+				h.Status, h.Detail = api.StatusDown, "the job worker is disabled on this host"
+			case !ph.Running:
+				h.Status, h.Detail = api.StatusDown, "the job worker is stopped"
+			case ph.LastPollError != "":
+				h.Status, h.Detail = api.StatusDegraded, "the job worker's last claim failed"
+			}
+			return h
+		}},
+	}, p.jobClassChecks()...)
+}
