@@ -11,10 +11,10 @@ import (
 
 	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/apikey"
+	"github.com/creatormusic/platform/internal/secret"
 	"github.com/creatormusic/platform/ledger"
 	"github.com/creatormusic/platform/money"
 	"github.com/creatormusic/platform/platformtest"
-	"github.com/creatormusic/platform/secret"
 	"github.com/creatormusic/platform/store"
 	"github.com/creatormusic/platform/transport/api"
 )

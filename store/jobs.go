@@ -14,7 +14,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/creatormusic/platform/fault"
-	"github.com/creatormusic/platform/id"
+	"github.com/creatormusic/platform/internal/id"
 	"github.com/creatormusic/platform/jobs"
 )
 

@@ -49,7 +49,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/creatormusic/platform/fault"
-	"github.com/creatormusic/platform/id"
+	"github.com/creatormusic/platform/internal/id"
 )
 
 // Dialect names the SQL dialect of a DB.

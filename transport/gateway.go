@@ -19,7 +19,7 @@ import (
 	"github.com/creatormusic/platform/apikey"
 	"github.com/creatormusic/platform/fault"
 	"github.com/creatormusic/platform/idempotency"
-	"github.com/creatormusic/platform/secret"
+	"github.com/creatormusic/platform/internal/secret"
 )
 
 // WorkspaceHeader names a workspace the caller means to act in. A key is

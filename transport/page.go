@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/creatormusic/platform/fault"
-	"github.com/creatormusic/platform/id"
+	"github.com/creatormusic/platform/internal/id"
 )
 
 // Page bounds for list routes.

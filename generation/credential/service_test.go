@@ -11,8 +11,8 @@ import (
 	"github.com/creatormusic/platform/fault"
 	"github.com/creatormusic/platform/generation"
 	"github.com/creatormusic/platform/generation/credential"
-	"github.com/creatormusic/platform/id"
-	"github.com/creatormusic/platform/secret"
+	"github.com/creatormusic/platform/internal/id"
+	"github.com/creatormusic/platform/internal/secret"
 )
 
 // provider is a MusicProvider whose Balance is a function field.

@@ -12,7 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/creatormusic/platform/fault"
-	"github.com/creatormusic/platform/id"
+	"github.com/creatormusic/platform/internal/id"
 	"github.com/creatormusic/platform/outbox"
 	"github.com/creatormusic/platform/store"
 )

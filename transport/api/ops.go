@@ -10,7 +10,7 @@ import (
 
 	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/fault"
-	"github.com/creatormusic/platform/id"
+	"github.com/creatormusic/platform/internal/id"
 	"github.com/creatormusic/platform/outbox"
 )
 
