@@ -169,8 +169,8 @@ type JobsConfig struct {
 	Lease time.Duration
 	// PollInterval is how often an idle pool looks for jobs. Zero means 200ms.
 	PollInterval time.Duration
-	// FaultHook is a test hook; see jobs.Config.FaultHook.
-	FaultHook func(ctx context.Context, job jobs.Job, point string) error
+	// FaultHookFunc is a test hook; see jobs.Config.FaultHookFunc.
+	FaultHookFunc func(ctx context.Context, job jobs.Job, point string) error
 }
 
 // Platform is the whole system: the HTTP API, its store and its workers.
@@ -260,7 +260,7 @@ func New(ctx context.Context, cfg Config) (*Platform, error) {
 	pool, err := jobs.New(jobs.Config{
 		Store: p.db.Jobs(), Handlers: handlers, Classes: classes,
 		Lease: cfg.Jobs.Lease, PollInterval: cfg.Jobs.PollInterval,
-		Logger: log, FaultHook: cfg.Jobs.FaultHook,
+		Logger: log, FaultHookFunc: cfg.Jobs.FaultHookFunc,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("platform: jobs: %w", err)

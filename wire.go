@@ -159,7 +159,7 @@ func (p *Platform) startToken(cfg ChainConfig) error {
 		}
 		envs[env] = te
 	}
-	svc, err := token.New(token.ServiceConfig{Environments: envs, Now: p.db.Now})
+	svc, err := token.New(token.ServiceConfig{Environments: envs, Clock: p.db})
 	if err != nil {
 		return fmt.Errorf("platform: token registry: %w", err)
 	}
@@ -179,7 +179,7 @@ func (p *Platform) startToken(cfg ChainConfig) error {
 	if err != nil {
 		return fmt.Errorf("platform: token sale: derive the handoff key: %w", err)
 	}
-	ss, err := sale.New(sale.Config{Environments: sales, Now: p.db.Now, HandoffKey: hk})
+	ss, err := sale.New(sale.Config{Environments: sales, Clock: p.db, HandoffKey: hk})
 	if err != nil {
 		return fmt.Errorf("platform: token sale: %w", err)
 	}
@@ -192,7 +192,7 @@ func (p *Platform) startToken(cfg ChainConfig) error {
 			clusters[env] = p.token.Config(env).Cluster
 		}
 	}
-	ws, err := wallet.New(wallet.Config{BaseURL: p.cfg.BaseURL, Clusters: clusters, Now: p.db.Now})
+	ws, err := wallet.New(wallet.Config{BaseURL: p.cfg.BaseURL, Clusters: clusters, Clock: p.db})
 	if err != nil {
 		return fmt.Errorf("platform: wallet verification: %w", err)
 	}
@@ -293,7 +293,7 @@ func (p *Platform) startIntents(ctx context.Context, cfg ChainConfig) error {
 		return fmt.Errorf("platform: intents: derive the reference key: %w", err)
 	}
 	svc, err := intent.New(intent.Config{Registry: reg, Environments: envs, Clock: p.db, ReferenceKey: key,
-		Run: store.Runner[intent.Store](p.db), Read: read, SweepEvery: cfg.SweepEvery, WakeFunc: p.wake, Logger: p.log,
+		Run: store.Runner[intent.Store](p.db), ReadFunc: read, SweepEvery: cfg.SweepEvery, WakeFunc: p.wake, Logger: p.log,
 		Wallets: wallet.Links{ReadFunc: store.Reader[wallet.LinkReader](p.db)}})
 	if err != nil {
 		return fmt.Errorf("platform: intents: %w", err)
@@ -334,8 +334,8 @@ func intentEnvironments(cfg ChainConfig) (map[access.Environment]intent.Environm
 // duration bound (plan.Limits.SoundMaxDuration).
 func (p *Platform) startSound(assets *asset.Service) error {
 	svc, err := sound.New(sound.Config{Assets: assets, Engine: builtin.Engine{},
-		Run: store.Runner[sound.Store](p.db), Read: store.Reader[sound.Store](p.db),
-		MaxInputDuration: func(plan string) time.Duration { return p.plans.Limits(plan).SoundMaxDuration }})
+		Run: store.Runner[sound.Store](p.db), ReadFunc: store.Reader[sound.Store](p.db),
+		MaxInputDurationFunc: func(plan string) time.Duration { return p.plans.Limits(plan).SoundMaxDuration }})
 	if err != nil {
 		return fmt.Errorf("platform: sound: %w", err)
 	}
@@ -383,7 +383,7 @@ func assetService(cfg Config, plans *plan.Service) (*asset.Service, error) {
 		blobs = fs
 	}
 	svc, err := asset.New(asset.Config{Blobs: blobs, MaxUploadBytes: cfg.MaxUploadBytes, Logger: cfg.Logger,
-		Quota: func(p string) int64 { return plans.Limits(p).StorageQuotaBytes }})
+		QuotaFunc: func(p string) int64 { return plans.Limits(p).StorageQuotaBytes }})
 	if err != nil {
 		return nil, fmt.Errorf("platform: assets: %w", err)
 	}

@@ -27,7 +27,7 @@
 // environment (Store.AssetStorageAdd, one counter row per workspace and
 // environment, added to in the unit of work that inserts the row). Uploads
 // and derived outputs are refused past the quota of the workspace's plan
-// (Config.Quota, plan.Limits.StorageQuotaBytes) with PAYLOAD_TOO_LARGE and
+// (Config.QuotaFunc, plan.Limits.StorageQuotaBytes) with PAYLOAD_TOO_LARGE and
 // details.reason "storage_quota"; generated tracks, already paid for, are
 // counted but never refused. Concurrent uploads serialize on the counter
 // row, so two of them cannot both pass the quota.

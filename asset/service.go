@@ -22,10 +22,10 @@ type Config struct {
 	// MaxUploadBytes bounds one upload's content. Zero means
 	// DefaultMaxUploadBytes.
 	MaxUploadBytes int64
-	// Quota returns the storage quota in bytes of a workspace on plan (the
+	// QuotaFunc returns the storage quota in bytes of a workspace on plan (the
 	// plan in effect for the upload's scope, UploadInput.Plan); zero or less
 	// means none. Nil means no quota for any plan.
-	Quota func(plan string) int64
+	QuotaFunc func(plan string) int64
 	// Logger receives the staging cleanup's removals; nil discards them.
 	Logger *slog.Logger
 }
@@ -50,13 +50,13 @@ func New(cfg Config) (*Service, error) {
 	if cfg.MaxUploadBytes == 0 {
 		cfg.MaxUploadBytes = DefaultMaxUploadBytes
 	}
-	if cfg.Quota == nil {
-		cfg.Quota = func(string) int64 { return 0 }
+	if cfg.QuotaFunc == nil {
+		cfg.QuotaFunc = func(string) int64 { return 0 }
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Service{blobs: cfg.Blobs, max: cfg.MaxUploadBytes, quota: cfg.Quota, log: cfg.Logger}, nil
+	return &Service{blobs: cfg.Blobs, max: cfg.MaxUploadBytes, quota: cfg.QuotaFunc, log: cfg.Logger}, nil
 }
 
 // Quota returns the storage quota of a workspace on plan; 0 when none.
@@ -80,7 +80,7 @@ type UploadInput struct {
 	// Origin defaults to Uploaded.
 	Origin Origin
 	// Plan is the plan in effect for Scope's workspace in its environment:
-	// it selects the storage quota (Config.Quota). A Generated asset is
+	// it selects the storage quota (Config.QuotaFunc). A Generated asset is
 	// counted but never refused.
 	Plan string
 }

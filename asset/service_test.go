@@ -249,7 +249,7 @@ func TestUploadStorageQuota(t *testing.T) {
 		t.Fatal(err)
 	}
 	wav := assettest.WAV(8000, 1, 300) // 644 bytes
-	svc, err := asset.New(asset.Config{Blobs: blobs, Quota: func(plan string) int64 {
+	svc, err := asset.New(asset.Config{Blobs: blobs, QuotaFunc: func(plan string) int64 {
 		if plan == "tiny" {
 			return 1000
 		}

@@ -42,7 +42,7 @@ func gfOptions() platformtest.Options {
 	o.Generation = platform.GenerationConfig{Tuning: operation.Tuning{
 		PollAfter: 2 * time.Second, PollMax: 4 * time.Second, PollMinInterval: time.Second,
 		Deadline: 10 * time.Minute, AmbiguousWait: 5 * time.Minute,
-		Fetcher: &generation.Fetcher{Attempts: 3, Sleep: func(ctx context.Context, _ time.Duration) error { return ctx.Err() }},
+		Fetcher: &generation.Fetcher{Attempts: 3, SleepFunc: func(ctx context.Context, _ time.Duration) error { return ctx.Err() }},
 	}}
 	return o
 }

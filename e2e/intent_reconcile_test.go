@@ -217,7 +217,7 @@ func gatedDialects(t *testing.T, fn func(t *testing.T, s *platformtest.System, g
 		t.Run(name, func(t *testing.T) {
 			g := newReconcileGate()
 			s := platformtest.New(t, platformtest.Options{Postgres: postgres, Chain: true,
-				Jobs: platform.JobsConfig{PollInterval: 20 * time.Millisecond, FaultHook: g.hook}})
+				Jobs: platform.JobsConfig{PollInterval: 20 * time.Millisecond, FaultHookFunc: g.hook}})
 			t.Cleanup(g.release)
 			fn(t, s, g)
 		})

@@ -113,7 +113,7 @@ func TestJobClassGenerationDispatchesBehindRunningAnalyses(t *testing.T) {
 		hold = newAnalysisHold()
 		o := genOptions()
 		o.Jobs.Workers = 0
-		o.Jobs.AudioWorkers, o.Jobs.AudioPerWorkspace, o.Jobs.FaultHook = 4, 4, hold.hook
+		o.Jobs.AudioWorkers, o.Jobs.AudioPerWorkspace, o.Jobs.FaultHookFunc = 4, 4, hold.hook
 		return o
 	}, func(t *testing.T, s *platformtest.System) {
 		defer hold.release()
@@ -154,7 +154,7 @@ func TestJobClassHealthReportsStarvedAudio(t *testing.T) {
 	eachDialect(t, func() platformtest.Options {
 		hold = newAnalysisHold()
 		return platformtest.Options{Jobs: platform.JobsConfig{PollInterval: 5 * time.Millisecond, Lease: time.Hour,
-			AudioWorkers: 1, AudioPerWorkspace: 2, StarvedAfter: time.Minute, FaultHook: hold.hook}}
+			AudioWorkers: 1, AudioPerWorkspace: 2, StarvedAfter: time.Minute, FaultHookFunc: hold.hook}}
 	}, func(t *testing.T, s *platformtest.System) {
 		defer hold.release()
 		analyses := acceptAnalyses(t, s, 2, "starve")
@@ -207,7 +207,7 @@ func TestJobClassGenerationWait(t *testing.T) {
 	const holdFor = 2 * time.Second
 	hold := newAnalysisHold()
 	hold.hold = holdFor
-	s := platformtest.New(t, platformtest.Options{Music: true, Jobs: platform.JobsConfig{PollInterval: 5 * time.Millisecond, FaultHook: hold.hook}})
+	s := platformtest.New(t, platformtest.Options{Music: true, Jobs: platform.JobsConfig{PollInterval: 5 * time.Millisecond, FaultHookFunc: hold.hook}})
 	defer hold.release()
 	acceptAnalyses(t, s, 4, "hour-long")
 	waitFor(t, "an analysis running", func() bool { return hold.held.Load() >= 1 })

@@ -86,9 +86,9 @@ type Fetcher struct {
 	// body of unknown length fails the read, both with PAYLOAD_TOO_LARGE
 	// (details.limit), which no retry fixes.
 	MaxBytes int64
-	// Sleep waits d between attempts and returns early with ctx's error.
+	// SleepFunc waits d between attempts and returns early with ctx's error.
 	// Nil means a timer honoring ctx; tests inject a no-op.
-	Sleep func(ctx context.Context, d time.Duration) error
+	SleepFunc func(ctx context.Context, d time.Duration) error
 }
 
 // Media is a fetched body: the caller reads it once and closes it. It holds
@@ -176,7 +176,7 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string) (_ Media, err error)
 	if f.Client != nil {
 		client = guardRedirects(f.Client, client)
 	}
-	sleep := f.Sleep
+	sleep := f.SleepFunc
 	if sleep == nil {
 		sleep = sleepCtx
 	}

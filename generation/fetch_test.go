@@ -150,7 +150,7 @@ func TestFetchSucceeds(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			u, hits := mediaServer(t, tt.steps...)
-			f := &generation.Fetcher{Guard: guardFor(t, u), Sleep: noSleep}
+			f := &generation.Fetcher{Guard: guardFor(t, u), SleepFunc: noSleep}
 			m, err := f.Fetch(context.Background(), u)
 			if err != nil {
 				t.Fatalf("Fetch: %v", err)
@@ -220,7 +220,7 @@ func TestFetchFails(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			u, hits := mediaServer(t, tt.steps...)
-			f := &generation.Fetcher{Guard: guardFor(t, u), Attempts: tt.attempts, Sleep: noSleep}
+			f := &generation.Fetcher{Guard: guardFor(t, u), Attempts: tt.attempts, SleepFunc: noSleep}
 			m, err := f.Fetch(context.Background(), u)
 			if err == nil {
 				m.Body.Close()
@@ -248,7 +248,7 @@ func TestFetchFails(t *testing.T) {
 func TestFetchBacksOffDoubling(t *testing.T) {
 	u, _ := mediaServer(t, mediaStatus(404))
 	var s sleepLog
-	f := &generation.Fetcher{Guard: guardFor(t, u), Attempts: 4, Backoff: 10 * time.Millisecond, Sleep: s.sleep}
+	f := &generation.Fetcher{Guard: guardFor(t, u), Attempts: 4, Backoff: 10 * time.Millisecond, SleepFunc: s.sleep}
 	if _, err := f.Fetch(context.Background(), u); !fault.Is(err, fault.ResultExpired) {
 		t.Fatalf("err = %v", err)
 	}
@@ -259,7 +259,7 @@ func TestFetchBacksOffDoubling(t *testing.T) {
 
 	s = sleepLog{}
 	u, _ = mediaServer(t, mediaStatus(404), mediaBody([]byte("x")))
-	if _, err := (&generation.Fetcher{Guard: guardFor(t, u), Sleep: s.sleep}).Fetch(context.Background(), u); err != nil {
+	if _, err := (&generation.Fetcher{Guard: guardFor(t, u), SleepFunc: s.sleep}).Fetch(context.Background(), u); err != nil {
 		t.Fatal(err)
 	}
 	if fmt.Sprint(s.d) != fmt.Sprint([]time.Duration{500 * time.Millisecond}) {
@@ -271,7 +271,7 @@ func TestFetchMaxBytes(t *testing.T) {
 	const limit = 4096
 	t.Run("known length over the limit fails at once", func(t *testing.T) {
 		u, hits := mediaServer(t, mediaBody(mediaBytes(limit+1)))
-		_, err := (&generation.Fetcher{Guard: guardFor(t, u), MaxBytes: limit, Sleep: noSleep}).Fetch(context.Background(), u)
+		_, err := (&generation.Fetcher{Guard: guardFor(t, u), MaxBytes: limit, SleepFunc: noSleep}).Fetch(context.Background(), u)
 		if !fault.Is(err, fault.PayloadTooLarge) || faultDetail(err, "limit") != int64(limit) {
 			t.Fatalf("err = %v (details %v)", err, faultDetail(err, "limit"))
 		}
@@ -283,7 +283,7 @@ func TestFetchMaxBytes(t *testing.T) {
 	t.Run("unknown length over the limit fails the read", func(t *testing.T) {
 		want := mediaBytes(3 * limit)
 		u, _ := mediaServer(t, mediaChunked(want))
-		m, err := (&generation.Fetcher{Guard: guardFor(t, u), MaxBytes: limit, Sleep: noSleep}).Fetch(context.Background(), u)
+		m, err := (&generation.Fetcher{Guard: guardFor(t, u), MaxBytes: limit, SleepFunc: noSleep}).Fetch(context.Background(), u)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -306,7 +306,7 @@ func TestFetchMaxBytes(t *testing.T) {
 		t.Run(st.name+" exactly at the limit", func(t *testing.T) {
 			want := mediaBytes(limit)
 			u, _ := mediaServer(t, st.step(want))
-			m, err := (&generation.Fetcher{Guard: guardFor(t, u), MaxBytes: limit, Sleep: noSleep}).Fetch(context.Background(), u)
+			m, err := (&generation.Fetcher{Guard: guardFor(t, u), MaxBytes: limit, SleepFunc: noSleep}).Fetch(context.Background(), u)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -331,7 +331,7 @@ func TestFetchRejectsURL(t *testing.T) {
 		"mailto:someone@example.com",
 	} {
 		t.Run(raw, func(t *testing.T) {
-			f := &generation.Fetcher{Client: &http.Client{Transport: failTransport{t}}, Sleep: noSleep}
+			f := &generation.Fetcher{Client: &http.Client{Transport: failTransport{t}}, SleepFunc: noSleep}
 			_, err := f.Fetch(context.Background(), raw)
 			if !fault.Is(err, fault.InvalidInput) || faultDetail(err, "field") != "url" {
 				t.Fatalf("err = %v, want INVALID_INPUT on url", err)
@@ -354,7 +354,7 @@ func TestFetchStopsOnCancel(t *testing.T) {
 		u, hits := mediaServer(t, mediaStatus(500))
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		f := &generation.Fetcher{Guard: guardFor(t, u), Sleep: func(ctx context.Context, _ time.Duration) error {
+		f := &generation.Fetcher{Guard: guardFor(t, u), SleepFunc: func(ctx context.Context, _ time.Duration) error {
 			cancel()
 			return ctx.Err()
 		}}
@@ -388,7 +388,7 @@ func TestFetchStopsOnCancel(t *testing.T) {
 		u, hits := mediaServer(t, mediaBody([]byte("x")))
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
-		_, err := (&generation.Fetcher{Guard: guardFor(t, u), Sleep: noSleep}).Fetch(ctx, u)
+		_, err := (&generation.Fetcher{Guard: guardFor(t, u), SleepFunc: noSleep}).Fetch(ctx, u)
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("err = %v", err)
 		}
@@ -402,7 +402,7 @@ func TestFetchTransportErrors(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	u := srv.URL + "/media/track.mp3?token=" + mediaSecret
 	srv.Close() // connections are refused from now on
-	_, err := (&generation.Fetcher{Guard: guardFor(t, u), Attempts: 2, Sleep: noSleep}).Fetch(context.Background(), u)
+	_, err := (&generation.Fetcher{Guard: guardFor(t, u), Attempts: 2, SleepFunc: noSleep}).Fetch(context.Background(), u)
 	if !fault.Is(err, fault.ProviderUnavailable) || faultDetail(err, "reason") != "media_unreachable" {
 		t.Fatalf("err = %v", err)
 	}
@@ -416,7 +416,7 @@ func TestFetchTransportErrors(t *testing.T) {
 
 	// A transport error between answers still leaves a retry.
 	var n atomic.Int64
-	f := &generation.Fetcher{Sleep: noSleep, Client: &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+	f := &generation.Fetcher{SleepFunc: noSleep, Client: &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
 		if n.Add(1) == 1 {
 			return nil, errors.New("connection reset by peer")
 		}
@@ -457,7 +457,7 @@ func TestFetchClosesEveryOtherBody(t *testing.T) {
 		mediaResponse(200, -1, "the audio"),
 	}
 	var n atomic.Int64
-	f := &generation.Fetcher{Attempts: len(answers), Sleep: noSleep, Client: &http.Client{Transport: roundTripFunc(func(*http.Request) (*http.Response, error) {
+	f := &generation.Fetcher{Attempts: len(answers), SleepFunc: noSleep, Client: &http.Client{Transport: roundTripFunc(func(*http.Request) (*http.Response, error) {
 		return answers[n.Add(1)-1], nil
 	})}}
 	m, err := f.Fetch(context.Background(), "https://cdn.example/a.mp3")
@@ -482,7 +482,7 @@ func TestFetchClosesEveryOtherBody(t *testing.T) {
 
 	// A refused status and an oversized answer close theirs too.
 	for _, r := range []*http.Response{mediaResponse(401, -1, "no"), mediaResponse(200, 1<<30, "big")} {
-		f := &generation.Fetcher{Sleep: noSleep, Client: &http.Client{Transport: roundTripFunc(func(*http.Request) (*http.Response, error) {
+		f := &generation.Fetcher{SleepFunc: noSleep, Client: &http.Client{Transport: roundTripFunc(func(*http.Request) (*http.Response, error) {
 			return r, nil
 		})}}
 		if _, err := f.Fetch(context.Background(), "https://cdn.example/a.mp3"); err == nil {
@@ -501,7 +501,7 @@ func TestFetchRefusesNonPublicMedia(t *testing.T) {
 	t.Run("loopback without an allowance", func(t *testing.T) {
 		u, hits := mediaServer(t, mediaBody([]byte("audio")))
 		var s sleepLog
-		_, err := (&generation.Fetcher{Sleep: s.sleep}).Fetch(context.Background(), u)
+		_, err := (&generation.Fetcher{SleepFunc: s.sleep}).Fetch(context.Background(), u)
 		if !fault.Is(err, fault.InvalidInput) || faultDetail(err, "reason") != urlguard.ReasonPrivateAddress || faultDetail(err, "field") != "url" {
 			t.Fatalf("err = %v (details %v)", err, faultDetail(err, "reason"))
 		}
@@ -519,7 +519,7 @@ func TestFetchRefusesNonPublicMedia(t *testing.T) {
 		"https://user:pw@cdn.example/a.mp3?token=" + mediaSecret,
 	} {
 		t.Run(raw, func(t *testing.T) {
-			f := &generation.Fetcher{Sleep: noSleep}
+			f := &generation.Fetcher{SleepFunc: noSleep}
 			_, err := f.Fetch(context.Background(), raw)
 			if !fault.Is(err, fault.InvalidInput) || faultDetail(err, "field") != "url" || faultDetail(err, "reason") == nil {
 				t.Fatalf("err = %v, want INVALID_INPUT on url with a reason", err)
@@ -534,7 +534,7 @@ func TestFetchRefusesNonPublicMedia(t *testing.T) {
 			w.WriteHeader(http.StatusFound)
 		})
 		var s sleepLog
-		_, err := (&generation.Fetcher{Guard: guardFor(t, u), Sleep: s.sleep}).Fetch(context.Background(), u)
+		_, err := (&generation.Fetcher{Guard: guardFor(t, u), SleepFunc: s.sleep}).Fetch(context.Background(), u)
 		if !fault.Is(err, fault.InvalidInput) || faultDetail(err, "reason") != urlguard.ReasonPrivateAddress {
 			t.Fatalf("err = %v", err)
 		}
@@ -583,7 +583,7 @@ func TestFetchRefusesRedirectsToNonPublicAddresses(t *testing.T) {
 					w.Header().Set("Location", tc.location)
 					w.WriteHeader(http.StatusFound)
 				})
-				f := &generation.Fetcher{Guard: guardFor(t, u), Sleep: noSleep}
+				f := &generation.Fetcher{Guard: guardFor(t, u), SleepFunc: noSleep}
 				var (
 					mu   sync.Mutex
 					sent []string

@@ -32,7 +32,7 @@ type Clock interface {
 	Now() time.Time
 }
 
-// Points at which Config.FaultHook is called.
+// Points at which Config.FaultHookFunc is called.
 const (
 	// PointClaimed is right after the job was claimed, before its handler.
 	PointClaimed = "claimed"
@@ -76,11 +76,11 @@ type Config struct {
 	// BackoffFunc returns the delay before retrying a job after its attempt
 	// number attempt failed. Nil means Backoff with a random jitter.
 	BackoffFunc func(attempt int) time.Duration
-	// FaultHook is a test hook called at PointClaimed and
+	// FaultHookFunc is a test hook called at PointClaimed and
 	// PointBeforeComplete. Returning an error makes the worker abandon the
 	// job at once, neither completing nor failing it and no longer renewing
 	// its lease, as a crash would. Nil in production.
-	FaultHook func(ctx context.Context, job Job, point string) error
+	FaultHookFunc func(ctx context.Context, job Job, point string) error
 }
 
 // Class is a set of job kinds with its own worker budget, so that the jobs
@@ -218,7 +218,7 @@ func New(cfg Config) (*Pool, error) {
 		log:      cfg.Logger,
 		id:       cfg.ID,
 		backoff:  cfg.BackoffFunc,
-		hook:     cfg.FaultHook,
+		hook:     cfg.FaultHookFunc,
 	}
 	for kind, h := range cfg.Handlers {
 		if kind == "" || h == nil {

@@ -197,7 +197,7 @@ func TestCrashedWorkerJobIsReclaimed(t *testing.T) {
 
 		crashing := newPool(t, jobs.Config{
 			Store: db.Jobs(), Handlers: handlers, Lease: lease, ID: "doomed",
-			FaultHook: func(ctx context.Context, job jobs.Job, point string) error {
+			FaultHookFunc: func(ctx context.Context, job jobs.Job, point string) error {
 				if point == jobs.PointClaimed {
 					return errCrash
 				}
@@ -241,7 +241,7 @@ func TestCrashBeforeCompleteRunsAgain(t *testing.T) {
 		var crashes atomic.Int32
 		p := newPool(t, jobs.Config{
 			Store: db.Jobs(), Handlers: map[string]jobs.Handler{"effect": log.handler},
-			FaultHook: func(ctx context.Context, job jobs.Job, point string) error {
+			FaultHookFunc: func(ctx context.Context, job jobs.Job, point string) error {
 				if point == jobs.PointBeforeComplete && crashes.Add(1) == 1 {
 					return errCrash
 				}

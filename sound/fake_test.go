@@ -273,9 +273,9 @@ func newRig(t *testing.T, cfg Config, maxUpload int64) *rig {
 	}
 	cfg.Assets, cfg.Engine = r.assets, r.eng
 	cfg.Run = func(ctx context.Context, fn func(Store) error) error { return fn(r.st) }
-	cfg.Read = func() Store { return r.st }
-	if cfg.MaxInputDuration == nil {
-		cfg.MaxInputDuration = func(plan string) time.Duration {
+	cfg.ReadFunc = func() Store { return r.st }
+	if cfg.MaxInputDurationFunc == nil {
+		cfg.MaxInputDurationFunc = func(plan string) time.Duration {
 			if plan == "pro" {
 				return 30 * time.Minute
 			}

@@ -222,7 +222,7 @@ func (s *Service) persist(ctx context.Context, o Operation, name string, body io
 	in := asset.UploadInput{Scope: assetScope(o.Scope), Creator: asset.Creator{UserID: o.CreatedByUserID, KeyID: o.CreatedByKeyID},
 		Body: body, DeclaredType: mediaType, Filename: fmt.Sprintf("%s-%s.%s", o.ID, name, spec.Format), Origin: asset.Derived,
 		Plan: o.Plan}
-	_, err := s.cfg.Assets.Upload(ctx, s.cfg.Read(), in, func(ctx context.Context, insert func(asset.Store) (asset.Asset, error)) error {
+	_, err := s.cfg.Assets.Upload(ctx, s.cfg.ReadFunc(), in, func(ctx context.Context, insert func(asset.Store) (asset.Asset, error)) error {
 		return s.cfg.Run(ctx, func(st Store) error {
 			a, err := insert(st)
 			if err != nil {

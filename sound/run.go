@@ -33,7 +33,7 @@ var errDeadline = errors.New("sound: operation deadline passed")
 // retried.
 func (s *Service) RunHandler() jobs.Handler {
 	return s.handler(func(ctx context.Context, id string) error {
-		o, err := s.cfg.Read().SoundOperationLock(ctx, id)
+		o, err := s.cfg.ReadFunc().SoundOperationLock(ctx, id)
 		if err != nil {
 			return err
 		}
@@ -52,13 +52,13 @@ func (s *Service) RunHandler() jobs.Handler {
 // as its cause. stop releases it.
 func (s *Service) watch(ctx context.Context, o Operation) (context.Context, func()) {
 	run, cancel := context.WithCancelCause(ctx)
-	left := o.DeadlineAt.Sub(s.cfg.Read().Now())
+	left := o.DeadlineAt.Sub(s.cfg.ReadFunc().Now())
 	timed, cancelTimer := context.WithDeadlineCause(run, time.Now().Add(left), errDeadline)
 	go func() {
 		t := time.NewTicker(s.cfg.WatchInterval)
 		defer t.Stop()
 		for {
-			st := s.cfg.Read()
+			st := s.cfg.ReadFunc()
 			if !st.Now().Before(o.DeadlineAt) {
 				cancel(errDeadline)
 				return
@@ -174,7 +174,7 @@ func (s *Service) run(ctx context.Context, o Operation) error {
 	if err != nil {
 		return err
 	}
-	a, err := s.cfg.Assets.Get(ctx, s.cfg.Read(), assetScope(o.Scope), o.InputAssetID)
+	a, err := s.cfg.Assets.Get(ctx, s.cfg.ReadFunc(), assetScope(o.Scope), o.InputAssetID)
 	if err != nil {
 		return err
 	}

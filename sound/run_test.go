@@ -63,8 +63,8 @@ func newFixture(t *testing.T, open storetest.Opener, maxUpload int64, maxInput t
 	}
 	eng := &countingEngine{}
 	svc, err := sound.New(sound.Config{Assets: assets, Engine: eng, WatchInterval: 20 * time.Millisecond,
-		Run: store.Runner[sound.Store](db), Read: store.Reader[sound.Store](db),
-		MaxInputDuration: func(string) time.Duration { return maxInput }})
+		Run: store.Runner[sound.Store](db), ReadFunc: store.Reader[sound.Store](db),
+		MaxInputDurationFunc: func(string) time.Duration { return maxInput }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -52,9 +52,9 @@ type RunFunc func(ctx context.Context, fn func(st Store) error) error
 type Config struct {
 	// Assets opens input assets. Required.
 	Assets *asset.Service
-	// Run runs a unit of work; Read returns the read pool. Required.
-	Run  RunFunc
-	Read func() Store
+	// Run runs a unit of work; ReadFunc returns the read pool. Required.
+	Run      RunFunc
+	ReadFunc func() Store
 	// Deadline is how long an operation may run before it expires; zero
 	// means 30 minutes.
 	Deadline time.Duration
@@ -66,17 +66,17 @@ type Config struct {
 	// this deployment does not serve: the capability snapshot reports them
 	// unsupported and requests for them are 422 CAPABILITY_UNSUPPORTED.
 	Disabled []string
-	// MaxInputDuration returns the longest input one operation of a
+	// MaxInputDurationFunc returns the longest input one operation of a
 	// workspace on plan processes (plan.Limits.SoundMaxDuration). Nil means
 	// DefaultMaxInputDuration for every plan.
-	MaxInputDuration func(plan string) time.Duration
+	MaxInputDurationFunc func(plan string) time.Duration
 	// WatchInterval is how often a running operation's status is read, so
 	// that a cancel or an expiry stops the work; zero means 250ms.
 	WatchInterval time.Duration
 }
 
 // DefaultMaxInputDuration bounds an operation's input when
-// Config.MaxInputDuration is nil.
+// Config.MaxInputDurationFunc is nil.
 const DefaultMaxInputDuration = 10 * time.Minute
 
 // Service runs sound operations. It is safe for concurrent use.
@@ -86,14 +86,14 @@ type Service struct {
 
 // New validates cfg and returns a Service.
 func New(cfg Config) (*Service, error) {
-	if cfg.Assets == nil || cfg.Run == nil || cfg.Read == nil || cfg.Engine == nil {
+	if cfg.Assets == nil || cfg.Run == nil || cfg.ReadFunc == nil || cfg.Engine == nil {
 		return nil, errors.New("sound: Assets, Run, Read and Engine are required")
 	}
 	if cfg.Deadline <= 0 {
 		cfg.Deadline = 30 * time.Minute
 	}
-	if cfg.MaxInputDuration == nil {
-		cfg.MaxInputDuration = func(string) time.Duration { return DefaultMaxInputDuration }
+	if cfg.MaxInputDurationFunc == nil {
+		cfg.MaxInputDurationFunc = func(string) time.Duration { return DefaultMaxInputDuration }
 	}
 	if cfg.WatchInterval <= 0 {
 		cfg.WatchInterval = 250 * time.Millisecond
@@ -231,10 +231,10 @@ func (s *Service) Capabilities(a *access.Authority) Capabilities {
 
 // maxInput is the input duration bound of plan.
 func (s *Service) maxInput(plan string) time.Duration {
-	if s.cfg.MaxInputDuration == nil {
+	if s.cfg.MaxInputDurationFunc == nil {
 		return DefaultMaxInputDuration
 	}
-	return s.cfg.MaxInputDuration(plan)
+	return s.cfg.MaxInputDurationFunc(plan)
 }
 
 // planOf is the plan in effect for a's workspace; "" without an authority.

@@ -36,7 +36,7 @@ func openGroupDB(t *testing.T) (db *DB, commits *atomic.Int64) {
 		t.Fatal(err)
 	}
 	commits = new(atomic.Int64)
-	db = New(SQLite, write, open(2), Options{GroupCommit: true, Committed: func() { commits.Add(1) }})
+	db = New(SQLite, write, open(2), Options{GroupCommit: true, CommittedFunc: func() { commits.Add(1) }})
 	db.group.maxTime = time.Hour
 	t.Cleanup(func() { db.Close() })
 	return db, commits

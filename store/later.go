@@ -28,14 +28,14 @@ type deferredKey struct{}
 
 // Held is how a held statement's outcome is judged once it has run.
 type Held struct {
-	// Check judges the rows the statement affected; nil accepts any.
-	Check func(rowsAffected int64) error
-	// Fail translates the database's error of the statement into the
+	// CheckFunc judges the rows the statement affected; nil accepts any.
+	CheckFunc func(rowsAffected int64) error
+	// FailFunc translates the database's error of the statement into the
 	// store's (a refused balance change into its fault); nil keeps it.
 	// Unlike a failing Check, an error the database raises itself aborts
 	// the transaction on the server, so a driver may send the statement
 	// in the same batch as the COMMIT.
-	Fail func(err error) error
+	FailFunc func(err error) error
 }
 
 // Deferrable reports whether the statement run with ctx may be held and
@@ -64,7 +64,7 @@ func Defer(ctx context.Context, h Held) context.Context {
 // to go on, since its error (or its check's) may be returned by a later
 // statement instead.
 func (tx *Tx) execLater(ctx context.Context, check func(rowsAffected int64) error, query string, args ...any) error {
-	return tx.execHeld(ctx, Held{Check: check}, query, args...)
+	return tx.execHeld(ctx, Held{CheckFunc: check}, query, args...)
 }
 
 // execHeld is execLater with h judging the statement, its database error
@@ -75,12 +75,12 @@ func (tx *Tx) execHeld(ctx context.Context, h Held, query string, args ...any) e
 	}
 	res, err := tx.exec(ctx, query, args...)
 	if err != nil {
-		if h.Fail != nil {
-			return h.Fail(err)
+		if h.FailFunc != nil {
+			return h.FailFunc(err)
 		}
 		return err
 	}
-	check := h.Check
+	check := h.CheckFunc
 	n, err := res.RowsAffected()
 	if errors.Is(err, ErrDeferred) {
 		return nil

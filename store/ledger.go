@@ -163,7 +163,7 @@ func (tx *Tx) LedgerAccountsApply(ctx context.Context, s ledger.Scope, k ledger.
 			}
 			return errf(op, err)
 		}
-		err := tx.execHeld(ctx, Held{Fail: fail}, `UPDATE ledger_accounts SET
+		err := tx.execHeld(ctx, Held{FailFunc: fail}, `UPDATE ledger_accounts SET
 				balance = CASE
 					WHEN decimals <> ? THEN ledger_refuse('`+refusedDecimals+`')
 					WHEN balance + CAST(? AS NUMERIC) >= `+sumBound+`
@@ -347,7 +347,7 @@ func (tx *Tx) LedgerMovementInsert(ctx context.Context, m ledger.Posted, fresh b
 		m.Reference, m.Decimals, m.Actor.UserID, m.Actor.KeyID, m.CreatedAt}
 	const insert = `INSERT INTO ledger_movements (` + ledgerMovementColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	if fresh && tx.db.dialect == Postgres {
-		err := tx.execHeld(ctx, Held{Fail: func(err error) error {
+		err := tx.execHeld(ctx, Held{FailFunc: func(err error) error {
 			if uniqueViolation(err) {
 				return taken()
 			}

@@ -62,7 +62,7 @@ func (tx *Tx) IdempotencyInsert(ctx context.Context, r idempotency.Record) (bool
 func (tx *Tx) IdempotencyInsertLater(ctx context.Context, r idempotency.Record, taken error) error {
 	var err error
 	if tx.db.dialect == Postgres {
-		err = tx.execHeld(ctx, Held{Fail: func(err error) error {
+		err = tx.execHeld(ctx, Held{FailFunc: func(err error) error {
 			if uniqueViolation(err) {
 				return taken
 			}

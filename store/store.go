@@ -99,10 +99,10 @@ type DB struct {
 type Options struct {
 	// Clock supplies now for every unit of work. Nil means the wall clock.
 	Clock Clock
-	// Committed, when set, runs after every committed unit of work, before
+	// CommittedFunc, when set, runs after every committed unit of work, before
 	// its AfterCommit functions; it must not block (the SQLite store wakes
 	// its checkpointer with it).
-	Committed func()
+	CommittedFunc func()
 	// Closer, when set, is closed by Close before the database handles.
 	Closer io.Closer
 	// GroupCommit runs the units of work that wait for the writer in one
@@ -122,7 +122,7 @@ func New(d Dialect, write, read *bun.DB, opts Options) *DB {
 	if read == nil {
 		read = write
 	}
-	db := &DB{dialect: d, write: write, read: read, clock: c, committed: opts.Committed, closer: opts.Closer,
+	db := &DB{dialect: d, write: write, read: read, clock: c, committed: opts.CommittedFunc, closer: opts.Closer,
 		writeStmts: newStmtCache(write.DB, d)}
 	db.readStmts = db.writeStmts
 	if read != write {

@@ -33,7 +33,7 @@ func BenchmarkVerify(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if r := token.Verify(ctx, client, d.Config, time.Now); r.Outcome != token.Passed {
+		if r := token.Verify(ctx, client, d.Config, clockFunc(time.Now)); r.Outcome != token.Passed {
 			b.Fatalf("outcome %s", r.Outcome)
 		}
 	}

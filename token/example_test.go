@@ -42,7 +42,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	run := token.Verify(ctx, client, deployed.Config, time.Now)
+	run := token.Verify(ctx, client, deployed.Config, clockFunc(time.Now))
 	fmt.Println(run.Outcome, len(run.Checks), "checks on", run.Cluster)
 	state := token.StateOf(deployed.Config, &run)
 	fmt.Println(state, state.IsVerified())

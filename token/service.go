@@ -23,19 +23,25 @@ type ServiceConfig struct {
 	// Environments holds the test and live registries; a missing one is
 	// PRE_DEPLOYMENT with no cluster.
 	Environments map[access.Environment]Environment
-	// Now is the clock.
-	Now func() time.Time
+	// Clock is the clock. Required.
+	Clock Clock
+}
+
+// Clock tells the time.
+type Clock interface {
+	// Now is the current time.
+	Now() time.Time
 }
 
 // Service runs verifications and builds the registry's projections.
 type Service struct {
-	envs map[access.Environment]Environment
-	now  func() time.Time
+	envs  map[access.Environment]Environment
+	clock Clock
 }
 
 // New validates cfg and returns a Service.
 func New(cfg ServiceConfig) (*Service, error) {
-	if cfg.Now == nil {
+	if cfg.Clock == nil {
 		return nil, fmt.Errorf("token: a clock is required")
 	}
 	envs := map[access.Environment]Environment{}
@@ -54,7 +60,7 @@ func New(cfg ServiceConfig) (*Service, error) {
 			envs[env] = Environment{Config: Config{}.withDefaults()}
 		}
 	}
-	return &Service{envs: envs, now: cfg.Now}, nil
+	return &Service{envs: envs, clock: cfg.Clock}, nil
 }
 
 // Config returns env's registry configuration.
@@ -68,7 +74,7 @@ func (s *Service) HasChain(env access.Environment) bool { return s.envs[env].Cha
 // in a job, never in a request.
 func (s *Service) Verify(ctx context.Context, env access.Environment) Run {
 	e := s.envs[env]
-	r := Verify(ctx, e.Chain, e.Config, s.now)
+	r := Verify(ctx, e.Chain, e.Config, s.clock)
 	r.Environment = env
 	return r
 }

@@ -84,7 +84,7 @@ func failed(r token.Run) []string {
 
 func TestVerifyPassesAConformingMint(t *testing.T) {
 	_, c, cfg := policy()
-	r := token.Verify(context.Background(), c, cfg, now)
+	r := token.Verify(context.Background(), c, cfg, clockFunc(now))
 	if r.Outcome != token.Passed || r.Network != "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1" || r.Cluster != chain.Devnet ||
 		r.Slot == nil || *r.Slot != 1234 || r.BlockTime == nil || r.Supply == nil || *r.Supply != 1_000_000_000_000_000_000 {
 		t.Fatalf("run = %+v", r)
@@ -131,7 +131,7 @@ func TestVerifyDeviations(t *testing.T) {
 			m, c, cfg := policy()
 			tc.mutate(&m, c, &cfg)
 			c.account.Data = token2022.EncodeMint(m)
-			r := token.Verify(context.Background(), c, cfg, now)
+			r := token.Verify(context.Background(), c, cfg, clockFunc(now))
 			if diff := cmp.Diff(tc.want, failed(r)); diff != "" {
 				t.Fatalf("failed checks (-want +got):\n%s\nrun %+v", diff, r)
 			}
@@ -157,7 +157,7 @@ func TestVerifyErrorsProveNothing(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			_, c, cfg := policy()
 			c.err = tc.err
-			r := token.Verify(context.Background(), c, cfg, now)
+			r := token.Verify(context.Background(), c, cfg, clockFunc(now))
 			if r.Outcome != token.Errored || r.ErrorCode != tc.code || r.Checks != nil || r.Slot != nil {
 				t.Fatalf("run = %+v", r)
 			}
@@ -165,10 +165,10 @@ func TestVerifyErrorsProveNothing(t *testing.T) {
 	}
 	_, c, cfg := policy()
 	c.genesis = chain.MainnetGenesisHash
-	if r := token.Verify(context.Background(), c, cfg, now); r.Outcome != token.Errored || r.ErrorCode != token.ErrorNetworkMismatch {
+	if r := token.Verify(context.Background(), c, cfg, clockFunc(now)); r.Outcome != token.Errored || r.ErrorCode != token.ErrorNetworkMismatch {
 		t.Fatalf("network mismatch: %+v", r)
 	}
-	if r := token.Verify(context.Background(), nil, cfg, now); r.Outcome != token.Errored {
+	if r := token.Verify(context.Background(), nil, cfg, clockFunc(now)); r.Outcome != token.Errored {
 		t.Fatalf("no cluster: %+v", r)
 	}
 }
@@ -176,7 +176,7 @@ func TestVerifyErrorsProveNothing(t *testing.T) {
 func TestVerifyMissingAccountFailsEveryCheck(t *testing.T) {
 	_, c, cfg := policy()
 	c.account = nil
-	r := token.Verify(context.Background(), c, cfg, now)
+	r := token.Verify(context.Background(), c, cfg, clockFunc(now))
 	if r.Outcome != token.Failed || len(r.Checks) != 13 || r.Checks[0].Passed || r.Slot != nil {
 		t.Fatalf("run = %+v", r)
 	}
@@ -189,7 +189,7 @@ func TestVerifyMissingAccountFailsEveryCheck(t *testing.T) {
 
 func TestStateTable(t *testing.T) {
 	_, c, cfg := policy()
-	pass := token.Verify(context.Background(), c, cfg, now)
+	pass := token.Verify(context.Background(), c, cfg, clockFunc(now))
 	cases := []struct {
 		name string
 		cfg  token.Config
@@ -284,7 +284,7 @@ func TestViewNeverMistakesConfiguredForVerified(t *testing.T) {
 	mainCfg.Cluster, mainCfg.Launched = chain.Mainnet, true
 	mainChain := *c
 	mainChain.genesis = chain.MainnetGenesisHash
-	svc, err := token.New(token.ServiceConfig{Now: now, Environments: map[access.Environment]token.Environment{
+	svc, err := token.New(token.ServiceConfig{Clock: clockFunc(now), Environments: map[access.Environment]token.Environment{
 		access.Test: {Config: cfg, Chain: c}, access.Live: {Config: mainCfg, Chain: &mainChain}}})
 	if err != nil {
 		t.Fatal(err)
@@ -326,3 +326,9 @@ func TestFormatWhole(t *testing.T) {
 		}
 	}
 }
+
+// clockFunc adapts a function to the Clock shape, for tests.
+type clockFunc func() time.Time
+
+// Now calls f.
+func (f clockFunc) Now() time.Time { return f() }

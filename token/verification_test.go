@@ -49,7 +49,7 @@ func (s *scheduler) run(_ context.Context, fn func(jobs.Scheduler) error) error 
 func verification(t *testing.T, logs *bytes.Buffer) (token.Verification, *memStore, *dependent, *fakeChain, token.Config) {
 	t.Helper()
 	_, c, cfg := policy()
-	svc, err := token.New(token.ServiceConfig{Now: now, Environments: map[access.Environment]token.Environment{access.Test: {Config: cfg, Chain: c}}})
+	svc, err := token.New(token.ServiceConfig{Clock: clockFunc(now), Environments: map[access.Environment]token.Environment{access.Test: {Config: cfg, Chain: c}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,12 +44,12 @@ const (
 
 // Verify runs the thirteen checks of cfg's mint against client and returns
 // the run (not stored; ID empty). now stamps the run.
-func Verify(ctx context.Context, client ChainClient, cfg Config, now func() time.Time) Run {
+func Verify(ctx context.Context, client ChainClient, cfg Config, clock Clock) Run {
 	cfg = cfg.withDefaults()
-	r := Run{ConfigHash: cfg.Hash(), Mint: cfg.Mint, StartedAt: now()}
+	r := Run{ConfigHash: cfg.Hash(), Mint: cfg.Mint, StartedAt: clock.Now()}
 	finish := func(o Outcome) Run {
 		r.Outcome = o
-		r.FinishedAt = now()
+		r.FinishedAt = clock.Now()
 		return r
 	}
 	fail := func(code, msg string) Run {

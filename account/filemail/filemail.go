@@ -23,24 +23,36 @@ var _ account.Mailer = (*Mailer)(nil)
 
 // Mailer writes messages under Dir. It is safe for concurrent use.
 type Mailer struct {
-	dir  string
-	from string
-	now  func() time.Time
+	dir   string
+	from  string
+	clock Clock
 }
 
+// Clock tells the time.
+type Clock interface {
+	// Now is the current time.
+	Now() time.Time
+}
+
+// wallClock is the default Clock.
+type wallClock struct{}
+
+// Now is time.Now.
+func (wallClock) Now() time.Time { return time.Now() }
+
 // New returns a Mailer writing under dir (created if missing) with From set
-// to from. now names and dates the files; nil means time.Now.
-func New(dir, from string, now func() time.Time) (*Mailer, error) {
+// to from. clock names and dates the files; nil means the wall clock.
+func New(dir, from string, clock Clock) (*Mailer, error) {
 	if _, err := mail.ParseAddress(from); err != nil {
 		return nil, fmt.Errorf("filemail: from %q: %w", from, err)
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("filemail: %w", err)
 	}
-	if now == nil {
-		now = time.Now
+	if clock == nil {
+		clock = wallClock{}
 	}
-	return &Mailer{dir: dir, from: from, now: now}, nil
+	return &Mailer{dir: dir, from: from, clock: clock}, nil
 }
 
 // Dir is the directory messages are written to.
@@ -55,7 +67,7 @@ func (m *Mailer) Send(ctx context.Context, msg account.Message) error {
 	if strings.ContainsAny(msg.To+msg.Subject, "\r\n") {
 		return fmt.Errorf("filemail: a header holds a line break")
 	}
-	now := m.now().UTC()
+	now := m.clock.Now().UTC()
 	r := make([]byte, 4)
 	if _, err := rand.Read(r); err != nil {
 		return fmt.Errorf("filemail: %w", err)

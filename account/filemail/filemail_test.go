@@ -15,7 +15,7 @@ import (
 func TestSendWritesPrivateEMLFiles(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "mail")
 	at := time.Date(2025, 3, 1, 9, 30, 0, 0, time.UTC)
-	m, err := New(dir, "Platform <no-reply@platform.test>", func() time.Time { return at })
+	m, err := New(dir, "Platform <no-reply@platform.test>", clockFunc(func() time.Time { return at }))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,3 +50,9 @@ func TestSendWritesPrivateEMLFiles(t *testing.T) {
 		t.Error("a header with a line break was written")
 	}
 }
+
+// clockFunc adapts a function to the Clock shape, for tests.
+type clockFunc func() time.Time
+
+// Now calls f.
+func (f clockFunc) Now() time.Time { return f() }

@@ -46,9 +46,21 @@ type Config struct {
 	Password string
 	// Timeout bounds one delivery, connection included. Zero means 30 seconds.
 	Timeout time.Duration
-	// Now dates messages; nil means time.Now.
-	Now func() time.Time
+	// Clock dates messages; nil means the wall clock.
+	Clock Clock
 }
+
+// Clock tells the time.
+type Clock interface {
+	// Now is the current time.
+	Now() time.Time
+}
+
+// wallClock is the default Clock.
+type wallClock struct{}
+
+// Now is time.Now.
+func (wallClock) Now() time.Time { return time.Now() }
 
 // Mailer sends each message in its own SMTP session. It is safe for
 // concurrent use.
@@ -71,8 +83,8 @@ func New(cfg Config) (*Mailer, error) {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 30 * time.Second
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
+	if cfg.Clock == nil {
+		cfg.Clock = wallClock{}
 	}
 	return &Mailer{cfg: cfg, from: from, host: host}, nil
 }
@@ -147,7 +159,7 @@ func (s *Mailer) deliver(c *smtp.Client, rcpt string, msg []byte) error {
 
 // compose renders m as an RFC 5322 message with CRLF line endings.
 func (s *Mailer) compose(to *mail.Address, m account.Message) ([]byte, error) {
-	return Compose(s.from, to, m, s.cfg.Now(), s.host)
+	return Compose(s.from, to, m, s.cfg.Clock.Now(), s.host)
 }
 
 // Compose renders m from from to to as an RFC 5322 plain-text message dated

@@ -97,7 +97,7 @@ func TestSendDeliversOverSMTP(t *testing.T) {
 	go serveSMTP(t, ln, got)
 
 	date := time.Date(2025, 3, 1, 9, 30, 0, 0, time.UTC)
-	m, err := New(Config{Addr: ln.Addr().String(), From: "Platform <no-reply@platform.test>", Now: func() time.Time { return date }})
+	m, err := New(Config{Addr: ln.Addr().String(), From: "Platform <no-reply@platform.test>", Clock: clockFunc(func() time.Time { return date })})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,3 +165,9 @@ func TestSendFailsWhenServerUnreachable(t *testing.T) {
 		t.Fatal("Send to a closed port succeeded")
 	}
 }
+
+// clockFunc adapts a function to the Clock shape, for tests.
+type clockFunc func() time.Time
+
+// Now calls f.
+func (f clockFunc) Now() time.Time { return f() }

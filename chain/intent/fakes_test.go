@@ -524,9 +524,9 @@ func newHarness(t *testing.T, mint token2022.Mint, opts ...harnessOpt) *harness 
 		Wallets:      fakeWallets{verified: map[chain.Address]bool{h.payer: true}},
 		Clock:        h.clock,
 		Run:          h.store.Run,
-		Read:         h.store.Read,
+		ReadFunc:     h.store.Read,
 		ReferenceKey: []byte("0123456789abcdef0123456789abcdef"),
-		NewID:        func() string { n++; return "id" + string(rune('a'+n-1)) },
+		NewIDFunc:    func() string { n++; return "id" + string(rune('a'+n-1)) },
 	}
 	for _, o := range opts {
 		o(h, &cfg)

@@ -53,7 +53,7 @@ type Outcome struct {
 // intent is FAILED); CONFLICT when the intent changed meanwhile.
 func (s *Service) Relay(ctx context.Context, id string) (Outcome, error) {
 	const op = "intent.Relay"
-	it, err := s.cfg.Read().Intent(ctx, id)
+	it, err := s.cfg.ReadFunc().Intent(ctx, id)
 	if err != nil {
 		return Outcome{}, fault.Wrap(op, err)
 	}
@@ -96,7 +96,7 @@ func (s *Service) Relay(ctx context.Context, id string) (Outcome, error) {
 // SETTLED is rolled back and retried).
 func (s *Service) Reconcile(ctx context.Context, id string) (Outcome, error) {
 	const op = "intent.Reconcile"
-	it, err := s.cfg.Read().Intent(ctx, id)
+	it, err := s.cfg.ReadFunc().Intent(ctx, id)
 	if err != nil {
 		return Outcome{}, fault.Wrap(op, err)
 	}
@@ -120,7 +120,7 @@ func (s *Service) Check(ctx context.Context, p *access.Principal, id string) (Ou
 // it. An intent of the other environment is NOT_FOUND.
 func (s *Service) CheckInternal(ctx context.Context, env access.Environment, id string) (Outcome, error) {
 	const op = "intent.CheckInternal"
-	it, err := s.cfg.Read().Intent(ctx, id)
+	it, err := s.cfg.ReadFunc().Intent(ctx, id)
 	if err != nil {
 		return Outcome{}, fault.Wrap(op, err)
 	}
@@ -135,7 +135,7 @@ func (s *Service) CheckInternal(ctx context.Context, env access.Environment, id 
 // joined, and one intent's error does not stop the others.
 func (s *Service) ReconcileDue(ctx context.Context, limit int) ([]Outcome, error) {
 	const op = "intent.ReconcileDue"
-	list, err := s.cfg.Read().IntentsToReconcile(ctx, limit)
+	list, err := s.cfg.ReadFunc().IntentsToReconcile(ctx, limit)
 	if err != nil {
 		return nil, fault.Wrap(op, err)
 	}

@@ -227,7 +227,7 @@ func TestSweepTakesOneBatchOldestFirst(t *testing.T) {
 	h := newHarness(t, feeMint(6, 200, 5_000_000), func(_ *harness, c *Config) {
 		c.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 		n := 0
-		c.NewID = func() string { n++; return fmt.Sprintf("id%03d", n) }
+		c.NewIDFunc = func() string { n++; return fmt.Sprintf("id%03d", n) }
 	})
 	var ids []string
 	for range SweepBatch + 1 {

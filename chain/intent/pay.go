@@ -153,12 +153,12 @@ func (s *Service) RequestPayment(ctx context.Context, p *access.Principal, id st
 		case it.State != StateCreated:
 			return fault.E(op, fault.Conflict, "the intent is no longer awaiting payment").With("state", string(it.State))
 		}
-		out = paymentRequest(it, "cpr_"+s.cfg.NewID(), s.cfg.Label, now)
+		out = paymentRequest(it, "cpr_"+s.cfg.NewIDFunc(), s.cfg.Label, now)
 		return st.InsertPaymentRequest(ctx, out)
 	})
 	if fault.Is(err, fault.Conflict) {
 		// A concurrent first call won; return its request.
-		if pr, rerr := s.cfg.Read().PaymentRequestByIntent(ctx, id); rerr == nil && pr.Actor == actor {
+		if pr, rerr := s.cfg.ReadFunc().PaymentRequestByIntent(ctx, id); rerr == nil && pr.Actor == actor {
 			return pr, nil
 		}
 	}
@@ -189,7 +189,7 @@ func (s *Service) PaymentRequest(ctx context.Context, p *access.Principal, id st
 	if err != nil {
 		return PaymentRequest{}, err
 	}
-	pr, err := s.cfg.Read().PaymentRequest(ctx, id)
+	pr, err := s.cfg.ReadFunc().PaymentRequest(ctx, id)
 	if err != nil {
 		return PaymentRequest{}, fault.Wrap(op, err)
 	}
@@ -207,7 +207,7 @@ func (s *Service) PaymentRequestByIntent(ctx context.Context, p *access.Principa
 	if err != nil {
 		return PaymentRequest{}, err
 	}
-	pr, err := s.cfg.Read().PaymentRequestByIntent(ctx, intentID)
+	pr, err := s.cfg.ReadFunc().PaymentRequestByIntent(ctx, intentID)
 	if err != nil {
 		return PaymentRequest{}, fault.Wrap(op, err)
 	}

@@ -453,7 +453,7 @@ type ReconcileOptions struct {
 // Settlement reader's and the store's errors.
 func (s *Service) ReconcileSettled(ctx context.Context, id string, opts ReconcileOptions) (Outcome, error) {
 	const op = "intent.ReconcileSettled"
-	it, err := s.cfg.Read().Intent(ctx, id)
+	it, err := s.cfg.ReadFunc().Intent(ctx, id)
 	if err != nil {
 		return Outcome{}, fault.Wrap(op, err)
 	}
@@ -471,7 +471,7 @@ func (s *Service) ReconcileSettled(ctx context.Context, id string, opts Reconcil
 		case err == nil:
 			it = o.Intent
 		case fault.Is(err, fault.Conflict) && try < 3:
-			if it, err = s.cfg.Read().Intent(ctx, id); err != nil {
+			if it, err = s.cfg.ReadFunc().Intent(ctx, id); err != nil {
 				return Outcome{}, fault.Wrap(op, err)
 			}
 		default:
@@ -480,7 +480,7 @@ func (s *Service) ReconcileSettled(ctx context.Context, id string, opts Reconcil
 	}
 	switch it.State {
 	case StateReconciled:
-		return s.reconciled(ctx, op, s.cfg.Read(), it)
+		return s.reconciled(ctx, op, s.cfg.ReadFunc(), it)
 	case StateReconciling:
 	default:
 		return Outcome{Intent: it}, nil
@@ -514,7 +514,7 @@ func (s *Service) ReconcileSettled(ctx context.Context, id string, opts Reconcil
 		}
 		outcome, checks := Compare(cur, rec, settlement)
 		now := s.cfg.Clock.Now().UTC()
-		r := Reconciliation{ID: "rec_" + s.cfg.NewID(), IntentID: cur.ID, Actor: cur.Actor, Outcome: outcome,
+		r := Reconciliation{ID: "rec_" + s.cfg.NewIDFunc(), IntentID: cur.ID, Actor: cur.Actor, Outcome: outcome,
 			Reason: failedReason(checks), Checks: checks, Signature: cur.Signature, ObservedAt: rec.ObservedAt, CreatedAt: now}
 		if rec.Unreadable != "" {
 			r.Reason = "the chain could not be read (" + rec.Unreadable + ") after " + strconv.Itoa(max(opts.Attempts, 1)) + " attempts"
@@ -603,7 +603,7 @@ func (s *Service) Reconciliation(ctx context.Context, it Intent) (*Reconciliatio
 	if it.ReconciliationID == "" {
 		return nil, nil
 	}
-	r, err := s.cfg.Read().Reconciliation(ctx, it.ID)
+	r, err := s.cfg.ReadFunc().Reconciliation(ctx, it.ID)
 	if err != nil {
 		return nil, fault.Wrap("intent.Reconciliation", err)
 	}

@@ -61,9 +61,9 @@ type Config struct {
 	Wallets Wallets
 	// Clock tells the time. Required.
 	Clock Clock
-	// Run runs a unit of work; Read returns the read pool. Required.
-	Run  RunFunc
-	Read func() Store
+	// Run runs a unit of work; ReadFunc returns the read pool. Required.
+	Run      RunFunc
+	ReadFunc func() Store
 	// ReferenceKey is the server secret references are derived with
 	// (HMAC-SHA256), at least 32 bytes. Required.
 	ReferenceKey []byte
@@ -73,9 +73,9 @@ type Config struct {
 	DropGrace time.Duration
 	// Label is the Solana Pay label; empty means DefaultLabel.
 	Label string
-	// NewID returns a fresh intent or payment-request id suffix; nil
+	// NewIDFunc returns a fresh intent or payment-request id suffix; nil
 	// means 16 random bytes in hex. The service adds "txi_" or "cpr_".
-	NewID func() string
+	NewIDFunc func() string
 	// SweepEvery is the period of the sweep job (JobSweep), which
 	// reconciles every open intent; zero means DefaultSweepEvery.
 	SweepEvery time.Duration
@@ -96,7 +96,7 @@ type Service struct {
 // New validates cfg and returns a Service.
 func New(cfg Config) (*Service, error) {
 	switch {
-	case cfg.Registry == nil, cfg.Wallets == nil, cfg.Clock == nil, cfg.Run == nil, cfg.Read == nil:
+	case cfg.Registry == nil, cfg.Wallets == nil, cfg.Clock == nil, cfg.Run == nil, cfg.ReadFunc == nil:
 		return nil, errors.New("intent: Registry, Wallets, Clock, Run and Read are required")
 	case len(cfg.ReferenceKey) < 32:
 		return nil, errors.New("intent: ReferenceKey must hold at least 32 bytes")
@@ -121,8 +121,8 @@ func New(cfg Config) (*Service, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	if cfg.NewID == nil {
-		cfg.NewID = func() string {
+	if cfg.NewIDFunc == nil {
+		cfg.NewIDFunc = func() string {
 			var b [16]byte
 			_, _ = rand.Read(b[:])
 			return hex.EncodeToString(b[:])
@@ -282,7 +282,7 @@ func (s *Service) Prepare(ctx context.Context, p *access.Principal, req Request)
 	}
 
 	now := s.cfg.Clock.Now().UTC()
-	id := "txi_" + s.cfg.NewID()
+	id := "txi_" + s.cfg.NewIDFunc()
 	it := Intent{
 		ID: id, Version: 1, Actor: actor,
 		Purpose: purpose.Name, BusinessReference: purpose.Name + ":" + id,
@@ -382,7 +382,7 @@ func (s *Service) Get(ctx context.Context, p *access.Principal, id string) (Inte
 	if err != nil {
 		return Intent{}, err
 	}
-	it, err := s.cfg.Read().Intent(ctx, id)
+	it, err := s.cfg.ReadFunc().Intent(ctx, id)
 	if err != nil {
 		return Intent{}, fault.Wrap(op, err)
 	}

@@ -147,7 +147,7 @@ func TestSeedCreditPacksVersions(t *testing.T) {
 		t.Helper()
 		s := newHarness(t, feeMint(6, 0, 0), func(x *harness, c *Config) {
 			x.store = store
-			c.Run, c.Read = store.Run, store.Read
+			c.Run, c.ReadFunc = store.Run, store.Read
 			e := c.Environments[access.Test]
 			e.PackMint = mint
 			c.Environments[access.Test] = e

@@ -85,9 +85,21 @@ type Config struct {
 	// MaxAttempts is how many failed verifications consume a challenge;
 	// zero means DefaultMaxAttempts.
 	MaxAttempts int
-	// Now is the clock; nil means time.Now.
-	Now func() time.Time
+	// Clock is the clock; nil means the wall clock.
+	Clock Clock
 }
+
+// Clock tells the time.
+type Clock interface {
+	// Now is the current time.
+	Now() time.Time
+}
+
+// wallClock is the default Clock.
+type wallClock struct{}
+
+// Now is time.Now.
+func (wallClock) Now() time.Time { return time.Now() }
 
 // Store is what the package reads and writes; store.Tx implements it.
 type Store interface {
@@ -244,8 +256,8 @@ func New(cfg Config) (*Service, error) {
 			return nil, fmt.Errorf("wallet: Config.Clusters: %q -> %q is not an environment and a cluster kind", env, c)
 		}
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
+	if cfg.Clock == nil {
+		cfg.Clock = wallClock{}
 	}
 	s := &Service{cfg: cfg, domain: u.Host, purposes: map[string]string{PurposeLinkWallet: DefaultStatement(PurposeLinkWallet)}}
 	for _, p := range cfg.Purposes {
@@ -298,7 +310,7 @@ func validPurposeName(n string) bool {
 }
 
 // now is the clock's time in UTC at the messages' millisecond precision.
-func (s *Service) now() time.Time { return s.cfg.Now().UTC().Truncate(time.Millisecond) }
+func (s *Service) now() time.Time { return s.cfg.Clock.Now().UTC().Truncate(time.Millisecond) }
 
 // signedIn admits a signed-in user of a tenant: an API key is
 // ACCESS_DENIED (details.credential api_key), a principal without a tenant

@@ -128,7 +128,7 @@ func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	clk := &clock{t: time.Date(2026, 1, 2, 3, 4, 5, 678_900_000, time.UTC)}
 	svc, err := New(Config{BaseURL: "https://app.example.com", Clusters: map[access.Environment]chain.Cluster{access.Test: chain.Devnet},
-		Purposes: []Purpose{{Name: "payout_wallet", Statement: "Use this wallet for payouts."}}, Now: clk.Now})
+		Purposes: []Purpose{{Name: "payout_wallet", Statement: "Use this wallet for payouts."}}, Clock: clk})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -405,7 +405,7 @@ func TestVerifyRejects(t *testing.T) {
 	t.Run("domain changed", func(t *testing.T) {
 		x := newFixture(t)
 		c := x.challenge(t, x.alice)
-		svc, err := New(Config{BaseURL: "https://other.example.com", Now: x.clock.Now})
+		svc, err := New(Config{BaseURL: "https://other.example.com", Clock: x.clock})
 		if err != nil {
 			t.Fatal(err)
 		}

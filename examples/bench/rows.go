@@ -583,7 +583,7 @@ func rowsSQLite(ctx context.Context, path string, acc accepts, cfg config) error
 	defer ckpt.close()
 	// The store over the anchor's pool, with group commit as sqlite.Open
 	// makes it: its units run the statements prepared on the pool.
-	sdb := store.New(store.SQLite, bun.NewDB(pool, sqlitedialect.New()), nil, store.Options{Committed: ckpt.committed, GroupCommit: true})
+	sdb := store.New(store.SQLite, bun.NewDB(pool, sqlitedialect.New()), nil, store.Options{CommittedFunc: ckpt.committed, GroupCommit: true})
 	defer sdb.Close()
 	if err := sqliteScratch(ctx, pool); err != nil {
 		return err

@@ -263,14 +263,14 @@ func (c *pipeConn) send(ctx context.Context, items []held, withLast bool) (pgcon
 		how := items[i].how
 		switch {
 		case err != nil:
-			if how.Fail != nil {
-				err = how.Fail(err)
+			if how.FailFunc != nil {
+				err = how.FailFunc(err)
 			}
 			if first == nil {
 				first = err
 			}
-		case how.Check != nil:
-			if err := how.Check(ct.RowsAffected()); err != nil && first == nil {
+		case how.CheckFunc != nil:
+			if err := how.CheckFunc(ct.RowsAffected()); err != nil && first == nil {
 				first = err
 			}
 		}
@@ -279,8 +279,8 @@ func (c *pipeConn) send(ctx context.Context, items []held, withLast bool) (pgcon
 	if err := mrr.Close(); err != nil && first == nil {
 		// The server stops a batch at its first error: the statement
 		// whose result did not come failed.
-		if n < len(items) && items[n].how.Fail != nil {
-			err = items[n].how.Fail(err)
+		if n < len(items) && items[n].how.FailFunc != nil {
+			err = items[n].how.FailFunc(err)
 		}
 		first = err
 	}
@@ -330,7 +330,7 @@ func (t pipeTx) Commit() error {
 	}
 	ctx := c.txCtx
 	for _, h := range c.held {
-		if h.how.Check != nil {
+		if h.how.CheckFunc != nil {
 			if _, err := c.flush(ctx, nil); err != nil {
 				_ = c.rollback()
 				return err

@@ -62,7 +62,7 @@ const insertItem = `INSERT INTO pipe_items (id, v) VALUES ($1, $2)`
 
 // held is a context that lets the driver hold the statement.
 func heldCtx(check func(int64) error) context.Context {
-	return store.Defer(context.Background(), store.Held{Check: check})
+	return store.Defer(context.Background(), store.Held{CheckFunc: check})
 }
 
 // begin begins a transaction on db.
@@ -312,7 +312,7 @@ func TestPipelineServerRefusalInCommitBatch(t *testing.T) {
 	}
 	refused := errors.New("refused")
 	var failed error
-	fail := store.Defer(context.Background(), store.Held{Fail: func(err error) error {
+	fail := store.Defer(context.Background(), store.Held{FailFunc: func(err error) error {
 		failed = err
 		return refused
 	}})

@@ -152,5 +152,5 @@ func Open(ctx context.Context, cfg Config) (*store.DB, error) {
 	csql.SetMaxOpenConns(1)
 	csql.SetMaxIdleConns(1)
 	ckpt := startCheckpointer(csql)
-	return store.New(store.SQLite, write, read, store.Options{Clock: cfg.Clock, Committed: ckpt.committed, Closer: ckpt, GroupCommit: true}), nil
+	return store.New(store.SQLite, write, read, store.Options{Clock: cfg.Clock, CommittedFunc: ckpt.committed, Closer: ckpt, GroupCommit: true}), nil
 }

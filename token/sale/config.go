@@ -32,8 +32,8 @@ type Config struct {
 	// Environments holds each environment's sales, policy, disclosure and
 	// chain client. An environment without an entry has no sale.
 	Environments map[access.Environment]EnvConfig
-	// Now is the clock; nil means time.Now.
-	Now func() time.Time
+	// Clock is the clock; nil means the wall clock.
+	Clock Clock
 	// HandoffKey signs handoff tokens (HMAC-SHA256). It must be at least 32
 	// bytes when any environment configures a sale.
 	HandoffKey []byte
@@ -476,3 +476,15 @@ func canonicalProvider(raw string) string {
 	}
 	return ""
 }
+
+// Clock tells the time.
+type Clock interface {
+	// Now is the current time.
+	Now() time.Time
+}
+
+// wallClock is the default Clock.
+type wallClock struct{}
+
+// Now is time.Now.
+func (wallClock) Now() time.Time { return time.Now() }

@@ -60,7 +60,7 @@ func TestConfigHashIsTheConfigurationAsGiven(t *testing.T) {
 	s := baseSale()
 	s.Stage, s.Status = "", StatusPlanned // New fills the stage in
 	ec := EnvConfig{Sales: []Sale{s}, Disclosure: Disclosure{Version: "disc-3"}, Chain: healthyChain()}
-	svc, err := New(Config{Environments: map[access.Environment]EnvConfig{access.Live: ec}, Now: func() time.Time { return epoch },
+	svc, err := New(Config{Environments: map[access.Environment]EnvConfig{access.Live: ec}, Clock: clockFunc(func() time.Time { return epoch }),
 		HandoffKey: []byte(strings.Repeat("k", 32))})
 	if err != nil {
 		t.Fatal(err)

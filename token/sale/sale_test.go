@@ -203,7 +203,7 @@ func newFixture(t *testing.T, mutate func(*Sale, *EnvConfig)) *fixture {
 		mutate(&f.sale, &ec)
 	}
 	ec.Sales = []Sale{f.sale}
-	svc, err := New(Config{Environments: map[access.Environment]EnvConfig{access.Live: ec}, Now: func() time.Time { return f.now },
+	svc, err := New(Config{Environments: map[access.Environment]EnvConfig{access.Live: ec}, Clock: clockFunc(func() time.Time { return f.now }),
 		HandoffKey: []byte(strings.Repeat("k", 32))})
 	if err != nil {
 		t.Fatalf("New() = %v", err)
@@ -671,7 +671,7 @@ func TestAccessIntentHandoff(t *testing.T) {
 		t.Errorf("tampered token = %v, want INVALID_INPUT", err)
 	}
 	other, _ := New(Config{Environments: map[access.Environment]EnvConfig{}, HandoffKey: []byte(strings.Repeat("z", 32)),
-		Now: func() time.Time { return f.now }})
+		Clock: clockFunc(func() time.Time { return f.now })})
 	if _, err := other.VerifyHandoff(token); !fault.Is(err, fault.InvalidInput) {
 		t.Errorf("token under another key = %v, want INVALID_INPUT", err)
 	}
@@ -746,3 +746,9 @@ func TestJurisdictionFixedAfterFirstDeclaration(t *testing.T) {
 		t.Errorf("failed requests declared a jurisdiction: %v", err)
 	}
 }
+
+// clockFunc adapts a function to the Clock shape, for tests.
+type clockFunc func() time.Time
+
+// Now calls f.
+func (f clockFunc) Now() time.Time { return f() }

@@ -75,8 +75,8 @@ func New(cfg Config) (*Service, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, fmt.Errorf("sale: invalid configuration: %w", err)
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
+	if cfg.Clock == nil {
+		cfg.Clock = wallClock{}
 	}
 	if cfg.HandoffTTL == 0 {
 		cfg.HandoffTTL = DefaultHandoffTTL
@@ -107,7 +107,7 @@ func envHash(ec EnvConfig) string {
 
 // now is the clock's time in UTC, truncated to microseconds (the store's
 // precision).
-func (s *Service) now() time.Time { return s.cfg.Now().UTC().Truncate(time.Microsecond) }
+func (s *Service) now() time.Time { return s.cfg.Clock.Now().UTC().Truncate(time.Microsecond) }
 
 // sale returns the configuration of saleID in env; NOT_FOUND otherwise.
 func (s *Service) sale(env access.Environment, saleID string) (EnvConfig, Sale, error) {

@@ -18,7 +18,7 @@ type anyChain struct{ token.ChainClient }
 func TestClusterHealthReportsOnlyObservations(t *testing.T) {
 	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
 	at := now.Add(-time.Minute)
-	svc, err := token.New(token.ServiceConfig{Now: func() time.Time { return now },
+	svc, err := token.New(token.ServiceConfig{Clock: clockFunc(func() time.Time { return now }),
 		Environments: map[access.Environment]token.Environment{access.Test: {Config: token.Config{Cluster: "localnet"}, Chain: anyChain{}}}})
 	if err != nil {
 		t.Fatal(err)
@@ -54,3 +54,9 @@ func TestClusterHealthReportsOnlyObservations(t *testing.T) {
 		})
 	}
 }
+
+// clockFunc adapts a function to the Clock shape, for tests.
+type clockFunc func() time.Time
+
+// Now calls f.
+func (f clockFunc) Now() time.Time { return f() }
