@@ -32,11 +32,11 @@ type Config struct {
 
 // Service stores and serves assets. It is safe for concurrent use.
 type Service struct {
-	blobs BlobStore
-	max   int64
-	quota func(string) int64
-	locks hashLocks
-	log   *slog.Logger
+	blobs     BlobStore
+	max       int64
+	quotaFunc func(string) int64
+	locks     hashLocks
+	log       *slog.Logger
 }
 
 // New returns a Service.
@@ -56,11 +56,11 @@ func New(cfg Config) (*Service, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Service{blobs: cfg.Blobs, max: cfg.MaxUploadBytes, quota: cfg.QuotaFunc, log: cfg.Logger}, nil
+	return &Service{blobs: cfg.Blobs, max: cfg.MaxUploadBytes, quotaFunc: cfg.QuotaFunc, log: cfg.Logger}, nil
 }
 
 // Quota returns the storage quota of a workspace on plan; 0 when none.
-func (s *Service) Quota(plan string) int64 { return max(s.quota(plan), 0) }
+func (s *Service) Quota(plan string) int64 { return max(s.quotaFunc(plan), 0) }
 
 // MaxUploadBytes returns the largest content an upload may carry.
 func (s *Service) MaxUploadBytes() int64 { return s.max }

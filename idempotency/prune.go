@@ -56,8 +56,8 @@ func Jobs(run PruneRunFunc) []jobs.Kind {
 // a batch deletes fewer than PruneBatch.
 func Prune(ctx context.Context, run PruneRunFunc) error {
 	prunes := []struct {
-		what string
-		fn   func(st PruneStore) (int, error)
+		what      string
+		pruneFunc func(st PruneStore) (int, error)
 	}{
 		{"idempotency records", func(st PruneStore) (int, error) { return st.IdempotencyPrune(ctx, st.Now(), PruneBatch) }},
 		{"throttle counters", func(st PruneStore) (int, error) {
@@ -68,7 +68,7 @@ func Prune(ctx context.Context, run PruneRunFunc) error {
 		for {
 			var n int
 			err := run(ctx, func(st PruneStore) (err error) {
-				n, err = pr.fn(st)
+				n, err = pr.pruneFunc(st)
 				return err
 			})
 			if err != nil {

@@ -172,8 +172,8 @@ type Pool struct {
 	// nonce, so two pools misconfigured with one ID, or a restarted host,
 	// never share a token.
 	tokenPrefix string
-	backoff     func(int) time.Duration
-	hook        func(context.Context, Job, string) error
+	backoffFunc func(int) time.Duration
+	hookFunc    func(context.Context, Job, string) error
 
 	seq    atomic.Uint64  // claim sequence, part of the claim token
 	active sync.WaitGroup // handler goroutines started by the dispatchers
@@ -210,15 +210,15 @@ func New(cfg Config) (*Pool, error) {
 		return nil, fault.Invalid(op, "workers", "Workers, Lease and PollInterval must not be negative.")
 	}
 	p := &Pool{
-		store:    cfg.Store,
-		handlers: make(map[string]Handler, len(cfg.Handlers)),
-		lease:    cmpOr(cfg.Lease, 30*time.Second),
-		poll:     cmpOr(cfg.PollInterval, 200*time.Millisecond),
-		clock:    cfg.Clock,
-		log:      cfg.Logger,
-		id:       cfg.ID,
-		backoff:  cfg.BackoffFunc,
-		hook:     cfg.FaultHookFunc,
+		store:       cfg.Store,
+		handlers:    make(map[string]Handler, len(cfg.Handlers)),
+		lease:       cmpOr(cfg.Lease, 30*time.Second),
+		poll:        cmpOr(cfg.PollInterval, 200*time.Millisecond),
+		clock:       cfg.Clock,
+		log:         cfg.Logger,
+		id:          cfg.ID,
+		backoffFunc: cfg.BackoffFunc,
+		hookFunc:    cfg.FaultHookFunc,
 	}
 	for kind, h := range cfg.Handlers {
 		if kind == "" || h == nil {
@@ -241,8 +241,8 @@ func New(cfg Config) (*Pool, error) {
 	if p.id == "" {
 		p.id = "pool_" + strings.ToLower(rand.Text()[:16])
 	}
-	if p.backoff == nil {
-		p.backoff = func(attempt int) time.Duration { return Backoff(attempt, mrand.Float64()) }
+	if p.backoffFunc == nil {
+		p.backoffFunc = func(attempt int) time.Duration { return Backoff(attempt, mrand.Float64()) }
 	}
 	p.tokenPrefix = p.id + "/" + strings.ToLower(rand.Text()[:8]) + "/"
 	p.log = p.log.With("pool", p.id)
@@ -566,7 +566,7 @@ func (p *Pool) run(base context.Context, c *class, job Job, token string) {
 		return
 	}
 	permanent := IsPermanent(herr)
-	delay := p.backoff(job.Attempts)
+	delay := p.backoffFunc(job.Attempts)
 	st, err := p.store.JobFail(rctx, FailParams{ID: job.ID, LockedBy: token, Error: herr.Error(), RetryAfter: delay, Discard: permanent})
 	if err != nil {
 		log.Error("job fail failed", "handler_err", herr, "err", err)
@@ -600,10 +600,10 @@ func (p *Pool) call(ctx context.Context, job Job, log *slog.Logger) (err error) 
 
 // fault calls the fault hook, if any.
 func (p *Pool) fault(ctx context.Context, job Job, point string) error {
-	if p.hook == nil {
+	if p.hookFunc == nil {
 		return nil
 	}
-	return p.hook(ctx, job, point)
+	return p.hookFunc(ctx, job, point)
 }
 
 // heartbeat renews the lease every Lease/3 until the returned stop is

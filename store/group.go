@@ -68,8 +68,8 @@ type committer struct {
 
 // unit is one InTx call waiting for, or holding, the writer.
 type unit struct {
-	ctx context.Context
-	fn  func(tx *Tx) error
+	ctx      context.Context
+	unitFunc func(tx *Tx) error
 	// done receives how the unit ended, once its group has ended.
 	done chan unitResult
 }
@@ -186,7 +186,7 @@ func (c *committer) group(first *unit) {
 	for u := first; u != nil; u = c.next(len(members), start) {
 		tx := &Tx{db: c.db, idb: btx, sqlTx: btx.Tx, now: c.db.Now()}
 		var m member
-		m.err, broken, m.panicked = runUnit(u.ctx, tx, fmt.Sprintf("u%d", len(members)+1), u.fn)
+		m.err, broken, m.panicked = runUnit(u.ctx, tx, fmt.Sprintf("u%d", len(members)+1), u.unitFunc)
 		m.u, m.tx = u, tx
 		members = append(members, m)
 		if broken != nil {
@@ -202,8 +202,8 @@ func (c *committer) group(first *unit) {
 	}
 	c.groups.Add(1)
 	c.units.Add(int64(len(members)))
-	if result == nil && c.db.committed != nil {
-		c.db.committed()
+	if result == nil && c.db.committedFunc != nil {
+		c.db.committedFunc()
 	}
 	for _, m := range members {
 		switch {
@@ -240,7 +240,7 @@ func (db *DB) WriterStats() WriterStats {
 
 // do runs fn as one unit of work of a group (see InTx).
 func (c *committer) do(ctx context.Context, fn func(tx *Tx) error) error {
-	u := &unit{ctx: ctx, fn: fn, done: make(chan unitResult, 1)}
+	u := &unit{ctx: ctx, unitFunc: fn, done: make(chan unitResult, 1)}
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()

@@ -81,10 +81,10 @@ type DB struct {
 	// read serves reads outside transactions.
 	read  *bun.DB
 	clock Clock
-	// committed runs after every committed unit of work; closer is closed
+	// committedFunc runs after every committedFunc unit of work; closer is closed
 	// with the DB (Options.Committed, Options.Closer).
-	committed func()
-	closer    io.Closer
+	committedFunc func()
+	closer        io.Closer
 	// writeStmts and readStmts are the statements prepared on write and
 	// on read (one cache when they are the same pool).
 	writeStmts *stmtCache
@@ -122,7 +122,7 @@ func New(d Dialect, write, read *bun.DB, opts Options) *DB {
 	if read == nil {
 		read = write
 	}
-	db := &DB{dialect: d, write: write, read: read, clock: c, committed: opts.CommittedFunc, closer: opts.Closer,
+	db := &DB{dialect: d, write: write, read: read, clock: c, committedFunc: opts.CommittedFunc, closer: opts.Closer,
 		writeStmts: newStmtCache(write.DB, d)}
 	db.readStmts = db.writeStmts
 	if read != write {
@@ -243,8 +243,8 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 	if err != nil {
 		return err
 	}
-	if db.committed != nil {
-		db.committed()
+	if db.committedFunc != nil {
+		db.committedFunc()
 	}
 	for _, f := range tx.onCommit {
 		f()

@@ -199,9 +199,9 @@ func isField(line string) bool {
 // parseFields reads the field section from lines[i] to the end.
 func parseFields(m *Message, lines []string, i int, bad func(int, string) error) error {
 	type field struct {
-		prefix string
-		dst    *string
-		check  func(string) bool
+		prefix    string
+		dst       *string
+		checkFunc func(string) bool
 	}
 	fields := []field{
 		{fieldURI, &m.URI, validURI},
@@ -236,7 +236,7 @@ func parseFields(m *Message, lines []string, i int, bad func(int, string) error)
 			if !ok {
 				continue
 			}
-			if !fields[j].check(v) {
+			if !fields[j].checkFunc(v) {
 				return bad(i+1, "the value of \""+strings.TrimSuffix(fields[j].prefix, ": ")+"\" is not valid")
 			}
 			*fields[j].dst, next, matched = v, j+1, true

@@ -224,8 +224,8 @@ func biquadPower(q biquad, fs, f float64) float64 {
 
 // mapReader applies an in-place, delay-free process to every block.
 type mapReader struct {
-	src Reader
-	fn  func(Block)
+	src         Reader
+	processFunc func(Block)
 }
 
 func (m *mapReader) Format() Format { return m.src.Format() }
@@ -233,7 +233,7 @@ func (m *mapReader) Format() Format { return m.src.Format() }
 func (m *mapReader) Read(buf Block) (int, error) {
 	n, err := m.src.Read(buf)
 	if n > 0 {
-		m.fn(buf.Slice(n))
+		m.processFunc(buf.Slice(n))
 	}
 	return n, err
 }

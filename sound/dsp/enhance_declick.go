@@ -80,7 +80,7 @@ type declicker struct {
 	order         int
 	maxClick      int
 	ch            []declickChannel
-	onClick       func(channel int, start, end int) // for tests: repaired spans [start, end)
+	onClickFunc   func(channel int, start, end int) // for tests: repaired spans [start, end)
 	ar, rc, scr   []float64
 	ef, eb, scrAb []float64
 }
@@ -161,10 +161,10 @@ func (d *declicker) repair(c int, x []float64, lo, hi, base int) {
 	repaired := slices.Clone(x)
 	d.interpolate(repaired, spans)
 	copy(x[lo:hi], repaired[lo:hi])
-	if d.onClick != nil {
+	if d.onClickFunc != nil {
 		for _, s := range spans {
 			if s[1] > lo && s[0] < hi {
-				d.onClick(c, base+s[0], base+s[1])
+				d.onClickFunc(c, base+s[0], base+s[1])
 			}
 		}
 	}

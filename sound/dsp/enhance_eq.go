@@ -82,7 +82,7 @@ func NewDehum(r Reader, o DehumOptions) (Reader, error) {
 		sections = append(sections, rbjNotch(fs, fk, o.Q))
 	}
 	eq := newEQCascade(f.Channels, sections)
-	return &mapReader{src: r, fn: eq.process}, nil
+	return &mapReader{src: r, processFunc: eq.process}, nil
 }
 
 // detectMains picks 50 or 60 Hz for the hum in b.
@@ -157,7 +157,7 @@ func NewStereoWidth(r Reader, o StereoWidthOptions) (Reader, error) {
 		return r, nil
 	}
 	w := o.Width
-	return &mapReader{src: r, fn: func(b Block) {
+	return &mapReader{src: r, processFunc: func(b Block) {
 		l, rr := b[0], b[1]
 		for i := range l {
 			m, s := (l[i]+rr[i])/2, (l[i]-rr[i])/2*w
@@ -214,7 +214,7 @@ func NewClarity(r Reader, o ClarityOptions) (Reader, error) {
 	}
 	fs := float64(f.SampleRate)
 	eq := newEQCascade(f.Channels, []biquad{clarityBell(fs, o.BoostDB)})
-	lifted := &mapReader{src: r, fn: eq.process}
+	lifted := &mapReader{src: r, processFunc: eq.process}
 	return newLimitReader(lifted, 1, math.Pow(10, (o.CeilingDBTP-masterMarginDB)/20), 0.05), nil
 }
 
@@ -286,5 +286,5 @@ func NewVoiceCleanup(r Reader, o VoiceCleanupOptions) (Reader, error) {
 		rbjHighPass(fs, o.CutoffHz, 0.5411961001461970),
 		rbjHighPass(fs, o.CutoffHz, 1.3065629648763766),
 	})
-	return NewDenoise(&mapReader{src: r, fn: eq.process}, DenoiseOptions{ReductionDB: o.ReductionDB})
+	return NewDenoise(&mapReader{src: r, processFunc: eq.process}, DenoiseOptions{ReductionDB: o.ReductionDB})
 }

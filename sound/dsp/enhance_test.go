@@ -189,7 +189,7 @@ func TestDeclick(t *testing.T) {
 		t.Fatal(err)
 	}
 	var found []span
-	d.onClick = func(c, s, e int) { found = append(found, span{s, e}) }
+	d.onClickFunc = func(c, s, e int) { found = append(found, span{s, e}) }
 	out := enhRun(t, newFIFOReader(enhMono(x), d), nil, n)[0]
 
 	overlap := func(a, b span) bool { return a.s < b.e+3 && b.s < a.e+3 }
@@ -239,7 +239,7 @@ func TestDeclick(t *testing.T) {
 		t.Fatal(err)
 	}
 	spurious := 0
-	d.onClick = func(c, s, e int) { spurious++ }
+	d.onClickFunc = func(c, s, e int) { spurious++ }
 	enhRun(t, newFIFOReader(NewBlockReader(f, b), d), nil, b.Frames())
 	t.Logf("declick: %d detections on 4 s of clickless drums and chords", spurious)
 	if spurious > 2 {

@@ -221,7 +221,7 @@ type stemSplitter struct {
 	centreHalf int       // frames each side in the centre estimate
 	low        []float64 // bass weight per bin
 	want       [stemCount]bool
-	sink       func(string, Block) error
+	sinkFunc   func(string, Block) error
 
 	fft      *fourier.FFT
 	win      []float64 // periodic Hann
@@ -272,7 +272,7 @@ func newStemSplitter(f Format, p stemParams, want [stemCount]bool, sink func(str
 		centreHalf: min(half, int(math.Round(p.centreSeconds*float64(f.SampleRate)/float64(hop)/2))),
 		low:        make([]float64, bins),
 		want:       want,
-		sink:       sink,
+		sinkFunc:   sink,
 		fft:        fourier.NewFFT(size),
 		in:         make([][]float64, f.Channels),
 		fill:       size - hop,
@@ -627,7 +627,7 @@ func (s *stemSplitter) flush() error {
 		if !s.want[stem] {
 			continue
 		}
-		if err := s.sink(names[stem], s.out[stem].Slice(s.nout)); err != nil {
+		if err := s.sinkFunc(names[stem], s.out[stem].Slice(s.nout)); err != nil {
 			return err
 		}
 	}

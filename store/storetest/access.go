@@ -176,8 +176,8 @@ func accessVersionBumps(t *testing.T, open Opener) {
 	db, _ := fresh(t, open)
 	accessSeed(t, db)
 	changes := []struct {
-		name string
-		fn   func(ctx context.Context, tx *store.Tx) error
+		name    string
+		runFunc func(ctx context.Context, tx *store.Tx) error
 	}{
 		{"membership", func(ctx context.Context, tx *store.Tx) error {
 			return tx.MembershipInsert(ctx, "ws_1", "usr_2", []access.Role{access.RoleViewer})
@@ -224,7 +224,7 @@ func accessVersionBumps(t *testing.T, open Opener) {
 	}
 	for _, c := range changes {
 		before := accessVersion(t, db, "ws_1")
-		accessTx(t, db, c.fn)
+		accessTx(t, db, c.runFunc)
 		if after := accessVersion(t, db, "ws_1"); after <= before {
 			t.Errorf("%s: version %d -> %d, want an increase", c.name, before, after)
 		}
@@ -322,9 +322,9 @@ func accessErrors(t *testing.T, open Opener) {
 		return tx.WalletLinkInsert(ctx, "wl_a", "ten_1", "usr_1", "solana", "Addr1")
 	})
 	cases := []struct {
-		name string
-		fn   func(tx *store.Tx) error
-		want fault.Code
+		name    string
+		runFunc func(tx *store.Tx) error
+		want    fault.Code
 	}{
 		{"workspace of another tenant", func(tx *store.Tx) error { _, err := tx.WorkspaceGet(ctx, "ten_2", "ws_1"); return err }, fault.NotFound},
 		{"unknown workspace", func(tx *store.Tx) error { _, err := tx.WorkspaceGet(ctx, "ten_1", "ws_x"); return err }, fault.NotFound},
@@ -357,7 +357,7 @@ func accessErrors(t *testing.T, open Opener) {
 		}, fault.Conflict},
 	}
 	for _, c := range cases {
-		err := db.InTx(ctx, c.fn)
+		err := db.InTx(ctx, c.runFunc)
 		if got := fault.CodeOf(err); got != c.want {
 			t.Errorf("%s: code %q, want %q (err %v)", c.name, got, c.want, err)
 		}

@@ -291,8 +291,8 @@ func ledgerLifecycle(t *testing.T, open Opener) {
 	svc := ledger.New()
 	ledgerGrant(t, db, ledgerScope, "g1", 1000)
 	steps := []struct {
-		name string
-		fn   func(ctx context.Context, tx *store.Tx) (ledger.Posted, bool, error)
+		name    string
+		runFunc func(ctx context.Context, tx *store.Tx) (ledger.Posted, bool, error)
 	}{
 		{"reserve", func(ctx context.Context, tx *store.Tx) (ledger.Posted, bool, error) {
 			return svc.Reserve(ctx, tx, ledger.CreditsInput{Scope: ledgerScope, Ref: "op_1", Amount: 300})
@@ -307,7 +307,7 @@ func ledgerLifecycle(t *testing.T, open Opener) {
 	for _, s := range steps {
 		for attempt := range 2 { // each step retried: it happens once
 			if err := ledgerDo(db, func(ctx context.Context, tx *store.Tx) error {
-				_, created, err := s.fn(ctx, tx)
+				_, created, err := s.runFunc(ctx, tx)
 				if err == nil && created != (attempt == 0) {
 					t.Errorf("%s attempt %d: created = %v", s.name, attempt, created)
 				}
