@@ -393,10 +393,9 @@ func assetService(cfg Config, plans *plan.Service) (*asset.Service, error) {
 // jobKinds are the job kinds of every domain, each in the class its
 // domain declares.
 func (p *Platform) jobKinds() []jobs.Kind {
-	billingRun := store.Runner[billing.Store](p.db)
 	return slices.Concat(
-		p.plans.Jobs(store.Runner[plan.Store](p.db), p.billing.PlanGranter(billingRun)),
-		p.billing.Jobs(billingRun),
+		p.plans.Jobs(store.Runner[plan.Store](p.db), p.billing.PlanGranter(store.Runner[billing.GrantStore](p.db))),
+		p.billing.Jobs(store.PairRunner[billing.EventStore, plan.Store](p.db)),
 		p.generation.Jobs(),
 		p.sound.Jobs(),
 		p.verify.Jobs(),

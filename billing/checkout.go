@@ -72,7 +72,7 @@ const (
 // outside the database never run inside one). The checkout's id is the
 // provider's idempotency key, so a retried prepare of the same checkout
 // returns the same session.
-func (s *Service) PrepareCheckout(ctx context.Context, st Store, p *access.Principal, in CheckoutInput) (Checkout, error) {
+func (s *Service) PrepareCheckout(ctx context.Context, st CheckoutPreparer, p *access.Principal, in CheckoutInput) (Checkout, error) {
 	const op = "billing.PrepareCheckout"
 	if in.PlanID == "" {
 		return Checkout{}, fault.Invalid(op, "planId", "A plan id is required.")
@@ -117,7 +117,7 @@ func (s *Service) PrepareCheckout(ctx context.Context, st Store, p *access.Princ
 
 // InsertCheckout stores a checkout PrepareCheckout made, in the caller's
 // unit of work.
-func (s *Service) InsertCheckout(ctx context.Context, st Store, c Checkout) error {
+func (s *Service) InsertCheckout(ctx context.Context, st CheckoutWriter, c Checkout) error {
 	if err := st.CheckoutInsert(ctx, c); err != nil {
 		return fault.Wrap("billing.InsertCheckout", err)
 	}
@@ -127,7 +127,7 @@ func (s *Service) InsertCheckout(ctx context.Context, st Store, c Checkout) erro
 // StartCheckout is PrepareCheckout then InsertCheckout on one store, for
 // callers whose store is not a database transaction (the provider call must
 // never run inside one).
-func (s *Service) StartCheckout(ctx context.Context, st Store, p *access.Principal, in CheckoutInput) (Checkout, error) {
+func (s *Service) StartCheckout(ctx context.Context, st CheckoutStarter, p *access.Principal, in CheckoutInput) (Checkout, error) {
 	c, err := s.PrepareCheckout(ctx, st, p, in)
 	if err != nil {
 		return Checkout{}, err
@@ -170,7 +170,7 @@ func pickPrice(op string, pl plan.Plan, id string) (plan.PriceVersion, error) {
 // GetCheckout reads a checkout of the principal's scope. It is the
 // browser's success route: it never asks the provider and never activates.
 // NOT_FOUND for a checkout of another scope.
-func (s *Service) GetCheckout(ctx context.Context, st Store, p *access.Principal, id string) (Checkout, error) {
+func (s *Service) GetCheckout(ctx context.Context, st CheckoutReader, p *access.Principal, id string) (Checkout, error) {
 	const op = "billing.GetCheckout"
 	c, err := st.CheckoutGet(ctx, id)
 	if err != nil {
@@ -199,10 +199,10 @@ type confirmed struct {
 // the provider confirms (nothing changes; reconcile again later), or
 // checkout_expired; PROVIDER_UNAVAILABLE or PROVIDER_TIMEOUT when the
 // provider fails (nothing is activated; a retry converges).
-func (s *Service) Reconcile(ctx context.Context, run RunFunc, p *access.Principal, id string) (Checkout, error) {
+func (s *Service) Reconcile(ctx context.Context, run SettleRunFunc[ActivateStore], p *access.Principal, id string) (Checkout, error) {
 	const op = "billing.Reconcile"
 	var c Checkout
-	err := run(ctx, func(st Store) (err error) {
+	err := run(ctx, func(st ActivateStore, _ plan.Store) (err error) {
 		c, err = s.GetCheckout(ctx, st, p, id)
 		return err
 	})
@@ -213,7 +213,7 @@ func (s *Service) Reconcile(ctx context.Context, run RunFunc, p *access.Principa
 }
 
 // reconcile drives one checkout from the provider's confirmed state.
-func (s *Service) reconcile(ctx context.Context, run RunFunc, c Checkout) (Checkout, error) {
+func (s *Service) reconcile(ctx context.Context, run SettleRunFunc[ActivateStore], c Checkout) (Checkout, error) {
 	const op = "billing.reconcile"
 	switch c.State {
 	case CheckoutActivated:
@@ -236,7 +236,7 @@ func (s *Service) reconcile(ctx context.Context, run RunFunc, c Checkout) (Check
 	}
 	if sess.Status == "expired" && c.State == CheckoutOpen {
 		var out Checkout
-		err := run(ctx, func(st Store) error {
+		err := run(ctx, func(st ActivateStore, _ plan.Store) error {
 			cur, err := st.CheckoutGet(ctx, c.ID)
 			if err != nil {
 				return err
@@ -287,8 +287,8 @@ func (s *Service) reconcile(ctx context.Context, run RunFunc, c Checkout) (Check
 		return Checkout{}, err
 	}
 	var out Checkout
-	err = run(ctx, func(st Store) (err error) {
-		out, err = s.activate(ctx, st, c.ID, conf)
+	err = run(ctx, func(st ActivateStore, plans plan.Store) (err error) {
+		out, err = s.activate(ctx, st, plans, c.ID, conf)
 		return err
 	})
 	if err != nil {

@@ -22,7 +22,6 @@ import (
 	"github.com/creatormusic/platform/fault"
 	"github.com/creatormusic/platform/jobs"
 	"github.com/creatormusic/platform/ledger"
-	"github.com/creatormusic/platform/money"
 	"github.com/creatormusic/platform/outbox"
 	"github.com/creatormusic/platform/plan"
 	"github.com/creatormusic/platform/policy"
@@ -36,8 +35,17 @@ import (
 
 // Compile-time assertions: the fakes implement the ports.
 var (
-	_ billing.Store           = (*memTx)(nil)
-	_ billing.PaymentProvider = (*fakeProvider)(nil)
+	_ billing.CheckoutStarter    = (*memTx)(nil)
+	_ billing.CheckoutReader     = (*memTx)(nil)
+	_ billing.SubscriptionReader = (*memTx)(nil)
+	_ billing.OverviewReader     = (*memTx)(nil)
+	_ billing.CancelStore        = (*memTx)(nil)
+	_ billing.WebhookStore       = (*memTx)(nil)
+	_ billing.FeeStore           = (*memTx)(nil)
+	_ billing.GrantStore         = (*memTx)(nil)
+	_ billing.EventStore         = (*memTx)(nil)
+	_ plan.Store                 = (*memTx)(nil)
+	_ billing.PaymentProvider    = (*fakeProvider)(nil)
 )
 
 // epoch is where every test's clock starts.
@@ -118,9 +126,9 @@ type memDB struct {
 
 func newMemDB(clock *fakeClock) *memDB { return &memDB{st: newMemState(), clock: clock} }
 
-// run is a billing.RunFunc: fn runs alone on the state, which is restored
-// when fn fails.
-func (db *memDB) run(ctx context.Context, fn func(st billing.Store) error) error {
+// run runs fn as one unit of work: alone on the state, which is restored
+// when fn fails. The methods below hand it over as the port of each path.
+func (db *memDB) run(ctx context.Context, fn func(tx *memTx) error) error {
 	db.runs.Add(1)
 	db.mu.Lock()
 	defer db.mu.Unlock()
@@ -131,6 +139,41 @@ func (db *memDB) run(ctx context.Context, fn func(st billing.Store) error) error
 		return err
 	}
 	return nil
+}
+
+// activateRun is Service.Reconcile's unit of work.
+func (db *memDB) activateRun(ctx context.Context, fn func(st billing.ActivateStore, plans plan.Store) error) error {
+	return db.run(ctx, func(tx *memTx) error { return fn(tx, tx) })
+}
+
+// renewRun is Service.Sync's unit of work.
+func (db *memDB) renewRun(ctx context.Context, fn func(st billing.RenewStore, plans plan.Store) error) error {
+	return db.run(ctx, func(tx *memTx) error { return fn(tx, tx) })
+}
+
+// eventRun is Service.ApplyEvent's unit of work, and that of billing's jobs.
+func (db *memDB) eventRun(ctx context.Context, fn func(st billing.EventStore, plans plan.Store) error) error {
+	return db.run(ctx, func(tx *memTx) error { return fn(tx, tx) })
+}
+
+// cancelRun is Service.Cancel's unit of work.
+func (db *memDB) cancelRun(ctx context.Context, fn func(st billing.CancelStore) error) error {
+	return db.run(ctx, func(tx *memTx) error { return fn(tx) })
+}
+
+// getRun is Service.CancelAtProvider's unit of work.
+func (db *memDB) getRun(ctx context.Context, fn func(st billing.SubscriptionGetter) error) error {
+	return db.run(ctx, func(tx *memTx) error { return fn(tx) })
+}
+
+// webhookRun is Service.ReceiveWebhook's unit of work.
+func (db *memDB) webhookRun(ctx context.Context, fn func(st billing.WebhookStore) error) error {
+	return db.run(ctx, func(tx *memTx) error { return fn(tx) })
+}
+
+// grantRun is the unit of work of Service.PlanGranter's grants.
+func (db *memDB) grantRun(ctx context.Context, fn func(st billing.GrantStore) error) error {
+	return db.run(ctx, func(tx *memTx) error { return fn(tx) })
 }
 
 // read runs fn on the state under the lock, for assertions.
@@ -279,7 +322,7 @@ func accountKey(s access.Scope, k ledger.Kind, name string) string {
 	return fmt.Sprintf("%s|%s|%s|%s|%s", s.TenantID, s.WorkspaceID, s.Environment, k, name)
 }
 
-// LedgerAccountsLock implements ledger.Store: it opens missing accounts.
+// LedgerAccountsLock implements ledger.Mover: it opens missing accounts.
 func (tx *memTx) LedgerAccountsLock(ctx context.Context, s access.Scope, k ledger.Kind, specs []ledger.AccountSpec) ([]ledger.Account, error) {
 	out := make([]ledger.Account, len(specs))
 	for i, sp := range specs {
@@ -293,7 +336,7 @@ func (tx *memTx) LedgerAccountsLock(ctx context.Context, s access.Scope, k ledge
 	return out, nil
 }
 
-// LedgerAccountsApply implements ledger.Store.
+// LedgerAccountsApply implements ledger.Mover.
 func (tx *memTx) LedgerAccountsApply(ctx context.Context, s access.Scope, k ledger.Kind, changes []ledger.AccountChange, insufficient fault.Code) error {
 	specs := make([]ledger.AccountSpec, len(changes))
 	for i, c := range changes {
@@ -313,16 +356,7 @@ func (tx *memTx) LedgerAccountsApply(ctx context.Context, s access.Scope, k ledg
 	return nil
 }
 
-// LedgerAccountGet implements ledger.Store.
-func (tx *memTx) LedgerAccountGet(ctx context.Context, s access.Scope, k ledger.Kind, name string) (ledger.Account, error) {
-	a, ok := tx.s.accounts[accountKey(s, k, name)]
-	if !ok {
-		return ledger.Account{}, notFound("fake.LedgerAccountGet")
-	}
-	return a, nil
-}
-
-// LedgerMovementGet implements ledger.Store.
+// LedgerMovementGet implements ledger.Mover.
 func (tx *memTx) LedgerMovementGet(ctx context.Context, s access.Scope, reference string) (ledger.Posted, error) {
 	m, ok := tx.s.movements[accountKey(s, "", reference)]
 	if !ok {
@@ -331,13 +365,13 @@ func (tx *memTx) LedgerMovementGet(ctx context.Context, s access.Scope, referenc
 	return m, nil
 }
 
-// LedgerMovementLock implements ledger.Store: the fake serializes units of
+// LedgerMovementLock implements ledger.Mover: the fake serializes units of
 // work already.
 func (tx *memTx) LedgerMovementLock(ctx context.Context, s access.Scope, reference string) (ledger.Posted, error) {
 	return tx.LedgerMovementGet(ctx, s, reference)
 }
 
-// LedgerMovementInsert implements ledger.Store.
+// LedgerMovementInsert implements ledger.Mover.
 func (tx *memTx) LedgerMovementInsert(ctx context.Context, m ledger.Posted, fresh bool) error {
 	k := accountKey(m.Scope, "", m.Reference)
 	if _, ok := tx.s.movements[k]; ok {
@@ -345,36 +379,6 @@ func (tx *memTx) LedgerMovementInsert(ctx context.Context, m ledger.Posted, fres
 	}
 	tx.s.movements[k] = m
 	return nil
-}
-
-// LedgerMovementList implements ledger.Store.
-func (tx *memTx) LedgerMovementList(ctx context.Context, p ledger.ListParams) ([]ledger.Posted, error) {
-	var out []ledger.Posted
-	for _, m := range tx.s.movements {
-		if m.Scope == p.Scope && (p.Before == "" || m.ID < p.Before) && (len(p.Ledgers) == 0 || slices.Contains(p.Ledgers, m.Ledger)) {
-			out = append(out, m)
-		}
-	}
-	slices.SortFunc(out, func(a, b ledger.Posted) int { return strings.Compare(b.ID, a.ID) })
-	return out[:min(p.Limit, len(out))], nil
-}
-
-// LedgerPostingSums implements ledger.Store.
-func (tx *memTx) LedgerPostingSums(ctx context.Context, s access.Scope, k ledger.Kind) (map[string]money.Sum, error) {
-	out := map[string]money.Sum{}
-	for _, m := range tx.s.movements {
-		if m.Scope != s || m.Ledger != k {
-			continue
-		}
-		for _, p := range m.Postings {
-			sum, amt := out[p.Account], money.SumOf(p.Amount)
-			if p.Direction == ledger.Debit {
-				amt, _ = amt.Neg()
-			}
-			out[p.Account], _ = sum.Add(amt)
-		}
-	}
-	return out, nil
 }
 
 // AuditInsert implements account.AuditWriter.
@@ -439,7 +443,7 @@ func (tx *memTx) InboxRecord(ctx context.Context, consumer, eventID string) (boo
 	return true, nil
 }
 
-// CheckoutInsert implements billing.Store.
+// CheckoutInsert implements the billing ports.
 func (tx *memTx) CheckoutInsert(ctx context.Context, c billing.Checkout) error {
 	if _, ok := tx.s.checkouts[c.ID]; ok {
 		return fault.E("fake.CheckoutInsert", fault.Conflict, "duplicate checkout")
@@ -449,7 +453,7 @@ func (tx *memTx) CheckoutInsert(ctx context.Context, c billing.Checkout) error {
 	return nil
 }
 
-// CheckoutGet implements billing.Store.
+// CheckoutGet implements the billing ports.
 func (tx *memTx) CheckoutGet(ctx context.Context, id string) (billing.Checkout, error) {
 	c, ok := tx.s.checkouts[id]
 	if !ok {
@@ -458,7 +462,7 @@ func (tx *memTx) CheckoutGet(ctx context.Context, id string) (billing.Checkout, 
 	return c, nil
 }
 
-// CheckoutGetBySession implements billing.Store.
+// CheckoutGetBySession implements the billing ports.
 func (tx *memTx) CheckoutGetBySession(ctx context.Context, env access.Environment, sessionID string) (billing.Checkout, error) {
 	for _, c := range tx.s.checkouts {
 		if c.Scope.Environment == env && c.ProviderSessionID == sessionID {
@@ -468,7 +472,7 @@ func (tx *memTx) CheckoutGetBySession(ctx context.Context, env access.Environmen
 	return billing.Checkout{}, notFound("fake.CheckoutGetBySession")
 }
 
-// CheckoutUpdate implements billing.Store: compare-and-set on the state.
+// CheckoutUpdate implements the billing ports: compare-and-set on the state.
 func (tx *memTx) CheckoutUpdate(ctx context.Context, c billing.Checkout, from billing.State) (bool, error) {
 	cur, ok := tx.s.checkouts[c.ID]
 	if !ok || cur.State != from {
@@ -480,7 +484,7 @@ func (tx *memTx) CheckoutUpdate(ctx context.Context, c billing.Checkout, from bi
 	return true, nil
 }
 
-// SubscriptionInsert implements billing.Store: one per checkout and per
+// SubscriptionInsert implements the billing ports: one per checkout and per
 // provider subscription.
 func (tx *memTx) SubscriptionInsert(ctx context.Context, s billing.WorkspaceSubscription) (bool, error) {
 	for _, x := range tx.s.subs {
@@ -493,7 +497,7 @@ func (tx *memTx) SubscriptionInsert(ctx context.Context, s billing.WorkspaceSubs
 	return true, nil
 }
 
-// SubscriptionGet implements billing.Store.
+// SubscriptionGet implements the billing ports.
 func (tx *memTx) SubscriptionGet(ctx context.Context, id string) (billing.WorkspaceSubscription, error) {
 	s, ok := tx.s.subs[id]
 	if !ok {
@@ -502,7 +506,7 @@ func (tx *memTx) SubscriptionGet(ctx context.Context, id string) (billing.Worksp
 	return s, nil
 }
 
-// SubscriptionGetByCheckout implements billing.Store.
+// SubscriptionGetByCheckout implements the billing ports.
 func (tx *memTx) SubscriptionGetByCheckout(ctx context.Context, checkoutID string) (billing.WorkspaceSubscription, error) {
 	for _, s := range tx.s.subs {
 		if s.CheckoutID == checkoutID {
@@ -512,7 +516,7 @@ func (tx *memTx) SubscriptionGetByCheckout(ctx context.Context, checkoutID strin
 	return billing.WorkspaceSubscription{}, notFound("fake.SubscriptionGetByCheckout")
 }
 
-// SubscriptionGetByProvider implements billing.Store.
+// SubscriptionGetByProvider implements the billing ports.
 func (tx *memTx) SubscriptionGetByProvider(ctx context.Context, env access.Environment, providerID string) (billing.WorkspaceSubscription, error) {
 	for _, s := range tx.s.subs {
 		if s.Scope.Environment == env && s.ProviderID == providerID {
@@ -534,7 +538,7 @@ func (tx *memTx) scopeSubs(sc billing.Scope) []billing.WorkspaceSubscription {
 	return out
 }
 
-// SubscriptionCurrent implements billing.Store.
+// SubscriptionCurrent implements the billing ports.
 func (tx *memTx) SubscriptionCurrent(ctx context.Context, sc billing.Scope) (billing.WorkspaceSubscription, error) {
 	for _, s := range tx.scopeSubs(sc) {
 		if !s.State.Final() {
@@ -544,7 +548,7 @@ func (tx *memTx) SubscriptionCurrent(ctx context.Context, sc billing.Scope) (bil
 	return billing.WorkspaceSubscription{}, notFound("fake.SubscriptionCurrent")
 }
 
-// SubscriptionList implements billing.Store.
+// SubscriptionList implements the billing ports.
 func (tx *memTx) SubscriptionList(ctx context.Context, sc billing.Scope, before string, limit int) ([]billing.WorkspaceSubscription, error) {
 	var out []billing.WorkspaceSubscription
 	for _, s := range tx.scopeSubs(sc) {
@@ -555,7 +559,7 @@ func (tx *memTx) SubscriptionList(ctx context.Context, sc billing.Scope, before 
 	return out, nil
 }
 
-// SubscriptionUpdate implements billing.Store: compare-and-set on the state
+// SubscriptionUpdate implements the billing ports: compare-and-set on the state
 // and period start.
 func (tx *memTx) SubscriptionUpdate(ctx context.Context, s billing.WorkspaceSubscription, from billing.State, fromStart time.Time) (bool, error) {
 	cur, ok := tx.s.subs[s.ID]
@@ -568,7 +572,7 @@ func (tx *memTx) SubscriptionUpdate(ctx context.Context, s billing.WorkspaceSubs
 	return true, nil
 }
 
-// CreditGrantInsert implements billing.Store: once per (subscription, period start).
+// CreditGrantInsert implements the billing ports: once per (subscription, period start).
 func (tx *memTx) CreditGrantInsert(ctx context.Context, g billing.CreditGrant) (bool, error) {
 	k := g.SubscriptionID + "|" + g.PeriodStart.UTC().Format(time.RFC3339Nano)
 	if _, ok := tx.s.grants[k]; ok {
@@ -579,7 +583,7 @@ func (tx *memTx) CreditGrantInsert(ctx context.Context, g billing.CreditGrant) (
 	return true, nil
 }
 
-// CreditGrantList implements billing.Store.
+// CreditGrantList implements the billing ports.
 func (tx *memTx) CreditGrantList(ctx context.Context, sc billing.Scope, limit int) ([]billing.CreditGrant, error) {
 	var out []billing.CreditGrant
 	for _, g := range tx.s.grants {
@@ -591,13 +595,13 @@ func (tx *memTx) CreditGrantList(ctx context.Context, sc billing.Scope, limit in
 	return out[:min(limit, len(out))], nil
 }
 
-// InvoiceUpsert implements billing.Store.
+// InvoiceUpsert implements the billing ports.
 func (tx *memTx) InvoiceUpsert(ctx context.Context, inv billing.InvoiceRecord) error {
 	tx.s.invoices[string(inv.Scope.Environment)+"|"+inv.ID] = inv
 	return nil
 }
 
-// InvoiceList implements billing.Store.
+// InvoiceList implements the billing ports.
 func (tx *memTx) InvoiceList(ctx context.Context, sc billing.Scope, limit int) ([]billing.InvoiceRecord, error) {
 	var out []billing.InvoiceRecord
 	for _, inv := range tx.s.invoices {
@@ -609,7 +613,7 @@ func (tx *memTx) InvoiceList(ctx context.Context, sc billing.Scope, limit int) (
 	return out[:min(limit, len(out))], nil
 }
 
-// WebhookEventInsert implements billing.Store.
+// WebhookEventInsert implements the billing ports.
 func (tx *memTx) WebhookEventInsert(ctx context.Context, e billing.WebhookRecord) (bool, error) {
 	k := string(e.Environment) + "|" + e.Event.ID
 	if _, ok := tx.s.webhooks[k]; ok {
@@ -619,7 +623,7 @@ func (tx *memTx) WebhookEventInsert(ctx context.Context, e billing.WebhookRecord
 	return true, nil
 }
 
-// WebhookEventCount implements billing.Store.
+// WebhookEventCount implements the billing ports.
 func (tx *memTx) WebhookEventCount(ctx context.Context, env access.Environment) (int, error) {
 	n := 0
 	for _, e := range tx.s.webhooks {

@@ -85,7 +85,7 @@ type PublishFeeInput struct {
 // content again returns the current version (created false).
 //
 // Errors: INVALID_INPUT.
-func (s *Service) PublishFees(ctx context.Context, st Store, p *access.Principal, in PublishFeeInput) (policy.Version, bool, error) {
+func (s *Service) PublishFees(ctx context.Context, st FeeStore, p *access.Principal, in PublishFeeInput) (policy.Version, bool, error) {
 	const op = "billing.PublishFees"
 	if err := in.Policy.Validate(); err != nil {
 		return policy.Version{}, false, err

@@ -67,7 +67,7 @@ func TestPublishFees(t *testing.T) {
 	owner := h.principal(access.Live)
 	owner.AuthenticatedAt = epoch.Add(-time.Minute)
 	publish := func(p *access.Principal, f billing.FeePolicy, _ time.Duration) (v policy.Version, created bool, err error) {
-		err = h.db.run(ctx, func(st billing.Store) (err error) {
+		err = h.db.run(ctx, func(st *memTx) (err error) {
 			v, created, err = h.svc.PublishFees(ctx, st, p, billing.PublishFeeInput{Policy: f, RequestID: "req_1"})
 			return err
 		})
@@ -95,7 +95,7 @@ func TestPublishFees(t *testing.T) {
 	var cur policy.Version
 	var hist []policy.Version
 	var testErr error
-	h.db.run(ctx, func(st billing.Store) (err error) {
+	h.db.run(ctx, func(st *memTx) (err error) {
 		cur, err = h.svc.CurrentFees(ctx, st, access.Live)
 		if err != nil {
 			return err

@@ -13,12 +13,17 @@ import (
 // Jobs returns billing's job kinds, all of the money class: renewals at
 // period ends, verified webhook events, and provider cancellations, which
 // run after the commit that ended the subscription, never inside its
-// transaction. Each runs its units of work through run.
-func (s *Service) Jobs(run RunFunc) []jobs.Kind {
+// transaction. Each runs its units of work through run, seen through the
+// port of its path (RenewStore, EventStore, SubscriptionGetter).
+func (s *Service) Jobs(run SettleRunFunc[EventStore]) []jobs.Kind {
+	renew := narrowSettle(run, func(st EventStore) RenewStore { return st })
+	get := func(ctx context.Context, fn func(st SubscriptionGetter) error) error {
+		return run(ctx, func(st EventStore, _ plan.Store) error { return fn(st) })
+	}
 	return []jobs.Kind{
-		{Name: JobRenewal, Class: jobs.ClassMoney, HandlerFunc: s.RenewalHandler(run)},
+		{Name: JobRenewal, Class: jobs.ClassMoney, HandlerFunc: s.RenewalHandler(renew)},
 		{Name: JobApplyEvent, Class: jobs.ClassMoney, HandlerFunc: s.ApplyHandler(run)},
-		{Name: JobProviderCancel, Class: jobs.ClassMoney, HandlerFunc: s.ProviderCancelHandler(run)},
+		{Name: JobProviderCancel, Class: jobs.ClassMoney, HandlerFunc: s.ProviderCancelHandler(get)},
 	}
 }
 
@@ -32,12 +37,14 @@ func (s *Service) Jobs(run RunFunc) []jobs.Kind {
 // (its renewals), not also per calendar month. Package plan schedules and
 // computes the grants and knows nothing of subscriptions; billing, which
 // imports plan, owns both the subscriptions and this rule.
-func (s *Service) PlanGranter(run RunFunc) plan.CreditGranter { return planGranter{s: s, runFunc: run} }
+func (s *Service) PlanGranter(run RunFunc[GrantStore]) plan.CreditGranter {
+	return planGranter{s: s, runFunc: run}
+}
 
 // planGranter books the plans' monthly grants; see PlanGranter.
 type planGranter struct {
 	s       *Service
-	runFunc RunFunc
+	runFunc RunFunc[GrantStore]
 }
 
 // GrantCredits implements plan.CreditGranter: a grant on the credit ledger
@@ -46,7 +53,7 @@ type planGranter struct {
 // subscription in g's environment.
 func (p planGranter) GrantCredits(ctx context.Context, g plan.Grant) error {
 	sc := Scope{TenantID: g.TenantID, WorkspaceID: g.WorkspaceID, Environment: g.Environment}
-	return p.runFunc(ctx, func(st Store) error {
+	return p.runFunc(ctx, func(st GrantStore) error {
 		_, err := st.SubscriptionCurrent(ctx, sc)
 		if err == nil {
 			return nil

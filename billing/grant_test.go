@@ -16,7 +16,7 @@ import (
 func TestJobsAreBillingsKinds(t *testing.T) {
 	h := newHarness(t)
 	var names []string
-	for _, k := range h.svc.Jobs(h.db.run) {
+	for _, k := range h.svc.Jobs(h.db.eventRun) {
 		if k.Class != jobs.ClassMoney || k.HandlerFunc == nil || k.Every != 0 {
 			t.Errorf("kind %+v", k)
 		}
@@ -34,7 +34,7 @@ func TestJobsAreBillingsKinds(t *testing.T) {
 func TestPlanGrantSkippedWhileSubscribed(t *testing.T) {
 	ctx := context.Background()
 	h := newHarness(t)
-	granter := h.svc.PlanGranter(h.db.run)
+	granter := h.svc.PlanGranter(h.db.grantRun)
 	grant := func(env access.Environment, ref string) plan.Grant {
 		return plan.Grant{TenantID: "ten_1", WorkspaceID: "ws_1", Environment: env, Credits: 50, Reference: ref, PlanID: "free"}
 	}

@@ -63,7 +63,7 @@ func enqueueRenewal(ctx context.Context, st jobs.Enqueuer, sub WorkspaceSubscrip
 // back to the free plan (whose monthly grants continue through the plan
 // jobs). A job for a period already handled does nothing, so a renewal
 // processed twice grants once.
-func (s *Service) RenewalHandler(run RunFunc) jobs.Handler {
+func (s *Service) RenewalHandler(run SettleRunFunc[RenewStore]) jobs.Handler {
 	return func(ctx context.Context, job jobs.Job) error {
 		var pl RenewalPayload
 		if err := json.Unmarshal(job.Payload, &pl); err != nil {
@@ -82,10 +82,13 @@ func (s *Service) RenewalHandler(run RunFunc) jobs.Handler {
 // end a renewal job handles: a job for an already handled period does
 // nothing, and once it has passed a subscription the provider neither
 // renewed nor ended falls back to free if cancelled or unpaid.
-func (s *Service) Sync(ctx context.Context, run RunFunc, subscriptionID string, periodEnd *time.Time) error {
+func (s *Service) Sync(ctx context.Context, run SettleRunFunc[RenewStore], subscriptionID string, periodEnd *time.Time) error {
 	const op = "billing.Sync"
 	var sub WorkspaceSubscription
-	if err := run(ctx, func(st Store) (err error) { sub, err = st.SubscriptionGet(ctx, subscriptionID); return err }); err != nil {
+	if err := run(ctx, func(st RenewStore, _ plan.Store) (err error) {
+		sub, err = st.SubscriptionGet(ctx, subscriptionID)
+		return err
+	}); err != nil {
 		return fault.Wrap(op, err)
 	}
 	if sub.State.Final() || periodEnd != nil && !sub.PeriodEnd.Equal(periodEnd.UTC()) {
@@ -103,7 +106,9 @@ func (s *Service) Sync(ctx context.Context, run RunFunc, subscriptionID string, 
 	if err != nil {
 		return err
 	}
-	return run(ctx, func(st Store) error { return s.apply(ctx, st, subscriptionID, ps, invs, periodEnd != nil) })
+	return run(ctx, func(st RenewStore, plans plan.Store) error {
+		return s.apply(ctx, st, plans, subscriptionID, ps, invs, periodEnd != nil)
+	})
 }
 
 // paidFor reports whether an invoice of invs paid the period starting at start.
@@ -121,7 +126,7 @@ func paidFor(invs []Invoice, start time.Time) bool {
 
 // apply moves one subscription to what the provider confirms, in one unit
 // of work. atPeriodEnd says the caller is the period-end job.
-func (s *Service) apply(ctx context.Context, st Store, id string, ps Subscription, invs []Invoice, atPeriodEnd bool) error {
+func (s *Service) apply(ctx context.Context, st RenewStore, plans plan.Store, id string, ps Subscription, invs []Invoice, atPeriodEnd bool) error {
 	const op = "billing.apply"
 	cur, err := st.SubscriptionGet(ctx, id)
 	if err != nil {
@@ -187,7 +192,7 @@ func (s *Service) apply(ctx context.Context, st Store, id string, ps Subscriptio
 		if _, err := move(EventProviderCanceled, func(n *WorkspaceSubscription) { n.EndedAt = &now }); err != nil {
 			return err
 		}
-		return s.fallBack(ctx, st, cur, ps)
+		return s.fallBack(ctx, st, plans, cur, ps)
 	}
 	if ps.Status == "past_due" || ps.Status == "unpaid" {
 		if cur.State == SubscriptionActive {
@@ -213,7 +218,7 @@ func (s *Service) apply(ctx context.Context, st Store, id string, ps Subscriptio
 		if _, err := move(EventPeriodEnded, func(n *WorkspaceSubscription) { n.EndedAt = &now }); err != nil {
 			return err
 		}
-		return s.fallBack(ctx, st, cur, ps)
+		return s.fallBack(ctx, st, plans, cur, ps)
 	default:
 		return errNotRenewedYet
 	}
@@ -225,14 +230,14 @@ func (s *Service) apply(ctx context.Context, st Store, id string, ps Subscriptio
 // provider still keeps it live (see providerLive), a JobProviderCancel job
 // is enqueued in the same unit of work, so that a later successful payment
 // retry at the provider cannot charge a customer who no longer has the plan.
-func (s *Service) fallBack(ctx context.Context, st Store, sub WorkspaceSubscription, ps Subscription) error {
+func (s *Service) fallBack(ctx context.Context, st PeriodWriter, plans plan.Store, sub WorkspaceSubscription, ps Subscription) error {
 	const op = "billing.fallBack"
 	if providerLive(ps) {
 		if err := enqueueProviderCancel(ctx, st, sub); err != nil {
 			return fault.Wrap(op, err)
 		}
 	}
-	if err := s.cfg.Plans.Assign(ctx, st, sub.Scope.TenantID, sub.Scope.WorkspaceID, sub.Scope.Environment, plan.FreeID); err != nil {
+	if err := s.cfg.Plans.Assign(ctx, plans, sub.Scope.TenantID, sub.Scope.WorkspaceID, sub.Scope.Environment, plan.FreeID); err != nil {
 		return fault.Wrap(op, err)
 	}
 	if err := account.Audit(ctx, st, nil, account.AuditEntry{TenantID: sub.Scope.TenantID, WorkspaceID: sub.Scope.WorkspaceID,
@@ -281,7 +286,7 @@ func enqueueProviderCancel(ctx context.Context, st jobs.Enqueuer, sub WorkspaceS
 // subscription the provider does not know (NOT_FOUND) or has already
 // canceled counts as done. A subscription the platform has not ended is
 // never canceled at the provider.
-func (s *Service) ProviderCancelHandler(run RunFunc) jobs.Handler {
+func (s *Service) ProviderCancelHandler(run RunFunc[SubscriptionGetter]) jobs.Handler {
 	return func(ctx context.Context, job jobs.Job) error {
 		var pl ProviderCancelPayload
 		if err := json.Unmarshal(job.Payload, &pl); err != nil {
@@ -297,10 +302,13 @@ func (s *Service) ProviderCancelHandler(run RunFunc) jobs.Handler {
 // CancelAtProvider ends an ended subscription at its environment's
 // provider immediately. It does nothing for a subscription the platform has
 // not ended, and treats NOT_FOUND from the provider as success.
-func (s *Service) CancelAtProvider(ctx context.Context, run RunFunc, subscriptionID string) error {
+func (s *Service) CancelAtProvider(ctx context.Context, run RunFunc[SubscriptionGetter], subscriptionID string) error {
 	const op = "billing.CancelAtProvider"
 	var sub WorkspaceSubscription
-	if err := run(ctx, func(st Store) (err error) { sub, err = st.SubscriptionGet(ctx, subscriptionID); return err }); err != nil {
+	if err := run(ctx, func(st SubscriptionGetter) (err error) {
+		sub, err = st.SubscriptionGet(ctx, subscriptionID)
+		return err
+	}); err != nil {
 		return fault.Wrap(op, err)
 	}
 	if !sub.State.Final() || sub.ProviderID == "" {

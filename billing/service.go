@@ -7,12 +7,9 @@ import (
 	"time"
 
 	"github.com/creatormusic/platform/access"
-	"github.com/creatormusic/platform/account"
 	"github.com/creatormusic/platform/fault"
 	"github.com/creatormusic/platform/ledger"
-	"github.com/creatormusic/platform/outbox"
 	"github.com/creatormusic/platform/plan"
-	"github.com/creatormusic/platform/policy"
 )
 
 // Scope is the tenant, workspace and environment a billing record belongs to.
@@ -26,66 +23,6 @@ type Scope struct {
 func ScopeOf(p *access.Principal) Scope {
 	return Scope{TenantID: p.TenantID, WorkspaceID: p.WorkspaceID, Environment: p.Environment}
 }
-
-// Store is the port billing runs on: its own rows, and the plan, ledger,
-// audit, policy, inbox and job ports its unit of work also writes. Methods
-// answer NOT_FOUND for a missing row. Updates compare-and-set on the state
-// they read (the from argument) and report whether they applied.
-type Store interface {
-	plan.Store
-	ledger.Store
-	account.AuditWriter
-	policy.Store
-	outbox.Inbox
-
-	// CheckoutInsert stores a new checkout.
-	CheckoutInsert(ctx context.Context, c Checkout) error
-	// CheckoutGet reads a checkout by id, in any scope.
-	CheckoutGet(ctx context.Context, id string) (Checkout, error)
-	// CheckoutGetBySession reads the checkout of a provider session.
-	CheckoutGetBySession(ctx context.Context, env access.Environment, sessionID string) (Checkout, error)
-	// CheckoutUpdate writes c's state, provider fields and subscription id
-	// where the stored state is still from.
-	CheckoutUpdate(ctx context.Context, c Checkout, from State) (bool, error)
-
-	// SubscriptionInsert stores a subscription unless its checkout (or its
-	// provider subscription) already has one; inserted reports which.
-	SubscriptionInsert(ctx context.Context, s WorkspaceSubscription) (inserted bool, err error)
-	// SubscriptionGet reads a subscription by id, in any scope.
-	SubscriptionGet(ctx context.Context, id string) (WorkspaceSubscription, error)
-	// SubscriptionGetByCheckout reads the subscription a checkout activated.
-	SubscriptionGetByCheckout(ctx context.Context, checkoutID string) (WorkspaceSubscription, error)
-	// SubscriptionGetByProvider reads a subscription by its provider id.
-	SubscriptionGetByProvider(ctx context.Context, env access.Environment, providerID string) (WorkspaceSubscription, error)
-	// SubscriptionCurrent reads the scope's newest subscription that is not
-	// final; NOT_FOUND when there is none (a free workspace).
-	SubscriptionCurrent(ctx context.Context, s Scope) (WorkspaceSubscription, error)
-	// SubscriptionList lists the scope's subscriptions, newest first, with
-	// ids below before ("" for the newest).
-	SubscriptionList(ctx context.Context, s Scope, before string, limit int) ([]WorkspaceSubscription, error)
-	// SubscriptionUpdate writes s's state, period and cancellation fields
-	// where the stored state and period start are still from and fromStart.
-	SubscriptionUpdate(ctx context.Context, s WorkspaceSubscription, from State, fromStart time.Time) (bool, error)
-
-	// CreditGrantInsert records a subscription period's grant once per
-	// (subscription, period start); inserted is false when it exists.
-	CreditGrantInsert(ctx context.Context, g CreditGrant) (inserted bool, err error)
-	// CreditGrantList lists the scope's grants, newest first.
-	CreditGrantList(ctx context.Context, s Scope, limit int) ([]CreditGrant, error)
-	// InvoiceUpsert stores or refreshes a provider invoice.
-	InvoiceUpsert(ctx context.Context, inv InvoiceRecord) error
-	// InvoiceList lists the scope's invoices, newest first.
-	InvoiceList(ctx context.Context, s Scope, limit int) ([]InvoiceRecord, error)
-
-	// WebhookEventInsert keeps a verified webhook's payload; inserted is
-	// false when the event id was already kept.
-	WebhookEventInsert(ctx context.Context, e WebhookRecord) (inserted bool, err error)
-	// WebhookEventCount counts kept webhook events of an environment.
-	WebhookEventCount(ctx context.Context, env access.Environment) (int, error)
-}
-
-// RunFunc runs fn as one unit of work (one transaction).
-type RunFunc func(ctx context.Context, fn func(st Store) error) error
 
 // Providers are the payment provider accounts, one per environment. A nil
 // provider means the environment has no account configured: its checkouts

@@ -84,7 +84,7 @@ func (h *harness) principal(env access.Environment) *access.Principal {
 
 // start opens a checkout.
 func (h *harness) start(p *access.Principal, in billing.CheckoutInput) (c billing.Checkout, err error) {
-	err = h.db.run(context.Background(), func(st billing.Store) (err error) {
+	err = h.db.run(context.Background(), func(st *memTx) (err error) {
 		c, err = h.svc.StartCheckout(context.Background(), st, p, in)
 		return err
 	})
@@ -107,7 +107,7 @@ func (h *harness) activate(p *access.Principal) billing.WorkspaceSubscription {
 	h.t.Helper()
 	c := h.mustStart(p, "pro")
 	h.prov.pay(h.t, c.ProviderSessionID)
-	c, err := h.svc.Reconcile(context.Background(), h.db.run, p, c.ID)
+	c, err := h.svc.Reconcile(context.Background(), h.db.activateRun, p, c.ID)
 	if err != nil || c.State != billing.CheckoutActivated {
 		h.t.Fatalf("Reconcile = %+v, %v", c, err)
 	}
@@ -195,7 +195,7 @@ func (h *harness) runRenewal(subID string, end time.Time) error {
 			if !j.RunAt.Equal(end) {
 				h.t.Fatalf("renewal job runs at %v, want the period end %v", j.RunAt, end)
 			}
-			return h.svc.RenewalHandler(h.db.run)(context.Background(), jobs.Job{Kind: j.Kind, Payload: j.Payload, RunAt: j.RunAt})
+			return h.svc.RenewalHandler(h.db.renewRun)(context.Background(), jobs.Job{Kind: j.Kind, Payload: j.Payload, RunAt: j.RunAt})
 		}
 	}
 	h.t.Fatalf("no renewal job for %s at %v", subID, end)
@@ -345,7 +345,7 @@ func TestPriceSnapshotImmutable(t *testing.T) {
 		s.plans["pro"] = pro
 	})
 	h.prov.pay(t, c.ProviderSessionID)
-	c, err := h.svc.Reconcile(context.Background(), h.db.run, p, c.ID)
+	c, err := h.svc.Reconcile(context.Background(), h.db.activateRun, p, c.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -369,7 +369,7 @@ func TestReconcileBeforePayment(t *testing.T) {
 	p := h.principal(access.Test)
 	c := h.mustStart(p, "pro")
 	for range 2 {
-		got, err := h.svc.Reconcile(context.Background(), h.db.run, p, c.ID)
+		got, err := h.svc.Reconcile(context.Background(), h.db.activateRun, p, c.ID)
 		if !fault.Is(err, fault.Conflict) || reason(err) != billing.ReasonPaymentPending || got.State != billing.CheckoutOpen {
 			t.Fatalf("Reconcile = %+v, %v; want CONFLICT payment_pending", got, err)
 		}
@@ -381,7 +381,7 @@ func TestReconcileBeforePayment(t *testing.T) {
 		t.Fatalf("%d activation events", n)
 	}
 	h.prov.pay(t, c.ProviderSessionID)
-	got, err := h.svc.Reconcile(context.Background(), h.db.run, p, c.ID)
+	got, err := h.svc.Reconcile(context.Background(), h.db.activateRun, p, c.ID)
 	if err != nil || got.State != billing.CheckoutActivated || got.SubscriptionID == "" || got.PaidAt == nil {
 		t.Fatalf("after payment: %+v, %v", got, err)
 	}
@@ -406,14 +406,14 @@ func TestReconcileProviderFailure(t *testing.T) {
 			c := h.mustStart(p, "pro")
 			h.prov.pay(t, c.ProviderSessionID)
 			h.prov.failNext(tc.method, tc.err)
-			if _, err := h.svc.Reconcile(context.Background(), h.db.run, p, c.ID); !fault.Is(err, tc.code) {
+			if _, err := h.svc.Reconcile(context.Background(), h.db.activateRun, p, c.ID); !fault.Is(err, tc.code) {
 				t.Fatalf("Reconcile = %v, want %s", err, tc.code)
 			}
 			if _, subs, grants := h.counts(); subs != 0 || grants != 0 || h.checkout(c.ID).State != billing.CheckoutOpen ||
 				!h.balance(access.Test).IsZero() || len(h.jobs(billing.JobRenewal)) != 0 || h.events(billing.EventSubscriptionActivated) != 0 {
 				t.Fatalf("after a failed reconcile: %d subscriptions, %d grants, checkout %s", subs, grants, h.checkout(c.ID).State)
 			}
-			got, err := h.svc.Reconcile(context.Background(), h.db.run, p, c.ID)
+			got, err := h.svc.Reconcile(context.Background(), h.db.activateRun, p, c.ID)
 			if err != nil || got.State != billing.CheckoutActivated {
 				t.Fatalf("retry = %+v, %v", got, err)
 			}
@@ -439,15 +439,15 @@ func TestActivationOncePerCheckout(t *testing.T) {
 	results := make([]billing.Checkout, n)
 	errs := make([]error, n+10)
 	for i := range n {
-		wg.Go(func() { results[i], errs[i] = h.svc.Reconcile(context.Background(), h.db.run, p, c.ID) })
+		wg.Go(func() { results[i], errs[i] = h.svc.Reconcile(context.Background(), h.db.activateRun, p, c.ID) })
 	}
 	for i := range 5 {
 		wg.Go(func() {
-			errs[n+i] = h.svc.ApplyEvent(context.Background(), h.db.run, billing.ApplyPayload{Environment: access.Test,
+			errs[n+i] = h.svc.ApplyEvent(context.Background(), h.db.eventRun, billing.ApplyPayload{Environment: access.Test,
 				EventID: "evt_completed", Type: billing.WebhookCheckoutCompleted, ObjectID: c.ProviderSessionID})
 		})
 		wg.Go(func() {
-			_, errs[n+5+i] = h.svc.ReceiveWebhook(context.Background(), h.db.run, access.Test, payload, sig)
+			_, errs[n+5+i] = h.svc.ReceiveWebhook(context.Background(), h.db.webhookRun, access.Test, payload, sig)
 		})
 	}
 	wg.Wait()
@@ -483,7 +483,7 @@ func TestActivationOncePerCheckout(t *testing.T) {
 	}
 	// An activated checkout answers without asking the provider.
 	calls := h.prov.count("GetCheckout")
-	if got, err := h.svc.Reconcile(context.Background(), h.db.run, p, c.ID); err != nil || got.SubscriptionID != subID {
+	if got, err := h.svc.Reconcile(context.Background(), h.db.activateRun, p, c.ID); err != nil || got.SubscriptionID != subID {
 		t.Fatalf("reconcile after activation = %+v, %v", got, err)
 	}
 	if h.prov.count("GetCheckout") != calls {
@@ -499,7 +499,7 @@ func TestGetCheckoutIsReadOnly(t *testing.T) {
 	c := h.mustStart(p, "pro")
 	h.prov.pay(t, c.ProviderSessionID)
 	var got billing.Checkout
-	err := h.db.run(context.Background(), func(st billing.Store) (err error) {
+	err := h.db.run(context.Background(), func(st *memTx) (err error) {
 		got, err = h.svc.GetCheckout(context.Background(), st, p, c.ID)
 		return err
 	})
@@ -510,14 +510,14 @@ func TestGetCheckoutIsReadOnly(t *testing.T) {
 	other.WorkspaceID = "ws_2"
 	live := h.principal(access.Live)
 	for _, q := range []*access.Principal{&other, live} {
-		err := h.db.run(context.Background(), func(st billing.Store) error {
+		err := h.db.run(context.Background(), func(st *memTx) error {
 			_, err := h.svc.GetCheckout(context.Background(), st, q, c.ID)
 			return err
 		})
 		if !fault.Is(err, fault.NotFound) {
 			t.Fatalf("GetCheckout from %s/%s = %v", q.WorkspaceID, q.Environment, err)
 		}
-		if _, err := h.svc.Reconcile(context.Background(), h.db.run, q, c.ID); !fault.Is(err, fault.NotFound) {
+		if _, err := h.svc.Reconcile(context.Background(), h.db.activateRun, q, c.ID); !fault.Is(err, fault.NotFound) {
 			t.Fatalf("Reconcile from %s/%s = %v", q.WorkspaceID, q.Environment, err)
 		}
 	}
@@ -534,7 +534,7 @@ func TestReconcileExpired(t *testing.T) {
 	c := h.mustStart(p, "pro")
 	h.prov.expire(c.ProviderSessionID)
 	for range 2 {
-		got, err := h.svc.Reconcile(context.Background(), h.db.run, p, c.ID)
+		got, err := h.svc.Reconcile(context.Background(), h.db.activateRun, p, c.ID)
 		if !fault.Is(err, fault.Conflict) || reason(err) != billing.ReasonCheckoutExpired || got.State != billing.CheckoutExpired {
 			t.Fatalf("Reconcile = %s, %v", got.State, err)
 		}
@@ -556,7 +556,7 @@ func TestRenewalGrantsOncePerPeriod(t *testing.T) {
 	if err := h.runRenewal(sub.ID, end); err != nil {
 		t.Fatalf("renewal: %v", err)
 	}
-	if err := h.svc.ApplyEvent(context.Background(), h.db.run, billing.ApplyPayload{Environment: access.Test, EventID: "evt_paid",
+	if err := h.svc.ApplyEvent(context.Background(), h.db.eventRun, billing.ApplyPayload{Environment: access.Test, EventID: "evt_paid",
 		Type: billing.WebhookInvoicePaid, ObjectID: "in_x", SubscriptionID: sub.ProviderID}); err != nil {
 		t.Fatalf("invoice.paid: %v", err)
 	}
@@ -610,7 +610,7 @@ func TestRenewalUnpaidInvoiceDoesNotGrant(t *testing.T) {
 	sub := h.activate(h.principal(access.Test))
 	h.clock.Set(sub.PeriodEnd)
 	h.prov.renew(t, sub.ProviderID, "draft") // still active; invoice not finalized
-	err := h.svc.ApplyEvent(context.Background(), h.db.run, billing.ApplyPayload{Environment: access.Test, EventID: "evt_upd",
+	err := h.svc.ApplyEvent(context.Background(), h.db.eventRun, billing.ApplyPayload{Environment: access.Test, EventID: "evt_upd",
 		Type: billing.WebhookSubscriptionUpdated, ObjectID: sub.ProviderID})
 	if err != nil {
 		t.Fatalf("subscription.updated: %v", err)
@@ -635,7 +635,7 @@ func TestUnpaidAtPeriodEndFallsBackToFree(t *testing.T) {
 	}
 	h.clock.Set(sub.PeriodEnd.Add(-time.Hour))
 	h.prov.renew(t, sub.ProviderID, "open") // the payment failed: past_due
-	if err := h.svc.ApplyEvent(context.Background(), h.db.run, billing.ApplyPayload{Environment: access.Live, EventID: "evt_failed",
+	if err := h.svc.ApplyEvent(context.Background(), h.db.eventRun, billing.ApplyPayload{Environment: access.Live, EventID: "evt_failed",
 		Type: billing.WebhookInvoicePaymentFailed, ObjectID: "in_x", SubscriptionID: sub.ProviderID}); err != nil {
 		t.Fatalf("invoice.payment_failed: %v", err)
 	}
@@ -657,7 +657,7 @@ func TestUnpaidAtPeriodEndFallsBackToFree(t *testing.T) {
 		t.Fatalf("workspace plan = %s, want free", pl)
 	}
 	var cur *billing.WorkspaceSubscription
-	h.db.run(context.Background(), func(st billing.Store) (err error) {
+	h.db.run(context.Background(), func(st *memTx) (err error) {
 		cur, err = h.svc.Current(context.Background(), st, billing.ScopeOf(p))
 		return err
 	})
@@ -717,7 +717,7 @@ func TestUnpaidFallbackCancelsAtProvider(t *testing.T) {
 		}
 	}
 	run := func() error {
-		return h.svc.ProviderCancelHandler(h.db.run)(context.Background(), jobs.Job{Kind: js[0].Kind, Payload: js[0].Payload})
+		return h.svc.ProviderCancelHandler(h.db.getRun)(context.Background(), jobs.Job{Kind: js[0].Kind, Payload: js[0].Payload})
 	}
 	status := func() string {
 		ps, err := h.prov.GetSubscription(context.Background(), sub.ProviderID)
@@ -759,7 +759,7 @@ func TestUnpaidFallbackCancelsAtProvider(t *testing.T) {
 	// provider, even by a stray job.
 	other := h.principal(access.Test)
 	live := h.activate(other)
-	if err := h.svc.CancelAtProvider(context.Background(), h.db.run, live.ID); err != nil {
+	if err := h.svc.CancelAtProvider(context.Background(), h.db.getRun, live.ID); err != nil {
 		t.Fatal(err)
 	}
 	if n := h.prov.count("CancelNow"); n != 4 {
@@ -789,23 +789,23 @@ func TestCancelAtPeriodEnd(t *testing.T) {
 
 	other := *p
 	other.WorkspaceID = "ws_2"
-	if _, err := h.svc.Cancel(context.Background(), h.db.run, &other, sub.ID, "req_0"); !fault.Is(err, fault.NotFound) {
+	if _, err := h.svc.Cancel(context.Background(), h.db.cancelRun, &other, sub.ID, "req_0"); !fault.Is(err, fault.NotFound) {
 		t.Fatalf("cancel from another workspace: %v", err)
 	}
 	h.prov.failNext("CancelAtPeriodEnd", errors.New("503"))
-	if _, err := h.svc.Cancel(context.Background(), h.db.run, p, sub.ID, "req_1"); !fault.Is(err, fault.ProviderUnavailable) {
+	if _, err := h.svc.Cancel(context.Background(), h.db.cancelRun, p, sub.ID, "req_1"); !fault.Is(err, fault.ProviderUnavailable) {
 		t.Fatalf("cancel with the provider down: %v", err)
 	}
 	if got := h.sub(sub.ID); got.State != billing.SubscriptionActive || h.audits(billing.ActionSubscriptionCancelScheduled) != 0 {
 		t.Fatalf("a failed cancel recorded %s", got.State)
 	}
 
-	got, err := h.svc.Cancel(context.Background(), h.db.run, p, sub.ID, "req_2")
+	got, err := h.svc.Cancel(context.Background(), h.db.cancelRun, p, sub.ID, "req_2")
 	if err != nil || got.State != billing.SubscriptionCancelScheduled || !got.CancelAtPeriodEnd || !got.PeriodEnd.Equal(sub.PeriodEnd) {
 		t.Fatalf("Cancel = %+v, %v", got, err)
 	}
 	calls := h.prov.count("CancelAtPeriodEnd")
-	if again, err := h.svc.Cancel(context.Background(), h.db.run, p, sub.ID, "req_3"); err != nil || again.State != billing.SubscriptionCancelScheduled {
+	if again, err := h.svc.Cancel(context.Background(), h.db.cancelRun, p, sub.ID, "req_3"); err != nil || again.State != billing.SubscriptionCancelScheduled {
 		t.Fatalf("cancel again = %s, %v", again.State, err)
 	}
 	if h.prov.count("CancelAtPeriodEnd") != calls || h.audits(billing.ActionSubscriptionCancelScheduled) != 1 {
@@ -825,7 +825,7 @@ func TestCancelAtPeriodEnd(t *testing.T) {
 	if pl := h.workspacePlan(access.Live); pl != "free" {
 		t.Fatalf("workspace plan = %s, want free", pl)
 	}
-	if _, err := h.svc.Cancel(context.Background(), h.db.run, p, sub.ID, "req_4"); !fault.Is(err, fault.InvalidState) {
+	if _, err := h.svc.Cancel(context.Background(), h.db.cancelRun, p, sub.ID, "req_4"); !fault.Is(err, fault.InvalidState) {
 		t.Fatalf("cancel of an ended subscription: %v", err)
 	}
 }
@@ -836,7 +836,7 @@ func TestProviderCanceled(t *testing.T) {
 	h := newHarness(t)
 	sub := h.activate(h.principal(access.Live))
 	h.prov.setStatus(sub.ProviderID, "canceled")
-	if err := h.svc.ApplyEvent(context.Background(), h.db.run, billing.ApplyPayload{Environment: access.Live, EventID: "evt_del",
+	if err := h.svc.ApplyEvent(context.Background(), h.db.eventRun, billing.ApplyPayload{Environment: access.Live, EventID: "evt_del",
 		Type: billing.WebhookSubscriptionDeleted, ObjectID: sub.ProviderID}); err != nil {
 		t.Fatal(err)
 	}
@@ -861,7 +861,7 @@ func TestReceiveWebhook(t *testing.T) {
 		"parent": map[string]any{"subscription_details": map[string]any{"subscription": "sub_p1"}}})
 
 	for name, s := range map[string]string{"forged": "v1=00", "empty": "", "other body": h.prov.sign([]byte("{}"))} {
-		created, err := h.svc.ReceiveWebhook(ctx, h.db.run, access.Test, payload, s)
+		created, err := h.svc.ReceiveWebhook(ctx, h.db.webhookRun, access.Test, payload, s)
 		if created || !fault.Is(err, fault.InvalidInput) || reason(err) != "signature" {
 			t.Fatalf("%s signature: %v, %v", name, created, err)
 		}
@@ -870,13 +870,13 @@ func TestReceiveWebhook(t *testing.T) {
 		t.Fatalf("a forged webhook enqueued %d jobs", n)
 	}
 	for i, want := range []bool{true, false, false} {
-		created, err := h.svc.ReceiveWebhook(ctx, h.db.run, access.Test, payload, sig)
+		created, err := h.svc.ReceiveWebhook(ctx, h.db.webhookRun, access.Test, payload, sig)
 		if err != nil || created != want {
 			t.Fatalf("delivery %d: created %v, %v", i, created, err)
 		}
 	}
 	var count int
-	h.db.run(ctx, func(st billing.Store) (err error) { count, err = st.WebhookEventCount(ctx, access.Test); return err })
+	h.db.run(ctx, func(st *memTx) (err error) { count, err = st.WebhookEventCount(ctx, access.Test); return err })
 	js := h.jobs(billing.JobApplyEvent)
 	if count != 1 || len(js) != 1 {
 		t.Fatalf("%d events kept, %d jobs; want 1 and 1", count, len(js))
@@ -887,12 +887,12 @@ func TestReceiveWebhook(t *testing.T) {
 		t.Fatalf("job payload = %+v, %v", ap, err)
 	}
 	// An unknown subscription is ignored: the checkout activates it later.
-	if err := h.svc.ApplyHandler(h.db.run)(ctx, jobs.Job{Kind: billing.JobApplyEvent, Payload: js[0].Payload}); err != nil {
+	if err := h.svc.ApplyHandler(h.db.eventRun)(ctx, jobs.Job{Kind: billing.JobApplyEvent, Payload: js[0].Payload}); err != nil {
 		t.Fatalf("apply: %v", err)
 	}
 
 	noTest := h.service(billing.Providers{Live: h.prov})
-	if _, err := noTest.ReceiveWebhook(ctx, h.db.run, access.Test, payload, sig); !fault.Is(err, fault.ProviderUnavailable) {
+	if _, err := noTest.ReceiveWebhook(ctx, h.db.webhookRun, access.Test, payload, sig); !fault.Is(err, fault.ProviderUnavailable) {
 		t.Fatalf("no test account: %v", err)
 	}
 }
@@ -903,7 +903,7 @@ func TestOverview(t *testing.T) {
 	p := h.principal(access.Test)
 	sub := h.activate(p)
 	var ov billing.Overview
-	err := h.db.run(context.Background(), func(st billing.Store) (err error) {
+	err := h.db.run(context.Background(), func(st *memTx) (err error) {
 		ov, err = h.svc.Overview(context.Background(), st, p)
 		return err
 	})
@@ -928,7 +928,7 @@ func TestRenewalAfterCancellationUndoneAtProvider(t *testing.T) {
 	h := newHarness(t)
 	p := h.principal(access.Test)
 	sub := h.activate(p)
-	if got, err := h.svc.Cancel(context.Background(), h.db.run, p, sub.ID, "req_cancel"); err != nil || got.State != billing.SubscriptionCancelScheduled {
+	if got, err := h.svc.Cancel(context.Background(), h.db.cancelRun, p, sub.ID, "req_cancel"); err != nil || got.State != billing.SubscriptionCancelScheduled {
 		t.Fatalf("Cancel = %s, %v", got.State, err)
 	}
 	h.prov.resume(sub.ProviderID)

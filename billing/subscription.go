@@ -73,7 +73,7 @@ func GrantRef(subscriptionID string, periodStart time.Time) string {
 // inserted once per checkout, the plan is assigned (live), the period's
 // credits are granted once, and the audit entry, outbox event and renewal
 // job are written. A checkout already activated is returned as it is.
-func (s *Service) activate(ctx context.Context, st Store, id string, conf confirmed) (Checkout, error) {
+func (s *Service) activate(ctx context.Context, st ActivateStore, plans plan.Store, id string, conf confirmed) (Checkout, error) {
 	const op = "billing.activate"
 	c, err := st.CheckoutGet(ctx, id)
 	if err != nil {
@@ -130,7 +130,7 @@ func (s *Service) activate(ctx context.Context, st Store, id string, conf confir
 	}
 	// The plan, and so its entitlements, moves in the checkout's environment
 	// only: a test-mode subscription gives the test environment the plan.
-	if err := s.cfg.Plans.Assign(ctx, st, sub.Scope.TenantID, sub.Scope.WorkspaceID, sub.Scope.Environment, sub.Price.PlanID); err != nil {
+	if err := s.cfg.Plans.Assign(ctx, plans, sub.Scope.TenantID, sub.Scope.WorkspaceID, sub.Scope.Environment, sub.Price.PlanID); err != nil {
 		return Checkout{}, fault.Wrap(op, err)
 	}
 	if err := s.grantPeriod(ctx, st, sub); err != nil {
@@ -166,7 +166,7 @@ type subscriptionAudit struct {
 }
 
 // emit writes a subscription's outbox event.
-func emit(ctx context.Context, st Store, sub WorkspaceSubscription, typ string) error {
+func emit(ctx context.Context, st outbox.Writer, sub WorkspaceSubscription, typ string) error {
 	payload, err := json.Marshal(struct {
 		SubscriptionID string        `json:"subscriptionId"`
 		CheckoutID     string        `json:"checkoutId"`
@@ -188,7 +188,7 @@ func emit(ctx context.Context, st Store, sub WorkspaceSubscription, typ string) 
 // period to the workspace's credits ledger of sub's environment, once per
 // (subscription, period start): the grant row and the ledger reference are
 // both unique.
-func (s *Service) grantPeriod(ctx context.Context, st Store, sub WorkspaceSubscription) error {
+func (s *Service) grantPeriod(ctx context.Context, st PeriodWriter, sub WorkspaceSubscription) error {
 	if sub.Price.MonthlyCredits == 0 {
 		return nil
 	}
@@ -206,7 +206,7 @@ func (s *Service) grantPeriod(ctx context.Context, st Store, sub WorkspaceSubscr
 }
 
 // keepInvoices stores the provider's invoices of sub.
-func (s *Service) keepInvoices(ctx context.Context, st Store, sub WorkspaceSubscription, invs []Invoice) error {
+func (s *Service) keepInvoices(ctx context.Context, st PeriodWriter, sub WorkspaceSubscription, invs []Invoice) error {
 	for _, inv := range invs {
 		if inv.SubscriptionID != "" && inv.SubscriptionID != sub.ProviderID {
 			continue
@@ -220,7 +220,7 @@ func (s *Service) keepInvoices(ctx context.Context, st Store, sub WorkspaceSubsc
 
 // Current returns the scope's subscription that is not final, or nil on a
 // free workspace.
-func (s *Service) Current(ctx context.Context, st Store, sc Scope) (*WorkspaceSubscription, error) {
+func (s *Service) Current(ctx context.Context, st SubscriptionReader, sc Scope) (*WorkspaceSubscription, error) {
 	sub, err := st.SubscriptionCurrent(ctx, sc)
 	switch {
 	case fault.Is(err, fault.NotFound):
@@ -233,7 +233,7 @@ func (s *Service) Current(ctx context.Context, st Store, sc Scope) (*WorkspaceSu
 
 // History lists the principal scope's subscriptions, newest first, with ids
 // below before.
-func (s *Service) History(ctx context.Context, st Store, p *access.Principal, before string, limit int) ([]WorkspaceSubscription, error) {
+func (s *Service) History(ctx context.Context, st SubscriptionReader, p *access.Principal, before string, limit int) ([]WorkspaceSubscription, error) {
 	subs, err := st.SubscriptionList(ctx, ScopeOf(p), before, limit)
 	if err != nil {
 		return nil, fault.Wrap("billing.History", err)
@@ -248,10 +248,10 @@ func (s *Service) History(ctx context.Context, st Store, p *access.Principal, be
 //
 // Errors: NOT_FOUND; INVALID_STATE_TRANSITION for an ended subscription;
 // PROVIDER_UNAVAILABLE or PROVIDER_TIMEOUT (nothing recorded).
-func (s *Service) Cancel(ctx context.Context, run RunFunc, p *access.Principal, id, requestID string) (WorkspaceSubscription, error) {
+func (s *Service) Cancel(ctx context.Context, run RunFunc[CancelStore], p *access.Principal, id, requestID string) (WorkspaceSubscription, error) {
 	const op = "billing.Cancel"
 	var sub WorkspaceSubscription
-	err := run(ctx, func(st Store) (err error) {
+	err := run(ctx, func(st CancelStore) (err error) {
 		sub, err = st.SubscriptionGet(ctx, id)
 		if err == nil && sub.Scope != ScopeOf(p) {
 			err = fault.E(op, fault.NotFound, "No such subscription.")
@@ -276,7 +276,7 @@ func (s *Service) Cancel(ctx context.Context, run RunFunc, p *access.Principal, 
 		return WorkspaceSubscription{}, err
 	}
 	var out WorkspaceSubscription
-	err = run(ctx, func(st Store) error {
+	err = run(ctx, func(st CancelStore) error {
 		cur, err := st.SubscriptionGet(ctx, id)
 		if err != nil {
 			return err
@@ -347,7 +347,7 @@ const OverviewLimit = 50
 // Overview reads the billing view of the principal's workspace and
 // environment: subscription and its price snapshot, plan, invoices and
 // credit grants.
-func (s *Service) Overview(ctx context.Context, st Store, p *access.Principal) (Overview, error) {
+func (s *Service) Overview(ctx context.Context, st OverviewReader, p *access.Principal) (Overview, error) {
 	const op = "billing.Overview"
 	sc := ScopeOf(p)
 	var out Overview

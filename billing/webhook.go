@@ -9,6 +9,7 @@ import (
 	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/fault"
 	"github.com/creatormusic/platform/jobs"
+	"github.com/creatormusic/platform/plan"
 )
 
 // Webhook event types billing applies; others are kept and ignored.
@@ -45,7 +46,7 @@ type ApplyPayload struct {
 // Errors: INVALID_INPUT (details.reason signature) for a forged, stale or
 // malformed webhook, with nothing stored; PROVIDER_UNAVAILABLE when env has
 // no provider account.
-func (s *Service) ReceiveWebhook(ctx context.Context, run RunFunc, env access.Environment, payload []byte, signature string) (created bool, err error) {
+func (s *Service) ReceiveWebhook(ctx context.Context, run RunFunc[WebhookStore], env access.Environment, payload []byte, signature string) (created bool, err error) {
 	const op = "billing.ReceiveWebhook"
 	prov, err := s.provider(op, env)
 	if err != nil {
@@ -64,7 +65,7 @@ func (s *Service) ReceiveWebhook(ctx context.Context, run RunFunc, env access.En
 	if err != nil {
 		return false, fault.Wrap(op, err)
 	}
-	err = run(ctx, func(st Store) error {
+	err = run(ctx, func(st WebhookStore) error {
 		first, err := st.InboxRecord(ctx, webhookConsumerPrefix+string(env), ev.ID)
 		if err != nil || !first {
 			return err
@@ -122,7 +123,7 @@ func invoiceSubscription(payload []byte) string {
 // through the port before anything changes (the webhook body is never
 // trusted alone), and activation and grants are once per checkout and
 // period, so replays and races converge.
-func (s *Service) ApplyHandler(run RunFunc) jobs.Handler {
+func (s *Service) ApplyHandler(run SettleRunFunc[EventStore]) jobs.Handler {
 	return func(ctx context.Context, job jobs.Job) error {
 		var pl ApplyPayload
 		if err := json.Unmarshal(job.Payload, &pl); err != nil {
@@ -137,12 +138,12 @@ func (s *Service) ApplyHandler(run RunFunc) jobs.Handler {
 
 // ApplyEvent applies one verified webhook event (see ApplyHandler). Events
 // about objects billing does not know are ignored.
-func (s *Service) ApplyEvent(ctx context.Context, run RunFunc, pl ApplyPayload) error {
+func (s *Service) ApplyEvent(ctx context.Context, run SettleRunFunc[EventStore], pl ApplyPayload) error {
 	const op = "billing.ApplyEvent"
 	switch {
 	case pl.Type == WebhookCheckoutCompleted || strings.HasPrefix(pl.Type, "checkout.session."):
 		var c Checkout
-		err := run(ctx, func(st Store) (err error) {
+		err := run(ctx, func(st EventStore, _ plan.Store) (err error) {
 			c, err = st.CheckoutGetBySession(ctx, pl.Environment, pl.ObjectID)
 			return err
 		})
@@ -152,7 +153,7 @@ func (s *Service) ApplyEvent(ctx context.Context, run RunFunc, pl ApplyPayload) 
 		if err != nil {
 			return fault.Wrap(op, err)
 		}
-		_, err = s.reconcile(ctx, run, c)
+		_, err = s.reconcile(ctx, narrowSettle(run, func(st EventStore) ActivateStore { return st }), c)
 		if fault.Is(err, fault.Conflict) && pl.Type != WebhookCheckoutCompleted {
 			return nil
 		}
@@ -167,7 +168,7 @@ func (s *Service) ApplyEvent(ctx context.Context, run RunFunc, pl ApplyPayload) 
 			return nil
 		}
 		var sub WorkspaceSubscription
-		err := run(ctx, func(st Store) (err error) {
+		err := run(ctx, func(st EventStore, _ plan.Store) (err error) {
 			sub, err = st.SubscriptionGetByProvider(ctx, pl.Environment, providerSub)
 			return err
 		})
@@ -177,7 +178,7 @@ func (s *Service) ApplyEvent(ctx context.Context, run RunFunc, pl ApplyPayload) 
 		if err != nil {
 			return fault.Wrap(op, err)
 		}
-		return s.Sync(ctx, run, sub.ID, nil)
+		return s.Sync(ctx, narrowSettle(run, func(st EventStore) RenewStore { return st }), sub.ID, nil)
 	}
 	return nil
 }

@@ -10,8 +10,22 @@ import (
 	"github.com/creatormusic/platform/fault"
 )
 
-// Tx implements the billing domain's port.
-var _ billing.Store = (*Tx)(nil)
+// Tx implements every port of the billing domain.
+var (
+	_ billing.CheckoutStarter    = (*Tx)(nil)
+	_ billing.CheckoutReader     = (*Tx)(nil)
+	_ billing.SubscriptionGetter = (*Tx)(nil)
+	_ billing.SubscriptionReader = (*Tx)(nil)
+	_ billing.OverviewReader     = (*Tx)(nil)
+	_ billing.CancelStore        = (*Tx)(nil)
+	_ billing.WebhookStore       = (*Tx)(nil)
+	_ billing.FeeStore           = (*Tx)(nil)
+	_ billing.GrantStore         = (*Tx)(nil)
+	_ billing.PeriodWriter       = (*Tx)(nil)
+	_ billing.ActivateStore      = (*Tx)(nil)
+	_ billing.RenewStore         = (*Tx)(nil)
+	_ billing.EventStore         = (*Tx)(nil)
+)
 
 type checkoutRow struct {
 	ID                     string     `bun:"id"`
@@ -45,7 +59,7 @@ func (r checkoutRow) checkout() (billing.Checkout, error) {
 	return c, nil
 }
 
-// CheckoutInsert implements billing.Store.
+// CheckoutInsert implements billing.CheckoutWriter.
 func (tx *Tx) CheckoutInsert(ctx context.Context, c billing.Checkout) error {
 	const op = "store.CheckoutInsert"
 	price, err := json.Marshal(c.Price)
@@ -67,17 +81,17 @@ func (tx *Tx) checkoutWhere(ctx context.Context, op, where string, args ...any) 
 	return r.checkout()
 }
 
-// CheckoutGet implements billing.Store.
+// CheckoutGet implements billing.CheckoutReader.
 func (tx *Tx) CheckoutGet(ctx context.Context, id string) (billing.Checkout, error) {
 	return tx.checkoutWhere(ctx, "store.CheckoutGet", `id = ?`, id)
 }
 
-// CheckoutGetBySession implements billing.Store.
+// CheckoutGetBySession implements billing.EventStore.
 func (tx *Tx) CheckoutGetBySession(ctx context.Context, env access.Environment, sessionID string) (billing.Checkout, error) {
 	return tx.checkoutWhere(ctx, "store.CheckoutGetBySession", `environment = ? AND provider_session_id = ?`, string(env), sessionID)
 }
 
-// CheckoutUpdate implements billing.Store.
+// CheckoutUpdate implements billing.ActivateStore.
 func (tx *Tx) CheckoutUpdate(ctx context.Context, c billing.Checkout, from billing.State) (bool, error) {
 	const op = "store.CheckoutUpdate"
 	res, err := tx.idb.ExecContext(ctx, `UPDATE billing_checkouts SET state = ?, provider_subscription_id = ?, provider_customer_id = ?,
@@ -122,7 +136,7 @@ func (r subscriptionRow) subscription() (billing.WorkspaceSubscription, error) {
 	return s, nil
 }
 
-// SubscriptionInsert implements billing.Store.
+// SubscriptionInsert implements billing.ActivateStore.
 func (tx *Tx) SubscriptionInsert(ctx context.Context, s billing.WorkspaceSubscription) (bool, error) {
 	const op = "store.SubscriptionInsert"
 	price, err := json.Marshal(s.Price)
@@ -167,35 +181,35 @@ func (tx *Tx) subscriptionWhere(ctx context.Context, op, tail string, args ...an
 	return ss[0], nil
 }
 
-// SubscriptionGet implements billing.Store.
+// SubscriptionGet implements billing.SubscriptionGetter.
 func (tx *Tx) SubscriptionGet(ctx context.Context, id string) (billing.WorkspaceSubscription, error) {
 	return tx.subscriptionWhere(ctx, "store.SubscriptionGet", `id = ?`, id)
 }
 
-// SubscriptionGetByCheckout implements billing.Store.
+// SubscriptionGetByCheckout implements billing.ActivateStore.
 func (tx *Tx) SubscriptionGetByCheckout(ctx context.Context, checkoutID string) (billing.WorkspaceSubscription, error) {
 	return tx.subscriptionWhere(ctx, "store.SubscriptionGetByCheckout", `checkout_id = ?`, checkoutID)
 }
 
-// SubscriptionGetByProvider implements billing.Store.
+// SubscriptionGetByProvider implements billing.EventStore.
 func (tx *Tx) SubscriptionGetByProvider(ctx context.Context, env access.Environment, providerID string) (billing.WorkspaceSubscription, error) {
 	return tx.subscriptionWhere(ctx, "store.SubscriptionGetByProvider", `environment = ? AND provider_id = ?`, string(env), providerID)
 }
 
-// SubscriptionCurrent implements billing.Store.
+// SubscriptionCurrent implements billing.SubscriptionReader.
 func (tx *Tx) SubscriptionCurrent(ctx context.Context, s billing.Scope) (billing.WorkspaceSubscription, error) {
 	return tx.subscriptionWhere(ctx, "store.SubscriptionCurrent", `tenant_id = ? AND workspace_id = ? AND environment = ?
 		AND state IN (?, ?, ?) ORDER BY id DESC LIMIT 1`, s.TenantID, s.WorkspaceID, string(s.Environment),
 		string(billing.SubscriptionActive), string(billing.SubscriptionCancelScheduled), string(billing.SubscriptionPastDue))
 }
 
-// SubscriptionList implements billing.Store.
+// SubscriptionList implements billing.SubscriptionReader.
 func (tx *Tx) SubscriptionList(ctx context.Context, s billing.Scope, before string, limit int) ([]billing.WorkspaceSubscription, error) {
 	return tx.subscriptionsWhere(ctx, "store.SubscriptionList", `tenant_id = ? AND workspace_id = ? AND environment = ?
 		AND (? = '' OR id < ?) ORDER BY id DESC LIMIT ?`, s.TenantID, s.WorkspaceID, string(s.Environment), before, before, limit)
 }
 
-// SubscriptionUpdate implements billing.Store.
+// SubscriptionUpdate implements billing.RenewStore and billing.CancelStore.
 func (tx *Tx) SubscriptionUpdate(ctx context.Context, s billing.WorkspaceSubscription, from billing.State, fromStart time.Time) (bool, error) {
 	const op = "store.SubscriptionUpdate"
 	res, err := tx.idb.ExecContext(ctx, `UPDATE billing_subscriptions SET state = ?, period_start = ?, period_end = ?,
@@ -221,7 +235,7 @@ type creditGrantRow struct {
 	CreatedAt      time.Time `bun:"created_at"`
 }
 
-// CreditGrantInsert implements billing.Store.
+// CreditGrantInsert implements billing.PeriodWriter.
 func (tx *Tx) CreditGrantInsert(ctx context.Context, g billing.CreditGrant) (bool, error) {
 	const op = "store.CreditGrantInsert"
 	res, err := tx.idb.ExecContext(ctx, `INSERT INTO billing_credit_grants (id, tenant_id, workspace_id, environment, subscription_id,
@@ -236,7 +250,7 @@ func (tx *Tx) CreditGrantInsert(ctx context.Context, g billing.CreditGrant) (boo
 	return n == 1, errf(op, err)
 }
 
-// CreditGrantList implements billing.Store.
+// CreditGrantList implements billing.OverviewReader.
 func (tx *Tx) CreditGrantList(ctx context.Context, s billing.Scope, limit int) ([]billing.CreditGrant, error) {
 	var rows []creditGrantRow
 	err := tx.idb.NewRaw(`SELECT id, tenant_id, workspace_id, environment, subscription_id, period_start, period_end, credits,
@@ -271,7 +285,7 @@ type invoiceRow struct {
 	Created                time.Time `bun:"created"`
 }
 
-// InvoiceUpsert implements billing.Store.
+// InvoiceUpsert implements billing.PeriodWriter.
 func (tx *Tx) InvoiceUpsert(ctx context.Context, inv billing.InvoiceRecord) error {
 	_, err := tx.idb.ExecContext(ctx, `INSERT INTO billing_invoices (environment, id, tenant_id, workspace_id, subscription_id,
 		provider_subscription_id, status, billing_reason, amount_due, amount_paid, currency, period_start, period_end, created, updated_at)
@@ -284,7 +298,7 @@ func (tx *Tx) InvoiceUpsert(ctx context.Context, inv billing.InvoiceRecord) erro
 	return errf("store.InvoiceUpsert", err)
 }
 
-// InvoiceList implements billing.Store.
+// InvoiceList implements billing.OverviewReader.
 func (tx *Tx) InvoiceList(ctx context.Context, s billing.Scope, limit int) ([]billing.InvoiceRecord, error) {
 	var rows []invoiceRow
 	err := tx.idb.NewRaw(`SELECT environment, id, tenant_id, workspace_id, subscription_id, provider_subscription_id, status,
@@ -305,7 +319,7 @@ func (tx *Tx) InvoiceList(ctx context.Context, s billing.Scope, limit int) ([]bi
 	return out, nil
 }
 
-// WebhookEventInsert implements billing.Store.
+// WebhookEventInsert implements billing.WebhookStore.
 func (tx *Tx) WebhookEventInsert(ctx context.Context, e billing.WebhookRecord) (bool, error) {
 	const op = "store.WebhookEventInsert"
 	res, err := tx.idb.ExecContext(ctx, `INSERT INTO billing_webhook_events (environment, event_id, type, object_id, payload, created,
@@ -318,7 +332,8 @@ func (tx *Tx) WebhookEventInsert(ctx context.Context, e billing.WebhookRecord) (
 	return n == 1, errf(op, err)
 }
 
-// WebhookEventCount implements billing.Store.
+// WebhookEventCount counts the kept webhook events of env (no billing
+// path reads it; the contract suite checks WebhookEventInsert with it).
 func (tx *Tx) WebhookEventCount(ctx context.Context, env access.Environment) (int, error) {
 	var n int
 	err := tx.idb.QueryRowContext(ctx, `SELECT COUNT(*) FROM billing_webhook_events WHERE environment = ?`, string(env)).Scan(&n)

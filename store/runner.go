@@ -23,6 +23,18 @@ func Runner[S any](db *DB) func(ctx context.Context, fn func(st S) error) error 
 	}
 }
 
+// PairRunner is Runner for a path that takes one unit of work as two ports,
+// A and B, because together they are wider than one port may be (billing's
+// settlement: its own port and plan.Store): fn receives the same *Tx as
+// both. It checks, as Runner does, that *Tx implements A and B when it is
+// made, and panics if not.
+func PairRunner[A, B any](db *DB) func(ctx context.Context, fn func(a A, b B) error) error {
+	asA, asB := binding[A](), binding[B]()
+	return func(ctx context.Context, fn func(a A, b B) error) error {
+		return db.InTx(ctx, func(tx *Tx) error { return fn(asA(tx), asB(tx)) })
+	}
+}
+
 // Reader returns db's read pool as a domain declares it: a handle outside
 // any transaction (Read), as the domain's Store port S. It checks, as
 // Runner does, that *Tx implements S when it is made, and panics if not.

@@ -14,6 +14,7 @@ import (
 	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/billing"
 	"github.com/creatormusic/platform/fault"
+	"github.com/creatormusic/platform/plan"
 )
 
 // CheckoutRequest opens a checkout of a paid plan.
@@ -211,10 +212,18 @@ func examplePrice() PriceSnapshotView {
 		Currency: "USD", AmountMinor: "1900", Interval: "month", MonthlyCredits: "2000"}
 }
 
-// billingRun is billing's unit of work on st.
-func billingRun(st transport.Store[Tx]) billing.RunFunc {
-	return func(ctx context.Context, fn func(st billing.Store) error) error {
-		return st.InTx(ctx, func(tx Tx) error { return fn(tx) })
+// billingRun is billing's unit of work on st, handed over as port P.
+func billingRun[P any](st transport.Store[Tx], port func(Tx) P) billing.RunFunc[P] {
+	return func(ctx context.Context, fn func(st P) error) error {
+		return st.InTx(ctx, func(tx Tx) error { return fn(port(tx)) })
+	}
+}
+
+// billingSettle is a checkout's reconcile unit of work on st, handed over as
+// billing's port and the plans' port of the same transaction.
+func billingSettle(st transport.Store[Tx]) billing.SettleRunFunc[billing.ActivateStore] {
+	return func(ctx context.Context, fn func(st billing.ActivateStore, plans plan.Store) error) error {
+		return st.InTx(ctx, func(tx Tx) error { return fn(tx, tx) })
 	}
 }
 
@@ -236,7 +245,8 @@ func billingRoutes(svc *billing.Service, accounts *account.Service, st transport
 	if svc == nil || st == nil {
 		return nil
 	}
-	run := billingRun(st)
+	settle := billingSettle(st)
+	cancel := billingRun(st, func(tx Tx) billing.CancelStore { return tx })
 	b := func(r Route) Route {
 		r.Tag, r.Private = transport.TagAccount, true
 		if r.Auth == "" {
@@ -315,7 +325,7 @@ func billingRoutes(svc *billing.Service, accounts *account.Service, st transport
 			Response: exActive,
 			Errors:   []string{string(fault.NotFound), string(fault.Conflict), string(fault.ProviderUnavailable), string(fault.ProviderTimeout)},
 			Handle: func(ctx context.Context, c *Call) (any, error) {
-				chk, err := svc.Reconcile(ctx, run, c.Principal, c.PathValue("id"))
+				chk, err := svc.Reconcile(ctx, settle, c.Principal, c.PathValue("id"))
 				if err != nil {
 					return nil, err
 				}
@@ -349,7 +359,7 @@ func billingRoutes(svc *billing.Service, accounts *account.Service, st transport
 			Response: CancelView{Subscription: exampleSubscription()},
 			Errors:   []string{string(fault.NotFound), string(fault.InvalidState), string(fault.ProviderUnavailable), string(fault.ProviderTimeout)},
 			Handle: func(ctx context.Context, c *Call) (any, error) {
-				sub, err := svc.Cancel(ctx, run, c.Principal, c.PathValue("id"), c.RequestID)
+				sub, err := svc.Cancel(ctx, cancel, c.Principal, c.PathValue("id"), c.RequestID)
 				if err != nil {
 					return nil, err
 				}
@@ -406,7 +416,7 @@ func billingRoutes(svc *billing.Service, accounts *account.Service, st transport
 			}}),
 		{Method: http.MethodPost, Pattern: "/internal/payments/{environment}/webhook", OperationID: "receivePaymentWebhook", Tag: transport.TagAccount,
 			Summary: "Receive a payment provider webhook", Internal: true, Auth: transport.AuthPublic,
-			Raw: webhookReceiver(svc, run, log)},
+			Raw: webhookReceiver(svc, billingRun(st, func(tx Tx) billing.WebhookStore { return tx }), log)},
 	}
 }
 
@@ -414,7 +424,7 @@ func billingRoutes(svc *billing.Service, accounts *account.Service, st transport
 // environment's provider, keeps it in the inbox, enqueues its application
 // and answers 200 at once. A forged or stale signature is 400 with nothing
 // stored.
-func webhookReceiver(svc *billing.Service, run billing.RunFunc, log *slog.Logger) http.Handler {
+func webhookReceiver(svc *billing.Service, run billing.RunFunc[billing.WebhookStore], log *slog.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		reqID := transport.RequestID(r)
 		w.Header().Set("X-Request-Id", reqID)

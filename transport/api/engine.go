@@ -37,7 +37,15 @@ type Tx interface {
 	account.OnboardingStore
 	apikey.Store
 	asset.Store
-	billing.Store
+	billing.CheckoutPreparer
+	billing.CheckoutWriter
+	billing.CheckoutReader
+	billing.SubscriptionReader
+	billing.OverviewReader
+	billing.FeeStore
+	billing.ActivateStore
+	billing.CancelStore
+	billing.WebhookStore
 	credential.Store
 	credential.ObservationReader
 	intent.Store
@@ -48,6 +56,7 @@ type Tx interface {
 	operation.PlanReader
 	operation.Reader
 	plan.Reader
+	plan.Store
 	policy.Store
 	sale.Store
 	sound.Store
