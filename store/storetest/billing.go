@@ -282,9 +282,9 @@ func billingSubscriptions(t *testing.T, open Opener) {
 		t.Fatalf("SubscriptionGet = %+v, %v", got, err)
 	}
 	for _, tc := range []struct {
-		name string
-		get  func() (billing.WorkspaceSubscription, error)
-		want string
+		name    string
+		getFunc func() (billing.WorkspaceSubscription, error)
+		want    string
 	}{
 		{"by checkout", func() (billing.WorkspaceSubscription, error) {
 			return db.Read().SubscriptionGetByCheckout(ctx, "chk_3")
@@ -298,7 +298,7 @@ func billingSubscriptions(t *testing.T, open Opener) {
 		{"current test", func() (billing.WorkspaceSubscription, error) { return db.Read().SubscriptionCurrent(ctx, billingTest) }, "sub_1"},
 		{"current other workspace", func() (billing.WorkspaceSubscription, error) { return db.Read().SubscriptionCurrent(ctx, billingOther) }, "sub_4"},
 	} {
-		if s, err := tc.get(); err != nil || s.ID != tc.want {
+		if s, err := tc.getFunc(); err != nil || s.ID != tc.want {
 			t.Errorf("%s = %s, %v; want %s", tc.name, s.ID, err, tc.want)
 		}
 	}
