@@ -1,14 +1,14 @@
 package providerbtest_test
 
 import (
-	"encoding/json"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/creatormusic/platform/internal/simctl"
 
 	"github.com/creatormusic/platform/generation/providerb"
 	"github.com/creatormusic/platform/generation/providerb/providerbtest"
@@ -17,27 +17,7 @@ import (
 // sim calls a control route with key and decodes the JSON answer.
 func sim(t *testing.T, s *providerbtest.Server, method, path, key string, form url.Values) (int, map[string]any) {
 	t.Helper()
-	var body io.Reader
-	if form != nil {
-		body = strings.NewReader(form.Encode())
-	}
-	req, _ := http.NewRequest(method, s.URL()+path, body)
-	if form != nil {
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	}
-	if key != "" {
-		req.Header.Set("Authorization", "Bearer "+key)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var v map[string]any
-	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
-	return resp.StatusCode, v
+	return simctl.Call(t, s.URL(), method, path, key, form)
 }
 
 func TestControlRoutes(t *testing.T) {
