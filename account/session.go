@@ -145,9 +145,14 @@ type Credential struct {
 
 // Authenticate returns the principal of a cookie or access token. A
 // malformed, forged, unknown or revoked credential is UNAUTHENTICATED; an
-// expired session or token is SESSION_EXPIRED.
+// expired session or token is SESSION_EXPIRED. Each refusal's details name
+// the credential that failed ("session" or "access_token") and why
+// ("malformed", "unknown", "signed_out" or "expired").
 func (a Authenticator) Authenticate(ctx context.Context, st SessionStore, c Credential) (*access.Principal, SessionAuth, error) {
 	const op = "account.Authenticate"
+	refuse := func(code fault.Code, kind access.CredentialKind, reason, message string) error {
+		return fault.E(op, code, message).With("credential", string(kind)).With("reason", reason)
+	}
 	var (
 		sa   SessionAuth
 		err  error
@@ -156,13 +161,13 @@ func (a Authenticator) Authenticate(ctx context.Context, st SessionStore, c Cred
 	switch {
 	case c.Token != "":
 		if !strings.HasPrefix(c.Token, AccessTokenPrefix) || len(c.Token) > 128 {
-			return nil, sa, fault.E(op, fault.Unauthenticated, "The access token is malformed.")
+			return nil, sa, refuse(fault.Unauthenticated, access.CredentialAccessToken, "malformed", "The access token is malformed.")
 		}
 		kind = access.CredentialAccessToken
 		sa, err = st.SessionByToken(ctx, a.Keys.Digest(c.Token))
 	case c.Cookie != "":
 		if !validCookie(a.Keys, c.Cookie) {
-			return nil, sa, fault.E(op, fault.Unauthenticated, "The session cookie is not valid.")
+			return nil, sa, refuse(fault.Unauthenticated, access.CredentialSession, "malformed", "The session cookie is not valid.")
 		}
 		kind = access.CredentialSession
 		sa, err = st.SessionByCookie(ctx, a.Keys.Digest(c.Cookie))
@@ -170,20 +175,26 @@ func (a Authenticator) Authenticate(ctx context.Context, st SessionStore, c Cred
 		return nil, sa, fault.E(op, fault.Unauthenticated, "")
 	}
 	if fault.Is(err, fault.NotFound) {
-		return nil, sa, fault.E(op, fault.Unauthenticated, "The session is not valid.")
+		if kind == access.CredentialAccessToken {
+			return nil, sa, refuse(fault.Unauthenticated, kind, "unknown", "The access token is not valid.")
+		}
+		return nil, sa, refuse(fault.Unauthenticated, kind, "unknown", "The session is not valid.")
 	}
 	if err != nil {
 		return nil, sa, fault.Wrap(op, err)
 	}
 	s, now := sa.Session, st.Now()
 	if s.RevokedAt != nil {
-		return nil, sa, fault.E(op, fault.Unauthenticated, "The session was signed out.")
+		if kind == access.CredentialAccessToken {
+			return nil, sa, refuse(fault.Unauthenticated, kind, "signed_out", "The access token's session was signed out.")
+		}
+		return nil, sa, refuse(fault.Unauthenticated, kind, "signed_out", "The session was signed out.")
 	}
 	if !now.Before(s.ExpiresAt) {
-		return nil, sa, fault.E(op, fault.SessionExpired, "The session has expired; sign in again.")
+		return nil, sa, refuse(fault.SessionExpired, kind, "expired", "The session has expired; sign in again.")
 	}
 	if kind == access.CredentialAccessToken && (s.TokenExpiresAt == nil || !now.Before(*s.TokenExpiresAt)) {
-		return nil, sa, fault.E(op, fault.SessionExpired, "The access token has expired; sign in again.")
+		return nil, sa, refuse(fault.SessionExpired, kind, "expired", "The access token has expired; sign in again.")
 	}
 	env := c.Environment
 	if env == "" {

@@ -600,9 +600,16 @@ func (s *Service) emit(ctx context.Context, st Store, k Key, typ string) error {
 
 // Authenticate resolves a presented plaintext key into a principal. A
 // malformed, unknown, revoked or deleted key is UNAUTHENTICATED; a secret
-// that was rotated out and whose overlap ended is SESSION_EXPIRED.
+// that was rotated out and whose overlap ended is SESSION_EXPIRED. Each
+// refusal says in its message what is wrong with the key, and in its
+// details which credential failed (credential "api_key") and why (reason
+// "malformed", "unknown", "revoked", "deleted" or "expired"); the
+// presented key is never echoed.
 func (s *Service) Authenticate(ctx context.Context, st AuthStore, plaintext string) (*access.Principal, AuthRecord, error) {
 	const op = "apikey.Authenticate"
+	refuse := func(code fault.Code, reason, message string) error {
+		return fault.E(op, code, message).With("credential", string(access.CredentialAPIKey)).With("reason", reason)
+	}
 	var env access.Environment
 	switch {
 	case strings.HasPrefix(plaintext, TestPrefix):
@@ -610,24 +617,31 @@ func (s *Service) Authenticate(ctx context.Context, st AuthStore, plaintext stri
 	case strings.HasPrefix(plaintext, LivePrefix):
 		env = access.Live
 	default:
-		return nil, AuthRecord{}, fault.E(op, fault.Unauthenticated, "The API key is malformed.")
+		return nil, AuthRecord{}, refuse(fault.Unauthenticated, "malformed", "The API key is malformed.")
 	}
 	if len(plaintext) > 128 {
-		return nil, AuthRecord{}, fault.E(op, fault.Unauthenticated, "The API key is malformed.")
+		return nil, AuthRecord{}, refuse(fault.Unauthenticated, "malformed", "The API key is malformed.")
 	}
 	rec, err := st.KeyAuth(ctx, s.digest.Digest(plaintext))
 	if fault.Is(err, fault.NotFound) {
-		return nil, AuthRecord{}, fault.E(op, fault.Unauthenticated, "The API key is not valid.")
+		return nil, AuthRecord{}, refuse(fault.Unauthenticated, "unknown", "The API key is not valid.")
 	}
 	if err != nil {
 		return nil, AuthRecord{}, fault.Wrap(op, err)
 	}
 	k, sec := rec.Key, rec.Secret
-	if k.Status != Active || k.Environment != env {
-		return nil, AuthRecord{}, fault.E(op, fault.Unauthenticated, "The API key is not valid.")
+	switch {
+	case k.Environment != env:
+		return nil, AuthRecord{}, refuse(fault.Unauthenticated, "unknown", "The API key is not valid.")
+	case k.Status == Revoked:
+		return nil, AuthRecord{}, refuse(fault.Unauthenticated, "revoked", "The API key was revoked.")
+	case k.Status == Deleted:
+		return nil, AuthRecord{}, refuse(fault.Unauthenticated, "deleted", "The API key was deleted.")
+	case k.Status != Active:
+		return nil, AuthRecord{}, refuse(fault.Unauthenticated, "unknown", "The API key is not valid.")
 	}
 	if sec.ExpiresAt != nil && !st.Now().Before(*sec.ExpiresAt) {
-		return nil, AuthRecord{}, fault.E(op, fault.SessionExpired, "The API key was rotated and has expired.")
+		return nil, AuthRecord{}, refuse(fault.SessionExpired, "expired", "The API key's secret was rotated out and has expired; use the key's current secret.")
 	}
 	return &access.Principal{
 		Kind: access.CredentialAPIKey, TenantID: k.TenantID, WorkspaceID: k.WorkspaceID, Environment: k.Environment,

@@ -134,8 +134,14 @@ func TestSignupVerifyLoginSessionsLogout(t *testing.T) {
 		}
 		for _, req := range []platformtest.Request{{Cookie: cookie}, {Key: si.AccessToken}} {
 			req.Method, req.Path = http.MethodGet, "/api/v1/auth/session"
-			if r := s.Do(req); r.Status != 401 || r.Code() != "UNAUTHENTICATED" {
+			r := s.Do(req)
+			if r.Status != 401 || r.Code() != "UNAUTHENTICATED" {
 				t.Fatalf("after logout: %d %s", r.Status, r.Body)
+			}
+			if req.Cookie != "" {
+				credentialFailure(t, r, "session", "signed_out", "signed out")
+			} else {
+				credentialFailure(t, r, "access_token", "signed_out", "signed out")
 			}
 		}
 		if r := s.Do(platformtest.Request{Method: http.MethodGet, Path: "/api/v1/auth/session", Cookie: cookie2}); r.Status != 200 {

@@ -1,6 +1,7 @@
 package e2e_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -73,6 +74,8 @@ func TestKeyLifecycle(t *testing.T) {
 		s.Clock.Advance(time.Hour + time.Second)
 		if r := s.Do(platformtest.Request{Method: "GET", Path: "/api/v1/auth/context", Key: created.Secret}); r.Code() != "SESSION_EXPIRED" {
 			t.Fatalf("rotated-out key: %d %s", r.Status, r.Body)
+		} else {
+			credentialFailure(t, r, "api_key", "expired", "rotated out")
 		}
 		// Revoke takes effect on the next request.
 		if r := s.Do(platformtest.Request{Method: "POST", Path: "/api/v1/api-keys/" + k + "/revoke", Key: s.Boot.TestKey}); r.Status != 200 {
@@ -80,6 +83,8 @@ func TestKeyLifecycle(t *testing.T) {
 		}
 		if r := s.Do(platformtest.Request{Method: "GET", Path: "/api/v1/auth/context", Key: rotated.Secret}); r.Code() != "UNAUTHENTICATED" {
 			t.Fatalf("revoked key: %d %s", r.Status, r.Body)
+		} else {
+			credentialFailure(t, r, "api_key", "revoked", "revoked")
 		}
 		// Delete removes it from reads.
 		if r := s.Do(platformtest.Request{Method: "DELETE", Path: "/api/v1/api-keys/" + k, Key: s.Boot.TestKey}); r.Status != 200 {
@@ -87,6 +92,22 @@ func TestKeyLifecycle(t *testing.T) {
 		}
 		if r := s.Do(platformtest.Request{Method: "GET", Path: "/api/v1/api-keys/" + k, Key: s.Boot.TestKey}); r.Code() != "NOT_FOUND" {
 			t.Fatalf("get deleted: %d %s", r.Status, r.Body)
+		}
+		if r := s.Do(platformtest.Request{Method: "GET", Path: "/api/v1/auth/context", Key: rotated.Secret}); r.Code() != "UNAUTHENTICATED" {
+			t.Fatalf("deleted key: %d %s", r.Status, r.Body)
+		} else {
+			credentialFailure(t, r, "api_key", "deleted", "deleted")
+		}
+		// An unknown key and no credential at all say so too.
+		if r := s.Do(platformtest.Request{Method: "GET", Path: "/api/v1/auth/context", Key: "platform_test_" + strings.Repeat("x", 40)}); r.Code() != "UNAUTHENTICATED" {
+			t.Fatalf("unknown key: %d %s", r.Status, r.Body)
+		} else {
+			credentialFailure(t, r, "api_key", "unknown", "not valid")
+		}
+		if r := s.Do(platformtest.Request{Method: "GET", Path: "/api/v1/auth/context"}); r.Code() != "UNAUTHENTICATED" {
+			t.Fatalf("no credential: %d %s", r.Status, r.Body)
+		} else {
+			credentialFailure(t, r, "none", "missing", "Authorization: Bearer")
 		}
 		// Secrets never appear in logs.
 		for _, sec := range []string{s.Boot.TestKey, created.Secret, rotated.Secret} {
@@ -183,4 +204,28 @@ func TestGatewayRejectsBadInput(t *testing.T) {
 		}
 		_ = fmt.Sprint
 	})
+}
+
+// credentialFailure fails t unless r's error names the credential that
+// failed and why (details.credential, details.reason), its message says
+// so in words containing phrase, and an API key's failure never speaks of
+// a session.
+func credentialFailure(t *testing.T, r *platformtest.Response, credential, reason, phrase string) {
+	t.Helper()
+	var env struct {
+		Error struct {
+			Message string         `json:"message"`
+			Details map[string]any `json:"details"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(r.Body, &env); err != nil {
+		t.Fatalf("%s: %v", r.Body, err)
+	}
+	e := env.Error
+	if r.Status != 401 || e.Details["credential"] != credential || e.Details["reason"] != reason || !strings.Contains(e.Message, phrase) {
+		t.Fatalf("credential failure = %d %s, want 401 naming %s, %s, %q", r.Status, r.Body, credential, reason, phrase)
+	}
+	if credential == "api_key" && strings.Contains(strings.ToLower(e.Message), "session") {
+		t.Fatalf("an API key's failure speaks of a session: %s", r.Body)
+	}
 }

@@ -215,7 +215,8 @@ func (g *Gateway[T]) authenticate(ctx context.Context, r *http.Request, rt Route
 		version = sa.AuthzVersion
 	default:
 		w.Header().Set("WWW-Authenticate", `Bearer realm="platform"`)
-		return fault.E(op, fault.Unauthenticated, "Send an API key or access token as Authorization: Bearer <credential>, or sign in.")
+		return fault.E(op, fault.Unauthenticated, "Send an API key or access token as Authorization: Bearer <credential>, or sign in.").
+			With("credential", "none").With("reason", "missing")
 	}
 	p.AuthzVersion = version
 	c.Principal = p

@@ -254,6 +254,11 @@ func contractSections[T transport.Tx](info Info, pages []transport.Route[T]) str
 		fmt.Fprintf(&b, " Records are kept for %s (`x-idempotency-retention-seconds`); a key reused after that starts a new request.",
 			transport.HumanDuration(info.IdempotencyRetention))
 	}
+	b.WriteString("\n\n## Authentication failures\n\nA 401 names the credential that failed and why: `details.credential` is " +
+		"`api_key`, `access_token`, `session` or `none` (nothing was sent), and `details.reason` is `missing`, `malformed`, " +
+		"`unknown`, `revoked` or `deleted` (an API key), `signed_out` (a session, or the session of an access token) or " +
+		"`expired`. An expired credential is SESSION_EXPIRED whatever its kind (an API key's secret rotated out and past its " +
+		"overlap, a session, an access token); every other failure is UNAUTHENTICATED. The presented credential is never echoed.")
 	if rl := info.RateLimits; rl != nil {
 		b.WriteString("\n\n")
 		rateLimitSection(&b, *rl)
