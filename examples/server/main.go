@@ -223,9 +223,10 @@ func run() error {
 	}
 
 	srv := newServer(*addr, p.Handler(), defaultTimeouts())
-	errc := make(chan error, 1)
-	go func() { errc <- srv.ListenAndServe() }()
-	log.Info("listening", "addr", "http://"+*addr, "docs", "http://"+*addr+"/api/docs/")
+	errc, err := listenAndServe(srv, *addr, log)
+	if err != nil {
+		return err
+	}
 	if sim != nil {
 		if err := sim.SetWebhookURL(loopbackURL(*addr) + "/internal/payments/test/webhook"); err != nil {
 			return err
@@ -517,4 +518,21 @@ func ensureDemo(ctx context.Context, p *platform.Platform, path string) (demo, e
 	}
 	fmt.Printf("Demo workspace created. Test API key (shown once; also in %s, with the owner's password):\n\n  %s\n\n", path, boot.TestKey)
 	return d, nil
+}
+
+// listenAndServe binds addr and only then logs that the host listens, with
+// the addresses of the API's docs page, OpenAPI document and client
+// collection; a failed bind is returned and nothing is logged. srv serves
+// the listener until it fails, which the returned channel reports.
+func listenAndServe(srv *http.Server, addr string, log *slog.Logger) (<-chan error, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	base := "http://" + ln.Addr().String()
+	log.Info("listening", "addr", base, "docs", base+"/api/docs/", "openapi", base+"/api/docs/openapi.json",
+		"collection", base+"/api/client-collection/")
+	return errc, nil
 }

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 )
@@ -43,4 +46,40 @@ func TestSlowHeaderClientIsDisconnected(t *testing.T) {
 		t.Fatal("the server kept a connection whose headers never ended")
 	}
 	t.Logf("disconnected after %v (ReadHeaderTimeout 200ms)", time.Since(start).Round(time.Millisecond))
+}
+
+// TestListeningIsLoggedOnlyAfterTheBind: a host whose address is taken
+// fails with the bind's error and never claims to listen; on a free
+// address it logs the address it really bound.
+func TestListeningIsLoggedOnlyAfterTheBind(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	var out bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&out, nil))
+	srv := newServer(taken.Addr().String(), http.NotFoundHandler(), defaultTimeouts())
+	if _, err := listenAndServe(srv, taken.Addr().String(), log); err == nil {
+		t.Fatal("a taken address was bound")
+	}
+	if strings.Contains(out.String(), "listening") {
+		t.Fatalf("the host claimed to listen on a taken address: %s", out.String())
+	}
+
+	srv = newServer("127.0.0.1:0", http.NotFoundHandler(), defaultTimeouts())
+	errc, err := listenAndServe(srv, "127.0.0.1:0", log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	line := out.String()
+	if !strings.Contains(line, "listening") || strings.Contains(line, ":0/") || !strings.Contains(line, "/api/docs/openapi.json") {
+		t.Fatalf("log = %q, want the bound address and the document's URL", line)
+	}
+	select {
+	case err := <-errc:
+		t.Fatalf("serve ended: %v", err)
+	default:
+	}
 }
