@@ -4,7 +4,7 @@
 // PATH, with ffmpeg's ebur128 filter for comparison.
 //
 //	soundmeter -in FILE.wav [-reference]
-//	soundmeter -generate [-duration 10m] [-keep] [-more] [-reference]
+//	soundmeter -generate [-duration 10m] [-keep | -out FILE.wav] [-more] [-reference]
 //
 // -more also times tempo, key and mastering (streaming profile) on the same
 // file, each a pass of its own, and prints the peak memory after them.
@@ -18,7 +18,9 @@
 // With -generate it first writes a music-like test programme (48 kHz
 // stereo 24-bit PCM: plucked tones on a beat with a bass line, noise
 // bursts and air, in sections of different level) to a temp file, measures
-// that, and removes it unless -keep is given.
+// that, and removes it unless -keep is given; -out writes it to FILE.wav
+// instead and keeps it (the README's sound walk-through uploads such a
+// file as mix.wav).
 //
 // It prints the four values (or why one is unavailable), the wall time of
 // decoding and measuring, and the process's peak resident memory (VmHWM
@@ -63,19 +65,29 @@ func run(args []string, out io.Writer) error {
 	generate := fs.Bool("generate", false, "first write a 48 kHz stereo 24-bit music-like test WAV to a temp file and measure it")
 	duration := fs.Duration("duration", 10*time.Minute, "length of the -generate programme")
 	keep := fs.Bool("keep", false, "keep the -generate file")
+	outPath := fs.String("out", "", "write the -generate file to this path and keep it")
 	more := fs.Bool("more", false, "also time tempo, key and streaming mastering on the same file, each its own pass")
 	reference := fs.Bool("reference", false, "also read the true peak with the independent reference meter of sound/dsp/dsptest (slow)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	path := *in
+	if *outPath != "" && !*generate {
+		return errors.New("-out names where -generate writes its file")
+	}
 	if *generate {
-		f, err := os.CreateTemp("", "soundmeter-*.wav")
+		var f *os.File
+		var err error
+		if *outPath != "" {
+			f, err = os.OpenFile(*outPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+		} else {
+			f, err = os.CreateTemp("", "soundmeter-*.wav")
+		}
 		if err != nil {
 			return err
 		}
 		path = f.Name()
-		if !*keep {
+		if !*keep && *outPath == "" {
 			defer os.Remove(path)
 		}
 		start := time.Now()
