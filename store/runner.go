@@ -15,7 +15,7 @@ import (
 // rather than in the first unit of work. Pass the runner where a domain's
 // Config takes its RunFunc:
 //
-//	operation.Config{Run: store.Runner[operation.Store](db), ...}
+//	sound.Config{Run: store.Runner[sound.Store](db), ...}
 func Runner[S any](db *DB) func(ctx context.Context, fn func(st S) error) error {
 	as := binding[S]()
 	return func(ctx context.Context, fn func(st S) error) error {

@@ -1,16 +1,16 @@
 // Package fielddoc carries the doc comments of struct fields into the
 // OpenAPI document. Generate reads, with go/build, go/parser and go/doc,
-// the Go source of a package and of every package of its module that it
-// imports, directly or not, and writes a Go file holding, for each struct
-// type with a json-tagged field, the doc comment of each documented field.
-// The schema builder of package transport reads that file (fieldDocs) to
-// describe each property of a reflected type.
+// the Go source of the given packages and of every package of their module
+// that they import, directly or not, and writes a Go file holding, for each
+// struct type with a json-tagged field, the doc comment of each documented
+// field. The schema builder of package transport/openapi reads that file
+// (fieldDocs) to describe each property of a reflected type.
 //
 // Why a generated file: the document is built at run time by reflection,
 // and a binary carries no comments, so they are copied into the source at
-// build time. The copy cannot drift: `go generate ./transport/openapi` rewrites
-// it, and a test in transport regenerates it in memory and fails when the
-// committed file differs. Struct tags (doc:"...") would have to repeat
+// build time. The copy cannot drift: `go generate ./transport/openapi`
+// rewrites it, and a test in transport/openapi regenerates it in memory and
+// fails when the committed file differs. Struct tags (doc:"...") would have to repeat
 // every comment by hand; parsing source at run time would need the source
 // beside the binary.
 //
