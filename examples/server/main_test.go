@@ -60,7 +60,7 @@ func TestListeningIsLoggedOnlyAfterTheBind(t *testing.T) {
 	var out bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&out, nil))
 	srv := newServer(taken.Addr().String(), http.NotFoundHandler(), defaultTimeouts())
-	if _, err := listenAndServe(srv, taken.Addr().String(), log); err == nil {
+	if _, _, err := listenAndServe(srv, taken.Addr().String(), log); err == nil {
 		t.Fatal("a taken address was bound")
 	}
 	if strings.Contains(out.String(), "listening") {
@@ -68,9 +68,12 @@ func TestListeningIsLoggedOnlyAfterTheBind(t *testing.T) {
 	}
 
 	srv = newServer("127.0.0.1:0", http.NotFoundHandler(), defaultTimeouts())
-	errc, err := listenAndServe(srv, "127.0.0.1:0", log)
+	errc, base, err := listenAndServe(srv, "127.0.0.1:0", log)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !strings.HasPrefix(base, "http://127.0.0.1:") || strings.HasSuffix(base, ":0") {
+		t.Fatalf("base = %q, want the bound address", base)
 	}
 	defer srv.Close()
 	line := out.String()
