@@ -2,7 +2,7 @@
 // through the HTTP API, as a wallet app would: on the example host started
 // with the loopback Solana cluster.
 //
-//	go run ./examples/server -chain-sim     # in one shell
+//	go run ./examples/server                # in one shell
 //	go run ./examples/chainpay              # in another
 //
 // It reads DATA/demo-credentials.json (the demo owner's email and password,
@@ -31,6 +31,17 @@
 // default), -mint, -timeout. A failed call prints the API's error code and
 // message. It prints the transaction's signature, never the keypair or the
 // password.
+//
+// Wallet modes play only the wallet's part, so that a shell can drive the
+// API with curl (the README's walk-through does): -wallet-address prints
+// the demo wallet's address; -sign-message TEXT prints the base58
+// signature of TEXT (a Sign-In With Solana challenge's message);
+// -sign-transaction MESSAGE signs an intent's prepared message (base64)
+// and prints the JSON body of POST /api/v1/transactions/{id}/submit;
+// -pay-uri URI builds the transfer a Solana Pay transfer request names (a
+// memo, then Token-2022 TransferChecked with the references appended),
+// signs it and sends it to the host's simulated cluster, whose address it
+// reads from DATA/services.json, and prints the signature.
 package main
 
 import (
@@ -81,10 +92,18 @@ func run() error {
 	credits := flag.String("credits", "100", "the credit pack to buy")
 	mint := flag.String("mint", "", "the payment mint (base58); empty means the test environment's deployed mint")
 	timeout := flag.Duration("timeout", 60*time.Second, "how long to wait for the payment to settle")
+	address := flag.Bool("wallet-address", false, "wallet mode: print the demo wallet's address and exit")
+	message := flag.String("sign-message", "", "wallet mode: print the base58 signature of this `text` and exit")
+	prepared := flag.String("sign-transaction", "", "wallet mode: sign this prepared `message` (base64) and print the submit route's JSON body")
+	payURI := flag.String("pay-uri", "", "wallet mode: pay this Solana Pay transfer request `URI` on the host's cluster and print the signature")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+
+	if *address || *message != "" || *prepared != "" || *payURI != "" {
+		return wallet(ctx, *data, *address, *message, *prepared, *payURI)
+	}
 
 	var cred credentials
 	credPath := filepath.Join(*data, "demo-credentials.json")
@@ -101,7 +120,7 @@ func run() error {
 	walletPath := filepath.Join(*data, "demo-wallet.json")
 	key, err := readKeypair(walletPath)
 	if err != nil {
-		return fmt.Errorf("read the demo wallet (start the host with -chain-sim first): %w", err)
+		return fmt.Errorf("read the demo wallet (start the host first): %w", err)
 	}
 	wallet := solana.PublicKeyFromBytes(key.Public().(ed25519.PublicKey)).String()
 
@@ -114,7 +133,7 @@ func run() error {
 			return fmt.Errorf("read the test environment's token deployment: %w", err)
 		}
 		if dep.Mint == nil {
-			return fmt.Errorf("the test environment has no deployed mint (state %s): start the host with -chain-sim", dep.State)
+			return fmt.Errorf("the test environment has no deployed mint (state %s): start the host with its Solana cluster (not -chain-sim=false)", dep.State)
 		}
 		*mint = *dep.Mint
 		fmt.Printf("Token: mint %s, %s.\n", *mint, dep.State)
@@ -252,6 +271,29 @@ func run() error {
 		fmt.Println(grant)
 	}
 	return nil
+}
+
+// wallet runs one wallet mode with the demo keypair in data.
+func wallet(ctx context.Context, data string, address bool, message, prepared, payURI string) error {
+	key, err := readKeypair(filepath.Join(data, "demo-wallet.json"))
+	if err != nil {
+		return fmt.Errorf("read the demo wallet (start the host first): %w", err)
+	}
+	switch {
+	case address:
+		walletAddress(os.Stdout, key)
+		return nil
+	case message != "":
+		signMessage(os.Stdout, key, message)
+		return nil
+	case prepared != "":
+		return signTransaction(os.Stdout, key, prepared)
+	}
+	rpcURL, err := clusterURL(data)
+	if err != nil {
+		return err
+	}
+	return payTransferRequest(ctx, os.Stdout, key, rpcURL, payURI)
 }
 
 // terminal reports whether an intent's business state is final.
