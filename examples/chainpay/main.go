@@ -22,7 +22,8 @@
 //     transfer fee, what the treasury receives, the recipient and network;
 //  5. signs the prepared message, builds the signed wire transaction and
 //     submits it with its signature for the platform to relay;
-//  6. polls the intent every 100ms until it is SETTLED or ends otherwise
+//  6. polls the intent every 100ms until it is SETTLED (or RECONCILED,
+//     which follows) or ends otherwise
 //     (at most -timeout), then prints the credits after, the difference and
 //     the ledger movement that granted them.
 //
@@ -218,7 +219,8 @@ func run() error {
 	submitted := time.Now()
 	fmt.Printf("Submitted: signature %s (%s, network %s)\n", signature, it.State, it.NetworkState)
 
-	// 6. Poll until the payment settles or ends otherwise.
+	// 6. Poll until the payment settles (or is reconciled already) or ends
+	// otherwise.
 	deadline := time.Now().Add(*timeout)
 	last := it.State + "/" + it.NetworkState
 	for !terminal(it.State) {
@@ -238,7 +240,7 @@ func run() error {
 			last = now
 		}
 	}
-	if it.State != "SETTLED" {
+	if it.State != "SETTLED" && it.State != "RECONCILED" { // RECONCILED follows SETTLED
 		detail := ""
 		if it.ChainError != nil {
 			detail += ", chain error " + *it.ChainError
@@ -299,7 +301,7 @@ func wallet(ctx context.Context, data string, address bool, message, prepared, p
 // terminal reports whether an intent's business state is final.
 func terminal(state string) bool {
 	switch state {
-	case "SETTLED", "EXPIRED", "FAILED", "REQUIRES_REVIEW":
+	case "SETTLED", "RECONCILED", "EXPIRED", "FAILED", "REQUIRES_REVIEW":
 		return true
 	}
 	return false
