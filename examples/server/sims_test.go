@@ -22,17 +22,7 @@ import (
 // simulator at an address that answers.
 func TestSimulatorsServeTheTestEnvironmentOnly(t *testing.T) {
 	data := t.TempDir()
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	s, err := startSimulators(context.Background(), simOptions{stripe: true, providers: true, advance: time.Second,
-		chain: true, slot: 50 * time.Millisecond}, data, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.close()
-	var cfg platform.Config
-	if err := s.wire(&cfg); err != nil {
-		t.Fatal(err)
-	}
+	s, cfg := startWired(t, simOptions{stripe: true, providers: true, advance: time.Second, chain: true, slot: 50 * time.Millisecond}, data)
 	if cfg.Payments.Test == nil || len(cfg.MusicProviders.Test) != 2 || len(cfg.MusicProviders.PlatformKeys.Test) != 2 ||
 		cfg.Chain.Test.Client == nil || len(cfg.AllowLoopback) != 2 {
 		t.Fatalf("the test environment is not wired to every simulator: %+v", cfg)
@@ -85,15 +75,7 @@ func TestSimulatorsServeTheTestEnvironmentOnly(t *testing.T) {
 // TestSimulatorsTurnOff: with every simulator turned off nothing starts,
 // and the test environment has no provider, cluster or loopback exception.
 func TestSimulatorsTurnOff(t *testing.T) {
-	s, err := startSimulators(context.Background(), simOptions{}, t.TempDir(), slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.close()
-	var cfg platform.Config
-	if err := s.wire(&cfg); err != nil {
-		t.Fatal(err)
-	}
+	s, cfg := startWired(t, simOptions{}, t.TempDir())
 	if cfg.Payments.Test != nil || cfg.MusicProviders.Test != nil || cfg.Chain.Test.Client != nil || cfg.AllowLoopback != nil {
 		t.Fatalf("a simulator was wired while off: %+v", cfg)
 	}
@@ -103,4 +85,20 @@ func TestSimulatorsTurnOff(t *testing.T) {
 	if len(m.Simulators) != 0 || !strings.Contains(out.String(), "No simulators") {
 		t.Fatalf("map = %+v\n%s", m, out.String())
 	}
+}
+
+// startWired starts the simulators o asks for, stopped when the test
+// ends, and wires them into an empty configuration.
+func startWired(t *testing.T, o simOptions, data string) (*simulators, platform.Config) {
+	t.Helper()
+	s, err := startSimulators(context.Background(), o, data, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.close)
+	var cfg platform.Config
+	if err := s.wire(&cfg); err != nil {
+		t.Fatal(err)
+	}
+	return s, cfg
 }
