@@ -174,19 +174,24 @@ type composer struct {
 // seed always gives the same score and another seed almost surely a
 // different one.
 func Compose(seed string, length time.Duration) Score {
-	length = min(max(length, MinLength), MaxLength)
 	r := newRNG(seed)
 	s := Score{Mode: pick(r, []Mode{Ionian, Aeolian, Lydian, Mixolydian}), Tempo: r.between(84, 136),
 		Pentatonic: r.chance(1, 3)}
 	s.Progression = slices.Clone(pick(r, s.Mode.progressions()))
-	s.Length = frameTime(framesFor(length))
+	s.Length = Length(length)
 	c := &composer{r: r, mode: s.Mode, eighth: time.Minute / time.Duration(2*s.Tempo)}
 	c.scale = harmonicsIn(melodyLo, melodyHi, s.Mode.melodyClasses(s.Pentatonic))
+	// Whole bars, the last of which rings to the end: a remainder of half
+	// a bar or more (or any, in a piece shorter than two bars) makes a
+	// last bar of its own; a shorter one lengthens the last bar.
 	bar := 8 * c.eighth
-	bars := max(1, int(s.Length/bar))
+	bars := int(s.Length / bar)
+	if rem := s.Length - time.Duration(bars)*bar; bars < 2 && rem > 0 || rem >= bar/2 {
+		bars++
+	}
 	for b := range bars {
 		d := s.Progression[b%len(s.Progression)]
-		if bars >= 4 && b == bars-1 {
+		if bars >= 2 && b == bars-1 {
 			d = 0
 		}
 		c.chords = append(c.chords, s.Mode.voice(d))

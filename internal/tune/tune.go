@@ -8,3 +8,10 @@ import "time"
 func Piece(seed string, length time.Duration) ([]byte, error) {
 	return Compose(seed, length).Encode()
 }
+
+// Length is the exact length of a piece asked for length: length clamped
+// to MinLength and MaxLength, rounded up to whole MPEG frames. It is the
+// Length of every Score Compose writes for length.
+func Length(length time.Duration) time.Duration {
+	return frameTime(framesFor(min(max(length, MinLength), MaxLength)))
+}
