@@ -66,15 +66,18 @@ type bitWriter struct {
 	n   int // bits written
 }
 
+// write appends the low bits bits of v.
 func (w *bitWriter) write(v uint32, bits int) {
-	for i := bits - 1; i >= 0; i-- {
+	for bits > 0 {
 		if w.n%8 == 0 {
 			w.buf = append(w.buf, 0)
 		}
-		if v>>uint(i)&1 != 0 {
-			w.buf[len(w.buf)-1] |= 0x80 >> uint(w.n%8)
-		}
-		w.n++
+		free := 8 - w.n%8
+		take := min(free, bits)
+		chunk := v >> uint(bits-take) & (1<<uint(take) - 1)
+		w.buf[len(w.buf)-1] |= byte(chunk << uint(free-take))
+		w.n += take
+		bits -= take
 	}
 }
 

@@ -253,9 +253,14 @@ func (mx *mixer) mixGranule(gr *granule, ps []partial) {
 			top = max(top, level[k])
 		}
 	}
+	var count [bandsCoded]int // lines kept per band
 	for k, v := range gr.line {
-		if v != 0 && level[k] < band[mx.bandOf[k]]-4*unit {
+		switch b := mx.bandOf[k]; {
+		case v == 0:
+		case level[k] < band[b]-4*unit:
 			gr.line[k] = 0
+		default:
+			count[b]++
 		}
 	}
 	low := (top + unit - 1) / unit
@@ -308,13 +313,9 @@ func (mx *mixer) mixGranule(gr *granule, ps []partial) {
 	// Keep the sum of the lines' amplitudes under peakLimit.
 	for ; gain > 0; gain-- {
 		sum := 0.0
-		for k, v := range gr.line {
-			if v != 0 {
-				b := mx.bandOf[k]
-				att := (gr.sf[b] + gr.preflag*pre[b]) * (2 + 2*gr.scale)
-				if g := gain - att; g >= 0 {
-					sum += mx.amp[g]
-				}
+		for b, n := range count {
+			if g := gain - (gr.sf[b]+gr.preflag*pre[b])*(2+2*gr.scale); n > 0 && g >= 0 {
+				sum += float64(n) * mx.amp[g]
 			}
 		}
 		if sum <= peakLimit {

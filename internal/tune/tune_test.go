@@ -91,6 +91,9 @@ func TestPieceIsMusicNotSilence(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if s.Length != tune.Length(8*time.Second) || s.Length < 8*time.Second || s.Length > 8*time.Second+27*time.Millisecond {
+			t.Errorf("%q: length %v, want 8 s rounded up to whole frames (%v)", seed, s.Length, tune.Length(8*time.Second))
+		}
 		x := decode(t, b)
 		if got, want := len(x), at(s.Length); got < want-2 || got > want+2 {
 			t.Errorf("%q: %d samples decoded, want %d (%v)", seed, len(x), want, s.Length)
