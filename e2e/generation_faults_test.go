@@ -754,8 +754,11 @@ func TestGenerationFaultF8StreamURL(t *testing.T) {
 		}
 		var res api.GenerationResult
 		r.Data(t, &res)
-		mp3 := provideratest.MP3(0)
 		for _, tr := range res.Tracks {
+			mp3, err := s.ProviderA.TrackMP3(op.task, tr.Index)
+			if err != nil {
+				t.Fatal(err)
+			}
 			c := s.Do(platformtest.Request{Method: "GET", Path: tr.ContentURL, Key: s.Boot.TestKey})
 			if c.Status != 200 || !bytes.Equal(c.Body, mp3) || tr.SizeBytes != int64(len(mp3)) {
 				t.Fatalf("track %d: %d, %d bytes, want the final MP3's %d", tr.Index, c.Status, len(c.Body), len(mp3))

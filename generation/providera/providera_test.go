@@ -169,7 +169,7 @@ func TestHappyPath(t *testing.T) {
 				t.Fatalf("legacy creditsConsumed = %v", *st.CreditsConsumed)
 			}
 			for _, tr := range st.Tracks {
-				if tr.ProviderTrackID == "" || tr.DurationMs != 2010 || tr.StreamURL == "" || tr.ImageURL == "" {
+				if tr.ProviderTrackID == "" || tr.DurationMs != r.sim.TrackLength().Round(10*time.Millisecond).Milliseconds() || tr.StreamURL == "" || tr.ImageURL == "" {
 					t.Fatalf("track = %+v", tr)
 				}
 				code, b := fetch(t, tr.AudioURL)

@@ -164,7 +164,7 @@ func TestHappyPath(t *testing.T) {
 	}
 	q := e.query(t, id) // duration as a number
 	for i, tr := range append(st.Tracks, q.Tracks...) {
-		if tr.DurationMs != 104880 || tr.AudioURL == "" || tr.ProviderTrackID == "" || tr.Model != "chirp-v5" {
+		if tr.DurationMs != e.sim.TrackLength().Round(10*time.Millisecond).Milliseconds() || tr.AudioURL == "" || tr.ProviderTrackID == "" || tr.Model != "chirp-v5" {
 			t.Fatalf("track %d = %+v", i, tr)
 		}
 	}

@@ -144,15 +144,19 @@ func TestAutoAdvanceRunsTaskToSuccess(t *testing.T) {
 	if env.Data.Status != "SUCCESS" || len(env.Data.Response.SunoData) != 2 {
 		t.Fatalf("record: status %s, %d tracks", env.Data.Status, len(env.Data.Response.SunoData))
 	}
-	for _, tr := range env.Data.Response.SunoData {
+	for n, tr := range env.Data.Response.SunoData {
 		resp, err := http.Get(tr.AudioURL)
 		if err != nil {
 			t.Fatal(err)
 		}
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if resp.StatusCode != 200 || !bytes.Equal(b, MP3(0)) {
-			t.Fatalf("GET %s: status %d, %d bytes", tr.AudioURL, resp.StatusCode, len(b))
+		want, err := s.TrackMP3(id, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.StatusCode != 200 || !bytes.Equal(b, want) {
+			t.Fatalf("GET %s: status %d, %d bytes, want track %d's %d", tr.AudioURL, resp.StatusCode, len(b), n, len(want))
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/creatormusic/platform/internal/simctl"
+	"github.com/creatormusic/platform/internal/tune"
 )
 
 // ErrUnknownTask is returned by control methods for a task id the
@@ -443,3 +444,26 @@ func controlError(w http.ResponseWriter, err error) {
 	}
 	simctl.WriteError(w, status, err.Error())
 }
+
+// TrackMP3 returns the MP3 of track n (0 or 1) of a task: the bytes its
+// final audio URL serves, whatever the task's stage or media faults.
+func (s *Server) TrackMP3(taskID string, n int) ([]byte, error) {
+	s.mu.Lock()
+	t, err := s.taskLocked(taskID)
+	var theme string
+	if err == nil {
+		theme = t.theme
+	}
+	s.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	if n < 0 || n > 1 {
+		return nil, fmt.Errorf("provideratest: track %d out of range", n)
+	}
+	return s.track(theme, taskID, n)
+}
+
+// TrackLength is the exact length of every track's MP3, the duration
+// records and callbacks report (rounded to 10 ms).
+func (s *Server) TrackLength() time.Duration { return tune.Length(s.cfg.TrackDuration) }

@@ -1,9 +1,11 @@
 package provideratest
 
-// MP3 returns a small valid MPEG-1 Layer III stream: frames of silence at
-// 128 kbps, 44.1 kHz, stereo, no CRC (header FF FB 90 00, 417 bytes per
-// frame, zeroed side information and main data). frames <= 0 means 77
-// frames (about two seconds).
+// MP3 returns a small valid MPEG-1 Layer III stream of silence, for tests
+// that need an MP3 served from elsewhere than the simulator (whose tracks
+// are composed pieces, see TrackMP3): frames at 128 kbps, 44.1 kHz,
+// stereo, no CRC (header FF FB 90 00, 417 bytes per frame, zeroed side
+// information and main data). frames <= 0 means 77 frames (about two
+// seconds).
 func MP3(frames int) []byte {
 	if frames <= 0 {
 		frames = 77

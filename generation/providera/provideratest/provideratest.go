@@ -17,7 +17,7 @@
 //	GET  /api/v1/generate/credit             balance (sunoapi)
 //	GET  /api/v1/chat/credit                 balance (kie, kie_market)
 //	GET  /media/{taskId}/{n}.mp3             final MP3 of track n (after SUCCESS)
-//	GET  /audiopipe/{taskId}/{n}             stream of track n (after FIRST_SUCCESS)
+//	GET  /audiopipe/{taskId}/{n}             stream of track n (after FIRST_SUCCESS): its MP3's first half
 //	GET  /image/{taskId}/{n}.jpeg            cover image
 //
 // Error codes follow the dialect: throttles are 405 (sunoapi; 430 is the
@@ -27,7 +27,11 @@
 // {code:422, msg:"recordInfo is null"} (kie) (F13).
 //
 // Each create bills Config.CreditsPerTask from the balance and yields a task
-// with two tracks. Creates are throttled by a sliding window of 20 per 10 s
+// with two tracks. A track's MP3 is a piece of music composed for it
+// (internal/tune), Config.TrackDuration long and seeded by the task's
+// prompt, style and title, its id and the track's index, so the two
+// tracks of a task sound different and a track sounds the same on every
+// GET; records and callbacks report its exact duration. Creates are throttled by a sliding window of 20 per 10 s
 // on the injected clock (F6; throttled creates are neither counted nor
 // created), and queries by 3 per second per task.
 //
@@ -109,6 +113,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"strconv"
@@ -117,6 +122,7 @@ import (
 	"time"
 
 	"github.com/creatormusic/platform/internal/simctl"
+	"github.com/creatormusic/platform/internal/tune"
 )
 
 // Dialects the simulator speaks.
@@ -192,6 +198,10 @@ type Config struct {
 	// due when the clock has moved AutoAdvance. Zero keeps tasks still
 	// until a test drives them (Advance, Complete, Fail...).
 	AutoAdvance time.Duration
+	// TrackDuration is the length of every track's MP3 (a piece composed
+	// for the track, see internal/tune; about 8 KB a second). Zero means
+	// 20 s.
+	TrackDuration time.Duration
 }
 
 // Endpoint names an API endpoint for fault injection.
@@ -266,6 +276,7 @@ type TaskInfo struct {
 type task struct {
 	id, callbackURL, model string
 	param                  string
+	theme                  string // the prompt, style and title: the tracks' seed
 	stage                  int
 	failed                 bool
 	failCode               int
@@ -292,7 +303,6 @@ type Server struct {
 	events *simctl.Events
 	fails  simctl.Script[Failure]       // by Endpoint
 	delays simctl.Script[time.Duration] // of creates
-	mp3    []byte
 
 	mu          sync.Mutex
 	closed      bool
@@ -353,11 +363,14 @@ func New(cfg Config) (*Server, error) {
 	if cfg.PollCap <= 0 {
 		cfg.PollCap = 3
 	}
+	if cfg.TrackDuration <= 0 {
+		cfg.TrackDuration = 20 * time.Second
+	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("provideratest: listen: %w", err)
 	}
-	s := &Server{cfg: cfg, url: "http://" + ln.Addr().String(), mp3: MP3(0),
+	s := &Server{cfg: cfg, url: "http://" + ln.Addr().String(),
 		run:     simctl.NewRunner(simctl.RunnerConfig{Clock: cfg.Clock}),
 		events:  simctl.NewEvents(simctl.EventsConfig{Clock: cfg.Clock}),
 		balance: cfg.Credits, tasks: map[string]*task{}}
@@ -575,7 +588,8 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
 	}
 	s.balance -= s.cfg.CreditsPerTask
 	t := &task{id: simctl.RandomHex(16), callbackURL: req.CallBackURL, model: model, param: string(raw),
-		cost: s.cfg.CreditsPerTask, created: now, drop: map[string]bool{}}
+		theme: strings.Join([]string{prompt, style, title}, "\x00"), cost: s.cfg.CreditsPerTask, created: now,
+		drop: map[string]bool{}}
 	s.tasks[t.id] = t
 	s.order = append(s.order, t.id)
 	s.createCount++
@@ -677,6 +691,7 @@ func (s *Server) handleMedia(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "forbidden", http.StatusForbidden)
 		return
 	}
+	theme := t.theme
 	s.mu.Unlock()
 	w.Header().Set("Content-Type", "audio/mpeg")
 	if mf.Empty {
@@ -684,21 +699,45 @@ func (s *Server) handleMedia(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(200)
 		return
 	}
-	w.Header().Set("Content-Length", strconv.Itoa(len(s.mp3)))
-	_, _ = w.Write(s.mp3)
+	b, err := s.track(theme, t.id, n)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	_, _ = w.Write(b)
 }
 
 func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
+	n, err := strconv.Atoi(r.PathValue("n"))
 	s.mu.Lock()
 	t, ok := s.tasks[r.PathValue("task")]
-	ready := ok && t.stage >= 2
+	ready := ok && t.stage >= 2 && err == nil && n >= 0 && n <= 1
+	var theme string
+	if ready {
+		theme = t.theme
+	}
 	s.mu.Unlock()
 	if !ready {
 		http.NotFound(w, r)
 		return
 	}
+	b, err := s.track(theme, t.id, n)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
 	w.Header().Set("Content-Type", "audio/mpeg")
-	_, _ = w.Write(s.mp3[:len(s.mp3)/2])
+	_, _ = w.Write(b[:len(b)/2])
+}
+
+// track composes and encodes track n of the task with id and theme.
+func (s *Server) track(theme, id string, n int) ([]byte, error) {
+	b, err := tune.Piece(strings.Join([]string{theme, id, strconv.Itoa(n)}, "\x00"), s.cfg.TrackDuration)
+	if err != nil {
+		return nil, fmt.Errorf("provideratest: track %d of %s: %w", n, id, err)
+	}
+	return b, nil
 }
 
 func (s *Server) handleImage(w http.ResponseWriter, r *http.Request) {
@@ -729,7 +768,7 @@ func (s *Server) itemLocked(t *task, n int, ready, snake bool) map[string]any {
 	image := fmt.Sprintf("%s/image/%s/%d.jpeg", s.url, t.id, n)
 	dur := 0.0
 	if ready {
-		dur = 2.01
+		dur = math.Round(tune.Length(s.cfg.TrackDuration).Seconds()*100) / 100
 	}
 	id := fmt.Sprintf("%s-%d", t.id[:12], n)
 	if snake {

@@ -139,6 +139,7 @@ func TestAutoAdvanceRunsTaskToSuccess(t *testing.T) {
 
 	var poll struct {
 		Data []struct {
+			ClipID   string `json:"clip_id"`
 			State    string `json:"state"`
 			AudioURL string `json:"audio_url"`
 		} `json:"data"`
@@ -157,8 +158,12 @@ func TestAutoAdvanceRunsTaskToSuccess(t *testing.T) {
 		}
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if resp.StatusCode != 200 || !bytes.Equal(b, providerbtest.MP3()) {
-			t.Fatalf("GET %s: status %d, %d bytes", c.AudioURL, resp.StatusCode, len(b))
+		want, err := s.ClipMP3(c.ClipID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.StatusCode != 200 || !bytes.Equal(b, want) {
+			t.Fatalf("GET %s: status %d, %d bytes, want the clip's %d", c.AudioURL, resp.StatusCode, len(b), len(want))
 		}
 	}
 }

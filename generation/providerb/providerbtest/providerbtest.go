@@ -6,8 +6,8 @@
 //	POST /api/v1/sonic/create        {task_type:create_music, custom_mode, mv, ...} → {message:"success", task_id}
 //	GET  /api/v1/sonic/task/{id}     {code:200, message:"success", data:[clip, clip]}
 //	GET  /api/v1/get-credits         {"credits": n, "extra_credits": m}
-//	GET  /media/{clip}.mp3           the final MP3 (real MPEG-1 Layer III frames)
-//	GET  /stream/{clip}              the stream link of a streaming clip (F8)
+//	GET  /media/{clip}.mp3           the final MP3: a piece of music composed for the clip
+//	GET  /stream/{clip}              the stream link of a streaming clip (F8): its MP3's first half
 //
 // Every API call needs Authorization: Bearer APIKey(), else 401
 // "Authorization header is missing." / "Invalid authorization format.". A
@@ -17,7 +17,12 @@
 //
 // # Lifecycle, driven by control methods (never by sleeps)
 //
-// Each create yields a task with two clips in state pending. Advance moves
+// Each create yields a task with two clips in state pending. A clip's MP3
+// is a piece of music composed for it (internal/tune), Config.TrackDuration
+// long and seeded by the task's prompt, description, tags and title, its id
+// and the clip's index, so the two clips of a task sound different and a
+// clip sounds the same on every GET; polls and webhooks report its exact
+// duration. Advance moves
 // every unfinished clip one state (pending → running → streaming →
 // succeeded), AdvanceClip one clip; Complete finishes every clip; Fail fails
 // every unfinished clip with a message (F7); Hang makes a task ignore
@@ -96,6 +101,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -107,6 +113,7 @@ import (
 
 	"github.com/creatormusic/platform/generation/providerb"
 	"github.com/creatormusic/platform/internal/simctl"
+	"github.com/creatormusic/platform/internal/tune"
 )
 
 // Clock tells the simulator the time (rate window, timestamps).
@@ -197,6 +204,10 @@ type Config struct {
 	// due when the clock has moved AutoAdvance. Zero keeps tasks still
 	// until a test drives them (Advance, Complete, Fail...).
 	AutoAdvance time.Duration
+	// TrackDuration is the length of every clip's MP3 (a piece composed
+	// for the clip, see internal/tune; about 8 KB a second). Zero means
+	// 20 s.
+	TrackDuration time.Duration
 }
 
 // Clip is a clip as the simulator holds it.
@@ -298,6 +309,9 @@ func New(cfg Config) (*Server, error) {
 	if s.credits == 0 && s.extra == 0 {
 		s.credits = 1000
 	}
+	if s.cfg.TrackDuration <= 0 {
+		s.cfg.TrackDuration = 20 * time.Second
+	}
 	if s.rateLimit < 0 || s.rateWindow < 0 {
 		return nil, errors.New("providerbtest: negative rate limit")
 	}
@@ -342,18 +356,42 @@ func (s *Server) Close() {
 	})
 }
 
-// MP3 returns the bytes served at every final audio URL: a valid MPEG-1
-// Layer III stream of silent frames (128 kb/s, 44.1 kHz, mono).
-func MP3() []byte {
-	const frames = 40
-	const flen = 144 * 128000 / 44100 // 417 bytes, no padding
-	out := make([]byte, 0, frames*flen)
-	for i := 0; i < frames; i++ {
-		f := make([]byte, flen)
-		f[0], f[1], f[2], f[3] = 0xFF, 0xFB, 0x90, 0xC4
-		out = append(out, f...)
+// TrackLength is the exact length of every clip's MP3, the duration polls
+// and webhooks report (rounded to 10 ms).
+func (s *Server) TrackLength() time.Duration { return tune.Length(s.cfg.TrackDuration) }
+
+// ClipMP3 returns a clip's MP3: the bytes its final audio URL serves,
+// whatever the clip's state or media faults.
+func (s *Server) ClipMP3(clipID string) ([]byte, error) {
+	s.mu.Lock()
+	seed, ok := s.clipSeedLocked(clipID)
+	s.mu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("providerbtest: unknown clip %q", clipID)
 	}
-	return out
+	return s.clipMP3(clipID, seed)
+}
+
+// clipSeedLocked returns the seed of a clip's piece: its task's prompt,
+// description, tags, title and id, and the clip's index. Callers hold mu.
+func (s *Server) clipSeedLocked(clipID string) (string, bool) {
+	for _, t := range s.tasks {
+		for i, c := range t.Clips {
+			if c.ID == clipID {
+				return strings.Join([]string{t.Prompt, t.Description, t.Tags, t.Title, t.ID, strconv.Itoa(i)}, "\x00"), true
+			}
+		}
+	}
+	return "", false
+}
+
+// clipMP3 composes and encodes a clip's piece.
+func (s *Server) clipMP3(clipID, seed string) ([]byte, error) {
+	b, err := tune.Piece(seed, s.cfg.TrackDuration)
+	if err != nil {
+		return nil, fmt.Errorf("providerbtest: clip %s: %w", clipID, err)
+	}
+	return b, nil
 }
 
 // ---- controls ----
@@ -656,7 +694,7 @@ func (s *Server) setURL(c *Clip) {
 		c.AudioURL = s.hs.URL + "/stream/" + c.ID
 	case providerb.StateSucceeded:
 		c.AudioURL = s.hs.URL + "/media/" + c.ID + ".mp3"
-		c.DurationSec = 104.88
+		c.DurationSec = math.Round(s.TrackLength().Seconds()*100) / 100
 	case providerb.StateFailed:
 		c.AudioURL = ""
 	}
@@ -971,6 +1009,7 @@ func (s *Server) handleMedia(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
+	seed, _ := s.clipSeedLocked(clipID)
 	m := s.media[clipID]
 	status := 0
 	empty := false
@@ -999,13 +1038,32 @@ func (s *Server) handleMedia(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Length", "0")
 		return
 	}
-	_, _ = w.Write(MP3())
+	b, err := s.clipMP3(clipID, seed)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	_, _ = w.Write(b)
 }
 
 func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 	// A stream link serves a partial stream and is never the final asset.
+	clipID := r.PathValue("clip")
+	s.mu.Lock()
+	seed, ok := s.clipSeedLocked(clipID)
+	s.mu.Unlock()
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	b, err := s.clipMP3(clipID, seed)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
 	w.Header().Set("Content-Type", "audio/mpeg")
-	_, _ = w.Write(MP3()[:417*2])
+	_, _ = w.Write(b[:len(b)/2])
 }
 
 // mountControl serves the control routes on mux (see the package doc).
