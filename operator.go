@@ -128,6 +128,7 @@ func (p *Platform) Bootstrap(ctx context.Context, in BootstrapInput) (Bootstrap,
 	if err != nil {
 		return Bootstrap{}, fmt.Errorf("platform: bootstrap: %w", err)
 	}
+	p.wake() // the free plan's first grants run now, not at the next poll
 	return out, nil
 }
 

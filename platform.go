@@ -103,6 +103,9 @@ type Config struct {
 	// PROVIDER_UNAVAILABLE. Checkout success and cancel pages are under
 	// BaseURL (/billing/checkout/{id}).
 	Payments billing.Providers
+	// PaymentTimeout bounds one call to a payment provider; past it the
+	// call fails with PROVIDER_TIMEOUT. Zero means 10 seconds.
+	PaymentTimeout time.Duration
 	// MusicProviders are the music provider adapters per environment
 	// (generation/providera, generation/providerb clients; simulators for
 	// test mode) and the platform-managed provider credentials. A provider

@@ -139,7 +139,7 @@ func (p *Platform) startBilling(cfg Config) error {
 	// never activates anything (only reconcile or a verified webhook does).
 	back := base + "/api/v1/saas/checkout/{CHECKOUT_ID}?environment={ENVIRONMENT}"
 	svc, err := billing.New(billing.Config{Plans: p.plans, Ledger: ledger.New(), Providers: cfg.Payments,
-		SuccessURL: back, CancelURL: back})
+		SuccessURL: back, CancelURL: back, ProviderTimeout: cfg.PaymentTimeout})
 	if err != nil {
 		return fmt.Errorf("platform: billing: %w", err)
 	}

@@ -14,6 +14,7 @@ import (
 )
 
 func TestTenantAndEnvironmentIsolation(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, platformtest.Options{}, func(t *testing.T, s *platformtest.System) {
 		other := s.Bootstrap("Other")
 		get := func(key, id string) *platformtest.Response {
@@ -52,6 +53,7 @@ func TestTenantAndEnvironmentIsolation(t *testing.T) {
 }
 
 func TestRoleChangeSeenOnNextRequest(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, platformtest.Options{}, func(t *testing.T, s *platformtest.System) {
 		ctx := context.Background()
 		list := func() *platformtest.Response {
@@ -88,6 +90,7 @@ func TestRoleChangeSeenOnNextRequest(t *testing.T) {
 }
 
 func TestAccessContextAndSaasMe(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, platformtest.Options{}, func(t *testing.T, s *platformtest.System) {
 		ask := func(key, path string) api.AccessDecision {
 			r := s.Do(platformtest.Request{Method: "GET", Path: "/api/v1/access/context?path=" + path, Key: key})
@@ -122,6 +125,7 @@ func TestAccessContextAndSaasMe(t *testing.T) {
 }
 
 func TestRateLimitAndBudget(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, platformtest.Options{}, func(t *testing.T, s *platformtest.System) {
 		setLimits := func(rpm, conc, budget int) {
 			if r := s.Do(platformtest.Request{Method: "PUT", Path: "/api/v1/api-keys/" + s.Boot.KeyID + "/limits", Key: s.Boot.TestKey,
@@ -150,6 +154,7 @@ func TestRateLimitAndBudget(t *testing.T) {
 }
 
 func TestOutboxRoutesForInternalKeys(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, platformtest.Options{}, func(t *testing.T, s *platformtest.System) {
 		ctx := context.Background()
 		_, internal, err := s.P.IssueInternalKey(ctx, s.Boot.TenantID, s.Boot.WorkspaceID, s.Boot.OwnerID, access.Test, "publisher")
@@ -218,6 +223,7 @@ func TestOutboxRoutesForInternalKeys(t *testing.T) {
 }
 
 func TestHealthReportsRealState(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, platformtest.Options{}, func(t *testing.T, s *platformtest.System) {
 		r := s.Do(platformtest.Request{Method: "GET", Path: "/api/v1/health/services", Key: s.Boot.TestKey})
 		var h api.HealthReport

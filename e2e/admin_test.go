@@ -95,6 +95,7 @@ func detail(r *platformtest.Response, key string) any {
 // TestAdminStory is the story: sign up, verify, log in, onboard to
 // free, invite a member, accept, change a role and read the audit log.
 func TestAdminStory(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, platformtest.Options{}, func(t *testing.T, s *platformtest.System) {
 		alice := signIn(t, s, "alice@example.com", "Alice")
 		wsID := onboard(t, s, &alice, "Alice Studio")
@@ -231,6 +232,7 @@ func TestAdminStory(t *testing.T) {
 }
 
 func TestOnboardingPlansAndRetries(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, platformtest.Options{}, func(t *testing.T, s *platformtest.System) {
 		p := signIn(t, s, "paid@example.com", "Paid")
 		body := map[string]any{"action": "create", "name": "Paid Studio", "goal": "label", "plan": "pro"}
@@ -286,6 +288,7 @@ func TestOnboardingPlansAndRetries(t *testing.T) {
 }
 
 func TestAdminRefusals(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, platformtest.Options{}, func(t *testing.T, s *platformtest.System) {
 		alice := signIn(t, s, "alice@example.com", "Alice")
 		onboard(t, s, &alice, "A")
@@ -387,6 +390,7 @@ func TestAdminRefusals(t *testing.T) {
 }
 
 func TestFreshAuthenticationForLiveKeys(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, platformtest.Options{}, func(t *testing.T, s *platformtest.System) {
 		boot, err := s.P.Bootstrap(context.Background(), platform.BootstrapInput{TenantName: "Fresh", WorkspaceName: "Fresh Studio",
 			OwnerEmail: "fresh@example.com", OwnerName: "Fresh Owner", LiveKey: true, Password: testPassword})
@@ -434,6 +438,7 @@ func TestFreshAuthenticationForLiveKeys(t *testing.T) {
 }
 
 func TestGrantSuperAdmin(t *testing.T) {
+	t.Parallel()
 	s := platformtest.New(t, platformtest.Options{})
 	ctx := context.Background()
 	if err := s.P.GrantSuperAdmin(ctx, "nobody@example.com"); err == nil {

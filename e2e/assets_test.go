@@ -74,6 +74,7 @@ func assetCount(t *testing.T, s *platformtest.System) int {
 }
 
 func TestAssetUploadAndDownload(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, platformtest.Options{}, func(t *testing.T, s *platformtest.System) {
 		wav := assettest.WAV(44100, 2, 44100*2)
 		r := upload(s, s.Boot.TestKey, "audio/wav", wav)
@@ -168,6 +169,7 @@ func TestAssetUploadAndDownload(t *testing.T) {
 }
 
 func TestAssetUploadRejects(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, platformtest.Options{MaxUploadBytes: 64 << 10}, func(t *testing.T, s *platformtest.System) {
 		wav := assettest.WAV(8000, 1, 8000)
 		mp3 := assettest.MP3(assettest.MP3Options{})
@@ -246,6 +248,7 @@ func rawUpload(t *testing.T, s *platformtest.System, key string, body []byte, an
 }
 
 func TestAssetScoping(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, platformtest.Options{}, func(t *testing.T, s *platformtest.System) {
 		r := upload(s, s.Boot.TestKey, "audio/wav", assettest.WAV(8000, 1, 800))
 		var a api.AssetView
@@ -266,6 +269,7 @@ func TestAssetScoping(t *testing.T) {
 // TestStaleUploadStagingIsCleaned checks that the platform's hourly job
 // removes staging files a crashed upload left behind, and only old ones.
 func TestStaleUploadStagingIsCleaned(t *testing.T) {
+	t.Parallel()
 	s := platformtest.New(t, platformtest.Options{Jobs: platform.JobsConfig{PollInterval: 20 * time.Millisecond}})
 	dir := filepath.Join(s.BlobDir, "tmp")
 	if err := os.MkdirAll(dir, 0o700); err != nil {

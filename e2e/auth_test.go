@@ -50,6 +50,7 @@ func dataOf(r *platformtest.Response) string {
 }
 
 func TestSignupVerifyLoginSessionsLogout(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, platformtest.Options{}, func(t *testing.T, s *platformtest.System) {
 		r := post(s, "/api/v1/auth/signup", map[string]string{"email": "Ada@Example.test", "password": authPassword, "name": "Ada"})
 		if r.Status != http.StatusAccepted {
@@ -155,6 +156,7 @@ func TestSignupVerifyLoginSessionsLogout(t *testing.T) {
 }
 
 func TestSignupDuplicateEmailAnswersAlike(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, platformtest.Options{}, func(t *testing.T, s *platformtest.System) {
 		first := post(s, "/api/v1/auth/signup", map[string]string{"email": "bo@example.test", "password": authPassword, "name": "Bo"})
 		again := post(s, "/api/v1/auth/signup", map[string]string{"email": "BO@example.test", "password": "another password here", "name": "Mallory"})
@@ -192,6 +194,7 @@ func codeFrom(t *testing.T, text string) string {
 }
 
 func TestVerificationCodeReusedExpiredUnknown(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, platformtest.Options{}, func(t *testing.T, s *platformtest.System) {
 		post(s, "/api/v1/auth/signup", map[string]string{"email": "cy@example.test", "password": authPassword, "name": "Cy"})
 		code := s.MailedCode("cy@example.test", "Verify")
@@ -215,6 +218,7 @@ func TestVerificationCodeReusedExpiredUnknown(t *testing.T) {
 }
 
 func TestPasswordResetIsSingleUseAndSignsOutEverywhere(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, platformtest.Options{}, func(t *testing.T, s *platformtest.System) {
 		s.Signup("eve@example.test", authPassword, "Eve")
 		cookie, token := s.Login("eve@example.test", authPassword)
@@ -256,6 +260,7 @@ func TestPasswordResetIsSingleUseAndSignsOutEverywhere(t *testing.T) {
 }
 
 func TestHandoffExchangesOnceWithinAMinute(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, platformtest.Options{}, func(t *testing.T, s *platformtest.System) {
 		s.Signup("fay@example.test", authPassword, "Fay")
 		_, token := s.Login("fay@example.test", authPassword)
@@ -297,6 +302,7 @@ func TestHandoffExchangesOnceWithinAMinute(t *testing.T) {
 }
 
 func TestHandoffCodeConcurrentExchangeYieldsOneSession(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, platformtest.Options{}, func(t *testing.T, s *platformtest.System) {
 		s.Signup("gus@example.test", authPassword, "Gus")
 		_, token := s.Login("gus@example.test", authPassword)
@@ -332,6 +338,7 @@ func TestHandoffCodeConcurrentExchangeYieldsOneSession(t *testing.T) {
 // off after 30 failures on any accounts; failures older than the window
 // do not add up.
 func TestLoginThrottleEngagesAndReleases(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, platformtest.Options{TrustProxy: true}, func(t *testing.T, s *platformtest.System) {
 		s.Signup("hal@example.test", authPassword, "Hal")
 		from := func(ip, email, pw string) *platformtest.Response {
@@ -403,6 +410,7 @@ func TestLoginThrottleEngagesAndReleases(t *testing.T) {
 }
 
 func TestRevokedSessionsTokensFail(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, platformtest.Options{}, func(t *testing.T, s *platformtest.System) {
 		s.Signup("ida@example.test", authPassword, "Ida")
 		c1, t1 := s.Login("ida@example.test", authPassword)
@@ -434,6 +442,7 @@ func TestRevokedSessionsTokensFail(t *testing.T) {
 }
 
 func TestUnknownEmailAndWrongPasswordLookAlike(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, platformtest.Options{}, func(t *testing.T, s *platformtest.System) {
 		s.Signup("jo@example.test", authPassword, "Jo")
 		wrong := post(s, "/api/v1/auth/login", map[string]string{"email": "jo@example.test", "password": "wrong password!"})
@@ -446,6 +455,7 @@ func TestUnknownEmailAndWrongPasswordLookAlike(t *testing.T) {
 }
 
 func TestAuthSecretsNeitherLoggedNorStored(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, platformtest.Options{}, func(t *testing.T, s *platformtest.System) {
 		post(s, "/api/v1/auth/signup", map[string]string{"email": "kit@example.test", "password": authPassword, "name": "Kit"})
 		verify := s.MailedCode("kit@example.test", "Verify")

@@ -879,14 +879,13 @@ func TestBillingLiveCheckoutUnavailable(t *testing.T) {
 
 // TestBillingReconcileProviderTimeout: the provider not answering in time
 // during reconcile is 504 PROVIDER_TIMEOUT with nothing activated, and the
-// next reconcile converges. It waits out the provider timeout (10 s) on
-// each dialect, so -short skips it.
+// next reconcile converges. It waits out the provider timeout, shortened
+// to 2 s, on each dialect.
 func TestBillingReconcileProviderTimeout(t *testing.T) {
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("waits out the 10 s provider timeout")
-	}
-	platformtest.Dialects(t, billingOptions(), func(t *testing.T, s *platformtest.System) {
+	o := billingOptions()
+	o.PaymentTimeout = 2 * time.Second
+	platformtest.Dialects(t, o, func(t *testing.T, s *platformtest.System) {
 		u := newPayer(t, s, "slow@example.test")
 		chk, session := u.checkout(t, s, "pro")
 		// Only the reconciles below ask the provider about the session.

@@ -18,6 +18,7 @@ import (
 // webhook) into one activation and one grant, saas/me, cancel, and a
 // direct activation refused.
 func TestBillingStory(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, platformtest.Options{}, func(t *testing.T, s *platformtest.System) {
 		const pw = "correct horse battery staple"
 		s.Signup("ada@example.test", pw, "Ada")
@@ -155,6 +156,7 @@ func TestBillingStory(t *testing.T) {
 // idempotency record, so concurrent retries with one key answer one
 // checkout, and a replay says so.
 func TestCheckoutIdempotentOutsideTransaction(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, platformtest.Options{}, func(t *testing.T, s *platformtest.System) {
 		const pw = "correct horse battery staple"
 		s.Signup("idem@example.test", pw, "Idem")

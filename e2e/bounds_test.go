@@ -172,6 +172,7 @@ func TestControlCharactersAreRefused(t *testing.T) {
 // complete, on the deadlines the gateway gives them from their size; an
 // ordinary JSON request that stalls its body past the read timeout is cut.
 func TestLargeTransfersOutliveServerTimeouts(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, platformtest.Options{}, func(t *testing.T, s *platformtest.System) {
 		const short, pause = 200 * time.Millisecond, 500 * time.Millisecond
 		srv := &http.Server{Handler: s.P.Handler(), ReadHeaderTimeout: short, ReadTimeout: short, WriteTimeout: short}

@@ -22,6 +22,7 @@ import (
 // document with the route table, and calls every documented operation to
 // prove the mux serves it.
 func TestDocumentListsExactlyThePublicRoutes(t *testing.T) {
+	t.Parallel()
 	s := platformtest.New(t, platformtest.Options{})
 	resp, err := http.Get(s.Server.URL + "/api/docs/openapi.json")
 	if err != nil {
@@ -66,6 +67,7 @@ func TestDocumentListsExactlyThePublicRoutes(t *testing.T) {
 }
 
 func TestToolingRoutes(t *testing.T) {
+	t.Parallel()
 	s := platformtest.New(t, platformtest.Options{})
 	get := func(path string) (*http.Response, []byte) {
 		resp, err := http.Get(s.Server.URL + path)
@@ -119,6 +121,7 @@ func TestToolingRoutes(t *testing.T) {
 // TestMonthlyBudgetSurvivesRestart spends a key's budget, restarts the
 // platform on the same database, and finds the budget still spent.
 func TestMonthlyBudgetSurvivesRestart(t *testing.T) {
+	t.Parallel()
 	s := platformtest.New(t, platformtest.Options{})
 	if r := s.Do(platformtest.Request{Method: "PUT", Path: "/api/v1/api-keys/" + s.Boot.KeyID + "/limits", Key: s.Boot.TestKey,
 		Body: map[string]any{"requestsPerMinute": 600, "maxConcurrentRequests": 4, "monthlyRequestBudget": 4}}); r.Status != 200 {
@@ -172,6 +175,7 @@ func (r *recorder) Write(b []byte) (int, error) {
 func (r *recorder) WriteHeader(s int) { r.status = s }
 
 func TestReceiptsAndRequestIDs(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, platformtest.Options{}, func(t *testing.T, s *platformtest.System) {
 		r, _ := createKey(t, s, s.Boot.TestKey, map[string]any{"name": "r", "scopes": []string{"read"}}, "")
 		if r.Status != 201 {
@@ -204,6 +208,7 @@ func TestReceiptsAndRequestIDs(t *testing.T) {
 // platform's own worker pool, removes records past their retention: the same
 // key then executes again.
 func TestIdempotencyRecordsArePruned(t *testing.T) {
+	t.Parallel()
 	s := platformtest.New(t, platformtest.Options{Jobs: platform.JobsConfig{PollInterval: 20 * time.Millisecond}})
 	body := map[string]any{"name": "once", "scopes": []string{"read"}}
 	_, first := createKey(t, s, s.Boot.TestKey, body, "prune-me")
@@ -231,6 +236,7 @@ func TestIdempotencyRecordsArePruned(t *testing.T) {
 // (the bootstrap key: its owner holds audit.read) sees the platform's monthly
 // test-credit grant in the workspace's activity, written by the job pool.
 func TestWorkspaceActivityShowsPlanGrants(t *testing.T) {
+	t.Parallel()
 	s := platformtest.New(t, platformtest.Options{Jobs: platform.JobsConfig{PollInterval: 20 * time.Millisecond}})
 	deadline := time.Now().Add(20 * time.Second)
 	for {

@@ -6,5 +6,7 @@
 //
 // The tests run on SQLite; with PLATFORM_TEST_POSTGRES_URL set they run a
 // second time on PostgreSQL, one fresh schema per test
-// (platformtest.Dialects). The package has no API of its own.
+// (platformtest.Dialects). Each test builds its own systems, so every test
+// runs in parallel (t.Parallel) but TestMeasureLoginMemory, which reads the
+// process's memory. The package has no API of its own.
 package e2e

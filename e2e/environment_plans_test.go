@@ -40,6 +40,7 @@ func freeOnly(entitlements []string) bool {
 // entitlements in test only; cancelled, it falls back to free at its period
 // end, in test only.
 func TestEnvironmentPlans(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, billingOptions(), func(t *testing.T, s *platformtest.System) {
 		u := newPayer(t, s, "envplans@example.test")
 		if me := u.me(t, s); !freeOnly(me.Entitlements) {

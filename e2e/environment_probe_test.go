@@ -101,6 +101,7 @@ func liveAuditRows(t *testing.T, s *platformtest.System, o *envOwner) (feeHash, 
 // none of the live ones (fee policy, invitation, join, role change made in
 // live mode); a live credential reads the live ones and not the test one.
 func TestAuditLogEnvironment(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, platformtest.Options{}, func(t *testing.T, s *platformtest.System) {
 		o := bootstrapOwner(t, s, "Audited")
 		s.Clock.Advance(time.Millisecond)
@@ -193,6 +194,7 @@ func outboxPages(t *testing.T, s *platformtest.System, key string, unpublished b
 // cannot mark a live event published (NOT_FOUND, the event stays
 // unpublished); the live internal key lists and marks it.
 func TestOutboxEnvironment(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, platformtest.Options{}, func(t *testing.T, s *platformtest.System) {
 		ctx := context.Background()
 		_, testInternal, err := s.P.IssueInternalKey(ctx, s.Boot.TenantID, s.Boot.WorkspaceID, s.Boot.OwnerID, access.Test, "test publisher")
@@ -359,6 +361,7 @@ func probePages(t *testing.T, s *platformtest.System, rt api.Route, pr probeRout
 // item of the live environment, appears in any answer. A list route the
 // probe does not know how to call fails it.
 func TestEnvironmentProbe(t *testing.T) {
+	t.Parallel()
 	opts := billingOptions()
 	opts.LiveSimulators = true
 	platformtest.Dialects(t, opts, func(t *testing.T, s *platformtest.System) {

@@ -18,6 +18,7 @@ import (
 // a revocation or a role change made through one host is enforced by the
 // other on its very next request.
 func TestSecondHostSeesChangesOnNextRequest(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, platformtest.Options{}, func(t *testing.T, s *platformtest.System) {
 		ctx := context.Background()
 		p2, err := platform.New(ctx, platform.Config{Store: s.DB, SecretKey: platformtest.SecretKey, BlobDir: s.BlobDir,
@@ -59,6 +60,7 @@ func TestSecondHostSeesChangesOnNextRequest(t *testing.T) {
 // TestNoPlaintextSecretAtRest creates, rotates and replays keys, then reads
 // every text and blob column of every table and finds no plaintext key.
 func TestNoPlaintextSecretAtRest(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, platformtest.Options{}, func(t *testing.T, s *platformtest.System) {
 		ctx := context.Background()
 		body := map[string]any{"name": "sealed", "scopes": []string{"read"}}

@@ -64,6 +64,7 @@ func sessionKey(t *testing.T, s *platformtest.System, cookie string, scopes ...s
 // scopes exceed what the caller may grant, and rotation needs the key made
 // on the caller's own authority or an administrator who holds it in full.
 func TestKeyManagementStaysWithinAuthority(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, platformtest.Options{}, func(t *testing.T, s *platformtest.System) {
 		alice := signIn(t, s, "alice@example.com", "Alice")
 		onboard(t, s, &alice, "Alice Studio")

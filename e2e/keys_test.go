@@ -28,6 +28,7 @@ func createKey(t *testing.T, s *platformtest.System, key string, body any, idem 
 }
 
 func TestAuthContextWithKey(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, platformtest.Options{}, func(t *testing.T, s *platformtest.System) {
 		r := s.Do(platformtest.Request{Method: "GET", Path: "/api/v1/auth/context", Key: s.Boot.TestKey})
 		if r.Status != 200 {
@@ -45,6 +46,7 @@ func TestAuthContextWithKey(t *testing.T) {
 }
 
 func TestKeyLifecycle(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, platformtest.Options{}, func(t *testing.T, s *platformtest.System) {
 		r, created := createKey(t, s, s.Boot.TestKey, map[string]any{"name": "ci", "scopes": []string{"keys:read"}}, "")
 		if r.Status != 201 || !strings.HasPrefix(created.Secret, "platform_test_") {
@@ -119,6 +121,7 @@ func TestKeyLifecycle(t *testing.T) {
 }
 
 func TestIdempotentCreate(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, platformtest.Options{}, func(t *testing.T, s *platformtest.System) {
 		body := map[string]any{"name": "dup", "scopes": []string{"keys:read"}}
 		const n = 50
@@ -165,6 +168,7 @@ func TestIdempotentCreate(t *testing.T) {
 }
 
 func TestGatewayRejectsBadInput(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, platformtest.Options{}, func(t *testing.T, s *platformtest.System) {
 		key := s.Boot.TestKey
 		cases := []struct {

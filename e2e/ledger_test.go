@@ -66,6 +66,7 @@ func ledgerPage(t *testing.T, s *platformtest.System, key, path string) (*platfo
 }
 
 func TestLedgerReads(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, platformtest.Options{}, func(t *testing.T, s *platformtest.System) {
 		ledgerSeed(t, s)
 		key := s.Boot.TestKey
@@ -180,6 +181,7 @@ func encodeTestCursor(id string) *string {
 }
 
 func TestLedgerDeveloperRefusedTreasury(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, platformtest.Options{}, func(t *testing.T, s *platformtest.System) {
 		ledgerSeed(t, s)
 		ctx := context.Background()

@@ -59,6 +59,7 @@ func servedDocument(t *testing.T, s *platformtest.System) []byte {
 // servers, and no operation path ends in a slash (the docs page and the
 // collection's landing page are described in info.description instead).
 func TestOpenAPILintFindingsGone(t *testing.T) {
+	t.Parallel()
 	s := platformtest.New(t, platformtest.Options{})
 	var doc struct {
 		Info struct {
@@ -100,6 +101,7 @@ func TestOpenAPILintFindingsGone(t *testing.T) {
 // rule that redocly.yaml does not accept (set to warn, with the reason in a
 // comment above it).
 func TestOpenAPIRedoclyLint(t *testing.T) {
+	t.Parallel()
 	node := requireRedocly(t)
 	accepted := acceptedLintWarnings(t)
 	s := platformtest.New(t, platformtest.Options{})
@@ -216,6 +218,7 @@ func acceptedLintWarnings(t *testing.T) map[string]bool {
 // providers' callback timestamp windows and the event catalogue, each with
 // the code's value.
 func TestOpenAPIDocumentStatesCodeDecisions(t *testing.T) {
+	t.Parallel()
 	s := platformtest.New(t, platformtest.Options{MaxUploadBytes: 3 << 20})
 	var doc struct {
 		Info struct {
@@ -352,6 +355,7 @@ func TestOpenAPIDocumentStatesCodeDecisions(t *testing.T) {
 // schema in the served document (components and inline) and fails on each
 // one without a description, listing them. It logs the counts.
 func TestOpenAPIEveryPropertyHasADescription(t *testing.T) {
+	t.Parallel()
 	s := platformtest.New(t, platformtest.Options{})
 	var doc any
 	if err := json.Unmarshal(servedDocument(t, s), &doc); err != nil {

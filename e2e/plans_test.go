@@ -18,6 +18,7 @@ import (
 // TestPlanCatalog reads the public catalog without a credential: free, pro
 // and studio with their monthly price versions, annual pricing unavailable.
 func TestPlanCatalog(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, platformtest.Options{}, func(t *testing.T, s *platformtest.System) {
 		r := s.Do(platformtest.Request{Method: "GET", Path: "/api/v1/saas/plans"})
 		if r.Status != 200 {
@@ -61,6 +62,7 @@ func TestPlanCatalog(t *testing.T) {
 // entitlements, its grant jobs (once per environment and period) and, run
 // by the platform's own workers, the grants booked on the credit ledger.
 func TestWorkspaceStartsOnFreePlan(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, platformtest.Options{}, func(t *testing.T, s *platformtest.System) {
 		ctx := context.Background()
 		r := s.Do(platformtest.Request{Method: "GET", Path: "/api/v1/saas/me", Key: s.Boot.TestKey})

@@ -64,6 +64,7 @@ func wantCode(t *testing.T, what string, r *platformtest.Response, status int, c
 // producing its code on a real route, the tie rule on a real route, and
 // that a refused call writes nothing.
 func TestDeclaredPolicyOnRealRoutes(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, billingOptions(), func(t *testing.T, s *platformtest.System) {
 		ctx := context.Background()
 		alice := signIn(t, s, "alice@example.com", "Alice")

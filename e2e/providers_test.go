@@ -89,6 +89,7 @@ func createCredential(s *platformtest.System, key string, body map[string]any, h
 }
 
 func TestProviderCredentials(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, platformtest.Options{}, func(t *testing.T, s *platformtest.System) {
 		key := s.Boot.TestKey
 		apiKey, callbackKey := s.ProviderB.APIKey(), "cb-secret-0123456789abcdef"
@@ -249,6 +250,7 @@ func TestProviderCredentials(t *testing.T) {
 }
 
 func TestProviderCredentialAuthority(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, platformtest.Options{}, func(t *testing.T, s *platformtest.System) {
 		_, err := s.P.Bootstrap(context.Background(), platform.BootstrapInput{TenantName: "Dev", WorkspaceName: "Dev Studio",
 			OwnerEmail: "dev-owner@example.com", OwnerName: "Dev Owner", Password: testPassword})
@@ -340,6 +342,7 @@ func providerStatus(t *testing.T, s *platformtest.System, id string) api.Provide
 // unreachable after a create met a 5xx, available once the provider
 // answered. Nothing is reported from configuration alone.
 func TestProvidersReportObservedReach(t *testing.T) {
+	t.Parallel()
 	platformtest.Dialects(t, gfOptions(), func(t *testing.T, s *platformtest.System) {
 		if p := providerStatus(t, s, "MUSIC_PROVIDER_A"); p.Status != "configured" || p.ObservedAt != nil {
 			t.Fatalf("before any call: %+v", p)

@@ -4,9 +4,14 @@
 // captured log, and a client that validates every response against the
 // OpenAPI document the platform serves. The platform's URL guard
 // (Config.AllowLoopback) and the adapters' guarded clients let through
-// exactly the simulators' loopback addresses, nothing else on loopback. At
-// cleanup it checks every outbox event the system wrote against
-// platform.EventCatalogue.
+// exactly the simulators' loopback addresses, nothing else on loopback. New
+// returns once the jobs due at start (the free plan's first grants) have
+// run, so that a test starts from a quiet system. At cleanup it checks
+// every outbox event the system wrote against platform.EventCatalogue.
+//
+// Systems are independent and may run in parallel tests; only the
+// compiled OpenAPI validators are shared within the process, one per
+// served document.
 package platformtest
 
 import (
@@ -26,7 +31,6 @@ import (
 
 	"github.com/creatormusic/platform/access"
 
-	"github.com/pb33f/libopenapi"
 	validator "github.com/pb33f/libopenapi-validator"
 
 	"github.com/creatormusic/platform"
@@ -43,6 +47,7 @@ import (
 	"github.com/creatormusic/platform/generation/providera/provideratest"
 	"github.com/creatormusic/platform/generation/providerb"
 	"github.com/creatormusic/platform/generation/providerb/providerbtest"
+	"github.com/creatormusic/platform/jobs"
 	"github.com/creatormusic/platform/outbox"
 	"github.com/creatormusic/platform/plan"
 	"github.com/creatormusic/platform/store"
@@ -85,6 +90,10 @@ type Options struct {
 	// stripetest simulator on loopback (on the fake clock) is the test
 	// account, reached through the stripepay adapter.
 	NoPayments bool
+	// PaymentTimeout bounds one call to the payment simulator
+	// (platform.Config.PaymentTimeout), so that a test of a provider that
+	// does not answer waits less than the default 10 seconds.
+	PaymentTimeout time.Duration
 	// Music configures both music provider simulators in test mode with
 	// platform-managed credentials (provider A in ProviderADialect, with its
 	// callback-signing key). Without it only provider B is configured, for
@@ -272,7 +281,7 @@ func New(t testing.TB, opts Options) *System {
 			cluster.AdvanceSlots(40) // the sale's accounts are finalized
 		}
 	}
-	cfg := platform.Config{Payments: payments, MusicProviders: music, Generation: gen, Chain: chainCfg,
+	cfg := platform.Config{Payments: payments, PaymentTimeout: opts.PaymentTimeout, MusicProviders: music, Generation: gen, Chain: chainCfg,
 		Store: db, SecretKey: SecretKey, Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Jobs: opts.Jobs, Keys: opts.Keys, SessionLimits: opts.SessionLimits, BlobDir: blobDir, MaxUploadBytes: opts.MaxUploadBytes,
 		Plans: opts.Plans, Mailer: mailer, Passwords: pw, BaseURL: "http://platform.test", InsecureCookies: true, TrustProxy: opts.TrustProxy,
@@ -305,10 +314,50 @@ func New(t testing.TB, opts Options) *System {
 		s.RPC = c
 	}
 	s.doc = s.loadValidator()
+	if !opts.Jobs.Disabled {
+		s.waitStartJobs()
+	}
 	// Registered last, so it runs first: while the platform and the
 	// database are still up.
 	t.Cleanup(s.checkEvents)
 	return s
+}
+
+// startWait bounds how long New waits for the jobs due at start.
+const startWait = 20 * time.Second
+
+// waitStartJobs waits until every job due when the system started (the
+// free plan's grants its bootstrap enqueued, for one) has run, so that a
+// test starts from a quiet system whose workspace holds its free credits.
+func (s *System) waitStartJobs() {
+	s.t.Helper()
+	ctx := context.Background()
+	now := s.Clock.Now()
+	deadline := time.Now().Add(startWait)
+	for {
+		var rows []struct {
+			Kind  string    `bun:"kind"`
+			State string    `bun:"state"`
+			RunAt time.Time `bun:"run_at"`
+		}
+		if err := s.DB.Read().IDB().NewRaw(`SELECT kind, state, run_at FROM jobs WHERE state IN (?, ?)`,
+			string(jobs.Available), string(jobs.Running)).Scan(ctx, &rows); err != nil {
+			s.t.Fatalf("jobs due at start: %v", err)
+		}
+		var due []string
+		for _, j := range rows {
+			if !j.RunAt.After(now) {
+				due = append(due, j.Kind+" ("+j.State+")")
+			}
+		}
+		if len(due) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("jobs due at start still pending after %s: %s", startWait, strings.Join(due, ", "))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // startPayments starts a payment provider simulator on clock, stopped at
@@ -437,6 +486,7 @@ func Dialects(t *testing.T, opts Options, fn func(t *testing.T, s *System)) {
 	}
 }
 
+// loadValidator returns the validator of the document the system serves.
 func (s *System) loadValidator() validator.Validator {
 	s.t.Helper()
 	resp, err := http.Get(s.Server.URL + "/api/docs/openapi.json")
@@ -448,13 +498,9 @@ func (s *System) loadValidator() validator.Validator {
 	if err != nil || resp.StatusCode != 200 {
 		s.t.Fatalf("fetch OpenAPI document: %d %v", resp.StatusCode, err)
 	}
-	doc, err := libopenapi.NewDocument(spec)
+	v, err := validators.get(spec)
 	if err != nil {
-		s.t.Fatalf("parse OpenAPI document: %v", err)
-	}
-	v, errs := validator.NewValidator(doc)
-	if len(errs) > 0 {
-		s.t.Fatalf("build validator: %v", errs)
+		s.t.Fatalf("OpenAPI document: %v", err)
 	}
 	return v
 }
