@@ -92,7 +92,7 @@ func run() error {
 	data := flag.String("data", "./data", "the host's data `folder` (demo-credentials.json, demo-wallet.json)")
 	credits := flag.String("credits", "100", "the credit pack to buy")
 	mint := flag.String("mint", "", "the payment mint (base58); empty means the test environment's deployed mint")
-	timeout := flag.Duration("timeout", 60*time.Second, "how long to wait for the payment to settle")
+	timeout := flag.Duration("timeout", 60*time.Second, "how long to wait for the payment to settle (with -pay-uri: for the cluster)")
 	address := flag.Bool("wallet-address", false, "wallet mode: print the demo wallet's address and exit")
 	message := flag.String("sign-message", "", "wallet mode: print the base58 signature of this `text` and exit")
 	prepared := flag.String("sign-transaction", "", "wallet mode: sign this prepared `message` (base64) and print the submit route's JSON body")
@@ -103,6 +103,8 @@ func run() error {
 	defer stop()
 
 	if *address || *message != "" || *prepared != "" || *payURI != "" {
+		ctx, cancel := context.WithTimeout(ctx, *timeout) // -pay-uri's calls to the cluster
+		defer cancel()
 		return wallet(ctx, *data, *address, *message, *prepared, *payURI)
 	}
 

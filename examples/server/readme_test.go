@@ -30,17 +30,8 @@ import (
 // line's comment names that error (`# 409 ...`), as the README's readers
 // are told to expect it.
 
-// readmeTools are the commands the walk-through needs, as the README's
-// set-up section lists them.
-var readmeTools = []string{"bash", "curl", "jq", "file", "cmp"}
-
-// readmeHostArgs are the host's flags in the run: a simulated music task
-// moves a stage every 300ms instead of 3s, so generating takes about two
-// seconds.
-var readmeHostArgs = []string{"-provider-sim-advance", "300ms"}
-
 // expectedError matches a comment naming an error status.
-var expectedError = regexp.MustCompile(`#\s*[45]\d\d\b`)
+const expectedError = `#\s*[45]\d\d\b`
 
 // readmeScript turns the README into the runner's bash script: the
 // runnable lines of its sh blocks at their own line numbers, with addr for
@@ -97,13 +88,14 @@ func hostSetup(block []string) bool {
 // answer: the command (which may continue over several lines) runs with
 // EXPECT_ERROR=1, which lets the curl through.
 func shellLines(block []string) []string {
+	expected := regexp.MustCompile(expectedError)
 	out := append([]string(nil), block...)
 	for i := 0; i < len(out); i++ {
 		first := i
 		for i < len(out)-1 && strings.HasSuffix(strings.TrimRight(out[i], " "), `\`) {
 			i++
 		}
-		if expectedError.MatchString(out[i]) && strings.HasPrefix(strings.TrimSpace(out[first]), "curl ") {
+		if expected.MatchString(out[i]) && strings.HasPrefix(strings.TrimSpace(out[first]), "curl ") {
 			out[first] = strings.Replace(out[first], "curl ", "EXPECT_ERROR=1 curl ", 1)
 		}
 	}
@@ -157,7 +149,9 @@ func TestReadmeScript(t *testing.T) {
 // two different MP3 takes, a verified mint, an activated subscription, and
 // both chain payments settled and matched.
 func TestReadme(t *testing.T) {
-	for _, tool := range readmeTools {
+	// The commands the walk-through needs, as the README's set-up section
+	// lists them.
+	for _, tool := range []string{"bash", "curl", "jq", "file", "cmp"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			if os.Getenv("PLATFORM_REQUIRE_README") == "1" {
 				t.Fatalf("the README walk-through needs %s: %v", tool, err)
@@ -186,8 +180,10 @@ func TestReadme(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer hostLog.Close()
-	host := exec.CommandContext(ctx, filepath.Join(bin, "server"), append([]string{"-addr", addr, "-data", filepath.Join(work, "data")},
-		readmeHostArgs...)...)
+	// A simulated music task moves a stage every 300ms instead of 3s, so
+	// generating takes about two seconds.
+	host := exec.CommandContext(ctx, filepath.Join(bin, "server"), "-addr", addr, "-data", filepath.Join(work, "data"),
+		"-provider-sim-advance", "300ms")
 	host.Dir, host.Stdout, host.Stderr = work, hostLog, hostLog
 	host.Cancel = func() error { return host.Process.Signal(os.Interrupt) }
 	host.WaitDelay = 20 * time.Second
