@@ -3,32 +3,24 @@ package e2e_test
 import (
 	"context"
 	"database/sql"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
-	"github.com/creatormusic/platform"
 	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/platformtest"
 	"github.com/creatormusic/platform/store"
 )
 
 // TestSecondHostSeesChangesOnNextRequest runs a second platform (its own
-// authority cache and limiter, as another host has) on the same database:
+// caches and limiter, and on PostgreSQL its own store, as another host
+// has) on the same database:
 // a revocation or a role change made through one host is enforced by the
 // other on its very next request.
 func TestSecondHostSeesChangesOnNextRequest(t *testing.T) {
 	t.Parallel()
 	platformtest.Dialects(t, platformtest.Options{}, func(t *testing.T, s *platformtest.System) {
 		ctx := context.Background()
-		p2, err := platform.New(ctx, platform.Config{Store: s.DB, SecretKey: platformtest.SecretKey, BlobDir: s.BlobDir,
-			Mailer: s.Mail, Passwords: platformtest.CheapPasswords()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer p2.Close()
-		host2 := httptest.NewServer(p2.Handler())
-		defer host2.Close()
+		host2 := s.AnotherHost()
 		on2 := func(key, path string) *platformtest.Response {
 			return s.DoAt(host2.URL, platformtest.Request{Method: "GET", Path: path, Key: key})
 		}

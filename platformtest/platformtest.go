@@ -158,8 +158,10 @@ type System struct {
 	// RPC reaches Cluster over HTTP, as the platform does.
 	RPC *solanarpc.Client
 	doc validator.Validator
-	// cfg is the platform's configuration, for SecondHost.
-	cfg platform.Config
+	// cfg is the platform's configuration, and pgURL the PostgreSQL
+	// database's URL ("" on SQLite), for SecondHost.
+	cfg   platform.Config
+	pgURL string
 }
 
 // SecondHost starts another platform on the system's database with the
@@ -168,8 +170,28 @@ type System struct {
 // returns the base URL it serves, for DoAt; it stops with the test.
 func (s *System) SecondHost() string {
 	s.t.Helper()
+	return s.AnotherHost().URL
+}
+
+// Host is another host of a System's deployment.
+type Host struct {
+	// URL is the base URL it serves.
+	URL string
+	// DB is its store: on PostgreSQL its own connection to the system's
+	// database, with its own pool, credential cache and notification
+	// listener, as a host on another machine has; on SQLite the system's
+	// own DB, since one process serves a SQLite database.
+	DB *store.DB
+}
+
+// AnotherHost is SecondHost, also returning the host's store.
+func (s *System) AnotherHost() Host {
+	s.t.Helper()
 	cfg := s.cfg
 	cfg.Jobs = platform.JobsConfig{Disabled: true}
+	if s.pgURL != "" {
+		cfg.Store = storetest.OpenPostgresAt(s.t, s.pgURL, s.Clock)
+	}
 	p, err := platform.New(context.Background(), cfg)
 	if err != nil {
 		s.t.Fatalf("second host: platform.New: %v", err)
@@ -179,7 +201,7 @@ func (s *System) SecondHost() string {
 		srv.Close()
 		p.Close()
 	})
-	return srv.URL
+	return Host{URL: srv.URL, DB: cfg.Store}
 }
 
 // SyncBuffer is a bytes.Buffer safe for concurrent writers.
@@ -212,9 +234,13 @@ func New(t testing.TB, opts Options) *System {
 		t.Skipf("%s=1: this pass runs the PostgreSQL systems alone; the SQLite pass runs this one", PostgresOnlyEnv)
 	}
 	clock := storetest.NewClock(storetest.Epoch)
-	var db *store.DB
+	var (
+		db    *store.DB
+		pgURL string
+	)
 	if opts.Postgres {
-		db = storetest.OpenPostgres(t, clock)
+		pgURL = storetest.PostgresURL(t)
+		db = storetest.OpenPostgresAt(t, pgURL, clock)
 	} else {
 		db = storetest.OpenSQLite(t, clock)
 	}
@@ -309,7 +335,7 @@ func New(t testing.TB, opts Options) *System {
 	}
 	s := &System{t: t, P: p, DB: db, Clock: clock, Server: srv, Boot: boot, Log: logs, BlobDir: blobDir, Mail: mailer, Stripe: sim, LiveStripe: liveSim,
 		ProviderB: provB, ProviderA: provA,
-		Cluster: cluster, Token: deployed, cfg: cfg}
+		Cluster: cluster, Token: deployed, cfg: cfg, pgURL: pgURL}
 	if c, ok := chainCfg.Test.Client.(*solanarpc.Client); ok && opts.Chain {
 		s.RPC = c
 	}

@@ -27,9 +27,11 @@ const GlobalAuthzScope = "global"
 // route policies) call it themselves. Provider credential writes raise it
 // too, for the caches keyed by it (store/credential.go).
 func (tx *Tx) AuthzBump(ctx context.Context, scope string) error {
-	_, err := tx.idb.NewRaw(`INSERT INTO authz_versions (scope, version) VALUES (?, 1)
-		ON CONFLICT (scope) DO UPDATE SET version = authz_versions.version + 1`, scope).Exec(ctx)
-	return errf("store.AuthzBump", err)
+	if _, err := tx.idb.NewRaw(`INSERT INTO authz_versions (scope, version) VALUES (?, 1)
+		ON CONFLICT (scope) DO UPDATE SET version = authz_versions.version + 1`, scope).Exec(ctx); err != nil {
+		return errf("store.AuthzBump", err)
+	}
+	return errf("store.AuthzBump", tx.credentialsChanged(ctx, "a:"+scope))
 }
 
 // AuthzVersion implements access.Store: the workspace's stamp plus the

@@ -141,7 +141,7 @@ func (tx *Tx) CodeConsume(ctx context.Context, purpose account.Purpose, digest s
 
 // SessionGet implements account.SessionReader.
 func (tx *Tx) SessionGet(ctx context.Context, id string) (account.Session, error) {
-	sa, err := tx.sessionBy(ctx, "store.SessionGet", "id", id)
+	sa, err := tx.sessionBy(ctx, "store.SessionGet", "id", "", id)
 	return sa.Session, err
 }
 
@@ -156,7 +156,7 @@ func (tx *Tx) SessionListActive(ctx context.Context, userID string, now time.Tim
 	defer rows.Close()
 	var out []account.Session
 	for rows.Next() {
-		sa, err := scanSession(rows)
+		sa, _, err := scanSession(rows)
 		if err != nil {
 			return nil, errf(op, err)
 		}
@@ -168,7 +168,10 @@ func (tx *Tx) SessionListActive(ctx context.Context, userID string, now time.Tim
 // SessionRevoke implements account.SessionAdmin.
 func (tx *Tx) SessionRevoke(ctx context.Context, id string, at time.Time) error {
 	res, err := tx.idb.NewRaw(`UPDATE sessions SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?`, at, id).Exec(ctx)
-	return affected("store.SessionRevoke", res, err)
+	if err := affected("store.SessionRevoke", res, err); err != nil {
+		return err
+	}
+	return errf("store.SessionRevoke", tx.credentialsChanged(ctx, "s:"+id))
 }
 
 // SessionRevokeOthers implements account.SessionAdmin and
@@ -181,13 +184,22 @@ func (tx *Tx) SessionRevokeOthers(ctx context.Context, userID, keepID string, at
 		return 0, errf(op, err)
 	}
 	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, errf(op, err)
+	}
+	if n > 0 {
+		err = tx.credentialsChanged(ctx, "u:"+userID)
+	}
 	return int(n), errf(op, err)
 }
 
 // SessionWorkspaceSet implements account.JoinStore.
 func (tx *Tx) SessionWorkspaceSet(ctx context.Context, id, workspaceID string) error {
 	res, err := tx.idb.NewRaw(`UPDATE sessions SET workspace_id = ? WHERE id = ?`, workspaceID, id).Exec(ctx)
-	return affected("store.SessionWorkspaceSet", res, err)
+	if err := affected("store.SessionWorkspaceSet", res, err); err != nil {
+		return err
+	}
+	return errf("store.SessionWorkspaceSet", tx.credentialsChanged(ctx, "s:"+id))
 }
 
 // ThrottleUpdate implements account.ThrottleStore. It makes every subject's row

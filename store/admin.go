@@ -218,8 +218,10 @@ func (tx *Tx) UserTenantSet(ctx context.Context, userID, tenantID string) error 
 	if err := affected(op, res, err); err != nil {
 		return err
 	}
-	_, err = tx.idb.NewRaw(`UPDATE sessions SET tenant_id = ? WHERE user_id = ?`, tenantID, userID).Exec(ctx)
-	return errf(op, err)
+	if _, err = tx.idb.NewRaw(`UPDATE sessions SET tenant_id = ? WHERE user_id = ?`, tenantID, userID).Exec(ctx); err != nil {
+		return errf(op, err)
+	}
+	return errf(op, tx.credentialsChanged(ctx, "u:"+userID))
 }
 
 // UserMembershipCount counts the workspaces userID is a member of.

@@ -119,9 +119,11 @@ func (tx *Tx) KeySecretInsert(ctx context.Context, s apikey.Secret) error {
 
 // KeySecretsExpire implements apikey.Store.
 func (tx *Tx) KeySecretsExpire(ctx context.Context, keyID, except string, at time.Time) error {
-	_, err := tx.idb.ExecContext(ctx, `UPDATE api_key_secrets SET expires_at = ?
-		WHERE key_id = ? AND digest <> ? AND (expires_at IS NULL OR expires_at > ?)`, at, keyID, except, at)
-	return errf("store.KeySecretsExpire", err)
+	if _, err := tx.idb.ExecContext(ctx, `UPDATE api_key_secrets SET expires_at = ?
+		WHERE key_id = ? AND digest <> ? AND (expires_at IS NULL OR expires_at > ?)`, at, keyID, except, at); err != nil {
+		return errf("store.KeySecretsExpire", err)
+	}
+	return errf("store.KeySecretsExpire", tx.credentialsChanged(ctx, "k:"+keyID))
 }
 
 // KeyGet implements apikey.Store.
@@ -182,7 +184,7 @@ func (tx *Tx) KeyUpdate(ctx context.Context, k apikey.Key, from apikey.Status) e
 	if n, _ := res.RowsAffected(); n != 1 {
 		return fault.E(op, fault.Conflict, "The key was changed by another request; retry.")
 	}
-	return nil
+	return errf(op, tx.credentialsChanged(ctx, "k:"+k.ID))
 }
 
 // UsageAdd adds request counts per key to the period's totals and stamps

@@ -14,27 +14,45 @@ import (
 )
 
 // keyAuthSQL reads, in one round trip, what authenticating a key needs:
-// the key, the presented secret's expiry and the workspace's authority
-// version (its own stamp plus the global one).
+// the key, the presented secret's expiry and the two authority stamps
+// covering the key's workspace (its own and the global one; missing rows
+// read 0).
 const keyAuthSQL = `SELECT k.id, k.tenant_id, k.workspace_id, k.environment, k.scopes, k.created_by_user_id,
 	k.internal, k.status, k.rate_per_minute, k.max_concurrent, k.monthly_budget, s.expires_at,
-	CAST(COALESCE((SELECT SUM(v.version) FROM authz_versions v WHERE v.scope IN (k.workspace_id, 'global')), 0) AS BIGINT)
+	CAST(COALESCE((SELECT v.version FROM authz_versions v WHERE v.scope = k.workspace_id), 0) AS BIGINT), ` + globalStamp + `
 	FROM api_key_secrets s JOIN api_keys k ON k.id = s.key_id WHERE s.digest = ?`
 
-// KeyAuth implements apikey.AuthStore through a prepared statement.
+// globalStamp selects the global authority stamp as a BIGINT column.
+const globalStamp = `CAST(COALESCE((SELECT v.version FROM authz_versions v WHERE v.scope = '` + GlobalAuthzScope + `'), 0) AS BIGINT)`
+
+// KeyAuth implements apikey.AuthStore. On the read handle it answers from
+// the credential cache (credcache.go) when it can, and keeps what it read
+// otherwise; in a transaction it always reads.
 func (tx *Tx) KeyAuth(ctx context.Context, digest string) (apikey.AuthRecord, error) {
 	const op = "store.KeyAuth"
+	cached := tx.cachedLookups()
+	var gen uint64
+	if cached {
+		c := tx.db.creds
+		if c.has("k"+digest) && c.current(ctx) {
+			if r, ok := c.key(digest, GlobalAuthzScope); ok {
+				return r, nil
+			}
+		}
+		gen = c.begin()
+	}
 	row := tx.queryRow(ctx, keyAuthSQL, digest)
 	var (
-		r       apikey.AuthRecord
-		env     string
-		scopes  string
-		status  string
-		expires sql.NullTime
+		r          apikey.AuthRecord
+		env        string
+		scopes     string
+		status     string
+		expires    sql.NullTime
+		wsv, globv int64
 	)
 	k := &r.Key
 	err := row.Scan(&k.ID, &k.TenantID, &k.WorkspaceID, &env, &scopes, &k.CreatedByUserID, &k.Internal, &status,
-		&k.Limits.RequestsPerMinute, &k.Limits.MaxConcurrentRequests, &k.Limits.MonthlyRequestBudget, &expires, &r.AuthzVersion)
+		&k.Limits.RequestsPerMinute, &k.Limits.MaxConcurrentRequests, &k.Limits.MonthlyRequestBudget, &expires, &wsv, &globv)
 	if errors.Is(err, sql.ErrNoRows) {
 		return apikey.AuthRecord{}, fault.E(op, fault.NotFound, "")
 	}
@@ -49,6 +67,13 @@ func (tx *Tx) KeyAuth(ctx context.Context, digest string) (apikey.AuthRecord, er
 	if expires.Valid {
 		t := expires.Time.UTC()
 		r.Secret.ExpiresAt = &t
+	}
+	r.AuthzVersion = wsv + globv
+	if cached {
+		keep := r
+		keep.Key.Scopes = slices.Clone(k.Scopes)
+		tx.db.creds.put(gen, "k"+digest, &credEntry{key: &keep, tags: []string{"k:" + k.ID}},
+			map[string]int64{k.WorkspaceID: wsv, GlobalAuthzScope: globv})
 	}
 	return r, nil
 }

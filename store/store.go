@@ -93,6 +93,9 @@ type DB struct {
 	group *committer
 	// scopeSets keeps API keys' decoded scope lists (keyauth.go).
 	scopeSets scopeSets
+	// creds caches verified credentials and authority versions
+	// (credcache.go).
+	creds *credCache
 }
 
 // Options are the dialect-independent settings of a DB.
@@ -110,6 +113,12 @@ type Options struct {
 	// store sets it: its single writer then writes shared pages to the WAL
 	// once per group instead of once per unit.
 	GroupCommit bool
+	// Shared says other processes write the database too (hosts sharing
+	// PostgreSQL): every change of a credential or an authority version is
+	// then logged, and the credential cache reads the log before it
+	// answers (credcache.go). False means this process is the database's
+	// only host (SQLite): its own writes are all the changes there are.
+	Shared bool
 }
 
 // New wraps opened bun handles. Dialect packages call it after migrating;
@@ -123,7 +132,10 @@ func New(d Dialect, write, read *bun.DB, opts Options) *DB {
 		read = write
 	}
 	db := &DB{dialect: d, write: write, read: read, clock: c, committedFunc: opts.CommittedFunc, closer: opts.Closer,
-		writeStmts: newStmtCache(write.DB, d)}
+		writeStmts: newStmtCache(write.DB, d), creds: newCredCache()}
+	if opts.Shared {
+		db.creds.sync = &changeReader{db: db, c: db.creds}
+	}
 	db.readStmts = db.writeStmts
 	if read != write {
 		db.readStmts = newStmtCache(read.DB, d)
@@ -182,7 +194,10 @@ type Tx struct {
 	// beforeCommit runs after the unit of work's function succeeded, just
 	// before the commit, in order.
 	beforeCommit []func(ctx context.Context) error
-	seq          id.Sequence
+	// credTags are the credential changes of this unit of work
+	// (credcache.go).
+	credTags []string
+	seq      id.Sequence
 }
 
 // NewID returns a new identifier with prefix; identifiers made by one unit

@@ -70,7 +70,7 @@ func Open(ctx context.Context, cfg Config) (*store.DB, error) {
 		bdb.Close()
 		return nil, err
 	}
-	db := store.New(store.Postgres, bdb, bdb, store.Options{Clock: cfg.Clock})
+	db := store.New(store.Postgres, bdb, bdb, store.Options{Clock: cfg.Clock, Shared: true})
 	if err := store.Migrate(ctx, bdb, ms, migrationLock, db.Now()); err != nil {
 		bdb.Close()
 		return nil, fmt.Errorf("postgres: %w", err)

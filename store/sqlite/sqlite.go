@@ -13,6 +13,14 @@
 // group and other access away from an existing database file and its
 // -wal, -shm and -journal files. A file whose mode it cannot change fails
 // Open.
+//
+// One DB serves a database file at a time. The store keeps verified
+// credentials in memory and drops them on its own writes (store's
+// credential cache), which is exact only if no other process or DB writes
+// the file: Open takes an exclusive lock on the file beside it named
+// after it with "-lock" appended, held until Close, and fails with
+// ErrInUse while another holds it. Several hosts share one PostgreSQL
+// database instead.
 package sqlite
 
 import (
@@ -21,6 +29,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/url"
 	"os"
@@ -84,14 +93,28 @@ func ownerOnly(path string) error {
 	return nil
 }
 
+// ErrInUse is Open's error when another DB, in this process or another,
+// serves the database file.
+var ErrInUse = errors.New("sqlite: the database is open in another DB or process; one process serves a SQLite database (run several hosts on PostgreSQL)")
+
 // Open opens (creating if needed) the database at cfg.Path and migrates it.
-func Open(ctx context.Context, cfg Config) (*store.DB, error) {
+// It fails with ErrInUse while another DB has the file open.
+func Open(ctx context.Context, cfg Config) (db *store.DB, err error) {
 	if cfg.Path == "" {
 		return nil, fmt.Errorf("sqlite: Path is required")
 	}
 	if err := ownerOnly(cfg.Path); err != nil {
 		return nil, err
 	}
+	lock, err := lockFile(cfg.Path)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			lock.Close()
+		}
+	}()
 	busy := cfg.BusyTimeoutMillis
 	if busy == 0 {
 		busy = 5000
@@ -130,8 +153,8 @@ func Open(ctx context.Context, cfg Config) (*store.DB, error) {
 		write.Close()
 		return nil, err
 	}
-	db := store.New(store.SQLite, write, nil, store.Options{Clock: cfg.Clock})
-	if err := store.Migrate(ctx, write, ms, "", db.Now()); err != nil {
+	mdb := store.New(store.SQLite, write, nil, store.Options{Clock: cfg.Clock})
+	if err := store.Migrate(ctx, write, ms, "", mdb.Now()); err != nil {
 		write.Close()
 		return nil, fmt.Errorf("sqlite: %w", err)
 	}
@@ -152,5 +175,18 @@ func Open(ctx context.Context, cfg Config) (*store.DB, error) {
 	csql.SetMaxOpenConns(1)
 	csql.SetMaxIdleConns(1)
 	ckpt := startCheckpointer(csql)
-	return store.New(store.SQLite, write, read, store.Options{Clock: cfg.Clock, CommittedFunc: ckpt.committed, Closer: ckpt, GroupCommit: true}), nil
+	closer := closers{ckpt, lock}
+	return store.New(store.SQLite, write, read, store.Options{Clock: cfg.Clock, CommittedFunc: ckpt.committed, Closer: closer, GroupCommit: true}), nil
+}
+
+// closers closes each of its members in order.
+type closers []io.Closer
+
+// Close closes every member and joins their errors.
+func (cs closers) Close() error {
+	var err error
+	for _, c := range cs {
+		err = errors.Join(err, c.Close())
+	}
+	return err
 }

@@ -86,7 +86,15 @@ func withSearchPath(t testing.TB, base, schema string) string {
 // OpenPostgres opens a migrated database in a fresh schema (see PostgresURL).
 func OpenPostgres(t testing.TB, clock store.Clock) *store.DB {
 	t.Helper()
-	db, err := postgres.Open(context.Background(), postgres.Config{URL: PostgresURL(t), Clock: clock, MaxConns: 8})
+	return OpenPostgresAt(t, PostgresURL(t), clock)
+}
+
+// OpenPostgresAt opens the database at url (a URL from PostgresURL), as
+// one more host on it does: its own pool and caches. It is closed at
+// cleanup.
+func OpenPostgresAt(t testing.TB, url string, clock store.Clock) *store.DB {
+	t.Helper()
+	db, err := postgres.Open(context.Background(), postgres.Config{URL: url, Clock: clock, MaxConns: 8})
 	if err != nil {
 		t.Fatalf("open postgres: %v", err)
 	}
