@@ -34,15 +34,22 @@ type tableWrites struct {
 //     reserve movement with its two postings (store.LedgerMovementInsert),
 //     its ledger.movement_posted outbox event (store.OutboxInsert), and the
 //     workspace's credit and reserved balances, each changed by one UPDATE
-//     (store.LedgerAccountsApply; the accounts exist once credits were
-//     granted, so PostgreSQL's opening insert writes nothing).
+//     (store.LedgerAccountsApply; PostgreSQL's insert that opens missing
+//     accounts writes nothing once both exist).
 //
-// Nothing else is written per accept: the key's monthly request count
-// (api_key_usage) is flushed in batches, not per request. The bench counts
-// what the accept writes on every run (probeAccept) and prints any
-// difference from this list; when the accept path changes, change this
-// list and the statements of rowsAnchor.inserts and its balance changes
-// with it (the bench checks them too, probeAnchor).
+// Nothing else is written per accept. The key's monthly request count
+// (api_key_usage) and its last use (api_keys.last_used_at) are written by
+// the gateway's limiter in batches, every
+// platform.Config.UsageFlushInterval, not per request: when a flush falls
+// within a count, the bench prints those rows apart, as not once per
+// accept. The credits account exists from the workspace's first grant;
+// its first reservation opens the reserved account (one ledger_accounts
+// insert, once per workspace); the counts begin after it.
+//
+// The bench counts what the accept writes on every run (probeAccept) and
+// prints any difference from this list. When the accept path changes,
+// change this list, and the statements of rowsAnchor.inserts and its
+// balance changes with it; the bench counts those too (rowsRunner.run).
 func acceptWrites() []tableWrites {
 	return []tableWrites{
 		{table: "generation_operations", inserts: 1},
