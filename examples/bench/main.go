@@ -30,8 +30,14 @@
 //  6. idempotent POST /api/v1/music/generate (a unique Idempotency-Key per
 //     request) on a second platform instance on the same store whose job
 //     pool is disabled (platform.JobsConfig{Disabled: true}), so no
-//     dispatch job competes with the accept path: requests/second (202s
-//     only), p50 and p99; on SQLite also what the store's single writer
+//     dispatch job competes with the accept path. First, untimed, the
+//     rows it writes: after one accept, 20 sequential accepts with a
+//     counting trigger on every platform table (installed for them and
+//     dropped before anything is timed), printed per accept and table
+//     (+inserts ~updates -deletes) beside the list the rows anchor of
+//     measurement 8 writes (acceptWrites, writes.go), with any difference
+//     flagged. Then the accepts: requests/second (202s only), p50 and
+//     p99; on SQLite also what the store's single writer
 //     did meanwhile (store.DB.WriterStats): the share of the run it was
 //     busy, its time per accept and the units per group commit. First
 //     with every client on the bootstrap workspace, then with -clients
@@ -49,7 +55,9 @@
 //     ratio accept/bare (bare transactions) against the goal (at least
 //     25%) and the accept p99 against the goal (under 20 ms);
 //  8. the anchor of the accept rate: bare transactions that write the
-//     rows one accept writes, and nothing else (rows.go). Each unit writes
+//     rows one accept writes, and nothing else (rows.go; the rows are
+//     listed once, in acceptWrites, and the same trigger count as in
+//     measurement 6 checks 20 units against that list). Each unit writes
 //     a generation operation and its dispatch job (operation.Accept), the
 //     request receipt and the idempotency record with the 202 answer (the
 //     gateway's complete), the reserve movement with its two postings and
@@ -78,12 +86,16 @@
 //     rows, as the accepts of one workspace do; on PostgreSQL the units
 //     queue for the rows' locks, with no admission in front of them) and
 //     with the workspaces of measurement 6, one per client:
-//     transactions/second, p50 and p99. Then the ratio accept/rows for one
-//     and for -clients workspaces, of the bare transactions and of the
-//     units through store.DB.InTx, each against the goal (at least 50%).
-//     On SQLite the accepts commit in groups, as the units through
-//     store.DB.InTx do, so they may pass the bare transactions, which
-//     commit one at a time;
+//     transactions/second, p50 and p99. Then, for one and for -clients
+//     workspaces, the ratio accept/same-rows bare against the goal (at
+//     least 50%) with the accept p99 against its goal (under 20 ms) beside
+//     the bare p99, and the ratio to the units through store.DB.InTx
+//     against the same 50%. On SQLite the accepts commit in groups, as
+//     the units through store.DB.InTx do, so they may pass the bare
+//     transactions, which commit one at a time; on PostgreSQL the accepts
+//     of one workspace pass an admission queue (operation.Service.Admit)
+//     before they take the balance rows' locks, so they may pass units
+//     that all wait on those locks at once;
 //  9. measurements 1 to 8 again on PostgreSQL when -postgres names a
 //     server (the gateway's GET beside its own bare handler run, so that
 //     each database's ratio is printed): the bench creates a fresh schema
@@ -417,6 +429,14 @@ func acceptBesideBare(ctx context.Context, db *store.DB, openBare func() (*sql.D
 		return accepts{}, err
 	}
 	defer sys.close()
+	raw, insert, err := openBare()
+	if err != nil {
+		return accepts{}, err
+	}
+	defer raw.Close()
+	if err := probeAccept(ctx, db.Dialect(), raw, sys, name); err != nil {
+		return accepts{}, err
+	}
 	stopProfile, err := profile(profilePath)
 	if err != nil {
 		return accepts{}, err
@@ -445,11 +465,6 @@ func acceptBesideBare(ctx context.Context, db *store.DB, openBare func() (*sql.D
 	}); err != nil {
 		return accepts{}, fmt.Errorf("create bench_pairs: %w", err)
 	}
-	raw, insert, err := openBare()
-	if err != nil {
-		return accepts{}, err
-	}
-	defer raw.Close()
 	bare := measureOps(ctx, cfg.clients, cfg.duration, func(ctx context.Context, c, i int) error {
 		id := fmt.Sprintf("%s-%d-%d", sys.runID, c, i)
 		tx, err := raw.BeginTx(ctx, nil)
