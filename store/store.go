@@ -34,6 +34,9 @@
 // are live: sessions act in live mode unless a request asks for test, and
 // that is where workspace authority is real.
 //
+// Credentials: lookups of API keys and sessions on the read handle are
+// answered from memory and exact on every host; see credcache.go.
+//
 // The methods of Tx are named noun-first (KeyInsert, OutboxList) and are not
 // a stable API for embedders: they are the seam between domains and SQL.
 package store
