@@ -207,6 +207,7 @@ type config struct {
 	acceptProfile string
 	pgProfile     string
 	only          string
+	gatewayOnly   bool
 	generations   int
 	advance       time.Duration
 }
@@ -220,6 +221,7 @@ func main() {
 	flag.StringVar(&cfg.acceptProfile, "accept-cpuprofile", "", "write a CPU profile of the SQLite generate accept measurement to this file")
 	flag.StringVar(&cfg.pgProfile, "postgres-accept-cpuprofile", "", "write a CPU profile of the PostgreSQL generate accept measurement to this file")
 	flag.StringVar(&cfg.only, "only", "", "run only the sqlite or the postgres measurements")
+	flag.BoolVar(&cfg.gatewayOnly, "gateway-only", false, "run only the gateway GET beside bare net/http, on each database")
 	flag.IntVar(&cfg.generations, "generations", 20, "sequential generations of the accept-to-completed measurement")
 	flag.DurationVar(&cfg.advance, "advance", 50*time.Millisecond, "the provider simulators' AutoAdvance: time per task stage")
 	flag.Parse()
@@ -310,7 +312,7 @@ func runSQLite(ctx context.Context, db *store.DB, path string, client *http.Clie
 		return err
 	}
 	defer sys.close()
-	if err := gatewayBesideBare(ctx, client, sys, cfg, "sqlite", cfg.cpuProfile); err != nil {
+	if err := gatewayBesideBare(ctx, client, sys, cfg, "sqlite", cfg.cpuProfile); err != nil || cfg.gatewayOnly {
 		return err
 	}
 	post := measure(ctx, client, cfg.clients, cfg.duration, http.StatusCreated, sys.postKey())
@@ -383,7 +385,7 @@ func runPostgres(ctx context.Context, client *http.Client, sims *providerSims, c
 		return err
 	}
 	defer sys.close()
-	if err := gatewayBesideBare(ctx, client, sys, cfg, "postgres", ""); err != nil {
+	if err := gatewayBesideBare(ctx, client, sys, cfg, "postgres", ""); err != nil || cfg.gatewayOnly {
 		return err
 	}
 	post := measure(ctx, client, cfg.clients, cfg.duration, http.StatusCreated, sys.postKey())
