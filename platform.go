@@ -372,6 +372,13 @@ func (s routeStore) InTx(ctx context.Context, fn func(api.Tx) error) error { ret
 // Read returns the read pool.
 func (s routeStore) Read() api.Tx { return s.db.Read() }
 
+// ReadAhead returns the read pool with credential lookups that answer
+// from memory, and their confirmation (store.DB.ReadAhead).
+func (s routeStore) ReadAhead() (api.Tx, func(context.Context) (bool, error)) {
+	tx, confirm := s.db.ReadAhead()
+	return tx, confirm
+}
+
 // Now is the store's clock.
 func (s routeStore) Now() time.Time { return s.db.Now() }
 

@@ -35,8 +35,13 @@ type syncRound struct {
 
 // wait returns once a read of the log that started after wait was called
 // has been applied, with that read's error; or with ctx's error.
-func (r *changeReader) wait(ctx context.Context) error {
+func (r *changeReader) wait(ctx context.Context) error { return r.start().await(ctx) }
+
+// start returns the first read of the log that starts after the call,
+// starting it now when no read is running.
+func (r *changeReader) start() *syncRound {
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	if r.next == nil {
 		r.next = &syncRound{done: make(chan struct{})}
 	}
@@ -45,7 +50,12 @@ func (r *changeReader) wait(ctx context.Context) error {
 		r.running, r.next = true, nil
 		go r.run(rd)
 	}
-	r.mu.Unlock()
+	return rd
+}
+
+// await returns once the round's read has been applied, with its error;
+// or with ctx's error.
+func (rd *syncRound) await(ctx context.Context) error {
 	select {
 	case <-rd.done:
 		return rd.err

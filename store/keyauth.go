@@ -34,7 +34,7 @@ func (tx *Tx) KeyAuth(ctx context.Context, digest string) (apikey.AuthRecord, er
 	var gen uint64
 	if cached {
 		c := tx.db.creds
-		if c.has("k"+digest) && c.current(ctx) {
+		if c.has("k"+digest) && (tx.ahead || c.current(ctx)) {
 			if r, ok := c.key(digest, GlobalAuthzScope); ok {
 				return r, nil
 			}

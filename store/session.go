@@ -72,7 +72,7 @@ func (tx *Tx) sessionBy(ctx context.Context, op, column, lookup, digest string) 
 	var gen uint64
 	if cached {
 		c := tx.db.creds
-		if c.has(lookup+digest) && c.current(ctx) {
+		if c.has(lookup+digest) && (tx.ahead || c.current(ctx)) {
 			if sa, ok := c.session(lookup+digest, GlobalAuthzScope); ok {
 				return sa, nil
 			}

@@ -200,6 +200,9 @@ type Tx struct {
 	// credTags are the credential changes of this unit of work
 	// (credcache.go).
 	credTags []string
+	// ahead marks a handle from ReadAhead: its credential lookups answer
+	// from memory without waiting for other hosts' changes.
+	ahead bool
 	seq      id.Sequence
 }
 
@@ -277,6 +280,37 @@ func (db *DB) readIDB() bun.IDB { return db.read }
 // reads from the reader pool and never waits for the writer.
 func (db *DB) Read() *Tx {
 	return &Tx{db: db, idb: db.read, now: db.Now()}
+}
+
+// ReadAhead is Read for a caller that can check its credential lookups
+// afterwards and look again when they were out of date, as the gateway
+// does for reads: the handle's credential lookups answer from memory as
+// it stands, without waiting for the other hosts' changes, and confirm
+// waits until every change committed before ReadAhead was called is
+// applied, and reports whether none was applied since (else what the
+// lookups answered may be out of date, and the caller looks again
+// through Read). Reading the change log then overlaps the caller's work
+// instead of preceding it. Where this process alone serves the database
+// the handle is Read's and confirm reports true at once.
+func (db *DB) ReadAhead() (*Tx, func(ctx context.Context) (bool, error)) {
+	tx := db.Read()
+	c := db.creds
+	if c.sync == nil {
+		return tx, func(context.Context) (bool, error) { return true, nil }
+	}
+	tx.ahead = true
+	c.mu.Lock()
+	gen := c.gen
+	c.mu.Unlock()
+	round := c.sync.start()
+	return tx, func(ctx context.Context) (bool, error) {
+		if err := round.await(ctx); err != nil {
+			return false, err
+		}
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.gen == gen, nil
+	}
 }
 
 // notFound maps sql.ErrNoRows to NOT_FOUND and wraps other errors with op.

@@ -132,18 +132,21 @@ func (g *Gateway[T]) serve(w http.ResponseWriter, r *http.Request, rt Route[T], 
 		authRoute.Auth, authRoute.SignedIn = AuthSessionOrKey, true
 		w.Header().Set("Cache-Control", "private, no-store")
 	}
+	if rt.OptionalAuth {
+		w.Header().Add("Vary", "Authorization, Cookie")
+	}
+	if authRoute.Auth != AuthPublic && !isMutation(r.Method) && !rt.Stream {
+		return g.serveRead(ctx, w, r, rt, authRoute, c, status)
+	}
 	if authRoute.Auth != AuthPublic {
-		if err := g.authenticate(ctx, r, authRoute, c, w); err != nil {
+		if err := g.authenticate(ctx, r, authRoute, c, w, g.DB.Read()); err != nil {
 			return 0, err
 		}
-		release, err := g.limit(ctx, w, c)
+		hd, err := g.limit(ctx, w, c)
 		if err != nil {
 			return 0, err
 		}
-		defer release()
-	}
-	if rt.OptionalAuth {
-		w.Header().Add("Vary", "Authorization, Cookie")
+		defer hd.release()
 	}
 
 	if rt.Stream {
@@ -168,9 +171,50 @@ func (g *Gateway[T]) serve(w http.ResponseWriter, r *http.Request, rt Route[T], 
 	return g.mutate(ctx, w, rt, c, status)
 }
 
+// serveRead serves an authenticated read. It authenticates ahead
+// (Store.ReadAhead): the credential comes from memory at once, and the
+// read of the other hosts' changes runs beside the access steps and the
+// handler instead of before them. Before it answers, it confirms that no
+// change was applied meanwhile; if one was, the answer is dropped and the
+// request served again with exact lookups, from the credential steps on,
+// its limits included. A read has no effects, so serving it twice is
+// safe, and it counts once: the first pass's admission is refunded.
+func (g *Gateway[T]) serveRead(ctx context.Context, w http.ResponseWriter, r *http.Request, rt, authRoute Route[T], c *Call[T], status int) (int, error) {
+	read, confirm := g.DB.ReadAhead()
+	data, hd, err := g.readOnce(ctx, w, r, rt, authRoute, c, read)
+	if ok, cerr := confirm(ctx); cerr != nil || !ok {
+		hd.refund()
+		w.Header().Del("WWW-Authenticate")
+		*c = Call[T]{RequestID: c.RequestID, Request: c.Request, body: c.body, fields: c.fields}
+		data, hd, err = g.readOnce(ctx, w, r, rt, authRoute, c, g.DB.Read())
+	}
+	defer hd.release()
+	if err != nil {
+		return 0, err
+	}
+	return g.write(w, c, status, data)
+}
+
+// readOnce authenticates the read through read, applies the credential's
+// limits and runs the handler. The hold's functions do nothing when the
+// limits took none.
+func (g *Gateway[T]) readOnce(ctx context.Context, w http.ResponseWriter, r *http.Request, rt, authRoute Route[T], c *Call[T], read T) (any, hold, error) {
+	none := hold{release: func() {}, refund: func() {}}
+	if err := g.authenticate(ctx, r, authRoute, c, w, read); err != nil {
+		return nil, none, err
+	}
+	hd, err := g.limit(ctx, w, c)
+	if err != nil {
+		return nil, none, err
+	}
+	c.Tx = read
+	data, err := rt.Handle(ctx, c)
+	return data, hd, err
+}
+
 // authenticate resolves the credential, loads the authority and evaluates
 // the route's access policy.
-func (g *Gateway[T]) authenticate(ctx context.Context, r *http.Request, rt Route[T], c *Call[T], w http.ResponseWriter) error {
+func (g *Gateway[T]) authenticate(ctx context.Context, r *http.Request, rt Route[T], c *Call[T], w http.ResponseWriter, read T) error {
 	const op = "transport.authenticate"
 	env, err := requestedEnvironment(r, rt)
 	if err != nil {
@@ -187,7 +231,7 @@ func (g *Gateway[T]) authenticate(ctx context.Context, r *http.Request, rt Route
 			return fault.E(op, fault.AccessDenied, "This route needs a signed-in user; API keys are not accepted.").With("credential", "api_key")
 		}
 		rec := apikey.AuthRecord{}
-		p, rec, err = g.Keys.Authenticate(ctx, g.DB.Read(), token)
+		p, rec, err = g.Keys.Authenticate(ctx, read, token)
 		if err != nil {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="platform", error="invalid_token"`)
 			return err
@@ -208,7 +252,7 @@ func (g *Gateway[T]) authenticate(ctx context.Context, r *http.Request, rt Route
 			}
 		}
 		sa := account.SessionAuth{}
-		p, sa, err = g.Sessions.Authenticate(ctx, g.DB.Read(), cred)
+		p, sa, err = g.Sessions.Authenticate(ctx, read, cred)
 		if err != nil {
 			return err
 		}
@@ -233,12 +277,12 @@ func (g *Gateway[T]) authenticate(ctx context.Context, r *http.Request, rt Route
 		AnyMember:            rt.AnyMember,
 		Offers:               g.Offers,
 	}
-	g.policyInput(ctx, rt.Policy, c, in)
+	g.policyInput(ctx, rt.Policy, c, in, read)
 	if rt.Auth == AuthInternal {
 		in.Permission, in.Scope = access.InternalEvents, access.ScopeInternal
 	}
 	if !(rt.Auth == AuthInternal && p.HasScope(access.ScopeInternal)) && p.WorkspaceID != "" {
-		a, err := g.Authz.GetAt(ctx, g.DB.Read(), p.TenantID, p.WorkspaceID, p.UserID, p.Environment, version)
+		a, err := g.Authz.GetAt(ctx, read, p.TenantID, p.WorkspaceID, p.UserID, p.Environment, version)
 		if err != nil && !fault.Is(err, fault.NotFound) {
 			return fault.Wrap(op, err)
 		}
@@ -254,10 +298,10 @@ func (g *Gateway[T]) authenticate(ctx context.Context, r *http.Request, rt Route
 }
 
 // policyInput feeds the route's declared Policy to the evaluator's input.
-// Its request functions read through c.Tx, the read pool until the
+// Its request functions read through c.Tx, the read handle until the
 // handler's unit of work begins.
-func (g *Gateway[T]) policyInput(ctx context.Context, pol Policy[T], c *Call[T], in *access.Input) {
-	c.Tx = g.DB.Read()
+func (g *Gateway[T]) policyInput(ctx context.Context, pol Policy[T], c *Call[T], in *access.Input, read T) {
+	c.Tx = read
 	in.Feature, in.Entitlement = pol.Feature, pol.Entitlement
 	if pol.EntitlementFunc != nil {
 		in.Entitlement = pol.EntitlementFunc(c)
@@ -352,23 +396,20 @@ func (g *Gateway[T]) sessionCookie(r *http.Request) string {
 
 // limit applies the credential's limits: an API key's own, or for a
 // session or access token its user's and its workspace's (Limiter). It
-// returns the release of the concurrency slots.
-func (g *Gateway[T]) limit(ctx context.Context, w http.ResponseWriter, c *Call[T]) (func(), error) {
+// returns the admission's hold.
+func (g *Gateway[T]) limit(ctx context.Context, w http.ResponseWriter, c *Call[T]) (hold, error) {
 	var (
-		release func()
-		h       RateHeaders
-		err     error
+		hd  hold
+		h   RateHeaders
+		err error
 	)
 	if p := c.Principal; p.Kind == access.CredentialAPIKey {
-		release, h, err = g.Limiter.Acquire(ctx, g.DB.Read(), c.key)
+		hd, h, err = g.Limiter.acquireKey(ctx, g.DB.Read(), c.key)
 	} else {
-		release, h, err = g.Limiter.AcquireSession(ctx, g.DB.Read(), p.UserID, p.WorkspaceID)
+		hd, h, err = g.Limiter.acquireSession(ctx, g.DB.Read(), p.UserID, p.WorkspaceID)
 	}
 	h.set(w.Header())
-	if err != nil {
-		return nil, err
-	}
-	return release, nil
+	return hd, err
 }
 
 // mutate runs a mutation in one unit of work with its idempotency record

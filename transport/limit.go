@@ -187,7 +187,21 @@ func (h RateHeaders) set(hd interface{ Set(string, string) }) {
 // retryAfter (seconds) and limit (which limit was reached). On success the
 // caller must call release when the request ends.
 func (l *Limiter) Acquire(ctx context.Context, st UsageStore, k apikey.Key) (release func(), h RateHeaders, err error) {
+	hd, h, err := l.acquireKey(ctx, st, k)
+	return hd.release, h, err
+}
+
+// acquireKey is Acquire, returning the admission's hold.
+func (l *Limiter) acquireKey(ctx context.Context, st UsageStore, k apikey.Key) (hold, RateHeaders, error) {
 	return l.acquire(ctx, st, []subject{{id: k.ID, kind: subjectKey, limits: k.Limits}})
+}
+
+// hold is one admitted request: release ends its concurrency slots;
+// refund also gives back the rate token and the budget count it took, for
+// a request that is admitted again and must count once (the gateway's
+// second pass of a read, serveRead). Each runs at most once.
+type hold struct {
+	release, refund func()
 }
 
 // AcquireSession admits one request of a session or access token of user
@@ -197,6 +211,12 @@ func (l *Limiter) Acquire(ctx context.Context, st UsageStore, k apikey.Key) (rel
 // workspace); nothing is counted against either. On success the caller
 // must call release when the request ends.
 func (l *Limiter) AcquireSession(ctx context.Context, st UsageStore, userID, workspaceID string) (release func(), h RateHeaders, err error) {
+	hd, h, err := l.acquireSession(ctx, st, userID, workspaceID)
+	return hd.release, h, err
+}
+
+// acquireSession is AcquireSession, returning the admission's hold.
+func (l *Limiter) acquireSession(ctx context.Context, st UsageStore, userID, workspaceID string) (hold, RateHeaders, error) {
 	subs := []subject{{id: "user:" + userID, kind: subjectUser, limits: l.sessions.User}}
 	if workspaceID != "" {
 		subs = append(subs, subject{id: "ws:" + workspaceID, kind: subjectWorkspace, limits: l.sessions.Workspace})
@@ -206,7 +226,7 @@ func (l *Limiter) AcquireSession(ctx context.Context, st UsageStore, userID, wor
 
 // acquire admits one request counted against every subject of subs, or
 // none.
-func (l *Limiter) acquire(ctx context.Context, st UsageStore, subs []subject) (func(), RateHeaders, error) {
+func (l *Limiter) acquire(ctx context.Context, st UsageStore, subs []subject) (hold, RateHeaders, error) {
 	const op = "transport.Limiter"
 	now := l.clock.Now()
 	period := Period(now)
@@ -234,7 +254,7 @@ func (l *Limiter) acquire(ctx context.Context, st UsageStore, subs []subject) (f
 		for _, sub := range missing {
 			n, err := usageGet(ctx, st, sub.id, period)
 			if err != nil {
-				return nil, RateHeaders{}, fault.Wrap(op, err)
+				return hold{}, RateHeaders{}, fault.Wrap(op, err)
 			}
 			l.mu.Lock()
 			if s := l.states[sub.id]; s != nil && (!s.loaded || s.period != period) {
@@ -256,7 +276,7 @@ func usageGet(ctx context.Context, st UsageStore, id, period string) (int64, err
 // admit checks every subject's budget, concurrency and rate in that order
 // and, when all admit the request, takes one of each. l.mu is held and
 // every subject's state is loaded.
-func (l *Limiter) admit(subs []subject, now time.Time) (func(), RateHeaders, error) {
+func (l *Limiter) admit(subs []subject, now time.Time) (hold, RateHeaders, error) {
 	states := make([]*limitState, len(subs))
 	for i, sub := range subs {
 		s := l.states[sub.id]
@@ -271,7 +291,7 @@ func (l *Limiter) admit(subs []subject, now time.Time) (func(), RateHeaders, err
 	}
 	for i, sub := range subs {
 		if h, err := l.refusal(sub, states[i], now); err != nil {
-			return nil, h, err
+			return hold{}, h, err
 		}
 	}
 	var h RateHeaders
@@ -287,16 +307,31 @@ func (l *Limiter) admit(subs []subject, now time.Time) (func(), RateHeaders, err
 		}
 	}
 	l.lastUsed = now
-	var once sync.Once
-	return func() {
-		once.Do(func() {
+	var released, refunded sync.Once
+	release := func() {
+		released.Do(func() {
 			l.mu.Lock()
 			for _, s := range states {
 				s.inFlight--
 			}
 			l.mu.Unlock()
 		})
-	}, h, nil
+	}
+	refund := func() {
+		release()
+		refunded.Do(func() {
+			l.mu.Lock()
+			for i, sub := range subs {
+				s := states[i]
+				s.tokens = math.Min(float64(sub.limits.RequestsPerMinute), s.tokens+1)
+				// A flush since the admission moved the count to the
+				// database; the next flush then takes it back.
+				l.pending[sub.id]--
+			}
+			l.mu.Unlock()
+		})
+	}
+	return hold{release: release, refund: refund}, h, nil
 }
 
 // refusal returns RATE_LIMITED when sub's state does not admit one more

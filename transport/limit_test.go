@@ -233,3 +233,41 @@ func (c clockAt) Now() time.Time { return *c.t }
 
 // clockOf returns a clock reading *t.
 func clockOf(t *time.Time) Clock { return clockAt{t} }
+
+// TestLimiterRefundCountsOnce: a read the gateway serves a second time
+// (serveRead) refunds its first admission, so it takes one rate token and
+// counts once against the monthly budget, also across a flush.
+func TestLimiterRefundCountsOnce(t *testing.T) {
+	now := time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
+	l := NewLimiter(clockOf(&now), SessionLimits{})
+	st := &memUsage{counts: map[string]int64{}}
+	k := apikey.Key{ID: "key_1", Limits: apikey.Limits{RequestsPerMinute: 2, MaxConcurrentRequests: 5, MonthlyRequestBudget: 100}}
+	ctx := context.Background()
+	inTx := func(ctx context.Context, fn func(UsageStore) error) error { return fn(st) }
+
+	first, _, err := l.acquireKey(ctx, st, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Flush(ctx, inTx, st); err != nil {
+		t.Fatal(err)
+	}
+	first.refund()
+	first.refund() // a second refund gives nothing back
+	for i := range 2 {
+		hd, _, err := l.acquireKey(ctx, st, k)
+		if err != nil {
+			t.Fatalf("request %d after the refund: %v", i, err)
+		}
+		hd.release()
+	}
+	if _, _, err := l.acquireKey(ctx, st, k); limitOf(err) != "requestsPerMinute" {
+		t.Fatalf("a third request in the minute = %v, want the rate refused", err)
+	}
+	if err := l.Flush(ctx, inTx, st); err != nil {
+		t.Fatal(err)
+	}
+	if n := st.counts["key_1/"+Period(now)]; n != 2 {
+		t.Fatalf("requests counted = %d, want 2 (the refunded one once)", n)
+	}
+}

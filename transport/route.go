@@ -488,6 +488,12 @@ type Store[T Tx] interface {
 	InTx(ctx context.Context, fn func(T) error) error
 	// Read returns the read pool as a unit of work.
 	Read() T
+	// ReadAhead returns the read pool as a unit of work whose credential
+	// lookups answer from memory without waiting for other hosts' changes,
+	// and confirm, which reports whether they were up to date as of the
+	// call (else the caller looks again through Read); see
+	// store.DB.ReadAhead.
+	ReadAhead() (T, func(ctx context.Context) (bool, error))
 	// Now is the platform's current time.
 	Now() time.Time
 }

@@ -350,9 +350,11 @@ func gatewayBesideBare(ctx context.Context, client *http.Client, sys *system, cf
 	if err != nil {
 		return err
 	}
+	before := sys.db.CredentialCacheStats()
 	gw := measure(ctx, client, cfg.clients, cfg.duration, http.StatusOK, sys.getAuthContext)
 	stopProfile()
 	gw.print("gateway GET /api/v1/auth/context ("+dialect+")", "req/s")
+	printCredentials(before, sys.db.CredentialCacheStats())
 	bare, err := measureBare(ctx, client, cfg.clients, cfg.duration, body)
 	if err != nil {
 		return err
@@ -367,6 +369,19 @@ func gatewayBesideBare(ctx context.Context, client *http.Client, sys *system, cf
 		fmt.Printf("ratio (%s): gateway/bare = %.1f%% (%s the 50%% goal)\n", dialect, pct, verdict)
 	}
 	return nil
+}
+
+// printCredentials prints what the credential cache did between two
+// readings of its stats: lookups it answered, lookups that read the
+// database, and on PostgreSQL the reads of the change log its answers
+// waited for, each shared by the lookups that arrived together.
+func printCredentials(before, after store.CredentialCacheStats) {
+	hits, misses, syncs := after.Hits-before.Hits, after.Misses-before.Misses, after.Syncs-before.Syncs
+	fmt.Printf("  credential cache: %d lookups answered from memory, %d read the database", hits, misses)
+	if syncs > 0 {
+		fmt.Printf(", %d change-log reads (%.1f lookups each)", syncs, float64(hits)/float64(syncs))
+	}
+	fmt.Println()
 }
 
 func runPostgres(ctx context.Context, client *http.Client, sims *providerSims, cfg config) error {
