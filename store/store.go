@@ -203,7 +203,7 @@ type Tx struct {
 	// ahead marks a handle from ReadAhead: its credential lookups answer
 	// from memory without waiting for other hosts' changes.
 	ahead bool
-	seq      id.Sequence
+	seq   id.Sequence
 }
 
 // NewID returns a new identifier with prefix; identifiers made by one unit
