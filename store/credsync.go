@@ -21,14 +21,17 @@ type changeReader struct {
 	c  *credCache
 
 	mu sync.Mutex
-	// running is true while a goroutine runs reads; next is the read the
-	// lookups that arrived since the running one started wait for.
-	running bool
-	next    *syncRound
+	// running is true while a goroutine runs reads; cur is the read it
+	// runs, and next the read the lookups that arrived after cur was sent
+	// wait for.
+	running   bool
+	cur, next *syncRound
 }
 
-// syncRound is one read of the log and its outcome.
+// syncRound is one read of the log and its outcome. Lookups join it until
+// it is sent.
 type syncRound struct {
+	sent bool
 	done chan struct{}
 	err  error
 }
@@ -37,17 +40,21 @@ type syncRound struct {
 // has been applied, with that read's error; or with ctx's error.
 func (r *changeReader) wait(ctx context.Context) error { return r.start().await(ctx) }
 
-// start returns the first read of the log that starts after the call,
-// starting it now when no read is running.
+// start returns the first read of the log sent after the call: the
+// running read if it is not sent yet, else the next one; it starts a read
+// when none is running.
 func (r *changeReader) start() *syncRound {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.cur != nil && !r.cur.sent {
+		return r.cur
+	}
 	if r.next == nil {
 		r.next = &syncRound{done: make(chan struct{})}
 	}
 	rd := r.next
 	if !r.running {
-		r.running, r.next = true, nil
+		r.running, r.cur, r.next = true, rd, nil
 		go r.run(rd)
 	}
 	return rd
@@ -68,16 +75,20 @@ func (rd *syncRound) await(ctx context.Context) error {
 // and stops when none did.
 func (r *changeReader) run(rd *syncRound) {
 	for rd != nil {
+		r.mu.Lock()
+		rd.sent = true
+		r.mu.Unlock()
 		rd.err = r.read()
 		close(rd.done)
 		r.mu.Lock()
 		rd, r.next = r.next, nil
-		if rd == nil {
-			r.running = false
-		}
+		r.cur, r.running = rd, rd != nil
 		r.mu.Unlock()
 	}
 }
+
+// epochSQL reads the epoch, the number of the last change committed.
+const epochSQL = `SELECT seq FROM credential_epoch WHERE id = 1`
 
 // syncSQL reads the epoch and the first 64 changes after a number, in one
 // snapshot; a cache further behind empties itself instead of applying
@@ -96,6 +107,14 @@ func (r *changeReader) read() error {
 	from := c.applied
 	c.stats.Syncs++
 	c.mu.Unlock()
+	// Nearly always nothing changed: one row of one column says so.
+	var now int64
+	if err := r.db.Read().queryRow(ctx, epochSQL).Scan(&now); err != nil {
+		return fmt.Errorf("store: read the credential epoch: %w", err)
+	}
+	if now == from {
+		return nil
+	}
 	rows, err := r.db.Read().query(ctx, syncSQL, from)
 	if err != nil {
 		return fmt.Errorf("store: read the credential change log: %w", err)

@@ -217,7 +217,7 @@ func main() {
 	flag.DurationVar(&cfg.duration, "duration", 5*time.Second, "length of each measurement")
 	flag.IntVar(&cfg.clients, "clients", 16, "concurrent clients")
 	flag.StringVar(&cfg.pgURL, "postgres", "", "PostgreSQL URL; when set, every measurement also runs on a fresh schema of it")
-	flag.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write a CPU profile of the gateway GET measurement to this file")
+	flag.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write a CPU profile of the gateway GET measurement to this file (SQLite's; PostgreSQL's with -only postgres)")
 	flag.StringVar(&cfg.acceptProfile, "accept-cpuprofile", "", "write a CPU profile of the SQLite generate accept measurement to this file")
 	flag.StringVar(&cfg.pgProfile, "postgres-accept-cpuprofile", "", "write a CPU profile of the PostgreSQL generate accept measurement to this file")
 	flag.StringVar(&cfg.only, "only", "", "run only the sqlite or the postgres measurements")
@@ -400,7 +400,11 @@ func runPostgres(ctx context.Context, client *http.Client, sims *providerSims, c
 		return err
 	}
 	defer sys.close()
-	if err := gatewayBesideBare(ctx, client, sys, cfg, "postgres", ""); err != nil || cfg.gatewayOnly {
+	profile := ""
+	if cfg.only == "postgres" {
+		profile = cfg.cpuProfile
+	}
+	if err := gatewayBesideBare(ctx, client, sys, cfg, "postgres", profile); err != nil || cfg.gatewayOnly {
 		return err
 	}
 	post := measure(ctx, client, cfg.clients, cfg.duration, http.StatusCreated, sys.postKey())
