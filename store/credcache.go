@@ -30,7 +30,7 @@ import (
 //   - on this host, once the transaction has committed (Tx.AfterCommit);
 //   - on every host sharing a PostgreSQL database (Options.Shared), before
 //     it next answers from memory: the transaction also logs its tags
-//     under the next number of a database-wide epoch (migration 22:
+//     under the next number of a database-wide epoch (migration 23:
 //     numbers follow commit order without gaps), and a host reads the
 //     epoch and the changes it has not applied before it serves a cached
 //     entry. That read is shared: a request waits for the next read that

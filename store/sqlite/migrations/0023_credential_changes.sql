@@ -1,4 +1,4 @@
--- Version 22 creates PostgreSQL's credential change log, which hosts
+-- Version 23 creates PostgreSQL's credential change log, which hosts
 -- sharing a database read to keep their credential caches exact. One
 -- process serves a SQLite database (store/sqlite takes a lock on it), so
 -- its own writes are all the changes there are and its schema does not
