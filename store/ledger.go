@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 
@@ -123,7 +124,8 @@ func (tx *Tx) ledgerAccountsOpen(ctx context.Context, s ledger.Scope, k ledger.K
 // (ledger.ApplyChanges) and writes the balances back.
 //
 // PostgreSQL never sends a balance to the server: it opens the missing
-// accounts, then changes each balance in place with one statement per
+// accounts (but the spread ones, below, which the change opens itself),
+// then changes each balance in place with one statement per
 // account in the order given, which keeps ledger.ApplyChanges's rule and,
 // when the rule refuses, raises through ledger_refuse (migration 0015),
 // which Held.Fail turns into the ledger's error. Every one of these
@@ -159,8 +161,12 @@ func (tx *Tx) LedgerAccountsApply(ctx context.Context, s ledger.Scope, k ledger.
 		}
 		return tx.LedgerAccountsUpdate(ctx, accounts)
 	}
-	if err := tx.ledgerAccountsOpen(ctx, s, k, specs); err != nil {
-		return errf(op, err)
+	// ledger_spread_change opens the spread accounts itself.
+	specs = slices.DeleteFunc(specs, spread)
+	if len(specs) > 0 {
+		if err := tx.ledgerAccountsOpen(ctx, s, k, specs); err != nil {
+			return errf(op, err)
+		}
 	}
 	for _, c := range changes {
 		fail := func(err error) error {
@@ -178,7 +184,7 @@ func (tx *Tx) LedgerAccountsApply(ctx context.Context, s ledger.Scope, k ledger.
 			}
 			return errf(op, err)
 		}
-		if c.Spread != ledger.SpreadNone && !c.AllowNegative {
+		if spread(c.AccountSpec) {
 			err := tx.execHeld(ctx, Held{FailFunc: fail}, `SELECT ledger_spread_change(?, ?, ?, ?, ?, ?, CAST(? AS NUMERIC), ?, ?, ?, ?)`,
 				s.TenantID, s.WorkspaceID, string(s.Environment), string(k), c.Name, c.Decimals, c.Delta.String(),
 				rand.IntN(spreadSlots), spreadSlots, c.Spread == ledger.SpreadCredits, tx.now)
@@ -203,6 +209,12 @@ func (tx *Tx) LedgerAccountsApply(ctx context.Context, s ledger.Scope, k ledger.
 		}
 	}
 	return nil
+}
+
+// spread reports whether the store keeps the balance of the account of sp
+// in parts on PostgreSQL: a spread account that may not go negative.
+func spread(sp ledger.AccountSpec) bool {
+	return sp.Spread != ledger.SpreadNone && !sp.AllowNegative
 }
 
 // spreadSlots is how many parts (besides its own row) a spread account's

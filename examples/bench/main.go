@@ -56,9 +56,9 @@
 //     its outbox event (ledger.Post), and changes the workspace's credit
 //     and reserved balances by the 15 credits an accept reserves: on
 //     SQLite read, changed in Go and written back under the versions read;
-//     on PostgreSQL opened when missing, then changed in one slot each
-//     (the one a slot can take it from, with no other transaction holding
-//     it: migration 0022's common case). The
+//     on PostgreSQL changed in one slot each (one that can take the change
+//     and that no other transaction holds: migration 0022's common case,
+//     whose function also opens a missing account). The
 //     statements are the store's, in the order an accept runs them, and
 //     the values have the shapes and sizes of an accept's. They write
 //     bench_ copies of those nine tables made from the platform's

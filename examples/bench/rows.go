@@ -94,10 +94,6 @@ const (
 	// the version read.
 	rowsAccountUpdate = `UPDATE bench_ledger_accounts SET balance = ?, version = ?, updated_at = ?
 			WHERE tenant_id = ? AND workspace_id = ? AND environment = ? AND ledger = ? AND name = ? AND version = ?`
-	// rowsAccountsOpen is PostgreSQL's opening of missing accounts in
-	// store.LedgerAccountsApply, for two accounts.
-	rowsAccountsOpen = `INSERT INTO bench_ledger_accounts (tenant_id, workspace_id, environment, ledger, name, decimals,
-		allow_negative, balance, version, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, '0', 0, ?, ?), (?, ?, ?, ?, ?, ?, ?, '0', 0, ?, ?) ON CONFLICT (tenant_id, workspace_id, environment, ledger, name) DO NOTHING`
 	// rowsSlotChange is the change of a spread balance on PostgreSQL
 	// (store.LedgerAccountsApply's ledger_spread_change, migration 0022)
 	// when a slot can take it, as it can for every accept of the bench:
@@ -176,7 +172,7 @@ func newRowsAnchor(d store.Dialect) (*rowsAnchor, error) {
 		*f.dst = string(b)
 	}
 	for _, q := range []string{rowsOperationInsert, rowsJobInsert, rowsReceiptInsert, rowsIdempotencyInsert, rowsMovementInsert,
-		rowsPostingsInsert, rowsOutboxInsert, rowsAccountsOpen, rowsAccountSeed, rowsSlotChange, rowsSlotSeed} {
+		rowsPostingsInsert, rowsOutboxInsert, rowsAccountSeed, rowsSlotChange, rowsSlotSeed} {
 		a.pg[q] = pgText(q)
 	}
 	return a, nil
@@ -265,16 +261,12 @@ func (a *rowsAnchor) inserts(ws platform.Bootstrap, now time.Time) []rowsStmt {
 }
 
 // postgresUnit is every statement of one accept for ws on PostgreSQL: the
-// inserts, then the two accounts opened when missing and their balances
-// changed in one slot each, the workspace's credits first (the ledger
-// changes accounts in name order).
+// inserts, then the two balances changed in one slot each, the workspace's
+// credits first (the ledger changes accounts in name order).
 func (a *rowsAnchor) postgresUnit(ws platform.Bootstrap) []rowsStmt {
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	out := a.inserts(ws, now)
 	credits := string(ledger.Credits)
-	out = append(out, rowsStmt{query: rowsAccountsOpen, args: []any{
-		ws.TenantID, ws.WorkspaceID, "test", credits, ledger.AccountWorkspaceCredits, ledger.CreditsDecimals, false, now, now,
-		ws.TenantID, ws.WorkspaceID, "test", credits, ledger.AccountWorkspaceReserved, ledger.CreditsDecimals, false, now, now}})
 	for _, c := range []struct {
 		name  string
 		delta string

@@ -44,7 +44,8 @@ CREATE TABLE ledger_account_slots (
 
 -- ledger_spread_change applies delta to a spread account that may not go
 -- negative, as above, over at least slots slots, trying them from slot
--- start on; room says whether a rebalance spreads the room too. It raises
+-- start on; room says whether a rebalance spreads the room too. It opens
+-- the account (balance zero, no slots) when it does not exist. It raises
 -- through ledger_refuse: LR002 for other decimals than the account's,
 -- LR001 when the whole balance does not cover a debit, LR003 past 2^127 - 1.
 -- The version of the slot changed (or, for a rebalance, of the main row)
@@ -63,6 +64,15 @@ BEGIN
 	SELECT decimals INTO d FROM ledger_accounts
 		WHERE tenant_id = p_tenant AND workspace_id = p_workspace AND environment = p_environment
 			AND ledger = p_ledger AND name = p_name;
+	IF NOT FOUND THEN
+		INSERT INTO ledger_accounts (tenant_id, workspace_id, environment, ledger, name, decimals, allow_negative, balance,
+				version, created_at, updated_at)
+			VALUES (p_tenant, p_workspace, p_environment, p_ledger, p_name, p_decimals, FALSE, 0, 0, p_now, p_now)
+			ON CONFLICT (tenant_id, workspace_id, environment, ledger, name) DO NOTHING;
+		SELECT decimals INTO d FROM ledger_accounts
+			WHERE tenant_id = p_tenant AND workspace_id = p_workspace AND environment = p_environment
+				AND ledger = p_ledger AND name = p_name;
+	END IF;
 	IF d IS DISTINCT FROM p_decimals THEN
 		PERFORM ledger_refuse('LR002');
 	END IF;
