@@ -14,7 +14,8 @@
 -- 2^127 - 1: the whole balance never passes the ledger's 128-bit bound
 -- although no change reads the other slots. A change goes to one slot that
 -- can take it and that no other transaction holds (SKIP LOCKED), and waits
--- for nothing. When none can, it rebalances: it locks the main row, then
+-- for nothing; when every slot that could take it is held, it waits for
+-- one of them, and takes it if it still can. Otherwise it rebalances: it locks the main row, then
 -- every slot in slot order, merges their balances, applies the change to
 -- the sum under the ledger's rule (never below zero, never past 2^127 - 1:
 -- ledger_refuse), and spreads the result evenly over the slots again (and,
@@ -23,8 +24,10 @@
 -- are refilled from the whole balance whenever they run dry.
 --
 -- A rebalance waits for the slots other transactions hold, and those never
--- wait for it on the same account: each unit of work changes a spread
--- account once and takes accounts in name order (ledger.SettleAndRelease).
+-- wait for it on the same account: a change waits (for one slot, or for a
+-- rebalance) only while it holds no slot of the account, each unit of work
+-- changes a spread account once, and units take accounts in name order
+-- (ledger.SettleAndRelease).
 -- Existing balances stay in the main rows; the first rebalance spreads them.
 CREATE TABLE ledger_account_slots (
 	tenant_id TEXT NOT NULL,
@@ -57,6 +60,8 @@ DECLARE
 	bound CONSTANT NUMERIC := 170141183460469231731687303715884105727;
 	d INTEGER;
 	s INTEGER;
+	b NUMERIC;
+	rm NUMERIC;
 	total NUMERIC;
 	n INTEGER := 0;
 	r RECORD;
@@ -76,16 +81,57 @@ BEGIN
 	IF d IS DISTINCT FROM p_decimals THEN
 		PERFORM ledger_refuse('LR002');
 	END IF;
-	IF p_delta < 0 THEN
-		SELECT slot INTO s FROM ledger_account_slots
-			WHERE tenant_id = p_tenant AND workspace_id = p_workspace AND environment = p_environment
-				AND ledger = p_ledger AND name = p_name AND balance >= -p_delta
-			ORDER BY (slot + p_slots - p_start) % p_slots LIMIT 1 FOR UPDATE SKIP LOCKED;
-	ELSE
-		SELECT slot INTO s FROM ledger_account_slots
-			WHERE tenant_id = p_tenant AND workspace_id = p_workspace AND environment = p_environment
-				AND ledger = p_ledger AND name = p_name AND room >= p_delta
-			ORDER BY (slot + p_slots - p_start) % p_slots LIMIT 1 FOR UPDATE SKIP LOCKED;
+	-- A slot that can take the change and that no other transaction holds.
+	-- The search runs in a block of its own, rolled back when it finds
+	-- none: a slot it locked and then found changed past use (PostgreSQL
+	-- keeps such locks) is released, so this transaction holds no slot of
+	-- the account when it goes on to wait.
+	BEGIN
+		IF p_delta < 0 THEN
+			SELECT slot INTO s FROM ledger_account_slots
+				WHERE tenant_id = p_tenant AND workspace_id = p_workspace AND environment = p_environment
+					AND ledger = p_ledger AND name = p_name AND balance >= -p_delta
+				ORDER BY (slot + p_slots - p_start) % p_slots LIMIT 1 FOR UPDATE SKIP LOCKED;
+		ELSE
+			SELECT slot INTO s FROM ledger_account_slots
+				WHERE tenant_id = p_tenant AND workspace_id = p_workspace AND environment = p_environment
+					AND ledger = p_ledger AND name = p_name AND room >= p_delta
+				ORDER BY (slot + p_slots - p_start) % p_slots LIMIT 1 FOR UPDATE SKIP LOCKED;
+		END IF;
+		IF s IS NULL THEN
+			RAISE EXCEPTION 'no free slot' USING ERRCODE = 'LR100';
+		END IF;
+	EXCEPTION WHEN SQLSTATE 'LR100' THEN
+		s := NULL;
+	END;
+	IF s IS NULL THEN
+		-- Every slot that could take the change is held: wait for one of
+		-- them, holding nothing else of the account, and take it if it
+		-- still can.
+		IF p_delta < 0 THEN
+			SELECT slot INTO s FROM ledger_account_slots
+				WHERE tenant_id = p_tenant AND workspace_id = p_workspace AND environment = p_environment
+					AND ledger = p_ledger AND name = p_name AND balance >= -p_delta
+				ORDER BY (slot + p_slots - p_start) % p_slots LIMIT 1;
+		ELSE
+			SELECT slot INTO s FROM ledger_account_slots
+				WHERE tenant_id = p_tenant AND workspace_id = p_workspace AND environment = p_environment
+					AND ledger = p_ledger AND name = p_name AND room >= p_delta
+				ORDER BY (slot + p_slots - p_start) % p_slots LIMIT 1;
+		END IF;
+		IF s IS NOT NULL THEN
+			BEGIN
+				SELECT balance, room INTO b, rm FROM ledger_account_slots
+					WHERE tenant_id = p_tenant AND workspace_id = p_workspace AND environment = p_environment
+						AND ledger = p_ledger AND name = p_name AND slot = s
+					FOR UPDATE;
+				IF b + p_delta < 0 OR rm - p_delta < 0 THEN
+					RAISE EXCEPTION 'slot spent' USING ERRCODE = 'LR100';
+				END IF;
+			EXCEPTION WHEN SQLSTATE 'LR100' THEN
+				s := NULL;
+			END;
+		END IF;
 	END IF;
 	IF s IS NOT NULL THEN
 		UPDATE ledger_account_slots SET balance = balance + p_delta, room = room - p_delta, version = version + 1,
