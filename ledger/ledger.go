@@ -31,10 +31,13 @@
 //   - Every account and movement is scoped by tenant, workspace and
 //     environment; reads never cross them.
 //
-// Balances live on the account rows. Post locks the accounts it touches
-// (in name order, so concurrent movements never deadlock), checks the
-// reference, computes new balances in Go and writes them with the movement,
-// its postings and its event. The Store port is declared here with only the
+// Balances live on the account rows. Post writes the movement, its
+// postings and its event, then changes the accounts it touches (in name
+// order, so concurrent movements never deadlock) under the rule above. A
+// store may keep the balance of a spread account (Spread: a workspace's
+// credits and reserved credits, which every reservation changes) in parts
+// that concurrent movements change side by side; the account, its postings
+// and the rule stay whole. The Store port is declared here with only the
 // methods Post and the reads call; package store implements it.
 package ledger
 
@@ -210,7 +213,9 @@ type Account struct {
 	Decimals      int
 	AllowNegative bool
 	Balance       money.Sum
-	// Version counts the movements that changed the balance.
+	// Version counts the changes of the balance: one per movement, or one
+	// per unit of work whose movements change the account together
+	// (SettleAndRelease).
 	Version   int64
 	CreatedAt time.Time
 	UpdatedAt time.Time
@@ -222,6 +227,46 @@ type AccountSpec struct {
 	Name          string
 	Decimals      int
 	AllowNegative bool
+	// Spread is how a store that runs movements side by side may hold the
+	// balance (SpreadOf the name; the zero value holds it in one place).
+	Spread Spread
+}
+
+// Spread says how a store may split an account's balance so that
+// concurrent movements of the account do not wait for one another. The
+// account stays one account: its postings name it, its balance is the sum
+// of its parts, and the rules (never below zero, never past 128 bits) hold
+// for that sum. Only accounts that may not go negative are spread.
+type Spread int
+
+// The spreads.
+const (
+	// SpreadNone holds the balance in one place: every change of the
+	// account waits for the one before it to commit.
+	SpreadNone Spread = iota
+	// SpreadDebits splits the balance into parts, so that concurrent
+	// debits take from different parts: a workspace's spendable credits,
+	// which every reservation debits.
+	SpreadDebits
+	// SpreadCredits is SpreadDebits and also splits the room left below
+	// the 128-bit bound, so that concurrent credits add to different
+	// parts: a workspace's reserved credits, which every reservation
+	// credits.
+	SpreadCredits
+)
+
+// SpreadOf returns the spread of the account named name: SpreadDebits for
+// AccountWorkspaceCredits, SpreadCredits for AccountWorkspaceReserved (the
+// two accounts every reservation of a workspace changes), SpreadNone for
+// every other account.
+func SpreadOf(name string) Spread {
+	switch name {
+	case AccountWorkspaceCredits:
+		return SpreadDebits
+	case AccountWorkspaceReserved:
+		return SpreadCredits
+	}
+	return SpreadNone
 }
 
 // AccountChange is a movement's effect on one account: Delta is added to
@@ -274,7 +319,8 @@ type Mover interface {
 	// LedgerAccountsLock opens the accounts of specs that do not exist
 	// (balance zero) and returns all of them, in the order of specs, locked
 	// against concurrent movements until the unit of work ends. Callers pass
-	// specs sorted by name.
+	// specs sorted by name. A store that spreads an account (Spread) may
+	// return and lock only the part of it that is not spread.
 	LedgerAccountsLock(ctx context.Context, s Scope, k Kind, specs []AccountSpec) ([]Account, error)
 	// LedgerAccountsApply opens the accounts of changes that do not exist
 	// (balance zero) and applies each change to its account, in the order
@@ -285,6 +331,12 @@ type Mover interface {
 	// of work fails with it. A store that pipelines its writes may instead
 	// return that error from a later statement of the unit of work or from
 	// its commit (see package store): either way the unit fails as a whole.
+	// A store may hold an account whose Spread is not SpreadNone in parts:
+	// a change then locks only the part it changes when one part can take
+	// it, and the rule holds for the account's whole balance; LedgerAccountGet
+	// returns the whole balance. A unit of work that changes a spread
+	// account changes it once (callers merge the changes of its movements),
+	// so that it never waits for the account while it holds a part of it.
 	LedgerAccountsApply(ctx context.Context, s Scope, k Kind, changes []AccountChange, insufficient fault.Code) error
 	// LedgerMovementGet returns the movement with reference; NOT_FOUND when
 	// there is none.

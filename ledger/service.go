@@ -126,18 +126,55 @@ type movementPayload struct {
 // the same unit of work.
 func (s *Service) Post(ctx context.Context, st Mover, m Movement) (Posted, bool, error) {
 	const op = "ledger.Post"
-	if err := validate(op, m); err != nil {
-		return Posted{}, false, err
+	out, changes, err := s.write(ctx, st, op, m)
+	if err != nil || changes == nil {
+		return out, false, err
 	}
-	ps := sorted(m.Postings)
+	if err := st.LedgerAccountsApply(ctx, m.Scope, m.Ledger, changes, insufficientCode(m)); err != nil {
+		return Posted{}, false, fault.Wrap(op, err)
+	}
+	return out, true, nil
+}
+
+// insufficientCode is the code of m's refused debit.
+func insufficientCode(m Movement) fault.Code {
+	if m.InsufficientCode == "" {
+		return fault.InsufficientCredits
+	}
+	return m.InsufficientCode
+}
+
+// changesOf returns the account changes of postings, in the order given.
+func changesOf(ps []Posting, decimals int) []AccountChange {
 	changes := make([]AccountChange, len(ps))
 	for i, p := range ps {
 		d := money.SumOf(p.Amount)
 		if p.Direction == Debit {
 			d, _ = d.Neg() // an Atomic's negation always fits
 		}
-		changes[i] = AccountChange{AccountSpec: AccountSpec{Name: p.Account, Decimals: m.Decimals, AllowNegative: AllowsNegative(p.Account)}, Delta: d}
+		changes[i] = AccountChange{AccountSpec: AccountSpec{Name: p.Account, Decimals: decimals,
+			AllowNegative: AllowsNegative(p.Account), Spread: spreadable(p.Account)}, Delta: d}
 	}
+	return changes
+}
+
+// spreadable is SpreadOf, for accounts that may not go negative.
+func spreadable(name string) Spread {
+	if AllowsNegative(name) {
+		return SpreadNone
+	}
+	return SpreadOf(name)
+}
+
+// write is Post but for the balances: it validates m and writes it once,
+// with its event, and returns the movement and, when this call created it,
+// the account changes (sorted by name) still to apply. A replay returns
+// the earlier movement and no changes.
+func (s *Service) write(ctx context.Context, st Mover, op string, m Movement) (Posted, []AccountChange, error) {
+	if err := validate(op, m); err != nil {
+		return Posted{}, nil, err
+	}
+	changes := changesOf(sorted(m.Postings), m.Decimals)
 	// Write first, lock last: the accounts (a workspace's credit balance is
 	// contended by every operation of the workspace) stay locked only for
 	// the balance change and the commit. Two posts of one movement meet at
@@ -147,36 +184,49 @@ func (s *Service) Post(ctx context.Context, st Mover, m Movement) (Posted, bool,
 		Decimals: m.Decimals, Postings: slices.Clone(m.Postings), Actor: m.Actor, CreatedAt: st.Now()}
 	if err := st.LedgerMovementInsert(ctx, out, m.Fresh); err != nil {
 		if !fault.Is(err, fault.Conflict) || m.Fresh {
-			return Posted{}, false, fault.Wrap(op, err)
+			return Posted{}, nil, fault.Wrap(op, err)
 		}
 		prev, err := st.LedgerMovementGet(ctx, m.Scope, m.Reference)
 		if err != nil {
-			return Posted{}, false, fault.Wrap(op, err)
+			return Posted{}, nil, fault.Wrap(op, err)
 		}
 		if !sameContent(prev, m) {
-			return Posted{}, false, fault.E(op, fault.Conflict, "The reference was already posted with other content.").
+			return Posted{}, nil, fault.E(op, fault.Conflict, "The reference was already posted with other content.").
 				With("reference", m.Reference)
 		}
-		return prev, false, nil
+		return prev, nil, nil
 	}
 	payload, err := json.Marshal(movementPayload{MovementID: out.ID, Ledger: out.Ledger, Type: out.Type,
 		Reference: out.Reference, Decimals: out.Decimals, Postings: out.Postings, Actor: out.Actor})
 	if err != nil {
-		return Posted{}, false, fault.Wrap(op, err)
+		return Posted{}, nil, fault.Wrap(op, err)
 	}
 	if _, err := st.OutboxInsert(ctx, outbox.Event{TenantID: m.Scope.TenantID, WorkspaceID: m.Scope.WorkspaceID,
 		Environment: string(m.Scope.Environment), Type: EventMovementPosted, AggregateID: out.ID, AggregateVersion: 1,
 		Payload: payload}); err != nil {
-		return Posted{}, false, fault.Wrap(op, err)
+		return Posted{}, nil, fault.Wrap(op, err)
 	}
-	code := m.InsufficientCode
-	if code == "" {
-		code = fault.InsufficientCredits
+	return out, changes, nil
+}
+
+// merged returns the changes of a and b as one change per account, sorted
+// by name: the deltas of an account in both are added.
+func merged(a, b []AccountChange) ([]AccountChange, error) {
+	out := slices.Clone(a)
+	for _, c := range b {
+		i := slices.IndexFunc(out, func(o AccountChange) bool { return o.Name == c.Name })
+		if i < 0 {
+			out = append(out, c)
+			continue
+		}
+		d, err := out[i].Delta.Add(c.Delta)
+		if err != nil {
+			return nil, err
+		}
+		out[i].Delta = d
 	}
-	if err := st.LedgerAccountsApply(ctx, m.Scope, m.Ledger, changes, code); err != nil {
-		return Posted{}, false, fault.Wrap(op, err)
-	}
-	return out, true, nil
+	slices.SortFunc(out, func(x, y AccountChange) int { return strings.Compare(x.Name, y.Name) })
+	return out, nil
 }
 
 // ApplyChanges applies changes to accounts, the same accounts in the same
@@ -296,15 +346,21 @@ func (s *Service) credits(ctx context.Context, st Mover, op string, t Type, in C
 	if in.Ref == "" {
 		return Posted{}, false, fault.Invalid(op, "ref", "The reference key is required.")
 	}
-	p, created, err := s.Post(ctx, st, Movement{Scope: in.Scope, Ledger: Credits, Type: t, Reference: string(t) + ":" + in.Ref,
-		Decimals: CreditsDecimals, Actor: in.Actor, Fresh: in.Fresh, Postings: []Posting{
-			{Account: from, Direction: Debit, Amount: in.Amount},
-			{Account: to, Direction: Credit, Amount: in.Amount},
-		}})
+	p, created, err := s.Post(ctx, st, s.creditsMovement(t, in, from, to))
 	if err != nil {
 		return Posted{}, false, fault.Wrap(op, err)
 	}
 	return p, created, nil
+}
+
+// creditsMovement is the two-legged credits movement of t from one account
+// to another.
+func (s *Service) creditsMovement(t Type, in CreditsInput, from, to string) Movement {
+	return Movement{Scope: in.Scope, Ledger: Credits, Type: t, Reference: string(t) + ":" + in.Ref,
+		Decimals: CreditsDecimals, Actor: in.Actor, Fresh: in.Fresh, Postings: []Posting{
+			{Account: from, Direction: Debit, Amount: in.Amount},
+			{Account: to, Direction: Credit, Amount: in.Amount},
+		}}
 }
 
 // Grant adds in.Amount credits to the workspace balance from system:grants,
@@ -328,11 +384,7 @@ func (s *Service) Reserve(ctx context.Context, st Mover, in CreditsInput) (Poste
 // that also releases the rest uses SettleAndRelease.
 func (s *Service) Settle(ctx context.Context, st Mover, in CreditsInput) (Posted, bool, error) {
 	const op = "ledger.Settle"
-	hold, reserved, err := s.reservation(ctx, st, op, in)
-	if err != nil {
-		return Posted{}, false, err
-	}
-	return s.spend(ctx, st, op, TypeSettle, in, hold, reserved)
+	return s.end(ctx, st, op, TypeSettle, in)
 }
 
 // Release returns in.Amount of the operation's reservation to the workspace
@@ -342,22 +394,34 @@ func (s *Service) Settle(ctx context.Context, st Mover, in CreditsInput) (Posted
 // does not cover the amount.
 func (s *Service) Release(ctx context.Context, st Mover, in CreditsInput) (Posted, bool, error) {
 	const op = "ledger.Release"
+	return s.end(ctx, st, op, TypeRelease, in)
+}
+
+// end posts a settle or a release (t) of in.Amount from the operation's
+// reservation, once.
+func (s *Service) end(ctx context.Context, st Mover, op string, t Type, in CreditsInput) (Posted, bool, error) {
 	hold, reserved, err := s.reservation(ctx, st, op, in)
 	if err != nil {
 		return Posted{}, false, err
 	}
-	return s.spend(ctx, st, op, TypeRelease, in, hold, reserved)
+	if err := s.cover(ctx, st, op, t, in, hold, reserved); err != nil {
+		return Posted{}, false, err
+	}
+	from, to := s.legs(t, hold)
+	return s.credits(ctx, st, op, t, in, from, to)
 }
 
 // SettleAndRelease ends an operation's reservation in one unit of work:
 // it settles in.Amount of it (as Settle, when in.Amount is positive) and
 // releases rest (as Release, when rest is positive), each once.
 //
-// It first locks every account the two touch, in name order, as one
-// movement would. Posted one after the other, the settle would lock the
-// reserved account before the workspace balance that the release then
-// needs: the reverse of a reservation's order, so an operation ending
-// beside a reservation in the same workspace could wait on it in a cycle.
+// It writes both movements first and then changes the balances of the
+// accounts they touch once each, in name order, as one movement would:
+// posted one after the other, the settle would change the reserved account
+// before the workspace balance that the release then needs, the reverse of
+// a reservation's order, so an operation ending beside a reservation in
+// the same workspace could wait on it in a cycle; and a store that spreads
+// the reserved account (Spread) would change it twice.
 func (s *Service) SettleAndRelease(ctx context.Context, st Mover, in CreditsInput, rest money.Atomic) error {
 	const op = "ledger.SettleAndRelease"
 	if in.Amount == 0 && rest == 0 {
@@ -367,25 +431,27 @@ func (s *Service) SettleAndRelease(ctx context.Context, st Mover, in CreditsInpu
 	if err != nil {
 		return err
 	}
-	names := []string{hold, AccountSystemConsumed, AccountWorkspaceCredits}
-	slices.Sort(names)
-	specs := make([]AccountSpec, len(names))
-	for i, n := range names {
-		specs[i] = AccountSpec{Name: n, Decimals: CreditsDecimals, AllowNegative: AllowsNegative(n)}
-	}
-	if _, err := st.LedgerAccountsLock(ctx, in.Scope, Credits, specs); err != nil {
-		return fault.Wrap(op, err)
-	}
+	var changes []AccountChange
 	if in.Amount > 0 {
-		if _, _, err := s.spend(ctx, st, op, TypeSettle, in, hold, reserved); err != nil {
+		if changes, err = s.spend(ctx, st, op, TypeSettle, in, hold, reserved); err != nil {
 			return err
 		}
 	}
 	if rest > 0 {
 		in.Amount = rest
-		if _, _, err := s.spend(ctx, st, op, TypeRelease, in, hold, reserved); err != nil {
+		more, err := s.spend(ctx, st, op, TypeRelease, in, hold, reserved)
+		if err != nil {
 			return err
 		}
+		if changes, err = merged(changes, more); err != nil {
+			return fault.Wrap(op, err)
+		}
+	}
+	if len(changes) == 0 {
+		return nil // both were posted before
+	}
+	if err := st.LedgerAccountsApply(ctx, in.Scope, Credits, changes, fault.InsufficientCredits); err != nil {
+		return fault.Wrap(op, err)
 	}
 	return nil
 }
@@ -427,15 +493,14 @@ func (s *Service) reservation(ctx context.Context, st Mover, op string, in Credi
 	return hold, reserved, nil
 }
 
-// spend posts a settle or a release (t) of in.Amount from the reservation
-// held on hold, once it has checked that what is left of reserved, less the
-// operation's other movement on it (its release for a settle, its settle
-// for a release), covers the amount. A replay of t itself is not counted
-// against itself.
-func (s *Service) spend(ctx context.Context, st Mover, op string, t Type, in CreditsInput, hold string, reserved money.Atomic) (Posted, bool, error) {
-	other, to := TypeRelease, AccountSystemConsumed
+// cover checks that what is left of the reservation of reserved held on
+// hold, less the operation's other movement on it (its release for a
+// settle, its settle for a release), covers a settle or a release (t) of
+// in.Amount. A replay of t itself is not counted against itself.
+func (s *Service) cover(ctx context.Context, st Mover, op string, t Type, in CreditsInput, hold string, reserved money.Atomic) error {
+	other := TypeRelease
 	if t == TypeRelease {
-		other, to = TypeSettle, AccountWorkspaceCredits
+		other = TypeSettle
 	}
 	left := reserved
 	used, err := st.LedgerMovementGet(ctx, in.Scope, string(other)+":"+in.Ref)
@@ -443,15 +508,39 @@ func (s *Service) spend(ctx context.Context, st Mover, op string, t Type, in Cre
 	case err == nil:
 		_, amount := credited(used)
 		if left, err = left.Sub(amount); err != nil {
-			return Posted{}, false, fault.Wrap(op, fmt.Errorf("reservation of %s is overspent", in.Ref))
+			return fault.Wrap(op, fmt.Errorf("reservation of %s is overspent", in.Ref))
 		}
 	case !fault.Is(err, fault.NotFound):
-		return Posted{}, false, fault.Wrap(op, err)
+		return fault.Wrap(op, err)
 	}
 	if in.Amount > left {
-		return Posted{}, false, uncovered(op, in.Ref).With("account", hold)
+		return uncovered(op, in.Ref).With("account", hold)
 	}
-	return s.credits(ctx, st, op, t, in, hold, to)
+	return nil
+}
+
+// legs returns the accounts a settle or a release (t) of a reservation
+// held on hold debits and credits.
+func (s *Service) legs(t Type, hold string) (from, to string) {
+	if t == TypeRelease {
+		return hold, AccountWorkspaceCredits
+	}
+	return hold, AccountSystemConsumed
+}
+
+// spend writes a settle or a release (t) of in.Amount from the reservation
+// held on hold, once it has checked that the reservation covers it (cover),
+// and returns the account changes still to apply (none for a replay).
+func (s *Service) spend(ctx context.Context, st Mover, op string, t Type, in CreditsInput, hold string, reserved money.Atomic) ([]AccountChange, error) {
+	if err := s.cover(ctx, st, op, t, in, hold, reserved); err != nil {
+		return nil, err
+	}
+	from, to := s.legs(t, hold)
+	_, changes, err := s.write(ctx, st, op, s.creditsMovement(t, in, from, to))
+	if err != nil {
+		return nil, fault.Wrap(op, err)
+	}
+	return changes, nil
 }
 
 // credited returns the account a two-legged movement credits and the

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 
@@ -75,6 +77,11 @@ const ledgerAccountColumns = `tenant_id, workspace_id, environment, ledger, name
 // SQLite has one writer, so the transaction itself serializes movements and
 // no order matters: the rows are read first, and the insert and a second
 // read run only when an account is missing.
+//
+// It reads and locks the accounts' own rows only: on PostgreSQL the part
+// of a spread account's balance held in its slots (see
+// LedgerAccountsApply) is neither returned nor locked. SQLite never
+// spreads.
 func (tx *Tx) LedgerAccountsLock(ctx context.Context, s ledger.Scope, k ledger.Kind, specs []ledger.AccountSpec) ([]ledger.Account, error) {
 	const op = "store.LedgerAccountsLock"
 	if len(specs) == 0 {
@@ -117,14 +124,24 @@ func (tx *Tx) ledgerAccountsOpen(ctx context.Context, s ledger.Scope, k ledger.K
 // (ledger.ApplyChanges) and writes the balances back.
 //
 // PostgreSQL never sends a balance to the server: it opens the missing
-// accounts, then changes each balance in place with one UPDATE per account
-// in the order given, whose expression keeps ledger.ApplyChanges's rule
-// and, when the rule refuses, raises through ledger_refuse (migration
-// 0015), which Held.Fail turns into the ledger's error. Every one of these
+// accounts (but the spread ones, below, which the change opens itself),
+// then changes each balance in place with one statement per
+// account in the order given, which keeps ledger.ApplyChanges's rule and,
+// when the rule refuses, raises through ledger_refuse (migration 0015),
+// which Held.Fail turns into the ledger's error. Every one of these
 // statements may be held by the pipelining driver and go to the server in
-// the commit's batch: an account's row lock, which every concurrent
-// movement of the workspace waits for, is then held for the UPDATE and the
-// COMMIT alone, not for a round trip to this process and back.
+// the commit's batch: a row lock that a concurrent movement of the
+// workspace waits for is then held for the change and the COMMIT alone, not
+// for a round trip to this process and back.
+//
+// An account that may not go negative and that the ledger spreads
+// (ledger.AccountSpec.Spread: a workspace's credits and reserved credits,
+// which every reservation changes) is changed by ledger_spread_change
+// (migration 0022) in one of spreadSlots parts that no other transaction
+// holds, tried from a random one on, so that the workspace's concurrent
+// reservations do not queue for one row; the function rebalances the
+// parts, under the rule applied to their sum, when none can take the
+// change. Every other account is changed by one UPDATE of its row.
 func (tx *Tx) LedgerAccountsApply(ctx context.Context, s ledger.Scope, k ledger.Kind, changes []ledger.AccountChange, insufficient fault.Code) error {
 	const op = "store.LedgerAccountsApply"
 	if len(changes) == 0 {
@@ -144,8 +161,12 @@ func (tx *Tx) LedgerAccountsApply(ctx context.Context, s ledger.Scope, k ledger.
 		}
 		return tx.LedgerAccountsUpdate(ctx, accounts)
 	}
-	if err := tx.ledgerAccountsOpen(ctx, s, k, specs); err != nil {
-		return errf(op, err)
+	// ledger_spread_change opens the spread accounts itself.
+	specs = slices.DeleteFunc(specs, spread)
+	if len(specs) > 0 {
+		if err := tx.ledgerAccountsOpen(ctx, s, k, specs); err != nil {
+			return errf(op, err)
+		}
 	}
 	for _, c := range changes {
 		fail := func(err error) error {
@@ -162,6 +183,15 @@ func (tx *Tx) LedgerAccountsApply(ctx context.Context, s ledger.Scope, k ledger.
 				return money.ErrSumOverflow(op)
 			}
 			return errf(op, err)
+		}
+		if spread(c.AccountSpec) {
+			err := tx.execHeld(ctx, Held{FailFunc: fail}, `SELECT ledger_spread_change(?, ?, ?, ?, ?, ?, CAST(? AS NUMERIC), ?, ?, ?, ?)`,
+				s.TenantID, s.WorkspaceID, string(s.Environment), string(k), c.Name, c.Decimals, c.Delta.String(),
+				rand.IntN(spreadSlots), spreadSlots, c.Spread == ledger.SpreadCredits, tx.now)
+			if err != nil {
+				return err
+			}
+			continue
 		}
 		err := tx.execHeld(ctx, Held{FailFunc: fail}, `UPDATE ledger_accounts SET
 				balance = CASE
@@ -180,6 +210,18 @@ func (tx *Tx) LedgerAccountsApply(ctx context.Context, s ledger.Scope, k ledger.
 	}
 	return nil
 }
+
+// spread reports whether the store keeps the balance of the account of sp
+// in parts on PostgreSQL: a spread account that may not go negative.
+func spread(sp ledger.AccountSpec) bool {
+	return sp.Spread != ledger.SpreadNone && !sp.AllowNegative
+}
+
+// spreadSlots is how many parts (besides its own row) a spread account's
+// balance is kept in on PostgreSQL: more than the accepts of one workspace
+// a host runs at once (operation.DefaultAcceptsInFlight), so that each
+// finds a part no other holds.
+const spreadSlots = 8
 
 // sqlState is a driver error with its SQLSTATE (pgconn.PgError's method).
 type sqlState interface{ SQLState() string }
@@ -284,18 +326,60 @@ func (tx *Tx) LedgerAccountsUpdate(ctx context.Context, accounts []ledger.Accoun
 	return nil
 }
 
-// LedgerAccountGet implements ledger.Store.
+// LedgerAccountGet implements ledger.Store. The account's row and the
+// slots of its spread balance (see LedgerAccountsApply) are read in one
+// statement, so one snapshot, and summed in Go: the balance is exact even
+// while concurrent movements change the slots or rebalance them. Version
+// is the row's and its slots' versions summed.
 func (tx *Tx) LedgerAccountGet(ctx context.Context, s ledger.Scope, k ledger.Kind, name string) (ledger.Account, error) {
 	const op = "store.LedgerAccountGet"
-	var row ledgerAccountRow
-	if err := tx.idb.NewRaw(`SELECT `+ledgerAccountColumns+` FROM ledger_accounts
-		WHERE tenant_id = ? AND workspace_id = ? AND environment = ? AND ledger = ? AND name = ?`,
-		s.TenantID, s.WorkspaceID, string(s.Environment), string(k), name).Scan(ctx, &row); err != nil {
-		return ledger.Account{}, notFound(op, err)
-	}
-	a, err := row.account()
+	rows, err := tx.idb.QueryContext(ctx, `SELECT a.tenant_id, a.workspace_id, a.environment, a.ledger, a.name, a.decimals,
+			a.allow_negative, CAST(a.balance AS TEXT), a.version, a.created_at, a.updated_at,
+			CAST(sl.balance AS TEXT), sl.version
+		FROM ledger_accounts a LEFT JOIN ledger_account_slots sl ON sl.tenant_id = a.tenant_id
+			AND sl.workspace_id = a.workspace_id AND sl.environment = a.environment AND sl.ledger = a.ledger AND sl.name = a.name
+		WHERE a.tenant_id = ? AND a.workspace_id = ? AND a.environment = ? AND a.ledger = ? AND a.name = ?`,
+		s.TenantID, s.WorkspaceID, string(s.Environment), string(k), name)
 	if err != nil {
-		return ledger.Account{}, corrupt(op, err)
+		return ledger.Account{}, errf(op, err)
+	}
+	defer rows.Close()
+	var (
+		a     ledger.Account
+		found bool
+	)
+	for rows.Next() {
+		var (
+			row         ledgerAccountRow
+			slotBalance sql.NullString
+			slotVersion sql.NullInt64
+		)
+		if err := rows.Scan(append(row.fields(), &slotBalance, &slotVersion)...); err != nil {
+			return ledger.Account{}, errf(op, err)
+		}
+		if !found {
+			if a, err = row.account(); err != nil {
+				return ledger.Account{}, corrupt(op, err)
+			}
+			found = true
+		}
+		if !slotBalance.Valid {
+			continue
+		}
+		b, err := money.ParseSum(slotBalance.String)
+		if err == nil {
+			a.Balance, err = a.Balance.Add(b)
+		}
+		if err != nil {
+			return ledger.Account{}, corrupt(op, err)
+		}
+		a.Version += slotVersion.Int64
+	}
+	if err := rows.Err(); err != nil {
+		return ledger.Account{}, errf(op, err)
+	}
+	if !found {
+		return ledger.Account{}, fault.E(op, fault.NotFound, "")
 	}
 	return a, nil
 }

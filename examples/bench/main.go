@@ -64,11 +64,12 @@
 //     its outbox event (ledger.Post), and changes the workspace's credit
 //     and reserved balances by the 15 credits an accept reserves: on
 //     SQLite read, changed in Go and written back under the versions read;
-//     on PostgreSQL opened when missing, then changed in place by the
-//     conditional UPDATE that refuses an overdraft in the database. The
+//     on PostgreSQL changed in one slot each (one that can take the change
+//     and that no other transaction holds: migration 0022's common case,
+//     whose function also opens a missing account). The
 //     statements are the store's, in the order an accept runs them, and
 //     the values have the shapes and sizes of an accept's. They write
-//     bench_ copies of those eight tables made from the platform's
+//     bench_ copies of those nine tables made from the platform's
 //     (columns, constraints, indexes, foreign keys to tenants and
 //     workspaces, and rows), so nothing of the platform's data is written.
 //     On SQLite each unit is a transaction of its own through a pool opened
@@ -82,9 +83,9 @@
 //     accept's: one statement at a time, the anchor would measure round
 //     trips, not rows); then the same units through the platform's
 //     store.DB.InTx, every statement deferred. Each runs with every client
-//     on the bootstrap workspace (every unit changes the same two balance
-//     rows, as the accepts of one workspace do; on PostgreSQL the units
-//     queue for the rows' locks, with no admission in front of them) and
+//     on the bootstrap workspace (every unit changes the same two balances,
+//     as the accepts of one workspace do, with no admission in front of
+//     them) and
 //     with the workspaces of measurement 6, one per client:
 //     transactions/second, p50 and p99. Then, for one and for -clients
 //     workspaces, the ratio accept/same-rows bare against the goal (at

@@ -10,6 +10,7 @@ import (
 	mrand "math/rand/v2"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -37,13 +38,17 @@ import (
 // an accept runs them; the values have the shapes and sizes of an
 // accept's.
 
-// rowsTables are the tables an accept writes (acceptWrites), each before
-// the tables whose foreign keys refer to it. The anchor writes bench_
-// copies of them.
+// rowsTables are the tables an accept writes on either database
+// (acceptWrites), each before the tables whose foreign keys refer to it.
+// The anchor writes bench_ copies of them.
 func rowsTables() []string {
 	var out []string
-	for _, w := range acceptWrites() {
-		out = append(out, w.table)
+	for _, d := range []store.Dialect{store.SQLite, store.Postgres} {
+		for _, w := range acceptWrites(d) {
+			if !slices.Contains(out, w.table) {
+				out = append(out, w.table)
+			}
+		}
 	}
 	return out
 }
@@ -106,22 +111,23 @@ const (
 	// the version read.
 	rowsAccountUpdate = `UPDATE bench_ledger_accounts SET balance = ?, version = ?, updated_at = ?
 			WHERE tenant_id = ? AND workspace_id = ? AND environment = ? AND ledger = ? AND name = ? AND version = ?`
-	// rowsAccountsOpen is PostgreSQL's opening of missing accounts in
-	// store.LedgerAccountsApply, for two accounts.
-	rowsAccountsOpen = `INSERT INTO bench_ledger_accounts (tenant_id, workspace_id, environment, ledger, name, decimals,
-		allow_negative, balance, version, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, '0', 0, ?, ?), (?, ?, ?, ?, ?, ?, ?, '0', 0, ?, ?) ON CONFLICT (tenant_id, workspace_id, environment, ledger, name) DO NOTHING`
-	// rowsAccountChange is PostgreSQL's balance change in place
-	// (store.LedgerAccountsApply): the ledger's rule in the UPDATE,
-	// refusing through ledger_refuse.
-	rowsAccountChange = `UPDATE bench_ledger_accounts SET
-				balance = CASE
-					WHEN decimals <> ? THEN ledger_refuse('LR002')
-					WHEN balance + CAST(? AS NUMERIC) >= 170141183460469231731687303715884105728
-						OR balance + CAST(? AS NUMERIC) < -170141183460469231731687303715884105728 THEN ledger_refuse('LR003')
-					WHEN NOT allow_negative AND balance + CAST(? AS NUMERIC) < 0 THEN ledger_refuse('LR001')
-					ELSE balance + CAST(? AS NUMERIC) END,
-				version = version + 1, updated_at = ?
-			WHERE tenant_id = ? AND workspace_id = ? AND environment = ? AND ledger = ? AND name = ?`
+	// rowsSlotChange is the change of a spread balance on PostgreSQL
+	// (store.LedgerAccountsApply's ledger_spread_change, migration 0022)
+	// when a slot can take it, as it can for every accept of the bench:
+	// one slot that covers the change and that no other transaction
+	// holds, tried from a given slot on, changed in place.
+	rowsSlotChange = `UPDATE bench_ledger_account_slots SET balance = balance + CAST(? AS NUMERIC),
+				room = room - CAST(? AS NUMERIC), version = version + 1, updated_at = ?
+			WHERE tenant_id = ? AND workspace_id = ? AND environment = ? AND ledger = ? AND name = ? AND slot = (
+				SELECT slot FROM bench_ledger_account_slots
+				WHERE tenant_id = ? AND workspace_id = ? AND environment = ? AND ledger = ? AND name = ?
+					AND balance + CAST(? AS NUMERIC) >= 0 AND room - CAST(? AS NUMERIC) >= 0
+				ORDER BY (slot + 8 - ?) % 8 LIMIT 1 FOR UPDATE SKIP LOCKED)`
+	// rowsSlotSeed gives a workspace's spread account a slot when the copy
+	// lacks it: a share of benchCredits (the credits) or room (the
+	// reservations).
+	rowsSlotSeed = `INSERT INTO bench_ledger_account_slots (tenant_id, workspace_id, environment, ledger, name, slot, balance, room,
+		version, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?) ON CONFLICT DO NOTHING`
 	// rowsAccountSeed gives a workspace's account benchCredits (the
 	// credits) or nothing (the reservations) when the copy lacks it.
 	rowsAccountSeed = `INSERT INTO bench_ledger_accounts (tenant_id, workspace_id, environment, ledger, name, decimals,
@@ -183,7 +189,7 @@ func newRowsAnchor(d store.Dialect) (*rowsAnchor, error) {
 		*f.dst = string(b)
 	}
 	for _, q := range []string{rowsOperationInsert, rowsJobInsert, rowsReceiptInsert, rowsIdempotencyInsert, rowsMovementInsert,
-		rowsPostingsInsert, rowsOutboxInsert, rowsAccountsOpen, rowsAccountChange, rowsAccountSeed} {
+		rowsPostingsInsert, rowsOutboxInsert, rowsAccountSeed, rowsSlotChange, rowsSlotSeed} {
 		a.pg[q] = pgText(q)
 	}
 	return a, nil
@@ -272,25 +278,25 @@ func (a *rowsAnchor) inserts(ws platform.Bootstrap, now time.Time) []rowsStmt {
 }
 
 // postgresUnit is every statement of one accept for ws on PostgreSQL: the
-// inserts, then the two accounts opened when missing and their balances
-// changed in place, the workspace's credits first (the ledger changes
-// accounts in name order).
+// inserts, then the two balances changed in one slot each, the workspace's
+// credits first (the ledger changes accounts in name order).
 func (a *rowsAnchor) postgresUnit(ws platform.Bootstrap) []rowsStmt {
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	out := a.inserts(ws, now)
 	credits := string(ledger.Credits)
-	out = append(out, rowsStmt{query: rowsAccountsOpen, args: []any{
-		ws.TenantID, ws.WorkspaceID, "test", credits, ledger.AccountWorkspaceCredits, ledger.CreditsDecimals, false, now, now,
-		ws.TenantID, ws.WorkspaceID, "test", credits, ledger.AccountWorkspaceReserved, ledger.CreditsDecimals, false, now, now}})
 	for _, c := range []struct {
 		name  string
 		delta string
 	}{{ledger.AccountWorkspaceCredits, "-" + strconv.Itoa(rowsReserve)}, {ledger.AccountWorkspaceReserved, strconv.Itoa(rowsReserve)}} {
-		out = append(out, rowsStmt{query: rowsAccountChange, args: []any{ledger.CreditsDecimals, c.delta, c.delta, c.delta, c.delta, now,
-			ws.TenantID, ws.WorkspaceID, "test", credits, c.name}})
+		out = append(out, rowsStmt{query: rowsSlotChange, args: []any{c.delta, c.delta, now,
+			ws.TenantID, ws.WorkspaceID, "test", credits, c.name, ws.TenantID, ws.WorkspaceID, "test", credits, c.name,
+			c.delta, c.delta, mrand.IntN(rowsSlots)}})
 	}
 	return out
 }
+
+// rowsSlots is the slots of a spread account (store's spreadSlots).
+const rowsSlots = 8
 
 // sqliteUnit writes the rows of one accept for ws in tx on SQLite, through
 // the prepared statements: the inserts, then the two balances read,
@@ -402,6 +408,19 @@ func (a *rowsAnchor) seed(ctx context.Context, pool *sql.DB, wss []platform.Boot
 			if _, err := pool.ExecContext(ctx, q, ws.TenantID, ws.WorkspaceID, "test", string(ledger.Credits), acc.name,
 				ledger.CreditsDecimals, false, acc.balance, a.at(now), a.at(now)); err != nil {
 				return fmt.Errorf("rows anchor: seed accounts: %w", err)
+			}
+		}
+		if a.dialect != store.Postgres {
+			continue
+		}
+		for slot := range rowsSlots {
+			for _, acc := range []struct{ name, balance, room string }{
+				{ledger.AccountWorkspaceCredits, strconv.Itoa(benchCredits / rowsSlots), "0"},
+				{ledger.AccountWorkspaceReserved, "0", strconv.Itoa(benchCredits)}} {
+				if _, err := pool.ExecContext(ctx, a.pg[rowsSlotSeed], ws.TenantID, ws.WorkspaceID, "test", string(ledger.Credits),
+					acc.name, slot, acc.balance, acc.room, now); err != nil {
+					return fmt.Errorf("rows anchor: seed slots: %w", err)
+				}
 			}
 		}
 	}
@@ -589,7 +608,7 @@ func (r rowsRunner) run(ctx context.Context, acc accepts, cfg config) error {
 	if err != nil {
 		return fmt.Errorf("rows anchor: %w", err)
 	}
-	printWrites(fmt.Sprintf("rows per same-rows transaction (%s, %d sequential)", r.name, probeRuns), "bench_", got)
+	printWrites(fmt.Sprintf("rows per same-rows transaction (%s, %d sequential)", r.name, probeRuns), r.dialect, "bench_", got)
 
 	each := func(f func(context.Context, platform.Bootstrap) error, wss []platform.Bootstrap) result {
 		return measureOps(ctx, cfg.clients, cfg.duration, func(ctx context.Context, c, _ int) error {

@@ -13,13 +13,14 @@ const DefaultAcceptsInFlight = 4
 
 // admission admits the accepts of each scope in the order they arrive, at
 // most n at a time. Every accept that reserves credits changes its
-// workspace's credit balance; on PostgreSQL it waits for that row's lock,
-// which the database grants in no particular order when it is released,
-// so under load some accepts lose the race many times over. Waiting here
-// first, in a channel (whose blocked senders go in first-in, first-out
-// order), bounds an accept's wait by the queue ahead of it. n is a few,
-// not one: the next accepts write their other rows while the one before
-// them holds the lock and commits.
+// workspace's credit balances. PostgreSQL keeps them in a few slots
+// (ledger.Spread), each changed by one accept at a time until it commits;
+// an accept that finds every slot held waits for one, and the database
+// grants a released row lock in no particular order, so under load some
+// accepts would lose the race many times over. Waiting here first, in a
+// channel (whose blocked senders go in first-in, first-out order), bounds
+// an accept's wait by the queue ahead of it, and n (fewer than the slots)
+// leaves each admitted accept a slot of its own.
 //
 // A scope's entry lives while some accept holds or waits for it, so the
 // map holds only the scopes with accepts in progress.

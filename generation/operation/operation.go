@@ -18,8 +18,9 @@
 // Nothing talks to a provider before the commit. Between the two, Admit
 // lets a workspace's reserving accepts into the database a few at a time
 // per host (Tuning.AcceptsInFlight), in the order they arrived: each one
-// waits for the workspace's credit balance, and PostgreSQL hands that
-// row's lock to its waiters in no particular order.
+// changes the workspace's credit balances, which PostgreSQL keeps in a few
+// slots (ledger.Spread), and an accept that finds every slot held waits
+// for one, which PostgreSQL hands to its waiters in no particular order.
 //
 // Dispatch (job "generation.dispatch"): picks the next candidate (provider
 // route x credential) from the operation's routes and billing mode, takes

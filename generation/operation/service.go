@@ -228,9 +228,10 @@ func (s *Service) Prepare(ctx context.Context, st PlanReader, p *access.Principa
 
 // Accept writes a prepared operation of p with its dispatch job and
 // reserves its credits, in st's unit of work. The reservation runs just
-// before the commit (st.BeforeCommit): on PostgreSQL it locks the
-// workspace's credit account, which every concurrent accept of the
-// workspace waits for, so the lock is held only until the commit.
+// before the commit (st.BeforeCommit): on PostgreSQL it locks a slot of
+// each of the workspace's credit balances (ledger.Spread), which another
+// accept of the workspace may wait for when every slot is held, so the
+// locks are held only until the commit.
 // INSUFFICIENT_CREDITS then fails the whole unit of work.
 func (s *Service) Accept(ctx context.Context, st AcceptStore, p *access.Principal, plan Plan) (Operation, error) {
 	const op = "operation.Accept"

@@ -18,6 +18,7 @@ func Exercise(t *testing.T, open Opener) {
 	t.Run("Access", func(t *testing.T) { exerciseAccess(t, open) })
 	t.Run("Jobs", func(t *testing.T) { exerciseJobs(t, open) })
 	t.Run("Ledger", func(t *testing.T) { exerciseLedger(t, open) })
+	t.Run("LedgerSpread", func(t *testing.T) { exerciseLedgerSpread(t, open) })
 	t.Run("Policy", func(t *testing.T) { exercisePolicy(t, open) })
 	t.Run("Plans", func(t *testing.T) { exercisePlans(t, open) })
 	t.Run("Assets", func(t *testing.T) { exerciseAssets(t, open) })
