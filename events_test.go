@@ -30,7 +30,7 @@ func TestEventCatalogueNamesEveryEmitter(t *testing.T) {
 		"billing/subscription.go emit":                     {"billing.subscription."},
 		"generation/operation/service.go (*Service).event": {"generation.operation.", "PROVIDER_COST_DRIFT"},
 		"chain/intent/jobs.go (*Service).changed":          {"transaction_intent."},
-		"ledger/service.go (*Service).Post":                {"ledger.movement.posted"},
+		"ledger/service.go (*Service).write":               {"ledger.movement.posted"},
 		"sound/service.go (*Service).move":                 {"sound.operation.completed"},
 	}
 	fset := token.NewFileSet()
