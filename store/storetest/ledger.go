@@ -455,6 +455,27 @@ func ledgerSettleReleaseRace(t *testing.T, open Opener) {
 	ledgerAudit(t, db, ledgerScope, audited...)
 }
 
+// ledgerCredits is a credit movement of amount a under reference ref in
+// ledgerScope.
+func ledgerCredits(ref string, a money.Atomic) ledger.CreditsInput {
+	return ledger.CreditsInput{Scope: ledgerScope, Ref: ref, Amount: a}
+}
+
+// ledgerReserveOld reserves amount for each of n operations, op_old_00
+// on, one unit of work each.
+func ledgerReserveOld(t *testing.T, db *store.DB, n int, amount money.Atomic) {
+	t.Helper()
+	svc := ledger.New()
+	for i := range n {
+		if err := ledgerDo(db, func(ctx context.Context, tx *store.Tx) error {
+			_, _, err := svc.Reserve(ctx, tx, ledgerCredits(fmt.Sprintf("op_old_%02d", i), amount))
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // ledgerEndsBesideReservations ends operations (a partial settle and a
 // release of the rest, in one unit of work each) while new operations
 // reserve in the same workspace: every unit succeeds (none waits on
@@ -464,17 +485,8 @@ func ledgerEndsBesideReservations(t *testing.T, open Opener) {
 	svc := ledger.New()
 	const n, amount, settle = 24, 10, 7
 	ledgerGrant(t, db, ledgerScope, "g1", 100_000)
-	in := func(ref string, a money.Atomic) ledger.CreditsInput {
-		return ledger.CreditsInput{Scope: ledgerScope, Ref: ref, Amount: a}
-	}
-	for i := range n {
-		if err := ledgerDo(db, func(ctx context.Context, tx *store.Tx) error {
-			_, _, err := svc.Reserve(ctx, tx, in(fmt.Sprintf("op_old_%02d", i), amount))
-			return err
-		}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	in := ledgerCredits
+	ledgerReserveOld(t, db, n, amount)
 	var wg sync.WaitGroup
 	errs := make([]error, 2*n)
 	for i := range n {

@@ -103,17 +103,8 @@ func ledgerSpreadConcurrent(t *testing.T, open Opener) {
 	svc := ledger.New()
 	const old, n, amount, settle = 16, 64, 20, 15
 	ledgerGrant(t, db, ledgerScope, "g1", 600)
-	in := func(ref string, a money.Atomic) ledger.CreditsInput {
-		return ledger.CreditsInput{Scope: ledgerScope, Ref: ref, Amount: a}
-	}
-	for i := range old {
-		if err := ledgerDo(db, func(ctx context.Context, tx *store.Tx) error {
-			_, _, err := svc.Reserve(ctx, tx, in(fmt.Sprintf("op_old_%02d", i), amount))
-			return err
-		}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	in := ledgerCredits
+	ledgerReserveOld(t, db, old, amount)
 	// 280 left, 320 held; the ends give back 16 x 5 = 80 and grants add
 	// 4 x 10 = 40, so 400 credits cover at most 20 of the 64 new
 	// reservations of 20. At least 14 pass: while fewer have, at least 20
