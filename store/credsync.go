@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -19,6 +20,9 @@ const syncTimeout = 5 * time.Second
 type changeReader struct {
 	db *DB
 	c  *credCache
+	// epochFunc reads the epoch (Options.EpochFunc); nil reads it through
+	// the read pool.
+	epochFunc func(ctx context.Context) (int64, error)
 
 	mu sync.Mutex
 	// running is true while a goroutine runs reads; cur is the read it
@@ -75,6 +79,9 @@ func (rd *syncRound) await(ctx context.Context) error {
 // and stops when none did.
 func (r *changeReader) run(rd *syncRound) {
 	for rd != nil {
+		// Let the requests already running reach their lookups and join
+		// this read before it is sent.
+		runtime.Gosched()
 		r.mu.Lock()
 		rd.sent = true
 		r.mu.Unlock()
@@ -99,7 +106,7 @@ const syncSQL = `SELECT e.seq, c.seq, c.tags FROM credential_epoch e
 
 // read applies the changes logged since the cache's last, or empties the
 // cache when it is too far behind to apply them one by one.
-func (r *changeReader) read() error {
+func (r *changeReader) read() (err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), syncTimeout)
 	defer cancel()
 	c := r.c
@@ -109,7 +116,12 @@ func (r *changeReader) read() error {
 	c.mu.Unlock()
 	// Nearly always nothing changed: one row of one column says so.
 	var now int64
-	if err := r.db.Read().queryRow(ctx, epochSQL).Scan(&now); err != nil {
+	if r.epochFunc != nil {
+		now, err = r.epochFunc(ctx)
+	} else {
+		err = r.db.Read().queryRow(ctx, epochSQL).Scan(&now)
+	}
+	if err != nil {
 		return fmt.Errorf("store: read the credential epoch: %w", err)
 	}
 	if now == from {

@@ -122,6 +122,12 @@ type Options struct {
 	// answers (credcache.go). False means this process is the database's
 	// only host (SQLite): its own writes are all the changes there are.
 	Shared bool
+	// EpochFunc, with Shared, reads the number of the last credential
+	// change committed (SELECT seq FROM credential_epoch WHERE id = 1),
+	// nearly every read of the change log being only that: the
+	// PostgreSQL store reads it on a connection of its own, cheaper than
+	// the pool's. Nil reads it through the read pool.
+	EpochFunc func(ctx context.Context) (int64, error)
 }
 
 // New wraps opened bun handles. Dialect packages call it after migrating;
@@ -137,7 +143,7 @@ func New(d Dialect, write, read *bun.DB, opts Options) *DB {
 	db := &DB{dialect: d, write: write, read: read, clock: c, committedFunc: opts.CommittedFunc, closer: opts.Closer,
 		writeStmts: newStmtCache(write.DB, d), creds: newCredCache()}
 	if opts.Shared {
-		db.creds.sync = &changeReader{db: db, c: db.creds}
+		db.creds.sync = &changeReader{db: db, c: db.creds, epochFunc: opts.EpochFunc}
 	}
 	db.readStmts = db.writeStmts
 	if read != write {

@@ -70,7 +70,9 @@ func Open(ctx context.Context, cfg Config) (*store.DB, error) {
 		bdb.Close()
 		return nil, err
 	}
-	db := store.New(store.Postgres, bdb, bdb, store.Options{Clock: cfg.Clock, Shared: true})
+	epoch := &epochReader{cfg: pc}
+	db := store.New(store.Postgres, bdb, bdb, store.Options{Clock: cfg.Clock, Shared: true,
+		EpochFunc: epoch.read, Closer: epoch})
 	if err := store.Migrate(ctx, bdb, ms, migrationLock, db.Now()); err != nil {
 		bdb.Close()
 		return nil, fmt.Errorf("postgres: %w", err)
