@@ -114,6 +114,22 @@ func TestCredentialChangesReachEveryHost(t *testing.T) {
 					Header: map[string]string{"Idempotency-Key": "rotate-now"}, Body: map[string]any{"expireCurrentAfterSeconds": 0}}, http.StatusOK),
 				answered(http.StatusUnauthorized, "SESSION_EXPIRED"))
 		})
+		t.Run("key revoked among many changes", func(t *testing.T) {
+			// More changes than one read of the change log applies one by
+			// one: a host that far behind empties its cache instead.
+			id, secret := newKey("revoked among many")
+			other := s.Bootstrap("Busy")
+			acrossHosts(t, s, hosts, asKey(secret), ok,
+				func() {
+					for i := range 70 {
+						if err := s.P.SetFeatureFlag(ctx, other.TenantID, other.WorkspaceID, sound.FeatureEngine, i%2 == 0); err != nil {
+							t.Fatal(err)
+						}
+					}
+					onHost1("revoke", platformtest.Request{Method: http.MethodPost, Path: "/api/v1/api-keys/" + id + "/revoke", Key: owner}, http.StatusOK)()
+				},
+				answered(http.StatusUnauthorized, "UNAUTHENTICATED"))
+		})
 		t.Run("key re-limited", func(t *testing.T) {
 			id, secret := newKey("limited")
 			limit := func(r *platformtest.Response, want int) error {
