@@ -37,7 +37,9 @@ import (
 //     starts after it arrived, so a change committed before the request
 //     arrived is applied before it is answered, and requests arriving
 //     together cost one small query between them instead of one
-//     credential query each.
+//     credential query each. A caller that can look again when it must
+//     (the gateway's reads) overlaps that read with its own work instead
+//     of waiting for it first: DB.ReadAhead.
 //
 // A PostgreSQL notification (LISTEN/NOTIFY) would tell hosts sooner but
 // not surely in time: measured here it reached the other host 0.4 to 0.5
