@@ -322,7 +322,7 @@ func accountKey(s access.Scope, k ledger.Kind, name string) string {
 	return fmt.Sprintf("%s|%s|%s|%s|%s", s.TenantID, s.WorkspaceID, s.Environment, k, name)
 }
 
-// LedgerAccountsLock implements ledger.Mover: it opens missing accounts.
+// LedgerAccountsLock opens missing accounts and returns them, for LedgerAccountsApply.
 func (tx *memTx) LedgerAccountsLock(ctx context.Context, s access.Scope, k ledger.Kind, specs []ledger.AccountSpec) ([]ledger.Account, error) {
 	out := make([]ledger.Account, len(specs))
 	for i, sp := range specs {

@@ -316,12 +316,6 @@ type Mover interface {
 	Now() time.Time
 	// NewID returns a new identifier with prefix.
 	NewID(prefix string) string
-	// LedgerAccountsLock opens the accounts of specs that do not exist
-	// (balance zero) and returns all of them, in the order of specs, locked
-	// against concurrent movements until the unit of work ends. Callers pass
-	// specs sorted by name. A store that spreads an account (Spread) may
-	// return and lock only the part of it that is not spread.
-	LedgerAccountsLock(ctx context.Context, s Scope, k Kind, specs []AccountSpec) ([]Account, error)
 	// LedgerAccountsApply opens the accounts of changes that do not exist
 	// (balance zero) and applies each change to its account, in the order
 	// given (callers sort by name), by ApplyChanges's rule, at the unit of

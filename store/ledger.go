@@ -65,7 +65,12 @@ func (r ledgerAccountRow) account() (ledger.Account, error) {
 const ledgerAccountColumns = `tenant_id, workspace_id, environment, ledger, name, decimals, allow_negative,
 	CAST(balance AS TEXT) AS balance, version, created_at, updated_at`
 
-// LedgerAccountsLock implements ledger.Store.
+// LedgerAccountsLock opens the accounts of specs that do not exist
+// (balance zero) and returns all of them, in the order of specs, locked
+// against concurrent movements until the unit of work ends. The ledger
+// moves balances through LedgerAccountsApply alone; SQLite's Apply reads
+// through this, and the store's contract suite writes at a stale version
+// with it.
 //
 // On PostgreSQL, missing accounts are inserted in one statement and the rows
 // are then read in another, with FOR UPDATE in the order given (callers

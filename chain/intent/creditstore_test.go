@@ -61,10 +61,6 @@ func accountKey(s ledger.Scope, k ledger.Kind, name string) string {
 	return s.TenantID + "|" + s.WorkspaceID + "|" + string(s.Environment) + "|" + string(k) + "|" + name
 }
 
-func (t *memTx) LedgerAccountsLock(context.Context, ledger.Scope, ledger.Kind, []ledger.AccountSpec) ([]ledger.Account, error) {
-	return nil, errUnfaked
-}
-
 func (t *memTx) LedgerAccountsApply(_ context.Context, s ledger.Scope, k ledger.Kind, changes []ledger.AccountChange, insufficient fault.Code) error {
 	accounts := make([]ledger.Account, len(changes))
 	for i, c := range changes {
