@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/netip"
@@ -243,7 +242,7 @@ func New(ctx context.Context, cfg Config) (*Platform, error) {
 	}
 	log := cfg.Logger
 	if log == nil {
-		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+		log = slog.New(slog.DiscardHandler)
 	}
 	p := &Platform{cfg: cfg, db: cfg.Store, keyring: kr, log: log}
 	p.limiter = transport.NewLimiter(p.db, cfg.SessionLimits)

@@ -17,6 +17,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
+	"sync"
 )
 
 // MinKeyLen is the shortest master secret accepted, in bytes.
@@ -27,6 +29,10 @@ type Keyring struct {
 	seal   cipher.AEAD
 	digest []byte
 	idem   []byte
+	// digests keeps HMACs keyed with digest for reuse: every
+	// authenticated request digests its credential, and a reset HMAC
+	// skips the key schedule and allocations of a new one.
+	digests sync.Pool
 }
 
 // New derives a Keyring from master, which must be at least MinKeyLen bytes
@@ -91,9 +97,16 @@ func (k *Keyring) Open(sealed, aad []byte) ([]byte, error) {
 // Digest is the keyed HMAC-SHA256 of a credential (API key, token), hex
 // encoded. Only digests are stored; the plaintext is never kept.
 func (k *Keyring) Digest(credential string) string {
-	m := hmac.New(sha256.New, k.digest)
+	m, _ := k.digests.Get().(hash.Hash)
+	if m == nil {
+		m = hmac.New(sha256.New, k.digest)
+	}
 	m.Write([]byte(credential))
-	return hex.EncodeToString(m.Sum(nil))
+	var sum [sha256.Size]byte
+	d := hex.EncodeToString(m.Sum(sum[:0]))
+	m.Reset()
+	k.digests.Put(m)
+	return d
 }
 
 // IdempotencyHash is the keyed HMAC-SHA256 over the given parts, each

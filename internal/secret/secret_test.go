@@ -2,6 +2,11 @@ package secret
 
 import (
 	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"sync"
 	"testing"
 )
 
@@ -50,5 +55,35 @@ func TestDigestsAreKeyedAndSeparated(t *testing.T) {
 	}
 	if k.IdempotencyHash([]byte("ab"), []byte("c")) == k.IdempotencyHash([]byte("a"), []byte("bc")) {
 		t.Fatal("idempotency parts are not length-prefixed")
+	}
+}
+
+// TestDigestIsTheHMACOfEachCredential digests many credentials from many
+// goroutines at once: every digest is the HMAC-SHA256 of its own
+// credential under the digest key, whichever reused HMAC computed it.
+func TestDigestIsTheHMACOfEachCredential(t *testing.T) {
+	k := keyring(t)
+	want := func(cred string) string {
+		m := hmac.New(sha256.New, k.digest)
+		m.Write([]byte(cred))
+		return hex.EncodeToString(m.Sum(nil))
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 8)
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 200 {
+				cred := fmt.Sprintf("cmk_test_%d_%d", g, i)
+				if got := k.Digest(cred); got != want(cred) {
+					errs <- fmt.Sprintf("Digest(%q) = %s, want %s", cred, got, want(cred))
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
 	}
 }
