@@ -12,8 +12,8 @@
 // that the token registry, the wallet domain and the adapters all import;
 // this package is a domain with ports, state tables and policy, and would
 // drag all of that into every consumer of those types. It imports no SDK:
-// the legacy message is built here from chain.md §3, and solana-go appears
-// only in tests, to decode what we build.
+// the legacy message is compiled by chain/message from chain.md §3, and
+// solana-go appears only in tests, to decode what we build.
 //
 // # Purposes
 //

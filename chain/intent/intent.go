@@ -10,6 +10,7 @@ import (
 
 	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/chain"
+	"github.com/creatormusic/platform/chain/message"
 	"github.com/creatormusic/platform/chain/token2022"
 	"github.com/creatormusic/platform/fault"
 )
@@ -289,23 +290,23 @@ func integrity(op string, it Intent) error {
 // config, else TransferChecked) with accounts source (w), mint,
 // destination (w), owner (s) and the reference as a read-only non-signer.
 func buildMessage(it Intent) ([]byte, error) {
-	bh, err := token2022.ParsePublicKey(it.Transaction.Blockhash)
+	memo := message.Instruction{ProgramID: MemoProgramID(), Data: []byte(it.Memo)}
+	transfer := message.Instruction{
+		ProgramID: it.TokenProgram,
+		Accounts: []message.AccountMeta{
+			{Key: it.Source, Writable: true},
+			{Key: it.Mint},
+			{Key: it.Destination, Writable: true},
+			{Key: it.Payer, Signer: true},
+			{Key: it.Reference},
+		},
+		Data: transferData(it.GrossAtomic, it.Decimals, it.HasTransferFee, it.FeeAtomic),
+	}
+	msg, err := message.CompileLegacy(it.Payer, it.Transaction.Blockhash, []message.Instruction{memo, transfer})
 	if err != nil {
 		return nil, fault.Wrap("intent.buildMessage", err)
 	}
-	memo := instruction{program: MemoProgramID(), data: []byte(it.Memo)}
-	transfer := instruction{
-		program: it.TokenProgram,
-		accounts: []accountMeta{
-			{key: it.Source, writable: true},
-			{key: it.Mint},
-			{key: it.Destination, writable: true},
-			{key: it.Payer, signer: true},
-			{key: it.Reference},
-		},
-		data: transferData(it.GrossAtomic, it.Decimals, it.HasTransferFee, it.FeeAtomic),
-	}
-	return compileMessage(it.Payer, bh, []instruction{memo, transfer})
+	return msg, nil
 }
 
 // Review is what a wallet screen shows before the payer signs.

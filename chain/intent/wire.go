@@ -41,20 +41,6 @@ func memoV1ProgramID() chain.Address {
 	return k
 }
 
-// accountMeta is an instruction account with its flags.
-type accountMeta struct {
-	key      chain.Address
-	signer   bool
-	writable bool
-}
-
-// instruction is an instruction before compilation.
-type instruction struct {
-	program  chain.Address
-	accounts []accountMeta
-	data     []byte
-}
-
 // appendCompactU16 appends n in Solana's compact-u16 encoding: 7 bits per
 // byte, low first, 0x80 marking more.
 func appendCompactU16(b []byte, n int) []byte {
@@ -90,95 +76,6 @@ func readCompactU16(b []byte) (n, size int, ok bool) {
 		}
 	}
 	return 0, 0, false
-}
-
-// compileMessage serializes a legacy message (chain.md §3): header, the
-// keys (fee payer first, then writable signers, read-only signers,
-// writable non-signers and read-only non-signers, each group in order of
-// first appearance, flags merged), the blockhash and the compiled
-// instructions.
-func compileMessage(payer chain.Address, blockhash chain.Address, ixs []instruction) ([]byte, error) {
-	type entry struct {
-		key              chain.Address
-		signer, writable bool
-	}
-	var keys []entry
-	index := map[chain.Address]int{}
-	add := func(m accountMeta) {
-		if i, ok := index[m.key]; ok {
-			keys[i].signer = keys[i].signer || m.signer
-			keys[i].writable = keys[i].writable || m.writable
-			return
-		}
-		index[m.key] = len(keys)
-		keys = append(keys, entry{m.key, m.signer, m.writable})
-	}
-	add(accountMeta{key: payer, signer: true, writable: true})
-	for _, ix := range ixs {
-		for _, a := range ix.accounts {
-			add(a)
-		}
-		add(accountMeta{key: ix.program})
-	}
-	// Stable order: payer, then the four groups.
-	group := func(e entry) int {
-		switch {
-		case e.key == payer:
-			return 0
-		case e.signer && e.writable:
-			return 1
-		case e.signer:
-			return 2
-		case e.writable:
-			return 3
-		}
-		return 4
-	}
-	ordered := make([]entry, 0, len(keys))
-	for g := 0; g <= 4; g++ {
-		for _, e := range keys {
-			if group(e) == g {
-				ordered = append(ordered, e)
-			}
-		}
-	}
-	if len(ordered) > 256 {
-		return nil, fault.E("intent.compileMessage", fault.Internal, "a message holds at most 256 keys")
-	}
-	pos := map[chain.Address]int{}
-	var signers, roSigners, roUnsigned int
-	for i, e := range ordered {
-		pos[e.key] = i
-		switch {
-		case e.signer && !e.writable:
-			signers++
-			roSigners++
-		case e.signer:
-			signers++
-		case !e.writable:
-			roUnsigned++
-		}
-	}
-	b := []byte{byte(signers), byte(roSigners), byte(roUnsigned)}
-	b = appendCompactU16(b, len(ordered))
-	for _, e := range ordered {
-		b = append(b, e.key[:]...)
-	}
-	b = append(b, blockhash[:]...)
-	b = appendCompactU16(b, len(ixs))
-	for _, ix := range ixs {
-		b = append(b, byte(pos[ix.program]))
-		b = appendCompactU16(b, len(ix.accounts))
-		for _, a := range ix.accounts {
-			b = append(b, byte(pos[a.key]))
-		}
-		b = appendCompactU16(b, len(ix.data))
-		b = append(b, ix.data...)
-	}
-	if 1+SignatureSize*signers+len(b) > MaxTransactionSize {
-		return nil, fault.E("intent.compileMessage", fault.Internal, "the transaction exceeds 1232 bytes")
-	}
-	return b, nil
 }
 
 // transferData encodes the transfer instruction data: Token-2022
