@@ -29,8 +29,11 @@ type parsedTx struct {
 	msg     []byte // the signed message bytes
 	tx      *solana.Transaction
 	sigs    []solana.Signature
-	keys    []chain.Address
-	version int // -1 legacy, 0 v0
+	keys    []chain.Address // static keys, then loaded writable, then loaded read-only
+	static  int             // how many of keys are the message's own
+	loadedW []chain.Address // addresses the lookups load as writable
+	loadedR []chain.Address // and as read-only
+	version int             // -1 legacy, 0 v0
 	hash    string
 }
 
@@ -39,12 +42,15 @@ func (p *parsedTx) sig() string { return p.sigs[0].String() }
 func (p *parsedTx) isSigner(i int) bool { return i < int(p.tx.Message.Header.NumRequiredSignatures) }
 
 func (p *parsedTx) isWritable(i int) bool {
+	if i >= p.static {
+		return i < p.static+len(p.loadedW)
+	}
 	h := p.tx.Message.Header
 	req := int(h.NumRequiredSignatures)
 	if i < req {
 		return i < req-int(h.NumReadonlySignedAccounts)
 	}
-	return i < len(p.keys)-int(h.NumReadonlyUnsignedAccounts)
+	return i < p.static-int(h.NumReadonlyUnsignedAccounts)
 }
 
 func (p *parsedTx) fee() uint64 { return LamportsPerSignature * uint64(len(p.sigs)) }
@@ -92,9 +98,6 @@ func decodeTx(encoded, encoding string) (*parsedTx, *rpcError) {
 			return nil, invalidTx(fmt.Sprintf("unsupported message version %d", v))
 		}
 		p.version = 0
-		if len(tx.Message.AddressTableLookups) > 0 {
-			return nil, invalidTx("address table lookups are not supported by chaintest")
-		}
 	}
 	m := &tx.Message
 	p.keys = make([]chain.Address, len(m.AccountKeys))
@@ -106,15 +109,25 @@ func decodeTx(encoded, encoding string) (*parsedTx, *rpcError) {
 		}
 		seen[p.keys[i]] = true
 	}
+	p.static = len(p.keys)
+	// A v0 message's instructions may index the addresses its lookups
+	// load, after the static keys; program ids must be static keys.
+	total := p.static
+	for _, l := range m.AddressTableLookups {
+		if len(l.WritableIndexes)+len(l.ReadonlyIndexes) == 0 {
+			return nil, invalidTx("Transaction failed to sanitize accounts offsets correctly")
+		}
+		total += len(l.WritableIndexes) + len(l.ReadonlyIndexes)
+	}
 	h := m.Header
 	bad := h.NumRequiredSignatures == 0 || h.NumReadonlySignedAccounts >= h.NumRequiredSignatures ||
-		int(h.NumRequiredSignatures)+int(h.NumReadonlyUnsignedAccounts) > len(p.keys) || len(p.keys) > 256
+		int(h.NumRequiredSignatures)+int(h.NumReadonlyUnsignedAccounts) > p.static || total > 256
 	for _, ix := range m.Instructions {
-		if int(ix.ProgramIDIndex) >= len(p.keys) || ix.ProgramIDIndex == 0 {
+		if int(ix.ProgramIDIndex) >= p.static || ix.ProgramIDIndex == 0 {
 			bad = true
 		}
 		for _, a := range ix.Accounts {
-			if int(a) >= len(p.keys) {
+			if int(a) >= total {
 				bad = true
 			}
 		}
@@ -429,6 +442,8 @@ func (b *bank) run(prog chain.Address, accts []int, data []byte, memos *[]string
 		return b.runATA(accts, data)
 	case tokenProgram, token2022Program:
 		return b.runToken(prog, accts, data)
+	case poolProgram:
+		return b.runPool(accts, data)
 	}
 	return 0, nil, namedErr("UnsupportedProgramId")
 }
@@ -686,11 +701,11 @@ func (b *bank) runToken(prog chain.Address, accts []int, data []byte) (uint64, [
 		if _, nt := mint.Extension(token2022.ExtensionNonTransferable); nt {
 			return units, logs, customErr(37)
 		}
-		if cfg, has := mint.TransferFeeConfig(); has {
+		if _, has := mint.TransferFeeConfig(); has {
 			if mintIdx < 0 {
 				return units, logs, customErr(31)
 			}
-			fee = cfg.FeeAt(b.epoch, amount)
+			fee = transferFee(mint, b.epoch, amount)
 		}
 	}
 	if stated != nil && *stated != fee {
@@ -700,9 +715,27 @@ func (b *bank) runToken(prog chain.Address, accts []int, data []byte) (uint64, [
 	if key(src) == key(dst) {
 		return units, logs, nil
 	}
+	return units, logs, b.settleTransfer(src, dst, sa, da, st, dt, amount, fee)
+}
+
+// transferFee is the Token-2022 transfer fee on amount of mint at epoch:
+// zero for a mint without a TransferFeeConfig (chain.md §5.4).
+func transferFee(mint token2022.Mint, epoch, amount uint64) uint64 {
+	cfg, has := mint.TransferFeeConfig()
+	if !has {
+		return 0
+	}
+	return cfg.FeeAt(epoch, amount)
+}
+
+// settleTransfer moves amount from the token account at instruction index
+// src to the one at dst, as a token transfer does once its checks passed:
+// the source loses amount, the destination gains amount − fee, and the fee
+// is withheld on the destination's TransferFeeAmount.
+func (b *bank) settleTransfer(src, dst int, sa, da Account, st, dt token2022.Account, amount, fee uint64) *instrErr {
 	st.Amount -= amount
 	if dt.Amount+(amount-fee) < dt.Amount {
-		return units, logs, customErr(14)
+		return customErr(14)
 	}
 	dt.Amount += amount - fee
 	if fee > 0 {
@@ -716,18 +749,15 @@ func (b *bank) runToken(prog chain.Address, accts []int, data []byte) (uint64, [
 			}
 		}
 		if !found {
-			return units, logs, namedErr("InvalidAccountData")
+			return namedErr("InvalidAccountData")
 		}
 	}
 	sa.Data = token2022.EncodeAccount(st)
 	da.Data = token2022.EncodeAccount(dt)
 	if e := b.write(src, sa); e != nil {
-		return units, logs, e
+		return e
 	}
-	if e := b.write(dst, da); e != nil {
-		return units, logs, e
-	}
-	return units, logs, nil
+	return b.write(dst, da)
 }
 
 // commit stores b's changes in the cluster. The caller holds c.mu.
@@ -838,6 +868,14 @@ func (c *Cluster) rpcSendTransaction(params []json.RawMessage) (any, *rpcError) 
 	if rerr != nil {
 		return nil, rerr
 	}
+	// A node resolves lookups while it sanitizes, before it verifies
+	// signatures (outside the write lock); they are resolved again under it.
+	c.mu.RLock()
+	rerr = c.loadAddressesLocked(p)
+	c.mu.RUnlock()
+	if rerr != nil {
+		return nil, rerr
+	}
 	if !p.verify() {
 		return nil, &rpcError{Code: -32003, Message: "Transaction signature verification failure"}
 	}
@@ -849,6 +887,9 @@ func (c *Cluster) rpcSendTransaction(params []json.RawMessage) (any, *rpcError) 
 	sig := p.sig()
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if rerr := c.loadAddressesLocked(p); rerr != nil {
+		return nil, rerr
+	}
 	if cfg.MinContextSlot != nil && c.slot < *cfg.MinContextSlot {
 		return nil, &rpcError{Code: -32016, Message: "Minimum context slot has not been reached", Data: map[string]any{"contextSlot": c.slot}}
 	}
@@ -894,11 +935,14 @@ func (c *Cluster) rpcSimulateTransaction(params []json.RawMessage) (any, *rpcErr
 	if rerr != nil {
 		return nil, rerr
 	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if rerr := c.loadAddressesLocked(p); rerr != nil {
+		return nil, rerr
+	}
 	if cfg.SigVerify && !p.verify() {
 		return nil, &rpcError{Code: -32003, Message: "Transaction signature verification failure"}
 	}
-	c.mu.RLock()
-	defer c.mu.RUnlock()
 	slot, rerr := c.contextSlotLocked(cfg)
 	if rerr != nil {
 		return nil, rerr
@@ -1015,7 +1059,7 @@ func (c *Cluster) rpcGetTransaction(params []json.RawMessage) (any, *rpcError) {
 		"slot":        r.slot,
 		"blockTime":   r.blockTime,
 		"transaction": txJSON(r.p, cfg.Encoding),
-		"meta":        metaJSON(r.res),
+		"meta":        metaJSON(r.p, r.res),
 	}
 	if cfg.MaxSupportedTransactionVersion != nil {
 		if r.p.version < 0 {
@@ -1040,10 +1084,7 @@ func txJSON(p *parsedTx, enc string) any {
 	for i, s := range p.sigs {
 		sigs[i] = s.String()
 	}
-	keys := make([]string, len(p.keys))
-	for i, k := range p.keys {
-		keys[i] = k.String()
-	}
+	keys := addressStrings(p.keys[:p.static])
 	ixs := make([]map[string]any, len(m.Instructions))
 	for i, ix := range m.Instructions {
 		accts := make([]int, len(ix.Accounts))
@@ -1068,13 +1109,41 @@ func txJSON(p *parsedTx, enc string) any {
 		"instructions":    ixs,
 	}
 	if p.version >= 0 {
-		msg["addressTableLookups"] = []any{}
+		lookups := make([]map[string]any, len(m.AddressTableLookups))
+		for i, l := range m.AddressTableLookups {
+			lookups[i] = map[string]any{
+				"accountKey":      l.AccountKey.String(),
+				"writableIndexes": indexes(l.WritableIndexes),
+				"readonlyIndexes": indexes(l.ReadonlyIndexes),
+			}
+		}
+		msg["addressTableLookups"] = lookups
 	}
 	return map[string]any{"signatures": sigs, "message": msg}
 }
 
-// metaJSON is a landed transaction's meta.
-func metaJSON(r *execResult) map[string]any {
+// addressStrings is the base58 form of each address.
+func addressStrings(as []chain.Address) []string {
+	out := make([]string, len(as))
+	for i, a := range as {
+		out[i] = a.String()
+	}
+	return out
+}
+
+// indexes is a lookup's indexes as JSON numbers (a []uint8 would marshal
+// as base64).
+func indexes(b []uint8) []int {
+	out := make([]int, len(b))
+	for i, v := range b {
+		out[i] = int(v)
+	}
+	return out
+}
+
+// metaJSON is a landed transaction's meta; balances index the full key
+// list (static keys, then loaded addresses).
+func metaJSON(p *parsedTx, r *execResult) map[string]any {
 	status := map[string]any{"Ok": nil}
 	if r.err != nil {
 		status = map[string]any{"Err": r.err.JSON()}
@@ -1094,7 +1163,7 @@ func metaJSON(r *execResult) map[string]any {
 		"preTokenBalances":     r.preTok,
 		"postTokenBalances":    r.postTk,
 		"rewards":              []any{},
-		"loadedAddresses":      map[string]any{"writable": []string{}, "readonly": []string{}},
+		"loadedAddresses":      map[string]any{"writable": addressStrings(p.loadedW), "readonly": addressStrings(p.loadedR)},
 		"computeUnitsConsumed": r.units,
 	}
 }
