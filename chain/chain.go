@@ -217,9 +217,10 @@ type SignatureStatus struct {
 // TokenBalance is a token account's balance before or after a
 // transaction (meta.preTokenBalances / postTokenBalances).
 type TokenBalance struct {
-	// AccountIndex indexes the transaction's account keys.
+	// AccountIndex indexes the transaction's full key list
+	// (Transaction.Keys: static keys, then loaded addresses).
 	AccountIndex int
-	// Account is the token account (AccountKeys[AccountIndex]).
+	// Account is the token account (Keys()[AccountIndex]).
 	Account Address
 	// Mint, Owner and ProgramID are the account's mint, owner and token
 	// program.
@@ -257,16 +258,36 @@ type Transaction struct {
 	// signed it and AccountKeys[0] paid the fee.
 	AccountKeys []Address
 	NumSigners  int
+	// LoadedWritable and LoadedReadonly are the addresses a v0 message's
+	// address-table lookups loaded (meta.loadedAddresses), empty for a
+	// legacy message. Keys lists them after AccountKeys.
+	LoadedWritable []Address
+	LoadedReadonly []Address
 	// RecentBlockhash is the message's blockhash in base58.
 	RecentBlockhash string
 	// Instructions are the top-level instructions.
 	Instructions []Instruction
+	// PreBalances and PostBalances are the lamports of each key of Keys
+	// before and after the transaction (the fee already taken from the
+	// payer in PostBalances).
+	PreBalances  []uint64
+	PostBalances []uint64
 	// PreTokenBalances and PostTokenBalances are the token balances
 	// around the transaction.
 	PreTokenBalances  []TokenBalance
 	PostTokenBalances []TokenBalance
 	// LogMessages are the program logs.
 	LogMessages []string
+}
+
+// Keys is the transaction's full key list, which every index of the
+// transaction (instruction accounts, balances, token balances) refers to:
+// AccountKeys, then LoadedWritable, then LoadedReadonly (swap.md §2).
+func (t Transaction) Keys() []Address {
+	out := make([]Address, 0, len(t.AccountKeys)+len(t.LoadedWritable)+len(t.LoadedReadonly))
+	out = append(out, t.AccountKeys...)
+	out = append(out, t.LoadedWritable...)
+	return append(out, t.LoadedReadonly...)
 }
 
 // SignatureInfo is one entry of getSignaturesForAddress, newest first.

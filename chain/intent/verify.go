@@ -155,8 +155,8 @@ func balanceAccount(tx chain.Transaction, b chain.TokenBalance) chain.Address {
 	if !b.Account.IsZero() {
 		return b.Account
 	}
-	if b.AccountIndex >= 0 && b.AccountIndex < len(tx.AccountKeys) {
-		return tx.AccountKeys[b.AccountIndex]
+	if keys := tx.Keys(); b.AccountIndex >= 0 && b.AccountIndex < len(keys) {
+		return keys[b.AccountIndex]
 	}
 	return chain.Address{}
 }

@@ -60,9 +60,12 @@
 // accepts only a canonical legacy or v0 transaction (re-encoding gives the
 // same bytes) whose first signature is the one asked for and whose
 // signature count matches its header; instruction and token-balance
-// account indexes resolve over the static keys followed by
+// account indexes and the lamport balances (meta.preBalances and
+// postBalances, one per key) resolve over the static keys followed by
 // meta.loadedAddresses (writable, then read-only), whose sizes must match
-// the message's address-table lookups. Transaction errors (meta.err, a
+// the message's address-table lookups; chain.Transaction carries them as
+// AccountKeys, LoadedWritable and LoadedReadonly, and Keys() is the full
+// list. Transaction errors (meta.err, a
 // status's err) are returned as compact JSON, "" for null.
 //
 // # Error mapping
@@ -106,6 +109,7 @@
 //	  the one asked for, a version disagreeing with
 //	  the message, an index outside the keys,
 //	  loadedAddresses not matching the lookups,
+//	  balance arrays not one entry per key,
 //	  more signatures than the limit
 //
 // Where a sentinel and an RPC error both apply, the error is

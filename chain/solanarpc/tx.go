@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/gagliardetto/solana-go"
@@ -231,10 +232,12 @@ func (w *wireStatus) status() (*chain.SignatureStatus, error) {
 // A null answer fails with chain.ErrTransactionNotFound.
 //
 // The message is decoded with solana-go: AccountKeys are its static keys,
-// instructions' program ids and accounts are resolved over the static keys
-// followed by meta.loadedAddresses (writable, then read-only) for a v0
-// transaction with address-table lookups, as are token balances' accounts.
-// Err is meta.err as compact JSON, "" when null.
+// LoadedWritable and LoadedReadonly meta.loadedAddresses (whose sizes must
+// match the lookups'), and instructions' program ids and accounts, token
+// balances' accounts and the lamport balances (whose lengths must match)
+// are resolved over the full list, Keys(): the static keys, then the loaded
+// writable, then the loaded read-only addresses. Err is meta.err as
+// compact JSON, "" when null.
 func (c *Client) GetTransaction(ctx context.Context, signature string, commitment chain.Commitment) (chain.Transaction, error) {
 	const method = "getTransaction"
 	sig, err := solana.SignatureFromBase58(signature)
@@ -278,6 +281,8 @@ type wireTransaction struct {
 type wireMeta struct {
 	Err               json.RawMessage     `json:"err"`
 	Fee               *uint64             `json:"fee"`
+	PreBalances       []uint64            `json:"preBalances"`
+	PostBalances      []uint64            `json:"postBalances"`
 	PreTokenBalances  []*wireTokenBalance `json:"preTokenBalances"`
 	PostTokenBalances []*wireTokenBalance `json:"postTokenBalances"`
 	LogMessages       []string            `json:"logMessages"`
@@ -380,6 +385,10 @@ func (w *wireTransaction) transaction(sig solana.Signature) (chain.Transaction, 
 		}
 	}
 
+	if len(m.PreBalances) != len(keys) || len(m.PostBalances) != len(keys) {
+		return chain.Transaction{}, fmt.Errorf("meta.preBalances and postBalances hold %d and %d balances for %d keys",
+			len(m.PreBalances), len(m.PostBalances), len(keys))
+	}
 	txErr, err := compactJSON(m.Err)
 	if err != nil {
 		return chain.Transaction{}, fmt.Errorf("meta.err: %v", err)
@@ -408,8 +417,12 @@ func (w *wireTransaction) transaction(sig solana.Signature) (chain.Transaction, 
 		Fee:               *m.Fee,
 		AccountKeys:       keys[:static:static],
 		NumSigners:        int(msg.Header.NumRequiredSignatures),
+		LoadedWritable:    slices.Clone(keys[static : static+wantWritable]),
+		LoadedReadonly:    slices.Clone(keys[static+wantWritable:]),
 		RecentBlockhash:   msg.RecentBlockhash.String(),
 		Instructions:      ixs,
+		PreBalances:       slices.Clone(m.PreBalances),
+		PostBalances:      slices.Clone(m.PostBalances),
 		PreTokenBalances:  pre,
 		PostTokenBalances: post,
 		LogMessages:       logs,

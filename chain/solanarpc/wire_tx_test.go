@@ -47,8 +47,17 @@ func newWireTx(t *testing.T) wireTx {
 
 // getTransactionAnswer is a base64 getTransaction result for raw with
 // the given meta fields appended.
+// The lamport balances list one entry per key (static keys and lookups),
+// as a node's do.
 func getTransactionAnswer(b64, version, metaExtra string) string {
-	meta := `"err":null,"status":{"Ok":null},"fee":5000,"preBalances":[1,0,1],"postBalances":[1,0,1],"innerInstructions":[],"logMessages":["Program 11111111111111111111111111111111 invoke [1]"],"rewards":[],"loadedAddresses":{"writable":[],"readonly":[]},"computeUnitsConsumed":150`
+	balances := "[1,0,1]"
+	if raw, err := base64.StdEncoding.DecodeString(b64); err == nil {
+		if tx, err := solana.TransactionFromBytes(raw); err == nil {
+			n := len(tx.Message.AccountKeys) + tx.Message.NumLookups()
+			balances = "[" + strings.TrimSuffix(strings.Repeat("7,", n), ",") + "]"
+		}
+	}
+	meta := `"err":null,"status":{"Ok":null},"fee":5000,"preBalances":` + balances + `,"postBalances":` + balances + `,"innerInstructions":[],"logMessages":["Program 11111111111111111111111111111111 invoke [1]"],"rewards":[],"loadedAddresses":{"writable":[],"readonly":[]},"computeUnitsConsumed":150`
 	if metaExtra != "" {
 		meta += "," + metaExtra
 	} else {
@@ -170,7 +179,8 @@ func TestTxRequestsOnTheWire(t *testing.T) {
 }
 
 // TestGetTransactionV0WithLookups resolves a v0 transaction's loaded
-// addresses from meta.loadedAddresses (chaintest refuses lookups).
+// addresses from meta.loadedAddresses against scripted answers (the
+// loopback cluster's own answers: TestV0SwapThroughLookupTable).
 func TestGetTransactionV0WithLookups(t *testing.T) {
 	ctx := context.Background()
 	f := newFakeNode(t)
@@ -243,6 +253,12 @@ func TestGetTransactionV0WithLookups(t *testing.T) {
 		!sameAddrs(got.Instructions[0].Accounts, addrs(src, mint, dst, payer, ref)) {
 		t.Errorf("instructions %+v", got.Instructions)
 	}
+	if !sameAddrs(got.LoadedWritable, addrs(dst)) || !sameAddrs(got.LoadedReadonly, addrs(ref)) || !sameAddrs(got.Keys(), append(append(static, dst), ref)) {
+		t.Errorf("loaded %v %v keys %v", got.LoadedWritable, got.LoadedReadonly, got.Keys())
+	}
+	if len(got.PreBalances) != len(static)+2 || len(got.PostBalances) != len(static)+2 || got.PreBalances[len(static)+1] != 7 {
+		t.Errorf("balances %v %v", got.PreBalances, got.PostBalances)
+	}
 	if len(got.PostTokenBalances) != 1 || got.PostTokenBalances[0].Account != dst || got.PostTokenBalances[0].AccountIndex != dstIndex ||
 		got.PostTokenBalances[0].Amount != 98 || got.PreTokenBalances[0].Amount != 0 || got.PostTokenBalances[0].Owner != payer {
 		t.Errorf("token balances %+v %+v", got.PreTokenBalances, got.PostTokenBalances)
@@ -254,6 +270,8 @@ func TestGetTransactionV0WithLookups(t *testing.T) {
 		"swapped sizes":        meta(q(dst)+","+q(ref), ""),
 		"loadedAddresses null": strings.Replace(meta("", ""), `"loadedAddresses":{"writable":[],"readonly":[]}`, `"loadedAddresses":null`, 1),
 		"version legacy":       strings.Replace(meta(q(dst), q(ref)), `"version":0`, `"version":"legacy"`, 1),
+		"a balance too many":   strings.Replace(meta(q(dst), q(ref)), `"preBalances":[`, `"preBalances":[9,`, 1),
+		"no postBalances":      strings.Replace(meta(q(dst), q(ref)), `"postBalances":`, `"postBalancesX":`, 1),
 		"version 1":            strings.Replace(meta(q(dst), q(ref)), `"version":0`, `"version":1`, 1),
 	} {
 		f.result("getTransaction", answer)
