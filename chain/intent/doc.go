@@ -97,11 +97,19 @@
 // counts as dropped, since the wallet may have re-signed with a later
 // blockhash.
 //
+// Those network rules are chain/relay's, shared with the swap path: the
+// intent hands its relay.Submission (network, signature, stored bytes,
+// blockhash and last valid height, network state, send count, errors) to
+// relay.Step and moves its own business state from the result (observed,
+// waiting, sent, dropped, replaced); relay writes nothing. The reference
+// search, the drop grace, effect verification and settlement stay here.
+//
 // # States
 //
-// Two tables as data. Network: unsent < submitted < processed < confirmed
-// < finalized, failed and dropped terminal; Advance applies an observation
-// only forward and reports a lower one as stale. Business: CREATED ->
+// Two tables as data. Network (relay.Transitions, under the intent's own
+// type names): unsent < submitted < processed < confirmed < finalized,
+// failed and dropped terminal; Advance applies an observation only forward
+// and reports a lower one as stale. Business: CREATED ->
 // SUBMITTED -> CONFIRMING -> VERIFIED -> SETTLED -> RECONCILING ->
 // RECONCILED, with EXPIRED, FAILED and REQUIRES_REVIEW (Transitions,
 // Transit). RECONCILED, EXPIRED, FAILED and REQUIRES_REVIEW are terminal;

@@ -2,12 +2,11 @@ package intent
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"strings"
 
 	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/chain"
+	"github.com/creatormusic/platform/chain/relay"
 	"github.com/creatormusic/platform/fault"
 )
 
@@ -42,7 +41,8 @@ type Outcome struct {
 // -32002 AlreadyProcessed counts as sent. Once the finalized block height
 // passes the blockhash's last valid height with no status, the
 // transaction was dropped and the intent EXPIRES (or goes to review when
-// another payment carries its reference).
+// another payment carries its reference). The rules are relay.Step's;
+// Relay maps its result onto the intent.
 //
 // Intents not waiting to be relayed are returned unchanged.
 //
@@ -64,14 +64,7 @@ func (s *Service) Relay(ctx context.Context, id string) (Outcome, error) {
 	if err != nil {
 		return Outcome{Intent: it}, err
 	}
-	st, err := status(ctx, op, c, it.Signature)
-	if err != nil {
-		return Outcome{Intent: it}, err
-	}
-	if st != nil {
-		return s.observe(ctx, op, c, netID, it, st)
-	}
-	return s.unknown(ctx, op, c, it)
+	return s.step(ctx, op, c, netID, it)
 }
 
 // Reconcile is the watch and sweep jobs' body: it moves one pending
@@ -166,9 +159,9 @@ func (s *Service) reconcile(ctx context.Context, op string, it Intent) (Outcome,
 		return Outcome{Intent: it}, err
 	}
 	if it.Signature == "" {
-		sig, err := findByReference(ctx, op, c, it, "")
+		sig, err := relay.FindByReference(ctx, c, it.Reference, "")
 		if err != nil {
-			return Outcome{Intent: it}, err
+			return Outcome{Intent: it}, fault.Wrap(op, err)
 		}
 		now := s.cfg.Clock.Now().UTC()
 		next := it
@@ -196,18 +189,7 @@ func (s *Service) reconcile(ctx context.Context, op string, it Intent) (Outcome,
 		}
 		it = o.Intent
 	}
-	st, err := status(ctx, op, c, it.Signature)
-	if err != nil {
-		return Outcome{Intent: it}, err
-	}
-	if st != nil {
-		return s.observe(ctx, op, c, netID, it, st)
-	}
-	if it.NetworkState != NetworkSubmitted {
-		// The signature was seen before: this node lags. Ignore it.
-		return Outcome{Intent: it, Observed: NetworkSubmitted, Stale: true}, nil
-	}
-	return s.unknown(ctx, op, c, it)
+	return s.step(ctx, op, c, netID, it)
 }
 
 // Following reports whether a settled intent's transaction is still
@@ -224,20 +206,21 @@ func Following(it Intent) bool {
 }
 
 // follow advances a settled intent's network state from the signature's
-// status; the business state and the settlement never change.
+// status (relay.Inspect, relay.Observe); the business state, the
+// settlement and the landing slot never change, and nothing is sent.
 func (s *Service) follow(ctx context.Context, op string, it Intent) (Outcome, error) {
 	c, _, err := s.cluster(ctx, op, it)
 	if err != nil {
 		return Outcome{Intent: it}, err
 	}
-	st, err := status(ctx, op, c, it.Signature)
+	st, err := relay.Inspect(ctx, c, it.Signature)
 	if err != nil || st == nil {
-		return Outcome{Intent: it}, err
+		return Outcome{Intent: it}, fault.Wrap(op, err)
 	}
-	observed := Observe(st)
-	next, moved := Advance(it.NetworkState, observed)
-	if !moved || next == it.NetworkState {
-		return Outcome{Intent: it, Observed: observed, Stale: !moved}, nil
+	sub, ob := relay.Observe(submission(it), st)
+	observed, next := NetworkState(ob.Observed), NetworkState(sub.State)
+	if !ob.Moved || next == it.NetworkState {
+		return Outcome{Intent: it, Observed: observed, Stale: !ob.Moved}, nil
 	}
 	n := it
 	n.Version++
@@ -266,215 +249,114 @@ func (s *Service) cluster(ctx context.Context, op string, it Intent) (ChainClien
 	return envc.Client, netID, nil
 }
 
-// status reads one signature's status with history.
-func status(ctx context.Context, op string, c ChainClient, sig string) (*chain.SignatureStatus, error) {
-	sts, err := c.GetSignatureStatuses(ctx, []string{sig}, true)
-	if err != nil {
-		return nil, chainErr(op, "signatureStatuses", err)
+// submission is the network side of the intent's transaction, as the
+// relay takes it: the stored signed bytes only when the client submitted
+// them (the relay sends nothing else), the prepared blockhash and its
+// last valid height, and the intent's network state and relay fields.
+func submission(it Intent) relay.Submission {
+	sub := relay.Submission{Network: it.Network, Signature: it.Signature,
+		Blockhash: it.Transaction.Blockhash, LastValidBlockHeight: it.Transaction.LastValidBlockHeight,
+		State: relay.State(it.NetworkState), SendAttempts: it.SendAttempts, LastError: it.LastError,
+		ChainError: it.ChainError, Slot: it.Slot}
+	if it.Origin == OriginSigned {
+		sub.Wire = it.SignedTransaction
 	}
-	if len(sts) == 0 {
-		return nil, nil
-	}
-	return sts[0], nil
+	return sub
 }
 
-// findByReference returns the oldest successful signature that touched
-// the intent's reference, other than exclude; "" when none.
-func findByReference(ctx context.Context, op string, c ChainClient, it Intent, exclude string) (string, error) {
-	infos, err := c.GetSignaturesForAddress(ctx, it.Reference, chain.SignaturesOptions{Limit: 1000}, chain.Confirmed)
+// step runs the relay's rules once for a bound signature (relay.Step:
+// status first, stale observations ignored, a drop only past the last
+// valid height, the identical bytes re-sent only while the blockhash is
+// valid) and moves the intent from the result. A signature the wallet
+// broadcast itself gets Config.DropGrace after submission before it can
+// count as dropped, and a dropped transaction whose reference carries
+// another payment goes to review.
+func (s *Service) step(ctx context.Context, op string, c ChainClient, netID string, it Intent) (Outcome, error) {
+	r, err := relay.Step(ctx, c, submission(it), relay.Options{
+		HoldDrop: it.Origin == OriginSignature && s.cfg.Clock.Now().Before(it.SubmittedAt.Add(s.cfg.DropGrace)),
+		SearchFunc: func(ctx context.Context) (string, error) {
+			return relay.FindByReference(ctx, c, it.Reference, it.Signature)
+		},
+	})
 	if err != nil {
-		return "", chainErr(op, "signaturesForAddress", err)
+		return Outcome{Intent: it, Observed: NetworkState(r.Observed)}, fault.Wrap(op, err)
 	}
-	for i := len(infos) - 1; i >= 0; i-- {
-		if infos[i].Err == "" && infos[i].Signature != exclude {
-			return infos[i].Signature, nil
+	switch r.Outcome {
+	case relay.OutcomeObserved:
+		if r.Status == nil {
+			// The signature was seen before: this node lags. Ignore it.
+			return Outcome{Intent: it, Observed: NetworkSubmitted, Stale: true}, nil
 		}
+		return s.observe(ctx, op, c, netID, it, r.Status)
+	case relay.OutcomeSent:
+		return s.sent(ctx, op, it, r)
+	case relay.OutcomeDropped, relay.OutcomeReplaced:
+		return s.dropped(ctx, op, it, r)
 	}
-	return "", nil
-}
-
-// unknown handles a signature the chain does not know: expire a dropped
-// transaction, wait for a wallet's own broadcast, or (re-)send the stored
-// signed bytes while the blockhash is valid.
-func (s *Service) unknown(ctx context.Context, op string, c ChainClient, it Intent) (Outcome, error) {
-	height, err := c.GetBlockHeight(ctx, chain.Finalized)
-	if err != nil {
-		return Outcome{Intent: it, Observed: NetworkSubmitted}, chainErr(op, "blockHeight", err)
-	}
-	now := s.cfg.Clock.Now()
-	grace := it.Origin != OriginSignature || !now.Before(it.SubmittedAt.Add(s.cfg.DropGrace))
-	if height > it.Transaction.LastValidBlockHeight && grace {
-		// Every block that could hold it is final; one more look closes
-		// the race with a landing between the first status and the height.
-		st, err := status(ctx, op, c, it.Signature)
-		if err != nil {
-			return Outcome{Intent: it, Observed: NetworkSubmitted}, err
-		}
-		if st != nil {
-			netID := it.Network
-			return s.observe(ctx, op, c, netID, it, st)
-		}
-		return s.dropped(ctx, op, c, it)
-	}
-	if it.Origin != OriginSigned {
-		return Outcome{Intent: it, Observed: NetworkSubmitted}, nil
-	}
-	valid, err := c.IsBlockhashValid(ctx, it.Transaction.Blockhash, chain.Processed)
-	if err != nil {
-		return Outcome{Intent: it, Observed: NetworkSubmitted}, chainErr(op, "isBlockhashValid", err)
-	}
-	if !valid {
-		// Lapsing but not yet final: the next run drops it.
-		return Outcome{Intent: it, Observed: NetworkSubmitted}, nil
-	}
-	return s.send(ctx, op, c, it)
+	return Outcome{Intent: it, Observed: NetworkSubmitted}, nil
 }
 
 // dropped expires an intent whose transaction can no longer land, unless
-// another payment carries its reference, which goes to review.
-func (s *Service) dropped(ctx context.Context, op string, c ChainClient, it Intent) (Outcome, error) {
-	other, err := findByReference(ctx, op, c, it, it.Signature)
-	if err != nil {
-		return Outcome{Intent: it, Observed: NetworkSubmitted}, err
-	}
+// another payment carries its reference (r.Replacement), which goes to
+// review with the network state left as it was.
+func (s *Service) dropped(ctx context.Context, op string, it Intent, r relay.Result) (Outcome, error) {
 	next := it
 	next.Version++
 	next.UpdatedAt = s.cfg.Clock.Now().UTC()
 	next.LastError = ""
-	if other != "" {
+	var err error
+	if r.Outcome == relay.OutcomeReplaced {
 		if next.State, err = Transit(it.State, EventConflictingSignature); err != nil {
 			return Outcome{Intent: it}, err
 		}
-		next.Evidence = append(next.Evidence, Mismatch{Field: "signature", Expected: it.Signature, Actual: other})
+		next.Evidence = append(next.Evidence, Mismatch{Field: "signature", Expected: it.Signature, Actual: r.Replacement})
 	} else {
 		if next.State, err = Transit(it.State, EventExpire); err != nil {
 			return Outcome{Intent: it}, err
 		}
-		if next.NetworkState, err = TransitNetwork(it.NetworkState, NetworkEventDrop); err != nil {
-			return Outcome{Intent: it}, err
-		}
+		next.NetworkState = NetworkState(r.Submission.State)
 	}
 	o, err := s.apply(ctx, op, it, next, "", false)
 	o.Observed = NetworkSubmitted
 	return o, err
 }
 
-// sendClass is how a send answer is handled.
-type sendClass int
-
-const (
-	sendOK           sendClass = iota // accepted, or already processed
-	sendUncertain                     // no answer: it may or may not be in flight
-	sendStaleHash                     // the node no longer knows the blockhash
-	sendRefused                       // refused for good (preflight, signature, malformed)
-	sendBadSignature                  // refused: signature verification failure
-)
-
-// classifySend classifies a SendTransaction error; detail is the chain's
-// error for a refusal.
-func classifySend(err error) (sendClass, string) {
-	if err == nil {
-		return sendOK, ""
-	}
-	var re *chain.RPCError
-	if !errors.As(err, &re) {
-		return sendUncertain, ""
-	}
-	switch re.Code {
-	case chain.CodePreflightFailure:
-		name := simulationErr(re)
-		switch name {
-		case "AlreadyProcessed":
-			return sendOK, ""
-		case "BlockhashNotFound":
-			return sendStaleHash, name
-		}
-		return sendRefused, name
-	case chain.CodeSignatureFailure:
-		return sendBadSignature, "TransactionSignatureVerificationFailure"
-	case chain.CodeInvalidParams:
-		return sendRefused, re.Message
-	}
-	return sendUncertain, ""
-}
-
-// simulationErr extracts the simulation's err from a -32002's data: a
-// unit error's name, or an instruction error's JSON.
-func simulationErr(re *chain.RPCError) string {
-	var d struct {
-		Err json.RawMessage `json:"err"`
-	}
-	if re.Data != "" && json.Unmarshal([]byte(re.Data), &d) == nil && len(d.Err) > 0 && string(d.Err) != "null" {
-		var name string
-		if json.Unmarshal(d.Err, &name) == nil {
-			return name
-		}
-		return string(d.Err)
-	}
-	switch {
-	case strings.Contains(re.Message, "Blockhash not found"):
-		return "BlockhashNotFound"
-	case strings.Contains(re.Message, "AlreadyProcessed"), strings.Contains(re.Message, "already been processed"):
-		return "AlreadyProcessed"
-	}
-	return re.Message
-}
-
-// send sends the stored signed bytes, identical every time, and records
-// the attempt.
-func (s *Service) send(ctx context.Context, op string, c ChainClient, it Intent) (Outcome, error) {
-	_, sendErr := c.SendTransaction(ctx, it.SignedTransaction, chain.SendOptions{PreflightCommitment: chain.Confirmed})
-	class, detail := classifySend(sendErr)
+// sent records a send of the stored signed bytes: the attempt, its last
+// error and, when the node refused the transaction for good, the failure
+// (the intent FAILS). The send's fault (SUBMISSION_UNCERTAIN, or the
+// refusal's) is returned once the intent is written.
+func (s *Service) sent(ctx context.Context, op string, it Intent, r relay.Result) (Outcome, error) {
+	sub := r.Submission
 	next := it
 	next.Version++
-	next.SendAttempts++
 	next.UpdatedAt = s.cfg.Clock.Now().UTC()
-	var after error
-	var err error
-	switch class {
-	case sendOK:
-		next.LastError = ""
-	case sendUncertain, sendStaleHash:
-		next.LastError = fault.SubmissionUncertain
-		if class == sendUncertain {
-			after = &fault.Error{Op: op, Code: fault.SubmissionUncertain,
-				Message: "the transaction's submission is uncertain; the chain is inspected before any retry", Err: sendErr}
-		}
-	case sendRefused, sendBadSignature:
-		code := fault.TransactionFailed
-		if class == sendBadSignature {
-			code = fault.SignatureRejected
-		}
+	next.NetworkState, next.SendAttempts, next.LastError, next.ChainError =
+		NetworkState(sub.State), sub.SendAttempts, sub.LastError, sub.ChainError
+	if r.Send.Refused() {
+		var err error
 		if next.State, err = Transit(it.State, EventFail); err != nil {
 			return Outcome{Intent: it}, err
 		}
-		if next.NetworkState, err = TransitNetwork(it.NetworkState, NetworkEventFailed); err != nil {
-			return Outcome{Intent: it}, err
-		}
-		next.LastError, next.ChainError = code, detail
-		after = &fault.Error{Op: op, Code: code, Message: "the cluster refused the transaction", Err: sendErr}
 	}
 	o, err := s.apply(ctx, op, it, next, "", false)
 	o.Sent, o.Observed = true, NetworkSubmitted
 	if err != nil {
 		return o, err
 	}
-	return o, after
+	return o, fault.Wrap(op, r.SendErr)
 }
 
 // observe applies a known status: the network state moves forward only,
 // the business state follows, effects are verified at confirmed, and
 // settlement happens at the purpose's threshold.
 func (s *Service) observe(ctx context.Context, op string, c ChainClient, netID string, it Intent, st *chain.SignatureStatus) (Outcome, error) {
-	observed := Observe(st)
-	netNext, moved := Advance(it.NetworkState, observed)
-	stale := !moved && observed != it.NetworkState
+	// The network part is the relay's (forward only, the landing slot);
+	// LastError and ChainError follow the intent's own rules below.
+	sub, ob := relay.Observe(submission(it), st)
+	observed, netNext, moved, stale := NetworkState(ob.Observed), NetworkState(sub.State), ob.Moved, ob.Stale
 	next := it
 	changed := moved
-	next.NetworkState = netNext
-	if moved && st.Slot != 0 {
-		next.Slot = st.Slot
-	}
+	next.NetworkState, next.Slot = netNext, sub.Slot
 	var err error
 	settle := false
 	if netNext == NetworkFailed {

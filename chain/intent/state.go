@@ -1,7 +1,10 @@
 package intent
 
 import (
+	"slices"
+
 	"github.com/creatormusic/platform/chain"
+	"github.com/creatormusic/platform/chain/relay"
 	"github.com/creatormusic/platform/fault"
 	"github.com/creatormusic/platform/fsm"
 )
@@ -143,174 +146,109 @@ func Transit(from State, ev Event) (State, error) {
 		With("state", string(from)).With("event", string(ev))
 }
 
-// NetworkState is how far the chain has taken an intent's transaction. It
-// only moves forward: unsent < submitted < processed < confirmed <
-// finalized; failed and dropped are terminal.
+// NetworkState is how far the chain has taken an intent's transaction: the
+// intent's copy of its relay.Submission's state (the same names, the same
+// table). It only moves forward: unsent < submitted < processed <
+// confirmed < finalized; failed and dropped are terminal.
 type NetworkState string
 
-// The network states.
+// The network states (relay.States).
 const (
 	// NetworkUnsent: no signature is known yet.
-	NetworkUnsent NetworkState = "unsent"
+	NetworkUnsent = NetworkState(relay.Unsent)
 	// NetworkSubmitted: a signature is known; the chain has not reported it.
-	NetworkSubmitted NetworkState = "submitted"
+	NetworkSubmitted = NetworkState(relay.Submitted)
 	// NetworkProcessed: a node's heaviest bank holds it; it may be skipped.
-	NetworkProcessed NetworkState = "processed"
+	NetworkProcessed = NetworkState(relay.Processed)
 	// NetworkConfirmed: optimistically confirmed by a supermajority.
-	NetworkConfirmed NetworkState = "confirmed"
+	NetworkConfirmed = NetworkState(relay.Confirmed)
 	// NetworkFinalized: rooted by a supermajority.
-	NetworkFinalized NetworkState = "finalized"
+	NetworkFinalized = NetworkState(relay.Finalized)
 	// NetworkFailed: it landed with an error, or a node refused it for good.
-	NetworkFailed NetworkState = "failed"
+	NetworkFailed = NetworkState(relay.Failed)
 	// NetworkDropped: it never landed and its blockhash has expired.
-	NetworkDropped NetworkState = "dropped"
+	NetworkDropped = NetworkState(relay.Dropped)
 )
 
 // NetworkStates lists the network states in order, then the terminal
 // failures.
 func NetworkStates() []NetworkState {
-	return []NetworkState{NetworkUnsent, NetworkSubmitted, NetworkProcessed, NetworkConfirmed, NetworkFinalized,
-		NetworkFailed, NetworkDropped}
+	var out []NetworkState
+	for _, s := range relay.States() {
+		out = append(out, NetworkState(s))
+	}
+	return out
 }
 
-// rank orders the forward network states; failed and dropped rank above
-// everything, since nothing moves them.
-func (n NetworkState) rank() int {
-	switch n {
-	case NetworkUnsent:
-		return 0
-	case NetworkSubmitted:
-		return 1
-	case NetworkProcessed:
-		return 2
-	case NetworkConfirmed:
-		return 3
-	case NetworkFinalized:
-		return 4
-	case NetworkFailed, NetworkDropped:
-		return 5
-	}
-	return -1
-}
+// rank orders the forward network states as relay.States lists them;
+// failed and dropped rank above everything, since nothing moves them.
+func (n NetworkState) rank() int { return min(slices.Index(relay.States(), relay.State(n)), 5) }
 
 // Terminal reports whether n is finalized, failed or dropped.
-func (n NetworkState) Terminal() bool {
-	return n == NetworkFinalized || n == NetworkFailed || n == NetworkDropped
-}
+func (n NetworkState) Terminal() bool { return relay.State(n).Terminal() }
 
 // AtLeast reports whether n has reached commitment c (processed,
 // confirmed or finalized) without failing.
-func (n NetworkState) AtLeast(c chain.Commitment) bool {
-	if n == NetworkFailed || n == NetworkDropped {
-		return false
-	}
-	want := NetworkState(c)
-	return want.rank() >= 2 && want.rank() <= 4 && n.rank() >= want.rank()
-}
+func (n NetworkState) AtLeast(c chain.Commitment) bool { return relay.State(n).AtLeast(c) }
 
-// NetworkEvent is what moves a network state.
+// NetworkEvent is what moves a network state (relay.Event).
 type NetworkEvent string
 
 // The network events.
 const (
 	// NetworkEventSign: a signature became known (submit or reference).
-	NetworkEventSign NetworkEvent = "sign"
+	NetworkEventSign = NetworkEvent(relay.EventSign)
 	// NetworkEventProcessed, NetworkEventConfirmed and
 	// NetworkEventFinalized: a status observation at that level.
-	NetworkEventProcessed NetworkEvent = "observe_processed"
-	NetworkEventConfirmed NetworkEvent = "observe_confirmed"
-	NetworkEventFinalized NetworkEvent = "observe_finalized"
+	NetworkEventProcessed = NetworkEvent(relay.EventProcessed)
+	NetworkEventConfirmed = NetworkEvent(relay.EventConfirmed)
+	NetworkEventFinalized = NetworkEvent(relay.EventFinalized)
 	// NetworkEventFailed: the chain reports the transaction's error, or a
 	// node refused it for good.
-	NetworkEventFailed NetworkEvent = "observe_failed"
+	NetworkEventFailed = NetworkEvent(relay.EventFailed)
 	// NetworkEventDrop: no status, and the blockhash can no longer land.
-	NetworkEventDrop NetworkEvent = "drop"
+	NetworkEventDrop = NetworkEvent(relay.EventDrop)
 )
 
 // NetworkTransition is one row of the network table.
 type NetworkTransition = fsm.Row[NetworkState, NetworkEvent]
 
-// NetworkTransitions returns the network state table. Every row moves
-// forward; there is no row back, so a late or lagging observation finds
-// no transition.
+// NetworkTransitions returns the network state table: relay.Transitions,
+// row for row. Every row moves forward; there is no row back, so a late or
+// lagging observation finds no transition.
 func NetworkTransitions() []NetworkTransition {
-	return []NetworkTransition{
-		{From: NetworkUnsent, Event: NetworkEventSign, To: NetworkSubmitted},
-		{From: NetworkUnsent, Event: NetworkEventProcessed, To: NetworkProcessed},
-		{From: NetworkUnsent, Event: NetworkEventConfirmed, To: NetworkConfirmed},
-		{From: NetworkUnsent, Event: NetworkEventFinalized, To: NetworkFinalized},
-		{From: NetworkUnsent, Event: NetworkEventFailed, To: NetworkFailed},
-		{From: NetworkSubmitted, Event: NetworkEventProcessed, To: NetworkProcessed},
-		{From: NetworkSubmitted, Event: NetworkEventConfirmed, To: NetworkConfirmed},
-		{From: NetworkSubmitted, Event: NetworkEventFinalized, To: NetworkFinalized},
-		{From: NetworkSubmitted, Event: NetworkEventFailed, To: NetworkFailed},
-		{From: NetworkSubmitted, Event: NetworkEventDrop, To: NetworkDropped},
-		{From: NetworkProcessed, Event: NetworkEventConfirmed, To: NetworkConfirmed},
-		{From: NetworkProcessed, Event: NetworkEventFinalized, To: NetworkFinalized},
-		{From: NetworkProcessed, Event: NetworkEventFailed, To: NetworkFailed},
-		{From: NetworkConfirmed, Event: NetworkEventFinalized, To: NetworkFinalized},
+	var out []NetworkTransition
+	for _, r := range relay.Transitions() {
+		out = append(out, NetworkTransition{From: NetworkState(r.From), Event: NetworkEvent(r.Event), To: NetworkState(r.To)})
 	}
+	return out
 }
 
-// TransitNetwork returns the network state event moves from to. It fails
-// with INVALID_STATE_TRANSITION when the table has no such row (every
-// backward move).
+// TransitNetwork returns the network state event moves from to
+// (relay.Transit). It fails with INVALID_STATE_TRANSITION when the table
+// has no such row (every backward move).
 func TransitNetwork(from NetworkState, ev NetworkEvent) (NetworkState, error) {
-	if to, err := fsm.New("intent.TransitNetwork", "A network state", NetworkTransitions()).Transition(from, ev); err == nil {
-		return to, nil
+	if to, err := relay.Transit(relay.State(from), relay.Event(ev)); err == nil {
+		return NetworkState(to), nil
 	}
 	return from, fault.E("intent.TransitNetwork", fault.InvalidState, "the network state cannot move this way").
 		With("state", string(from)).With("event", string(ev))
 }
 
-// observationEvent maps an observed network state to its event.
-func observationEvent(observed NetworkState) (NetworkEvent, bool) {
-	switch observed {
-	case NetworkProcessed:
-		return NetworkEventProcessed, true
-	case NetworkConfirmed:
-		return NetworkEventConfirmed, true
-	case NetworkFinalized:
-		return NetworkEventFinalized, true
-	case NetworkFailed:
-		return NetworkEventFailed, true
-	case NetworkDropped:
-		return NetworkEventDrop, true
-	}
-	return "", false
-}
-
-// Advance applies a chain observation to current. It returns the next
-// state and whether it moved; an observation at or below current (a
-// lagging node, a stale job) or one the table does not allow leaves
-// current unchanged and reports moved=false, never an error: observations
-// are facts about some node, not commands.
+// Advance applies a chain observation to current (relay.Advance). It
+// returns the next state and whether it moved; an observation at or below
+// current (a lagging node, a stale job) or one the table does not allow
+// leaves current unchanged and reports moved=false, never an error:
+// observations are facts about some node, not commands.
 func Advance(current, observed NetworkState) (next NetworkState, moved bool) {
-	ev, ok := observationEvent(observed)
-	if !ok {
-		return current, false
-	}
-	to, err := TransitNetwork(current, ev)
-	if err != nil {
-		return current, false
-	}
-	return to, true
+	to, moved := relay.Advance(relay.State(current), relay.State(observed))
+	return NetworkState(to), moved
 }
 
-// Observe maps a signature status to the network state it reports: failed
-// when it carries an error, else its confirmation level. A nil status
-// (unknown signature) reports NetworkSubmitted, which never advances a
-// known signature.
+// Observe maps a signature status to the network state it reports
+// (relay.StateOf): failed when it carries an error, else its confirmation
+// level. A nil status (unknown signature) reports NetworkSubmitted, which
+// never advances a known signature.
 func Observe(st *chain.SignatureStatus) NetworkState {
-	switch {
-	case st == nil:
-		return NetworkSubmitted
-	case st.Err != "":
-		return NetworkFailed
-	case st.Status == chain.Finalized:
-		return NetworkFinalized
-	case st.Status == chain.Confirmed:
-		return NetworkConfirmed
-	}
-	return NetworkProcessed
+	return NetworkState(relay.StateOf(st))
 }
