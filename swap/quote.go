@@ -13,9 +13,11 @@ import (
 // Owner is who a swap operation belongs to: a signed-in user in a
 // workspace of a tenant, in one environment. Every query is scoped by it.
 type Owner struct {
+	// TenantID, WorkspaceID and UserID name the user and where it acts.
 	TenantID    string
 	WorkspaceID string
 	UserID      string
+	// Environment is Test or Live; the two never see each other's records.
 	Environment access.Environment
 }
 

@@ -99,8 +99,11 @@ const (
 // Check is one verification check: what the intent expected, what the
 // chain showed, and whether they agree.
 type Check struct {
-	Name     CheckName
-	Passed   bool
+	// Name says which check it is; Passed whether it held.
+	Name   CheckName
+	Passed bool
+	// Expected and Actual are the compared values as text (amounts in
+	// canonical integers, keys in base58).
 	Expected string
 	Actual   string
 }
