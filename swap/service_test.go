@@ -28,7 +28,9 @@ func newMemStore(now time.Time) *memStore {
 
 func (m *memStore) Now() time.Time { return m.now }
 
-func pkey(s policy.Scope, id string) string { return string(s.Environment) + "|" + s.TenantID + "|" + id }
+func pkey(s policy.Scope, id string) string {
+	return string(s.Environment) + "|" + s.TenantID + "|" + id
+}
 
 func (m *memStore) PolicyInsert(_ context.Context, v policy.Version) (policy.Version, bool, error) {
 	m.mu.Lock()
