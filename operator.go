@@ -193,6 +193,17 @@ func (p *Platform) VerifyToken(ctx context.Context, env access.Environment) (tok
 	return r, nil
 }
 
+// VerifySwapRegistry reads env's swap registry from env's cluster now and
+// stores the run, whatever its outcome (a run that could not read the
+// cluster is stored as unreadable and changes nothing). Without a
+// registry or a cluster there is nothing to do.
+func (p *Platform) VerifySwapRegistry(ctx context.Context, env access.Environment) error {
+	if _, _, err := p.swap.VerifyRegistry(ctx, env); err != nil {
+		return fmt.Errorf("platform: VerifySwapRegistry: %w", err)
+	}
+	return nil
+}
+
 // VerifySales runs the verification of every sale configured in env now,
 // after the token registry's: a sale's production mint counts as verified
 // only when the registry's verified mint is that same mint. Each run is

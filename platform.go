@@ -28,6 +28,7 @@ import (
 	"github.com/creatormusic/platform/plan"
 	"github.com/creatormusic/platform/sound"
 	"github.com/creatormusic/platform/store"
+	"github.com/creatormusic/platform/swap"
 	"github.com/creatormusic/platform/token"
 	"github.com/creatormusic/platform/token/sale"
 	"github.com/creatormusic/platform/transport"
@@ -201,6 +202,8 @@ type Platform struct {
 	wallet *wallet.Service
 	// intents runs the chain payment path.
 	intents *intent.Service
+	// swap runs token swaps.
+	swap *swap.Service
 	// media is the urlguard policy of the platform's own fetches.
 	media   *urlguard.Guard
 	pool    *jobs.Pool
@@ -426,6 +429,25 @@ type ChainEnvironment struct {
 	// nil means intent.DefaultCreditPacks priced in Token.Mint, published
 	// only when the environment has no policy yet.
 	CreditPacks *intent.CreditPacks
+	// Swap configures token swaps on the environment's cluster.
+	Swap SwapEnvironment
+}
+
+// SwapEnvironment is one environment's swap configuration. With Client,
+// the registry's mints are read from the environment's cluster.
+type SwapEnvironment struct {
+	// Provider names the route provider ("jupiter"); empty leaves swaps
+	// SWAP_NOT_CONFIGURED.
+	Provider string
+	// Registry is published as the swap.tokens policy at start whenever
+	// it differs from the current version; nil publishes nothing.
+	Registry *swap.Registry
+	// Settings is published as the swap.settings policy whenever it
+	// differs; nil publishes swap.DefaultSettings only where none exists.
+	Settings *swap.Settings
+	// FeeRecipient is the wallet (base58) that receives the service fee,
+	// published with it as the fees.swap policy.
+	FeeRecipient string
 }
 
 // GenerationConfig configures music generation. Zero values take the

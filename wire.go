@@ -32,6 +32,7 @@ import (
 	"github.com/creatormusic/platform/sound"
 	"github.com/creatormusic/platform/sound/builtin"
 	"github.com/creatormusic/platform/store"
+	"github.com/creatormusic/platform/swap"
 	"github.com/creatormusic/platform/token"
 	"github.com/creatormusic/platform/token/sale"
 	"github.com/creatormusic/platform/transport/api"
@@ -63,6 +64,7 @@ func (p *Platform) build(ctx context.Context, cfg Config) error {
 		func() error { return p.startSound(p.assets) },
 		func() error { return p.startToken(cfg.Chain) },
 		func() error { return p.startIntents(ctx, cfg.Chain) },
+		func() error { return p.startSwap(ctx, cfg.Chain) },
 	} {
 		if err := step(); err != nil {
 			return err
@@ -85,6 +87,9 @@ func (p *Platform) schedule(ctx context.Context, kinds []jobs.Kind, s jobs.RunFu
 	if err := p.verify.ScheduleNew(ctx, s); err != nil {
 		return fmt.Errorf("platform: schedule token verification: %w", err)
 	}
+	if err := p.swap.ScheduleNew(ctx, s); err != nil {
+		return fmt.Errorf("platform: schedule swap registry verification: %w", err)
+	}
 	return nil
 }
 
@@ -93,7 +98,7 @@ func (p *Platform) services(units routeStore) api.Services {
 	return api.Services{Keys: p.keys, Assets: p.assets, Health: p.healthChecks(), Plans: p.plans,
 		Ledger: ledger.New(), Accounts: p.account, Billing: p.billing, Store: units, Log: p.log, Providers: p.providers,
 		Generation: p.generation, Sound: p.sound, Token: p.token, Sale: p.sale, Wallet: p.wallet, Intents: p.intents,
-		WakeFunc: p.wake}
+		Swap: p.swap, WakeFunc: p.wake}
 }
 
 // startAccounts builds the account service.
@@ -305,6 +310,30 @@ func (p *Platform) startIntents(ctx context.Context, cfg ChainConfig) error {
 	return nil
 }
 
+// startSwap builds the swap domain over each environment's cluster and
+// publishes its configured registry, settings and fee policy.
+func (p *Platform) startSwap(ctx context.Context, cfg ChainConfig) error {
+	envs := map[access.Environment]swap.Environment{}
+	for env, e := range map[access.Environment]ChainEnvironment{access.Test: cfg.Test, access.Live: cfg.Live} {
+		se := swap.Environment{Provider: e.Swap.Provider, Registry: e.Swap.Registry, Settings: e.Swap.Settings,
+			FeeRecipient: e.Swap.FeeRecipient}
+		if e.Client != nil {
+			se.Chain = e.Client
+		}
+		envs[env] = se
+	}
+	svc, err := swap.New(swap.Config{Environments: envs, Clock: p.db, Run: store.Runner[swap.Store](p.db),
+		ReadFunc: store.Reader[swap.Store](p.db)})
+	if err != nil {
+		return fmt.Errorf("platform: swap: %w", err)
+	}
+	if err := svc.Publish(ctx); err != nil {
+		return fmt.Errorf("platform: %w", err)
+	}
+	p.swap = svc
+	return nil
+}
+
 // intentEnvironments are the environments that take intents: those whose
 // configuration has a cluster and a treasury, with their credit packs
 // (or the registry's mint to price the default packs in).
@@ -400,6 +429,7 @@ func (p *Platform) jobKinds() []jobs.Kind {
 		p.sound.Jobs(),
 		p.verify.Jobs(),
 		p.intents.Jobs(),
+		p.swap.Jobs(),
 		idempotency.Jobs(store.Runner[idempotency.PruneStore](p.db)),
 		p.assets.Jobs(),
 	)

@@ -116,6 +116,9 @@ type Options struct {
 	// configuration once the mint is deployed, so a test can deploy a
 	// sale's accounts on the cluster (tokentest.DeploySale).
 	SaleFunc func(c *chaintest.Cluster, d tokentest.Deployment) sale.EnvConfig
+	// SwapFunc, when Chain is set, returns the test environment's swap
+	// configuration, given the cluster and the deployed token.
+	SwapFunc func(t testing.TB, c *chaintest.Cluster, d tokentest.Deployment) platform.SwapEnvironment
 	// LiveSimulators configures the live environment with loopback
 	// simulators too, so that a test can make live records through the
 	// API: a second payment simulator as the provider's live account
@@ -305,6 +308,10 @@ func New(t testing.TB, opts Options) *System {
 		if opts.SaleFunc != nil {
 			chainCfg.Test.Sale = opts.SaleFunc(cluster, deployed)
 			cluster.AdvanceSlots(40) // the sale's accounts are finalized
+		}
+		if opts.SwapFunc != nil {
+			chainCfg.Test.Swap = opts.SwapFunc(t, cluster, deployed)
+			cluster.AdvanceSlots(40) // the swap's accounts are finalized
 		}
 	}
 	cfg := platform.Config{Payments: payments, PaymentTimeout: opts.PaymentTimeout, MusicProviders: music, Generation: gen, Chain: chainCfg,

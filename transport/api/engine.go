@@ -14,6 +14,7 @@ import (
 	"github.com/creatormusic/platform/plan"
 	"github.com/creatormusic/platform/policy"
 	"github.com/creatormusic/platform/sound"
+	"github.com/creatormusic/platform/swap"
 	"github.com/creatormusic/platform/token"
 	"github.com/creatormusic/platform/token/sale"
 	"github.com/creatormusic/platform/transport"
@@ -60,6 +61,7 @@ type Tx interface {
 	policy.Store
 	sale.Store
 	sound.Store
+	swap.Store
 	token.Store
 	wallet.Store
 }

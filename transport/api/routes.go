@@ -16,6 +16,7 @@ import (
 	"github.com/creatormusic/platform/ledger"
 	"github.com/creatormusic/platform/plan"
 	"github.com/creatormusic/platform/sound"
+	"github.com/creatormusic/platform/swap"
 	"github.com/creatormusic/platform/token"
 	"github.com/creatormusic/platform/token/sale"
 )
@@ -52,6 +53,8 @@ type Services struct {
 	Sale *sale.Service
 	// Wallet verifies wallets; nil leaves its routes out.
 	Wallet *wallet.Service
+	// Swap is the swap domain; nil leaves its routes out.
+	Swap *swap.Service
 	// Intents runs the chain payment path; nil leaves its routes out.
 	Intents *intent.Service
 	// WakeFunc, when set, wakes the job workers after a commit that enqueued
@@ -92,5 +95,6 @@ func Routes(s Services) []Route {
 	rs = append(rs, walletRoutes(s.Wallet)...)
 	rs = append(rs, intentRoutes(s.Intents)...)
 	rs = append(rs, saleRoutes(s.Sale)...)
+	rs = append(rs, swapRoutes(s.Swap)...)
 	return rs
 }

@@ -1,0 +1,191 @@
+package swap
+
+import (
+	"context"
+	"time"
+
+	"github.com/creatormusic/platform/access"
+	"github.com/creatormusic/platform/fault"
+)
+
+// Verification statuses of a token in TokensView (TokenVerification).
+const (
+	// TokenPending: no run has read the entry's mint yet.
+	TokenPending = "PENDING"
+)
+
+// TokensView is an environment's trusted-token registry as the tokens
+// route shows it: each entry with what the newest reading of its mint on
+// the environment's cluster showed. An entry is executable only when that
+// reading MATCHED; a registry no run could read yet lists every entry as
+// PENDING and none as executable.
+type TokensView struct {
+	// Environment is the caller's environment.
+	Environment access.Environment
+	// RegistryVersion and RegistryHash name the registry's current policy
+	// version.
+	RegistryVersion int
+	RegistryHash    string
+	// Network is the CAIP-2 id of the cluster the newest readable run
+	// read ("" before any).
+	Network string
+	// VerifiedAt is when that run ended (nil before any).
+	VerifiedAt *time.Time
+	// Tokens are the registry's entries, in registry order.
+	Tokens []TokenView
+}
+
+// TokenView is one registry entry with its verification.
+type TokenView struct {
+	Token
+	// Executable reports that quotes may use the token.
+	Executable bool
+	// Check is the newest reading of the mint (Status PENDING and nothing
+	// else before any).
+	Check MintCheck
+}
+
+// Tokens returns env's registry with its verification, read through st.
+// SWAP_NOT_CONFIGURED when env has no cluster or no registry: the list is
+// never empty or optimistic in its place.
+func (s *Service) Tokens(ctx context.Context, st Store, env access.Environment) (TokensView, error) {
+	const op = "swap.Tokens"
+	if s.cfg.Environments[env].Chain == nil {
+		return TokensView{}, notConfigured(op, "cluster_not_configured")
+	}
+	var reg Registry
+	ver, ok, err := current(ctx, st, env, PolicyTokens, &reg)
+	if err != nil {
+		return TokensView{}, fault.Wrap(op, err)
+	}
+	if !ok {
+		return TokensView{}, notConfigured(op, "registry_not_published")
+	}
+	v := TokensView{Environment: env, RegistryVersion: ver.Version, RegistryHash: ver.Hash, Tokens: make([]TokenView, 0, len(reg.Tokens))}
+	run, err := st.SwapRegistryRunLatest(ctx, env, ver.Version)
+	switch {
+	case err == nil:
+		v.Network = run.Network
+		at := run.CheckedAt
+		v.VerifiedAt = &at
+	case fault.Is(err, fault.NotFound):
+	default:
+		return TokensView{}, fault.Wrap(op, err)
+	}
+	for _, t := range reg.Tokens {
+		tv := TokenView{Token: t, Check: MintCheck{Mint: t.Mint, Status: TokenPending}}
+		if c, ok := run.Check(t.Mint); ok {
+			tv.Check = c
+			tv.Executable = c.Status == MintMatched
+		}
+		v.Tokens = append(v.Tokens, tv)
+	}
+	return v, nil
+}
+
+// notConfigured is SWAP_NOT_CONFIGURED with its reason.
+func notConfigured(op, reason string) error {
+	return fault.E(op, fault.SwapNotConfigured, "Swaps are not configured in this environment.").With("reason", reason)
+}
+
+// Statuses of SettingsView.Status.
+const (
+	// StatusActive: quotes are served.
+	StatusActive = "ACTIVE"
+	// StatusPaused: quotes answer SWAP_PAUSED (disabled by policy, or the
+	// route provider's breaker is open).
+	StatusPaused = "PAUSED"
+	// StatusNotConfigured: quotes answer SWAP_NOT_CONFIGURED.
+	StatusNotConfigured = "NOT_CONFIGURED"
+)
+
+// SettingsView is an environment's swap settings as the settings route
+// shows them: the policies in force with their versions, and the state of
+// the cluster, the registry and the route provider.
+type SettingsView struct {
+	// Environment is the caller's environment.
+	Environment access.Environment
+	// Status is ACTIVE, PAUSED or NOT_CONFIGURED; StatusReason says why
+	// when it is not ACTIVE.
+	Status       string
+	StatusReason string
+	// Settings is the swap.settings policy in force and its version.
+	Settings        Settings
+	SettingsVersion int
+	// ServiceFeeBps is the fee policy's rate; FeePolicyVersion its
+	// version (0 when none is published) and FeeRecipient its wallet.
+	ServiceFeeBps    int
+	FeePolicyVersion int
+	FeeRecipient     string
+	// RegistryVersion is the registry's current version (0 when none).
+	RegistryVersion int
+	// Network is the CAIP-2 id the newest readable registry run observed
+	// ("" before any).
+	Network string
+	// Provider is the route provider's name ("" when none), and Breaker
+	// its circuit breaker.
+	Provider string
+	Breaker  BreakerState
+}
+
+// Settings returns env's settings view, read through st. The policies are
+// read, never assumed: a store that cannot be read is an error.
+func (s *Service) Settings(ctx context.Context, st Store, env access.Environment) (SettingsView, error) {
+	const op = "swap.Settings"
+	e, configured := s.cfg.Environments[env]
+	v := SettingsView{Environment: env, Provider: e.Provider, ServiceFeeBps: ServiceFeeBps}
+	ver, ok, err := current(ctx, st, env, PolicySettings, &v.Settings)
+	if err != nil {
+		return SettingsView{}, fault.Wrap(op, err)
+	}
+	if ok {
+		v.SettingsVersion = ver.Version
+	}
+	var fees FeePolicy
+	fver, feesOK, err := current(ctx, st, env, PolicyFees, &fees)
+	if err != nil {
+		return SettingsView{}, fault.Wrap(op, err)
+	}
+	if feesOK {
+		v.ServiceFeeBps, v.FeePolicyVersion, v.FeeRecipient = fees.ServiceFeeBps, fver.Version, fees.FeeRecipient
+	}
+	var reg Registry
+	rver, regOK, err := current(ctx, st, env, PolicyTokens, &reg)
+	if err != nil {
+		return SettingsView{}, fault.Wrap(op, err)
+	}
+	if regOK {
+		v.RegistryVersion = rver.Version
+		run, err := st.SwapRegistryRunLatest(ctx, env, rver.Version)
+		switch {
+		case err == nil:
+			v.Network = run.Network
+		case !fault.Is(err, fault.NotFound):
+			return SettingsView{}, fault.Wrap(op, err)
+		}
+	}
+	now := s.cfg.Clock.Now()
+	if b := s.breakers[env]; b != nil {
+		v.Breaker = b.State(now)
+	} else {
+		v.Breaker = BreakerState{State: BreakerClosed}
+	}
+	v.Status, v.StatusReason = StatusActive, ""
+	switch {
+	case !configured || e.Chain == nil:
+		v.Status, v.StatusReason = StatusNotConfigured, "cluster_not_configured"
+	case e.Provider == "":
+		v.Status, v.StatusReason = StatusNotConfigured, "route_provider_not_configured"
+	case !regOK:
+		v.Status, v.StatusReason = StatusNotConfigured, "registry_not_published"
+	case !feesOK:
+		v.Status, v.StatusReason = StatusNotConfigured, "fee_recipient_not_configured"
+	case !ok:
+		v.Status, v.StatusReason = StatusNotConfigured, "settings_not_published"
+	case !v.Settings.SwapEnabled:
+		v.Status, v.StatusReason = StatusPaused, "disabled_by_policy"
+	case v.Breaker.State == BreakerOpen:
+		v.Status, v.StatusReason = StatusPaused, "route_provider_circuit_open"
+	}
+	return v, nil
+}
