@@ -53,8 +53,7 @@ func newRig(t *testing.T, simCfg jupitertest.Config, cfg jupiter.Config) *rig {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Close() })
-	r := &rig{t: t, c: c, plain: addr("plain"), coin: addr("coin"), feeMint: addr("fee"),
-		pool: addr("pool plain/coin"), feePool: addr("pool fee/coin"), table: addr("table")}
+	r := &rig{t: t, c: c, plain: addr("plain"), coin: addr("coin"), feeMint: addr("fee"), table: addr("table")}
 	_, r.user = chaintest.NewKeypair()
 	data := token2022.EncodeMint(token2022.Mint{Decimals: 6, IsInitialized: true})
 	c.SetAccount(r.plain, chaintest.Account{Owner: chain.Address(solana.TokenProgramID), Lamports: chaintest.RentExemptMinimum(len(data)), Data: data})
@@ -66,13 +65,11 @@ func newRig(t *testing.T, simCfg jupitertest.Config, cfg jupiter.Config) *rig {
 		Extensions: []token2022.Extension{token2022.TransferFeeConfig{Older: fee, Newer: fee}}}); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []jupitertest.PoolSeed{
-		{Address: r.pool, MintA: r.plain, MintB: r.coin, ReserveA: 1e12, ReserveB: 5e11, FeeBps: 30},
-		{Address: r.feePool, MintA: r.feeMint, MintB: r.coin, ReserveA: 1e12, ReserveB: 5e11, FeeBps: 30},
-	} {
-		if err := jupitertest.SeedPool(c, p); err != nil {
-			t.Fatal(err)
-		}
+	if r.pool, err = jupitertest.SeedPool(c, jupitertest.PoolSeed{MintA: r.plain, MintB: r.coin, ReserveA: 1e12, ReserveB: 5e11, FeeBps: 30}); err != nil {
+		t.Fatal(err)
+	}
+	if r.feePool, err = jupitertest.SeedPool(c, jupitertest.PoolSeed{MintA: r.feeMint, MintB: r.coin, ReserveA: 1e12, ReserveB: 5e11, FeeBps: 30}); err != nil {
+		t.Fatal(err)
 	}
 	if simCfg.APIKey == "" {
 		simCfg.APIKey = testKey

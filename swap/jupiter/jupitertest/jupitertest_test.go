@@ -45,8 +45,7 @@ func newEnv(t *testing.T, cfg jupitertest.Config) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Close() })
-	e := &env{t: t, c: c, plain: addr("plain mint"), coin: addr("coin mint"), feeMint: addr("fee mint"),
-		pool: addr("pool plain/coin"), feePool: addr("pool fee/coin"), table: addr("lookup table")}
+	e := &env{t: t, c: c, plain: addr("plain mint"), coin: addr("coin mint"), feeMint: addr("fee mint"), table: addr("lookup table")}
 	data := token2022.EncodeMint(token2022.Mint{Decimals: 6, IsInitialized: true})
 	c.SetAccount(e.plain, chaintest.Account{Owner: chain.Address(solana.TokenProgramID), Lamports: chaintest.RentExemptMinimum(len(data)), Data: data})
 	if err := c.CreateMint(e.coin, token2022.Mint{Decimals: 9, IsInitialized: true}); err != nil {
@@ -57,8 +56,8 @@ func newEnv(t *testing.T, cfg jupitertest.Config) *env {
 	if err := c.CreateMint(e.feeMint, token2022.Mint{Decimals: 9, IsInitialized: true, Extensions: []token2022.Extension{fee}}); err != nil {
 		t.Fatal(err)
 	}
-	e.seed(jupitertest.PoolSeed{Address: e.pool, MintA: e.plain, MintB: e.coin, ReserveA: 1e12, ReserveB: 5e11, FeeBps: 30})
-	e.seed(jupitertest.PoolSeed{Address: e.feePool, MintA: e.feeMint, MintB: e.coin, ReserveA: 1e12, ReserveB: 5e11, FeeBps: 30})
+	e.pool = e.seed(jupitertest.PoolSeed{MintA: e.plain, MintB: e.coin, ReserveA: 1e12, ReserveB: 5e11, FeeBps: 30})
+	e.feePool = e.seed(jupitertest.PoolSeed{MintA: e.feeMint, MintB: e.coin, ReserveA: 1e12, ReserveB: 5e11, FeeBps: 30})
 	sim, err := jupitertest.New(c, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -74,11 +73,13 @@ func newEnv(t *testing.T, cfg jupitertest.Config) *env {
 	return e
 }
 
-func (e *env) seed(p jupitertest.PoolSeed) {
+func (e *env) seed(p jupitertest.PoolSeed) chain.Address {
 	e.t.Helper()
-	if err := jupitertest.SeedPool(e.c, p); err != nil {
+	a, err := jupitertest.SeedPool(e.c, p)
+	if err != nil {
 		e.t.Fatal(err)
 	}
+	return a
 }
 
 // do sends a request and returns status, header and body.
@@ -213,8 +214,7 @@ func TestQuoteRoutesBothWaysAndPicksTheBestPool(t *testing.T) {
 		t.Fatalf("reverse quote: %v", q)
 	}
 	// A deeper pool of the same pair gives more and wins.
-	deep := addr("deep pool")
-	e.seed(jupitertest.PoolSeed{Address: deep, MintA: e.coin, MintB: e.plain, ReserveA: 5e12, ReserveB: 1e13, FeeBps: 30})
+	deep := e.seed(jupitertest.PoolSeed{MintA: e.coin, MintB: e.plain, ReserveA: 5e12, ReserveB: 1e13, FeeBps: 30})
 	if err := e.sim.AddPool(deep, chain.Address{}); err != nil {
 		t.Fatal(err)
 	}
@@ -505,5 +505,50 @@ func TestDelayEndsWithTheClient(t *testing.T) {
 	start := time.Now()
 	if err := e.sim.Close(); err != nil || time.Since(start) > 5*time.Second {
 		t.Fatalf("Close: %v after %v", err, time.Since(start))
+	}
+}
+
+func TestSeedPoolFollowsTheContractLayout(t *testing.T) {
+	e := newEnv(t, jupitertest.Config{})
+	acct, ok := e.c.Account(e.feePool)
+	if !ok || acct.Owner != jupitertest.PoolProgramID() || len(acct.Data) != 202 || string(acct.Data[:8]) != "cppool01" {
+		t.Fatalf("pool account: %+v", acct)
+	}
+	vaultA, vaultB := jupitertest.VaultAddress(e.feePool, e.feeMint), jupitertest.VaultAddress(e.feePool, e.coin)
+	t22 := chain.Address(solana.Token2022ProgramID)
+	for _, f := range []struct {
+		off  int
+		want chain.Address
+	}{{8, e.feeMint}, {40, e.coin}, {72, vaultA}, {104, vaultB}, {138, t22}, {170, t22}} {
+		if got := chain.Address(acct.Data[f.off : f.off+32]); got != f.want {
+			t.Errorf("offset %d: %s, want %s", f.off, got, f.want)
+		}
+	}
+	if binary.LittleEndian.Uint16(acct.Data[136:]) != 30 {
+		t.Errorf("fee bps %d", binary.LittleEndian.Uint16(acct.Data[136:]))
+	}
+	if want := chain.Address(sha256.Sum256([]byte("chaintest/constant-product-pool/v1"))); jupitertest.PoolProgramID() != want {
+		t.Fatal("pool program id")
+	}
+	for _, v := range []struct {
+		addr   chain.Address
+		mint   chain.Address
+		amount uint64
+	}{{vaultA, e.feeMint, 1e12}, {vaultB, e.coin, 5e11}} {
+		va, ok := e.c.Account(v.addr)
+		if !ok || va.Owner != t22 {
+			t.Fatalf("vault %s: %+v", v.addr, va)
+		}
+		ta, err := token2022.DecodeAccount(va.Data)
+		if err != nil || ta.Mint != v.mint || ta.Owner != e.feePool || ta.Amount != v.amount {
+			t.Fatalf("vault %s: %+v %v", v.addr, ta, err)
+		}
+		if _, fee := ta.TransferFeeAmount(); fee != (v.mint == e.feeMint) {
+			t.Fatalf("vault %s: TransferFeeAmount present=%v", v.addr, fee)
+		}
+	}
+	mintAcct, _ := e.c.Account(e.feeMint)
+	if m, err := token2022.DecodeMint(mintAcct.Data); err != nil || m.Supply != 1e12 {
+		t.Fatalf("fee mint supply: %+v %v", m, err)
 	}
 }
