@@ -436,9 +436,9 @@ type ChainEnvironment struct {
 // SwapEnvironment is one environment's swap configuration. With Client,
 // the registry's mints are read from the environment's cluster.
 type SwapEnvironment struct {
-	// Provider names the route provider ("jupiter"); empty leaves swaps
-	// SWAP_NOT_CONFIGURED.
-	Provider string
+	// Routes is the route provider (swap/jupiter's Client); nil leaves
+	// swaps SWAP_NOT_CONFIGURED.
+	Routes swap.RouteProvider
 	// Registry is published as the swap.tokens policy at start whenever
 	// it differs from the current version; nil publishes nothing.
 	Registry *swap.Registry

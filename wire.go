@@ -315,7 +315,7 @@ func (p *Platform) startIntents(ctx context.Context, cfg ChainConfig) error {
 func (p *Platform) startSwap(ctx context.Context, cfg ChainConfig) error {
 	envs := map[access.Environment]swap.Environment{}
 	for env, e := range map[access.Environment]ChainEnvironment{access.Test: cfg.Test, access.Live: cfg.Live} {
-		se := swap.Environment{Provider: e.Swap.Provider, Registry: e.Swap.Registry, Settings: e.Swap.Settings,
+		se := swap.Environment{Routes: e.Swap.Routes, Registry: e.Swap.Registry, Settings: e.Swap.Settings,
 			FeeRecipient: e.Swap.FeeRecipient}
 		if e.Client != nil {
 			se.Chain = e.Client

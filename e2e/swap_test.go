@@ -11,8 +11,11 @@ import (
 	"github.com/creatormusic/platform/chain/token2022"
 	"github.com/creatormusic/platform/platformtest"
 	"github.com/creatormusic/platform/swap"
+	"github.com/creatormusic/platform/swap/jupiter"
+	"github.com/creatormusic/platform/swap/jupiter/jupitertest"
 	"github.com/creatormusic/platform/token/tokentest"
 	"github.com/creatormusic/platform/transport/api"
+	"github.com/creatormusic/platform/urlguard/urlguardtest"
 )
 
 // swapKey is a fixed address byte pattern for test mints and wallets.
@@ -33,7 +36,16 @@ func swapEnv(t testing.TB, c *chaintest.Cluster, d tokentest.Deployment) platfor
 	if err := c.CreateMint(usd, token2022.Mint{Decimals: 6, IsInitialized: true, Supply: 1_000_000_000}); err != nil {
 		t.Fatal(err)
 	}
-	return platform.SwapEnvironment{Provider: "jupiter", FeeRecipient: swapKey(62).String(), Registry: &swap.Registry{Tokens: []swap.Token{
+	agg, err := jupitertest.New(c, jupitertest.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { agg.Close() })
+	routes, err := jupiter.New(jupiter.Config{BaseURL: agg.URL(), HTTPClient: urlguardtest.Client(t, agg.URL())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return platform.SwapEnvironment{Routes: routes, FeeRecipient: swapKey(62).String(), Registry: &swap.Registry{Tokens: []swap.Token{
 		{Mint: d.Mint.String(), TokenProgram: token2022.ProgramID().String(), Decimals: 9, Symbol: "CMT", Name: "Creator Music Token"},
 		{Mint: usd.String(), TokenProgram: token2022.ProgramID().String(), Decimals: 6, Symbol: "TUSD", Name: "Test Dollar"},
 		{Mint: swapKey(63).String(), TokenProgram: swap.SPLTokenProgramID().String(), Decimals: 6, Symbol: "GONE", Name: "Never minted"},

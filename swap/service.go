@@ -24,9 +24,8 @@ type Environment struct {
 	// Chain reads the environment's cluster; nil leaves swaps
 	// SWAP_NOT_CONFIGURED there.
 	Chain ChainClient
-	// Provider names the route provider ("jupiter"); "" leaves swaps
-	// SWAP_NOT_CONFIGURED.
-	Provider string
+	// Routes is the route provider; nil leaves swaps SWAP_NOT_CONFIGURED.
+	Routes RouteProvider
 	// Registry, when set, is published as the swap.tokens policy at start
 	// whenever it differs from the current version.
 	Registry *Registry

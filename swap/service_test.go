@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/creatormusic/platform/access"
+	"github.com/creatormusic/platform/chain"
 	"github.com/creatormusic/platform/chain/chaintest"
 	"github.com/creatormusic/platform/chain/token2022"
 	"github.com/creatormusic/platform/fault"
@@ -114,6 +115,18 @@ type fixture struct {
 	reg     Registry
 }
 
+// namedRoutes is a route provider that only has a name: the registry and
+// settings never call it.
+type namedRoutes string
+
+func (n namedRoutes) Name() string { return string(n) }
+
+func (namedRoutes) Route(context.Context, RouteRequest) (ProviderRoute, error) { panic("not used") }
+
+func (namedRoutes) Instructions(context.Context, ProviderRoute, chain.Address) (RouteInstructions, error) {
+	panic("not used")
+}
+
 func newFixture(t *testing.T, provider string) *fixture {
 	t.Helper()
 	c, err := chaintest.New(chaintest.Config{})
@@ -138,8 +151,12 @@ func newFixture(t *testing.T, provider string) *fixture {
 	clk := &clock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
 	st := newMemStore(clk.t)
 	n := 0
+	var routes RouteProvider
+	if provider != "" {
+		routes = namedRoutes(provider)
+	}
 	svc, err := New(Config{
-		Environments: map[access.Environment]Environment{access.Test: {Chain: c, Provider: provider, Registry: &reg, FeeRecipient: testKey(44).String()}},
+		Environments: map[access.Environment]Environment{access.Test: {Chain: c, Routes: routes, Registry: &reg, FeeRecipient: testKey(44).String()}},
 		Clock:        clk,
 		Run:          func(ctx context.Context, fn func(Store) error) error { return fn(st) },
 		ReadFunc:     func() Store { return st },
@@ -232,7 +249,7 @@ func TestTokensPendingUntilReadThenMatchedFromTheCluster(t *testing.T) {
 func TestTokensFailClosed(t *testing.T) {
 	ctx := context.Background()
 	st := newMemStore(time.Now())
-	svc, err := New(Config{Environments: map[access.Environment]Environment{access.Test: {Provider: "jupiter"}},
+	svc, err := New(Config{Environments: map[access.Environment]Environment{access.Test: {Routes: namedRoutes("jupiter")}},
 		Clock: &clock{}, Run: func(ctx context.Context, fn func(Store) error) error { return fn(st) }, ReadFunc: func() Store { return st }})
 	if err != nil {
 		t.Fatal(err)

@@ -133,7 +133,10 @@ type SettingsView struct {
 func (s *Service) Settings(ctx context.Context, st Store, env access.Environment) (SettingsView, error) {
 	const op = "swap.Settings"
 	e, configured := s.cfg.Environments[env]
-	v := SettingsView{Environment: env, Provider: e.Provider, ServiceFeeBps: ServiceFeeBps}
+	v := SettingsView{Environment: env, ServiceFeeBps: ServiceFeeBps}
+	if e.Routes != nil {
+		v.Provider = e.Routes.Name()
+	}
 	ver, ok, err := current(ctx, st, env, PolicySettings, &v.Settings)
 	if err != nil {
 		return SettingsView{}, fault.Wrap(op, err)
@@ -174,7 +177,7 @@ func (s *Service) Settings(ctx context.Context, st Store, env access.Environment
 	switch {
 	case !configured || e.Chain == nil:
 		v.Status, v.StatusReason = StatusNotConfigured, "cluster_not_configured"
-	case e.Provider == "":
+	case e.Routes == nil:
 		v.Status, v.StatusReason = StatusNotConfigured, "route_provider_not_configured"
 	case !regOK:
 		v.Status, v.StatusReason = StatusNotConfigured, "registry_not_published"
