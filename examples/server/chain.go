@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/creatormusic/platform"
@@ -27,6 +28,21 @@ const (
 	demoWalletTokens   uint64 = 1_000 * 1_000_000_000 // 1,000 tokens
 )
 
+// demoFunding says what the demo wallet receives on every start.
+func demoFunding() string {
+	return fmt.Sprintf("%s SOL, %s TOKEN and %s %s", grouped(demoWalletLamports/1_000_000_000), grouped(demoWalletTokens/1_000_000_000),
+		grouped(demoWalletDollars/1_000_000), dollarSymbol)
+}
+
+// grouped writes n with its thousands separated by commas.
+func grouped(n uint64) string {
+	s := strconv.FormatUint(n, 10)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
 // demoWalletFile is the demo wallet's keypair file in the data folder.
 const demoWalletFile = "demo-wallet.json"
 
@@ -39,24 +55,30 @@ type chainSim struct {
 	treasury string
 	// wallet is the demo wallet's address, walletPath its keypair file.
 	wallet, walletPath string
+	// swap is the swap set-up on the cluster and its aggregator.
+	swap *swapSim
 }
 
-// close stops the cluster's clock and the cluster.
+// close stops the cluster's clock, the aggregator that reads the cluster,
+// and the cluster.
 func (c *chainSim) close() {
 	if c == nil {
 		return
 	}
 	c.stop()
+	c.swap.close()
 	c.cluster.Close()
 }
 
 // startChainSim starts the loopback cluster, deploys a mint that meets the
 // token policy and an open token sale with its accounts (contract, funded
-// inventory, a pool), funds the demo wallet (its keypair in data, created
-// on first use), advances a slot every slot interval, and returns the test
-// environment's chain configuration: the cluster reached over HTTP through
-// the solana-go adapter, as a real cluster would be, with the deployment's
-// treasury (which holds the supply) as the wallet chain payments pay.
+// inventory, a pool), sets up swaps (startSwapSim: a test dollar, a pool
+// of the two tokens and the loopback aggregator), funds the demo wallet
+// (its keypair in data, created on first use), advances a slot every slot
+// interval, and returns the test environment's chain configuration: the
+// cluster reached over HTTP through the solana-go adapter, as a real
+// cluster would be, with the deployment's treasury (which holds the
+// supply) as the wallet chain payments pay, and the swap configuration.
 func startChainSim(ctx context.Context, slot time.Duration, data string) (*chainSim, platform.ChainEnvironment, error) {
 	if slot <= 0 {
 		return nil, platform.ChainEnvironment{}, fmt.Errorf("-chain-sim-slot must be positive")
@@ -90,14 +112,21 @@ func startChainSim(ctx context.Context, slot time.Duration, data string) (*chain
 		c.Close()
 		return nil, platform.ChainEnvironment{}, fmt.Errorf("chain simulator: fund the demo wallet: %w", err)
 	}
+	ss, swapEnv, err := startSwapSim(c, d, walletAddr)
+	if err != nil {
+		c.Close()
+		return nil, platform.ChainEnvironment{}, fmt.Errorf("chain simulator: swaps: %w", err)
+	}
 	c.AdvanceSlots(40) // the deployment and the funding are finalized before the first run
 	hc, err := simClient(c.URL())
 	if err != nil {
+		ss.close()
 		c.Close()
 		return nil, platform.ChainEnvironment{}, err
 	}
 	client, err := solanarpc.New(solanarpc.Config{URL: c.URL(), Timeout: 5 * time.Second, HTTPClient: hc})
 	if err != nil {
+		ss.close()
 		c.Close()
 		return nil, platform.ChainEnvironment{}, fmt.Errorf("chain simulator client: %w", err)
 	}
@@ -107,9 +136,9 @@ func startChainSim(ctx context.Context, slot time.Duration, data string) (*chain
 	env := platform.ChainEnvironment{Client: client, Token: d.Config, Treasury: d.Treasury.String(), CreditPacks: &packs, Sale: sale.EnvConfig{
 		Sales: []sale.Sale{sd.Sale}, Current: sd.Sale.ID,
 		Jurisdictions: sale.JurisdictionPolicy{Allowed: []string{"DE", "FR", "GB", "NL", "ES", "IT"}, Blocked: []string{"KP", "IR"}},
-		Disclosure:    sale.Disclosure{Version: "demo-1"}}}
+		Disclosure:    sale.Disclosure{Version: "demo-1"}}, Swap: swapEnv}
 	return &chainSim{cluster: c, stop: c.Run(slot), mint: d.Mint.String(), treasury: d.Treasury.String(),
-		wallet: walletAddr.String(), walletPath: walletPath}, env, nil
+		wallet: walletAddr.String(), walletPath: walletPath, swap: ss}, env, nil
 }
 
 // demoWallet reads the demo wallet's keypair from path, or generates one

@@ -32,9 +32,11 @@
 // simulators, so that every part of the API can be tried on one host
 // started once: Stripe (billing/stripetest), music providers A and B
 // (generation/providera/provideratest in the sunoapi dialect,
-// generation/providerb/providerbtest) and a Solana cluster
-// (chain/chaintest). -stripe-sim=false, -provider-sim=false and
-// -chain-sim=false turn each off. Simulators serve the test environment
+// generation/providerb/providerbtest), a Solana cluster (chain/chaintest)
+// and a Jupiter aggregator routing through a pool on it
+// (swap/jupiter/jupitertest). -stripe-sim=false, -provider-sim=false and
+// -chain-sim=false turn each off (the last, the cluster and the
+// aggregator). Simulators serve the test environment
 // only: the live environment never uses one. Once it listens, the host
 // prints a map of what it started (the API's docs, OpenAPI document and
 // client collection; each simulator's URL and control key) and writes it
@@ -64,13 +66,23 @@
 // host deploys on it a Token-2022 mint that meets the token policy (9
 // decimals, 200 bps up to 5 tokens, mint authority revoked, embedded
 // metadata) and an open token sale with its contract, funded inventory and
-// pool, funds the demo wallet (DATA/demo-wallet.json), and advances one
-// slot per -chain-sim-slot (default 400ms). The registry's verification
+// pool; for swaps, a second trusted token (TESTUSD, a Token-2022 test
+// dollar: 6 decimals, no transfer fee), a constant-product pool of the two
+// (10,000,000 TOKEN against 150,000 TESTUSD: 1 TOKEN = 0.015 TESTUSD, a 30
+// bps venue fee) with a lookup table of its accounts, and a fee recipient
+// holding a token account of each mint. It funds the demo wallet
+// (DATA/demo-wallet.json) with 2 SOL, 1,000 TOKEN and 1,000 TESTUSD, and
+// advances one slot per -chain-sim-slot (default 400ms). The registry's verification
 // job reads the mint at start, so the token routes with the demo test key
 // show LOCALNET_CONFIGURED, then LOCALNET_VERIFIED on the simulator's own
 // network (never mainnet, never production ready). Anonymous callers see
-// the live environment, which has no cluster: PRE_DEPLOYMENT. The cluster
-// lives in memory: each start deploys a new mint.
+// the live environment, which has no cluster: PRE_DEPLOYMENT. The loopback
+// aggregator, reached through the Jupiter adapter (swap/jupiter), is the
+// test environment's route provider, with both tokens as its swap
+// registry: with the test key GET /api/v1/swap/tokens lists both
+// (executable once the registry's verification at start has read their
+// mints) and GET /api/v1/swap/settings reads ACTIVE. The cluster lives in
+// memory: each start deploys new mints and a new pool.
 package main
 
 import (
@@ -129,7 +141,7 @@ func run() error {
 	stripeWebhookSecret := flag.String("stripe-webhook-secret", "", "signing `secret` (whsec_) of the live Stripe webhook endpoint")
 	providerSim := flag.Bool("provider-sim", true, "start the loopback music provider A and B simulators as the test-mode providers")
 	providerAdvance := flag.Duration("provider-sim-advance", 3*time.Second, "how long each simulated music task stays in a stage")
-	chainSim := flag.Bool("chain-sim", true, "start the loopback Solana cluster with a deployed mint and sale as the test environment's cluster")
+	chainSim := flag.Bool("chain-sim", true, "start the loopback Solana cluster (a deployed mint, sale and swap pool) and its Jupiter aggregator for the test environment")
 	chainSlot := flag.Duration("chain-sim-slot", 400*time.Millisecond, "the simulated cluster's slot time")
 	flag.Parse()
 

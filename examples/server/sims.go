@@ -36,7 +36,8 @@ type simOptions struct {
 	providers bool
 	// advance is how long a simulated music task stays in a stage.
 	advance time.Duration
-	// chain starts the loopback Solana cluster with a deployed mint and sale.
+	// chain starts the loopback Solana cluster with a deployed mint, sale
+	// and swap pool, and the aggregator routing through the pool.
 	chain bool
 	// slot is the simulated cluster's slot time.
 	slot time.Duration
@@ -204,7 +205,7 @@ type serviceMap struct {
 
 // simService is one simulator the host started.
 type simService struct {
-	// Name is stripe, provider-a, provider-b or solana.
+	// Name is stripe, provider-a, provider-b, solana or jupiter.
 	Name string `json:"name"`
 	// URL is where it listens on loopback.
 	URL string `json:"url"`
@@ -215,6 +216,9 @@ type simService struct {
 	About string `json:"about"`
 	// Chain is the deployment on the simulated cluster (solana only).
 	Chain *chainDeployment `json:"chain,omitempty"`
+	// Swap is the swap set-up the aggregator routes through (jupiter
+	// only).
+	Swap *swapDeployment `json:"swap,omitempty"`
 }
 
 // chainDeployment is what the host deployed on the simulated cluster.
@@ -251,6 +255,9 @@ func (s *simulators) services(base string) serviceMap {
 			About: fmt.Sprintf("Solana JSON-RPC cluster (localnet), a slot every %s", s.opts.slot),
 			Chain: &chainDeployment{Network: s.chain.cluster.Network().CAIP2(), Mint: s.chain.mint, Treasury: s.chain.treasury,
 				Wallet: s.chain.wallet, Keypair: s.chain.walletPath}})
+		m.Simulators = append(m.Simulators, simService{Name: "jupiter", URL: s.chain.swap.aggregator.URL(),
+			About: "Jupiter swap API (quotes, swap instructions) over the cluster's pool: the test environment's route provider",
+			Swap:  s.chain.swap.deployment()})
 	}
 	return m
 }
@@ -271,7 +278,10 @@ func (m serviceMap) print(w io.Writer) {
 		}
 		if c := s.Chain; c != nil {
 			fmt.Fprintf(w, "              network %s\n              mint %s\n              treasury %s\n", c.Network, c.Mint, c.Treasury)
-			fmt.Fprintf(w, "              demo wallet %s (2 SOL and 1,000 tokens), keypair %s\n", c.Wallet, c.Keypair)
+			fmt.Fprintf(w, "              demo wallet %s (%s), keypair %s\n", c.Wallet, demoFunding(), c.Keypair)
+		}
+		if s.Swap != nil {
+			s.Swap.print(w)
 		}
 	}
 }

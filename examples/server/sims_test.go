@@ -24,11 +24,11 @@ func TestSimulatorsServeTheTestEnvironmentOnly(t *testing.T) {
 	data := t.TempDir()
 	s, cfg := startWired(t, simOptions{stripe: true, providers: true, advance: time.Second, chain: true, slot: 50 * time.Millisecond}, data)
 	if cfg.Payments.Test == nil || len(cfg.MusicProviders.Test) != 2 || len(cfg.MusicProviders.PlatformKeys.Test) != 2 ||
-		cfg.Chain.Test.Client == nil || len(cfg.AllowLoopback) != 2 {
+		cfg.Chain.Test.Client == nil || cfg.Chain.Test.Swap.Routes == nil || len(cfg.AllowLoopback) != 2 {
 		t.Fatalf("the test environment is not wired to every simulator: %+v", cfg)
 	}
 	if cfg.Payments.Live != nil || len(cfg.MusicProviders.Live) != 0 || len(cfg.MusicProviders.PlatformKeys.Live) != 0 ||
-		cfg.Chain.Live.Client != nil {
+		cfg.Chain.Live.Client != nil || cfg.Chain.Live.Swap.Routes != nil {
 		t.Fatalf("a simulator reached the live environment: %+v", cfg)
 	}
 
@@ -42,7 +42,7 @@ func TestSimulatorsServeTheTestEnvironmentOnly(t *testing.T) {
 		}
 		res.Body.Close()
 	}
-	if got := strings.Join(names, " "); got != "stripe provider-a provider-b solana" {
+	if got := strings.Join(names, " "); got != "stripe provider-a provider-b solana jupiter" {
 		t.Fatalf("map names %q", got)
 	}
 	solana := m.Simulators[3].Chain
@@ -51,8 +51,12 @@ func TestSimulatorsServeTheTestEnvironmentOnly(t *testing.T) {
 	}
 	var out bytes.Buffer
 	m.print(&out)
+	jup := m.Simulators[4]
+	if jup.Swap == nil || len(jup.Swap.Tokens) != 2 || jup.Swap.Tokens[0].Mint != solana.Mint {
+		t.Fatalf("the swap set-up is missing from the map: %+v", jup.Swap)
+	}
 	for _, want := range []string{"http://127.0.0.1:8080/api/docs/openapi.json", m.Simulators[0].URL, m.Simulators[1].Key, solana.Mint,
-		"the live environment never uses one"} {
+		"the live environment never uses one", jup.URL, jup.Swap.Tokens[1].Mint, "1 TOKEN = 0.015 TESTUSD", "(2 SOL, 1,000 TOKEN and 1,000 TESTUSD)"} {
 		if !strings.Contains(out.String(), want) {
 			t.Fatalf("printed map lacks %q:\n%s", want, out.String())
 		}
@@ -67,7 +71,8 @@ func TestSimulatorsServeTheTestEnvironmentOnly(t *testing.T) {
 	}
 	var saved serviceMap
 	b, _ := os.ReadFile(path)
-	if err := json.Unmarshal(b, &saved); err != nil || len(saved.Simulators) != 4 || saved.Simulators[3].URL != m.Simulators[3].URL {
+	if err := json.Unmarshal(b, &saved); err != nil || len(saved.Simulators) != 5 || saved.Simulators[3].URL != m.Simulators[3].URL ||
+		saved.Simulators[4].Swap == nil || saved.Simulators[4].Swap.Pool != jup.Swap.Pool {
 		t.Fatalf("saved map = %s (%v)", b, err)
 	}
 }
