@@ -155,6 +155,13 @@ func TestInProcessMatchesHTTP(t *testing.T) {
 				t.Errorf("%s %q: in-process %+v, HTTP %+v", addr, cm, in, v)
 			}
 		}
+		for _, addr := range []chain.Address{owner.addr, ata, auth.addr} {
+			lamports, slot, err := e.c.GetBalance(e.ctx, addr, cm)
+			out, herr := e.rpc.GetBalance(e.ctx, solana.PublicKey(addr), rcm)
+			if err != nil || herr != nil || lamports != out.Value || slot != out.Context.Slot {
+				t.Errorf("%s %q: in-process balance %d at %d (%v), HTTP %+v (%v)", addr, cm, lamports, slot, err, out, herr)
+			}
+		}
 		bal, err := e.c.GetTokenAccountBalance(e.ctx, ata, cm)
 		if err != nil {
 			t.Fatal(err)
@@ -189,6 +196,61 @@ func TestInProcessMatchesHTTP(t *testing.T) {
 	}
 	if _, err := e.c.GetSlot(e.ctx, "bogus"); err == nil {
 		t.Error("bogus commitment accepted")
+	}
+}
+
+func TestInProcessGetBalance(t *testing.T) {
+	e := newEnv(t, chaintest.Config{})
+	w := e.wallet(7_000_000)
+	e.c.AdvanceSlots(40)
+	for cm, want := range map[chain.Commitment]uint64{chain.Processed: 40, chain.Confirmed: 39, chain.Finalized: 8, "": 8} {
+		lamports, slot, err := e.c.GetBalance(e.ctx, w.addr, cm)
+		if err != nil || lamports != 7_000_000 || slot != want {
+			t.Errorf("%q: %d at %d (%v), want 7000000 at %d", cm, lamports, slot, err, want)
+		}
+	}
+	// A missing account is balance 0, as a node answers; an account that
+	// goes away reads 0 again.
+	_, nobody := chaintest.NewKeypair()
+	if lamports, slot, err := e.c.GetBalance(e.ctx, nobody, chain.Processed); err != nil || lamports != 0 || slot != 40 {
+		t.Errorf("missing account: %d at %d (%v)", lamports, slot, err)
+	}
+	e.c.DeleteAccount(w.addr)
+	if lamports, _, err := e.c.GetBalance(e.ctx, w.addr, chain.Processed); err != nil || lamports != 0 {
+		t.Errorf("deleted account: %d (%v)", lamports, err)
+	}
+	if _, _, err := e.c.GetBalance(e.ctx, nobody, "bogus"); err == nil {
+		t.Error("unknown commitment accepted")
+	}
+
+	// Faults under "getBalance", as over HTTP.
+	e.c.Inject(chaintest.Fault{Method: "getBalance", Times: 1, Code: chain.CodeInternal, Message: "Internal error"})
+	_, _, err := e.c.GetBalance(e.ctx, nobody, chain.Processed)
+	var ce *chain.RPCError
+	if !errors.As(err, &ce) || ce.Method != "getBalance" || ce.Code != chain.CodeInternal || errors.Is(err, chain.ErrUnavailable) {
+		t.Errorf("RPC error fault: %v", err)
+	}
+	e.c.Inject(chaintest.Fault{Method: "getBalance", Times: 1, Behind: 9})
+	_, _, err = e.c.GetBalance(e.ctx, nobody, chain.Processed)
+	if !errors.As(err, &ce) || !ce.Unhealthy() || ce.NumSlotsBehind == nil || *ce.NumSlotsBehind != 9 {
+		t.Errorf("behind fault: %v", err)
+	}
+	e.c.Inject(chaintest.Fault{Method: "getBalance", Times: 1, HTTPStatus: http.StatusTooManyRequests})
+	if _, _, err := e.c.GetBalance(e.ctx, nobody, chain.Processed); !errors.Is(err, chain.ErrUnavailable) {
+		t.Errorf("HTTP status fault: %v", err)
+	}
+	e.c.Inject(chaintest.Fault{Method: "getBalance", Times: 1, Delay: 5 * time.Second})
+	ctx, cancel := context.WithTimeout(e.ctx, 10*time.Millisecond)
+	defer cancel()
+	if _, _, err := e.c.GetBalance(ctx, nobody, chain.Processed); !errors.Is(err, chain.ErrUnavailable) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("delay fault: %v", err)
+	}
+	e.c.Inject(chaintest.Fault{Method: "getAccountInfo", Code: chain.CodeInternal, Message: "Internal error"})
+	if _, _, err := e.c.GetBalance(e.ctx, nobody, chain.Processed); err != nil {
+		t.Errorf("another method's fault reached getBalance: %v", err)
+	}
+	if got := e.c.Calls("getBalance"); got != 12 {
+		t.Errorf("getBalance calls %d, want 12", got)
 	}
 }
 

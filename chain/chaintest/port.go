@@ -104,6 +104,26 @@ func (c *Cluster) GetAccountInfo(ctx context.Context, addr chain.Address, commit
 	}, nil
 }
 
+// GetBalance returns the lamports of the account at addr and the context
+// slot of commitment, as getBalance: a missing account has balance 0, as
+// a node answers.
+func (c *Cluster) GetBalance(ctx context.Context, addr chain.Address, commitment chain.Commitment) (lamports, slot uint64, err error) {
+	const method = "getBalance"
+	if err := c.enter(ctx, method); err != nil {
+		return 0, 0, err
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	slot, err = c.readSlotLocked(method, commitment)
+	if err != nil {
+		return 0, 0, err
+	}
+	if s := c.accounts[addr]; s != nil {
+		lamports = s.Lamports
+	}
+	return lamports, slot, nil
+}
+
 // GetTokenAccountBalance returns the balance of the token account at addr,
 // as getTokenAccountBalance: chain.ErrAccountNotFound when there is no
 // account, chain.ErrNotTokenAccount when it is not a token account.

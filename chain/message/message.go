@@ -18,6 +18,10 @@
 // it. Loaded keys follow the static ones: every table's writable keys, then
 // every table's read-only keys, which is the order instruction indexes and
 // a node's balance arrays use.
+//
+// DecodeLookupTable reads an address lookup table account's data, as a
+// getAccountInfo answer carries it, into the LookupTable a v0 message is
+// compiled with.
 package message
 
 import (

@@ -21,6 +21,7 @@ import (
 type reader interface {
 	GetGenesisHash(ctx context.Context) (string, error)
 	GetAccountInfo(ctx context.Context, addr chain.Address, commitment chain.Commitment) (chain.AccountInfo, error)
+	GetBalance(ctx context.Context, addr chain.Address, commitment chain.Commitment) (lamports, slot uint64, err error)
 	GetTokenAccountBalance(ctx context.Context, addr chain.Address, commitment chain.Commitment) (chain.TokenAmount, error)
 	GetEpochInfo(ctx context.Context, commitment chain.Commitment) (chain.EpochInfo, error)
 	GetSlot(ctx context.Context, commitment chain.Commitment) (uint64, error)
@@ -34,7 +35,7 @@ var (
 )
 
 // allMethods are the JSON-RPC methods the Client calls.
-var allMethods = []string{"getGenesisHash", "getAccountInfo", "getTokenAccountBalance", "getEpochInfo", "getSlot", "getBlockTime", "getHealth"}
+var allMethods = []string{"getGenesisHash", "getAccountInfo", "getBalance", "getTokenAccountBalance", "getEpochInfo", "getSlot", "getBlockTime", "getHealth"}
 
 var commitments = []chain.Commitment{"", chain.Processed, chain.Confirmed, chain.Finalized}
 
@@ -115,6 +116,14 @@ func TestEveryMethodMatchesInProcess(t *testing.T) {
 			if !sameAccount(got, want) {
 				t.Errorf("GetAccountInfo(%s, %q):\n got %+v\nwant %+v", addr, cm, got, want)
 			}
+			lamports, slot, err := c.GetBalance(ctx, addr, cm)
+			if err != nil {
+				t.Fatalf("GetBalance(%s, %q): %v", addr, cm, err)
+			}
+			wantLamports, wantSlot, err := cl.GetBalance(ctx, addr, cm)
+			if err != nil || lamports != wantLamports || slot != wantSlot || lamports != want.Lamports || slot != want.Slot {
+				t.Errorf("GetBalance(%s, %q) = %d at %d, want %d at %d (account %d at %d, %v)", addr, cm, lamports, slot, wantLamports, wantSlot, want.Lamports, want.Slot, err)
+			}
 		}
 		for _, ata := range []chain.Address{ata22, ataClassic} {
 			got, err := c.GetTokenAccountBalance(ctx, ata, cm)
@@ -184,6 +193,13 @@ func TestEveryMethodMatchesInProcess(t *testing.T) {
 	if _, err := cl.GetAccountInfo(ctx, nobody, chain.Confirmed); !errors.Is(err, chain.ErrAccountNotFound) {
 		t.Errorf("in-process missing account: %v", err)
 	}
+	// A missing account's balance is 0, as a node answers.
+	if lamports, slot, err := c.GetBalance(ctx, nobody, chain.Processed); err != nil || lamports != 0 || slot != cl.Slot() {
+		t.Errorf("balance of a missing account: %d at %d, %v", lamports, slot, err)
+	}
+	if lamports, slot, err := cl.GetBalance(ctx, nobody, chain.Processed); err != nil || lamports != 0 || slot != cl.Slot() {
+		t.Errorf("in-process balance of a missing account: %d at %d, %v", lamports, slot, err)
+	}
 	cl.DeleteAccount(dataAcct)
 	if _, err := c.GetAccountInfo(ctx, dataAcct, ""); !errors.Is(err, chain.ErrAccountNotFound) {
 		t.Errorf("deleted account: %v", err)
@@ -221,6 +237,7 @@ func chaintestReads(ctx context.Context, c *solanarpc.Client, acct, ata chain.Ad
 	errs := map[string]error{}
 	_, errs["getGenesisHash"] = c.GetGenesisHash(ctx)
 	_, errs["getAccountInfo"] = c.GetAccountInfo(ctx, acct, chain.Confirmed)
+	_, _, errs["getBalance"] = c.GetBalance(ctx, acct, chain.Confirmed)
 	_, errs["getTokenAccountBalance"] = c.GetTokenAccountBalance(ctx, ata, chain.Confirmed)
 	_, errs["getEpochInfo"] = c.GetEpochInfo(ctx, chain.Confirmed)
 	_, errs["getSlot"] = c.GetSlot(ctx, chain.Confirmed)
@@ -361,6 +378,8 @@ func chaintestReadOne(ctx context.Context, f faultFixture, method string) error 
 		_, err = f.c.GetGenesisHash(ctx)
 	case "getAccountInfo":
 		_, err = f.c.GetAccountInfo(ctx, f.wallet, chain.Confirmed)
+	case "getBalance":
+		_, _, err = f.c.GetBalance(ctx, f.wallet, chain.Confirmed)
 	case "getTokenAccountBalance":
 		_, err = f.c.GetTokenAccountBalance(ctx, f.ata, chain.Confirmed)
 	case "getEpochInfo":

@@ -217,6 +217,36 @@ func (c *Client) GetTokenAccountBalance(ctx context.Context, addr chain.Address,
 	}, nil
 }
 
+// GetBalance returns the lamports of the account at addr as the node's
+// bank at commitment holds them, and the answer's context slot
+// (getBalance). A missing account has balance 0, as a node answers; a null
+// value is malformed.
+func (c *Client) GetBalance(ctx context.Context, addr chain.Address, commitment chain.Commitment) (lamports, slot uint64, err error) {
+	const method = "getBalance"
+	cm, err := commitmentType(method, commitment)
+	if err != nil {
+		return 0, 0, err
+	}
+	ctx, cancel := c.callContext(ctx)
+	defer cancel()
+	// rpc.Client.GetBalance decodes the value into a plain uint64, which a
+	// null would leave at zero, the balance of a missing account; a
+	// pointer tells the two apart.
+	var out *struct {
+		Context struct {
+			Slot uint64 `json:"slot"`
+		} `json:"context"`
+		Value *uint64 `json:"value"`
+	}
+	if err := c.rpc.RPCCallForInto(ctx, &out, method, []any{solana.PublicKey(addr).String(), rpc.M{"commitment": cm}}); err != nil {
+		return 0, 0, c.fail(method, err)
+	}
+	if out == nil || out.Value == nil {
+		return 0, 0, c.malformed(method, "null result")
+	}
+	return *out.Value, out.Context.Slot, nil
+}
+
 // GetEpochInfo returns the node's view of the current epoch at commitment
 // (getEpochInfo).
 func (c *Client) GetEpochInfo(ctx context.Context, commitment chain.Commitment) (chain.EpochInfo, error) {

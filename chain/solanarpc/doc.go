@@ -35,7 +35,10 @@
 // Methods that take a commitment send it explicitly; an empty
 // chain.Commitment means chain.Finalized (the server default, made
 // explicit). getAccountInfo asks for base64 data and refuses any other
-// encoding in the answer.
+// encoding in the answer. GetBalance (getBalance [addr, {commitment}])
+// returns the lamports and the answer's context slot; a node answers 0 for
+// an account that does not exist, so a missing account is balance 0, not
+// an error, and only a null value is malformed.
 //
 // The payment path's methods follow the same rules:
 //

@@ -89,6 +89,7 @@ func callAll(ctx context.Context, c *solanarpc.Client, addr chain.Address) map[s
 	errs := map[string]error{}
 	_, errs["getGenesisHash"] = c.GetGenesisHash(ctx)
 	_, errs["getAccountInfo"] = c.GetAccountInfo(ctx, addr, chain.Confirmed)
+	_, _, errs["getBalance"] = c.GetBalance(ctx, addr, chain.Confirmed)
 	_, errs["getTokenAccountBalance"] = c.GetTokenAccountBalance(ctx, addr, chain.Confirmed)
 	_, errs["getEpochInfo"] = c.GetEpochInfo(ctx, chain.Confirmed)
 	_, errs["getSlot"] = c.GetSlot(ctx, chain.Confirmed)
@@ -194,6 +195,7 @@ func TestRequestsAndAnswersOnTheWire(t *testing.T) {
 
 	f.result("getGenesisHash", `"`+chain.DevnetGenesisHash+`"`)
 	f.result("getAccountInfo", `{"context":{"apiVersion":"2.2.0","slot":42},"value":{"data":["AQID","base64"],"executable":true,"lamports":2039280,"owner":"`+owner.String()+`","rentEpoch":18446744073709551615,"space":3}}`)
+	f.result("getBalance", `{"context":{"apiVersion":"2.2.0","slot":44},"value":18446744073709551615}`)
 	f.result("getTokenAccountBalance", `{"context":{"slot":43},"value":{"amount":"18446744073709551615","decimals":9,"uiAmount":1.8446744073709552e10,"uiAmountString":"18446744073.709551615"}}`)
 	f.result("getEpochInfo", `{"absoluteSlot":166598,"blockHeight":166500,"epoch":27,"slotIndex":2790,"slotsInEpoch":8192,"transactionCount":22661093}`)
 	f.result("getSlot", `18446744073709551615`)
@@ -218,6 +220,17 @@ func TestRequestsAndAnswersOnTheWire(t *testing.T) {
 		t.Errorf("GetAccountInfo = %+v, want %+v", acc, want)
 	}
 	requireParams(t, f.last(t), "getAccountInfo", `["`+addr.String()+`",{"commitment":"finalized","encoding":"base64"}]`)
+
+	lamports, lslot, err := c.GetBalance(ctx, addr, chain.Confirmed)
+	if err != nil || lamports != 18446744073709551615 || lslot != 44 {
+		t.Fatalf("GetBalance = %d at %d, %v", lamports, lslot, err)
+	}
+	requireParams(t, f.last(t), "getBalance", `["`+addr.String()+`",{"commitment":"confirmed"}]`)
+	f.result("getBalance", `{"context":{"slot":45},"value":0}`)
+	if lamports, lslot, err = c.GetBalance(ctx, addr, ""); err != nil || lamports != 0 || lslot != 45 {
+		t.Fatalf("GetBalance of a missing account = %d at %d, %v", lamports, lslot, err)
+	}
+	requireParams(t, f.last(t), "getBalance", `["`+addr.String()+`",{"commitment":"finalized"}]`)
 
 	bal, err := c.GetTokenAccountBalance(ctx, addr, chain.Processed)
 	if err != nil || bal != (chain.TokenAmount{Amount: 18446744073709551615, Decimals: 9, Slot: 43}) {
@@ -322,6 +335,12 @@ func TestMalformedAnswersAreUnavailable(t *testing.T) {
 		{"amount empty", "getTokenAccountBalance", ok(`{"context":{"slot":1},"value":{"amount":"","decimals":0,"uiAmount":0,"uiAmountString":"0"}}`)},
 		{"decimals over u8", "getTokenAccountBalance", ok(`{"context":{"slot":1},"value":{"amount":"1","decimals":300,"uiAmount":0,"uiAmountString":"0"}}`)},
 		{"balance null result", "getTokenAccountBalance", ok(`null`)},
+		{"lamports null result", "getBalance", ok(`null`)},
+		{"lamports null value", "getBalance", ok(`{"context":{"slot":1},"value":null}`)},
+		{"lamports negative", "getBalance", ok(`{"context":{"slot":1},"value":-1}`)},
+		{"lamports over u64", "getBalance", ok(`{"context":{"slot":1},"value":18446744073709551616}`)},
+		{"lamports string", "getBalance", ok(`{"context":{"slot":1},"value":"5"}`)},
+		{"lamports fractional", "getBalance", ok(`{"context":{"slot":1},"value":1.5}`)},
 		{"account null result", "getAccountInfo", ok(`null`)},
 		{"account jsonParsed data", "getAccountInfo", acct(`{"program":"spl-token-2022","parsed":{},"space":82}`)},
 		{"account base58 data", "getAccountInfo", acct(`["Ldp","base58"]`)},
@@ -355,7 +374,7 @@ func TestRPCErrorsMapToSharedErrors(t *testing.T) {
 	c := newClient(t, f.srv.URL, 5*time.Second)
 
 	// Every method: an RPC error becomes *chain.RPCError with its method.
-	for _, m := range []string{"getGenesisHash", "getAccountInfo", "getTokenAccountBalance", "getEpochInfo", "getSlot", "getBlockTime", "getHealth"} {
+	for _, m := range []string{"getGenesisHash", "getAccountInfo", "getBalance", "getTokenAccountBalance", "getEpochInfo", "getSlot", "getBlockTime", "getHealth"} {
 		f.rpcError(m, `{"code":-32603,"message":"Internal error"}`)
 	}
 	for m, err := range callAll(ctx, c, addr) {
@@ -472,7 +491,7 @@ func TestTransportFailuresAreUnavailable(t *testing.T) {
 
 	t.Run("http status", func(t *testing.T) {
 		f := newFakeNode(t)
-		for _, m := range []string{"getGenesisHash", "getAccountInfo", "getTokenAccountBalance", "getEpochInfo", "getSlot", "getBlockTime", "getHealth"} {
+		for _, m := range []string{"getGenesisHash", "getAccountInfo", "getBalance", "getTokenAccountBalance", "getEpochInfo", "getSlot", "getBlockTime", "getHealth"} {
 			f.raw(m, func(json.RawMessage) (int, string) { return http.StatusBadGateway, "upstream down" })
 		}
 		c := newClient(t, f.srv.URL, 2*time.Second)

@@ -37,12 +37,13 @@ type rig struct {
 	c       *chaintest.Cluster
 	sim     *jupitertest.Server
 	client  *jupiter.Client
-	plain   chain.Address // classic SPL Token mint
-	coin    chain.Address // Token-2022 mint without fee
-	feeMint chain.Address // Token-2022 mint with a 2% transfer fee
-	pool    chain.Address
-	feePool chain.Address
-	table   chain.Address
+	plain   chain.Address  // classic SPL Token mint
+	coin    chain.Address  // Token-2022 mint without fee
+	feeMint chain.Address  // Token-2022 mint with a 2% transfer fee
+	pool    chaintest.Pool // plain/coin, 1e12 / 5e11, 30 bps
+	feePool chaintest.Pool // feeMint/coin, 1e12 / 5e11, 30 bps
+	table   chain.Address  // the pool's lookup table
+	feeTab  chain.Address  // the fee pool's lookup table
 	user    chain.Address
 }
 
@@ -53,7 +54,7 @@ func newRig(t *testing.T, simCfg jupitertest.Config, cfg jupiter.Config) *rig {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Close() })
-	r := &rig{t: t, c: c, plain: addr("plain"), coin: addr("coin"), feeMint: addr("fee"), table: addr("table")}
+	r := &rig{t: t, c: c, plain: addr("plain"), coin: addr("coin"), feeMint: addr("fee")}
 	_, r.user = chaintest.NewKeypair()
 	data := token2022.EncodeMint(token2022.Mint{Decimals: 6, IsInitialized: true})
 	c.SetAccount(r.plain, chaintest.Account{Owner: chain.Address(solana.TokenProgramID), Lamports: chaintest.RentExemptMinimum(len(data)), Data: data})
@@ -65,10 +66,10 @@ func newRig(t *testing.T, simCfg jupitertest.Config, cfg jupiter.Config) *rig {
 		Extensions: []token2022.Extension{token2022.TransferFeeConfig{Older: fee, Newer: fee}}}); err != nil {
 		t.Fatal(err)
 	}
-	if r.pool, err = jupitertest.SeedPool(c, jupitertest.PoolSeed{MintA: r.plain, MintB: r.coin, ReserveA: 1e12, ReserveB: 5e11, FeeBps: 30}); err != nil {
+	if r.pool, r.table, err = jupitertest.SeedPool(c, chaintest.PoolConfig{MintA: r.plain, MintB: r.coin, ReserveA: 1e12, ReserveB: 5e11, FeeBps: 30}); err != nil {
 		t.Fatal(err)
 	}
-	if r.feePool, err = jupitertest.SeedPool(c, jupitertest.PoolSeed{MintA: r.feeMint, MintB: r.coin, ReserveA: 1e12, ReserveB: 5e11, FeeBps: 30}); err != nil {
+	if r.feePool, r.feeTab, err = jupitertest.SeedPool(c, chaintest.PoolConfig{MintA: r.feeMint, MintB: r.coin, ReserveA: 1e12, ReserveB: 5e11, FeeBps: 30}); err != nil {
 		t.Fatal(err)
 	}
 	if simCfg.APIKey == "" {
@@ -79,10 +80,10 @@ func newRig(t *testing.T, simCfg jupitertest.Config, cfg jupiter.Config) *rig {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = r.sim.Close() })
-	if err := r.sim.AddPool(r.pool, r.table); err != nil {
+	if err := r.sim.AddPool(r.pool.Address, r.table); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.sim.AddPool(r.feePool, chain.Address{}); err != nil {
+	if err := r.sim.AddPool(r.feePool.Address, r.feeTab); err != nil {
 		t.Fatal(err)
 	}
 	cfg.BaseURL = r.sim.URL()
@@ -135,10 +136,10 @@ func TestQuoteMathPlainAndFeeMint(t *testing.T) {
 		stepOutAmount uint64
 	}{
 		// out = 5e11 × 2e9 × 9970 / (1e12 × 10000 + 2e9 × 9970) = 995,015,938.
-		{"plain SPL mint", r.plain, r.pool, 995_015_938, 990_040_858, "0.004984", 50, 2_000_000_000, 995_015_938},
+		{"plain SPL mint", r.plain, r.pool.Address, 995_015_938, 990_040_858, "0.004984", 50, 2_000_000_000, 995_015_938},
 		// 2% of 2e9 is withheld: 1.96e9 reaches the pool.
 		// out = 5e11 × 1.96e9 × 9970 / (1e12 × 10000 + 1.96e9 × 9970) = 975,154,431.
-		{"2% transfer-fee mint", r.feeMint, r.feePool, 975_154_431, 970_278_658, "0.004944", 49, 2_000_000_000, 975_154_431},
+		{"2% transfer-fee mint", r.feeMint, r.feePool.Address, 975_154_431, 970_278_658, "0.004944", 49, 2_000_000_000, 975_154_431},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			q := r.mustQuote(tc.in, r.coin, 2_000_000_000, 50)
@@ -216,7 +217,7 @@ func TestSwapInstructionsPostTheQuoteByteForByte(t *testing.T) {
 
 	// The swap instruction carries the quote's amounts.
 	d := ins.Swap.Data
-	if ins.Swap.ProgramID != jupitertest.PoolProgramID() || len(d) != 27 || binary.LittleEndian.Uint64(d[8:]) != q.InAmount ||
+	if ins.Swap.ProgramID != chaintest.PoolProgramID() || len(d) != 27 || binary.LittleEndian.Uint64(d[8:]) != q.InAmount ||
 		binary.LittleEndian.Uint64(d[16:]) != q.OutAmount || binary.LittleEndian.Uint16(d[24:]) != q.SlippageBps {
 		t.Fatalf("swap instruction: %+v", ins.Swap)
 	}

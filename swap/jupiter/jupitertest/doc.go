@@ -1,9 +1,12 @@
 // Package jupitertest is a loopback simulator of Jupiter's aggregator for
 // swap/jupiter and the platform's tests: it speaks the Metis V1 wire
-// (shared/spec/swap.md §1.2–§1.6) on 127.0.0.1 and routes through
-// constant-product pools that live on a chain/chaintest cluster, so a
-// swap it prices can be signed and landed on that cluster. Production
-// binaries never import it.
+// (shared/spec/swap.md §1.2–§1.6) on 127.0.0.1 and routes through the
+// constant-product pools of a chain/chaintest cluster, so a swap it prices
+// can be signed and landed on that cluster. The pool program (its account
+// layout, vault addresses, swap arithmetic and instruction) is
+// chaintest's; this package keeps only what an aggregator adds: choosing
+// the pool, the quote's threshold and price impact, and the HTTP wire.
+// Production binaries never import it.
 //
 // # Wire
 //
@@ -26,8 +29,9 @@
 // Pools are registered with AddPool and read from the cluster on every
 // quote through its in-process reads (GetAccountInfo,
 // GetTokenAccountBalance, GetEpochInfo), so swaps that land move the next
-// quote. The pool contract (the notes' pool-contract.md) gives the
-// layout and the math, ExactIn only, one hop:
+// quote. The pool account is decoded with chaintest.DecodePool and priced
+// with chaintest.PoolAmountOut, the program's own arithmetic, ExactIn
+// only, one hop:
 //
 //	received_in = amount − the input mint's Token-2022 transfer fee at the current epoch
 //	outAmount   = reserve_out × received_in × (10000 − fee_bps)
@@ -61,12 +65,14 @@
 //   - setupInstructions: the Associated Token Account program's
 //     CreateIdempotent of the user's output account when it does not exist
 //     (payer: payer, else the user), none with destinationTokenAccount.
-//   - swapInstruction: the pool program's route instruction, data
+//   - swapInstruction: the pool program's route instruction as
+//     chaintest.PoolSwapInstruction builds it for the quoted pool, data
 //     discriminator ‖ in_amount ‖ quoted_out_amount ‖ slippage_bps ‖ 0, over
 //     the contract's ten accounts: pool, user (signer), the user's
 //     associated token accounts of the input and output mints (for each
-//     mint's token program), vault in, vault out, both mints, both token
-//     programs.
+//     mint's token program; the output one replaced by
+//     destinationTokenAccount when set), vault in, vault out, both mints,
+//     both token programs.
 //   - cleanupInstruction null, otherInstructions [], simulationError null
 //     (unless injected), dynamicSlippageReport null.
 //   - addressLookupTableAddresses: the pool's table from AddPool, and
@@ -94,10 +100,13 @@
 // /swap-instructions simulationError. Calls counts requests per path and
 // Events lists them with their headers and bodies.
 //
-// # Pools before the cluster builds them
+// # Pools and their lookup tables
 //
-// SeedPool writes a pool and its vaults with the cluster's SetAccount and
-// SetMint, byte for byte as the contract lays them out. It stands in for
-// the cluster's own pool constructor until that exists, and is the one
-// place to change when it does.
+// SeedPool creates a pool with chaintest's CreatePool and an address
+// lookup table (CreateLookupTable) holding PoolAccounts: the pool, its two
+// vaults, its two mints and their token programs. Registered with AddPool,
+// the table is what /swap-instructions names, so a v0 message compiled
+// with it loads every pool account from the table and keeps only the
+// user's accounts and the programs it invokes static. As on a node, the
+// table is usable from the slot after the one it was filled in.
 package jupitertest

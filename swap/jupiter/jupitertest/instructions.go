@@ -16,6 +16,7 @@ import (
 
 	"github.com/creatormusic/platform/chain"
 	"github.com/creatormusic/platform/chain/chaintest"
+	"github.com/creatormusic/platform/chain/message"
 	"github.com/creatormusic/platform/chain/token2022"
 )
 
@@ -23,14 +24,8 @@ import (
 var (
 	computeBudgetProgram = chain.Address(solana.ComputeBudget)
 	systemProgram        = chain.Address(solana.SystemProgramID)
-	tokenProgram         = chain.Address(solana.TokenProgramID)
-	lookupTableProgram   = chain.Address(solana.AddressLookupTableProgramID)
 	nativeMint           = chain.Address(solana.SolMint)
 )
-
-// lookupTableMetaSize is the header of an address lookup table account;
-// its addresses follow, 32 bytes each.
-const lookupTableMetaSize = 56
 
 type accountJSON struct {
 	Pubkey     string `json:"pubkey"`
@@ -181,11 +176,16 @@ func (s *Server) handleSwapInstructions(w http.ResponseWriter, r *http.Request, 
 			return
 		}
 	}
+	swap, err := swapInstruction(q, wallet, source, dest)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "", "Failed to build the swap instruction")
+		return
+	}
 	limit := s.cfg.ComputeUnitLimit
 	out := instructionsJSON{
 		ComputeBudgetInstructions: []ixJSON{setComputeUnitLimit(limit), setComputeUnitPrice(price)},
 		SetupInstructions:         setup,
-		SwapInstruction:           swapInstruction(q, wallet, source, dest),
+		SwapInstruction:           swap,
 		OtherInstructions:         []ixJSON{},
 		PrioritizationFeeLamports: priorityFee(limit, price),
 		ComputeUnitLimit:          limit,
@@ -198,7 +198,7 @@ func (s *Server) handleSwapInstructions(w http.ResponseWriter, r *http.Request, 
 	if p.simulation != nil {
 		out.SimulationError = &simErrorJSON{ErrorCode: p.simulation.ErrorCode, Error: p.simulation.Message}
 	}
-	table := s.lookupTableOf(q.pool)
+	table := s.lookupTableOf(q.pool.Address)
 	hash, lastValid := s.cluster.LatestBlockhash()
 	if s.cfg.V2 {
 		out.AddressesByLookupTableAddress = map[string][]string{}
@@ -288,12 +288,15 @@ func priorityFee(limit uint32, price uint64) uint64 {
 func (s *Server) tableAddresses(ctx context.Context, table chain.Address) []string {
 	out := []string{}
 	acct, err := s.cluster.GetAccountInfo(ctx, table, chain.Processed)
-	if err != nil || acct.Owner != lookupTableProgram || len(acct.Data) < lookupTableMetaSize ||
-		(len(acct.Data)-lookupTableMetaSize)%32 != 0 {
+	if err != nil || acct.Owner != chaintest.LookupTableProgramID() {
 		return out
 	}
-	for off := lookupTableMetaSize; off < len(acct.Data); off += 32 {
-		out = append(out, chain.Address(acct.Data[off:off+32]).String())
+	t, err := message.DecodeLookupTable(table, acct.Data)
+	if err != nil {
+		return out
+	}
+	for _, a := range t.Addresses {
+		out = append(out, a.String())
 	}
 	return out
 }
@@ -332,27 +335,20 @@ func createATA(payer, ata, wallet, mint, tokenProgram chain.Address) ixJSON {
 		meta(systemProgram, false, false), meta(tokenProgram, false, false))
 }
 
-// swapInstruction is the pool program's route instruction for q: the
-// contract's accounts in order and data discriminator ‖ in_amount ‖
+// swapInstruction is the pool program's route instruction for q, built by
+// the program's own constructor (chaintest.PoolSwapInstruction): the
+// contract's ten accounts in order and data discriminator ‖ in_amount ‖
 // quoted_out_amount ‖ slippage_bps ‖ platform_fee_bps (0).
-func swapInstruction(q *issued, wallet, source, dest chain.Address) ixJSON {
-	d := make([]byte, 0, 27)
-	disc := routeDiscriminator()
-	d = append(d, disc[:]...)
-	d = binary.LittleEndian.AppendUint64(d, q.inAmount)
-	d = binary.LittleEndian.AppendUint64(d, q.outAmount)
-	d = binary.LittleEndian.AppendUint16(d, q.slippageBps)
-	d = append(d, 0)
-	sd := q.side
-	return ix(PoolProgramID(), d,
-		meta(q.pool, false, true),
-		meta(wallet, true, false),
-		meta(source, false, true),
-		meta(dest, false, true),
-		meta(sd.vaultIn, false, true),
-		meta(sd.vaultOut, false, true),
-		meta(sd.inMint, false, false),
-		meta(sd.outMint, false, false),
-		meta(sd.programIn, false, false),
-		meta(sd.programOut, false, false))
+func swapInstruction(q *issued, wallet, source, dest chain.Address) (ixJSON, error) {
+	in, err := chaintest.PoolSwapInstruction(chaintest.PoolSwap{Pool: q.pool, InputMint: q.side.inMint, Authority: wallet,
+		Source: source, Destination: dest, InAmount: q.inAmount, QuotedOutAmount: q.outAmount, SlippageBps: q.slippageBps})
+	if err != nil {
+		return ixJSON{}, err
+	}
+	out := ixJSON{ProgramID: in.ProgramID.String(), Accounts: make([]accountJSON, 0, len(in.Accounts)),
+		Data: base64.StdEncoding.EncodeToString(in.Data)}
+	for _, a := range in.Accounts {
+		out.Accounts = append(out.Accounts, meta(a.Key, a.Signer, a.Writable))
+	}
+	return out, nil
 }

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/creatormusic/platform/chain"
 	"github.com/creatormusic/platform/chain/chaintest"
+	"github.com/creatormusic/platform/chain/message"
 	"github.com/creatormusic/platform/chain/token2022"
 	"github.com/creatormusic/platform/swap/jupiter/jupitertest"
 )
@@ -35,7 +37,8 @@ type env struct {
 	feeMint chain.Address // Token-2022 mint: 100 bps until epoch 2, then 200 bps
 	pool    chain.Address // plain/coin, 1e12 / 5e11, 30 bps
 	feePool chain.Address // feeMint/coin, 1e12 / 5e11, 30 bps
-	table   chain.Address
+	table   chain.Address // the pool's lookup table
+	feeTab  chain.Address // the fee pool's lookup table
 }
 
 func newEnv(t *testing.T, cfg jupitertest.Config) *env {
@@ -45,7 +48,7 @@ func newEnv(t *testing.T, cfg jupitertest.Config) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Close() })
-	e := &env{t: t, c: c, plain: addr("plain mint"), coin: addr("coin mint"), feeMint: addr("fee mint"), table: addr("lookup table")}
+	e := &env{t: t, c: c, plain: addr("plain mint"), coin: addr("coin mint"), feeMint: addr("fee mint")}
 	data := token2022.EncodeMint(token2022.Mint{Decimals: 6, IsInitialized: true})
 	c.SetAccount(e.plain, chaintest.Account{Owner: chain.Address(solana.TokenProgramID), Lamports: chaintest.RentExemptMinimum(len(data)), Data: data})
 	if err := c.CreateMint(e.coin, token2022.Mint{Decimals: 9, IsInitialized: true}); err != nil {
@@ -56,8 +59,8 @@ func newEnv(t *testing.T, cfg jupitertest.Config) *env {
 	if err := c.CreateMint(e.feeMint, token2022.Mint{Decimals: 9, IsInitialized: true, Extensions: []token2022.Extension{fee}}); err != nil {
 		t.Fatal(err)
 	}
-	e.pool = e.seed(jupitertest.PoolSeed{MintA: e.plain, MintB: e.coin, ReserveA: 1e12, ReserveB: 5e11, FeeBps: 30})
-	e.feePool = e.seed(jupitertest.PoolSeed{MintA: e.feeMint, MintB: e.coin, ReserveA: 1e12, ReserveB: 5e11, FeeBps: 30})
+	e.pool, e.table = e.seed(chaintest.PoolConfig{MintA: e.plain, MintB: e.coin, ReserveA: 1e12, ReserveB: 5e11, FeeBps: 30})
+	e.feePool, e.feeTab = e.seed(chaintest.PoolConfig{MintA: e.feeMint, MintB: e.coin, ReserveA: 1e12, ReserveB: 5e11, FeeBps: 30})
 	sim, err := jupitertest.New(c, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -67,19 +70,20 @@ func newEnv(t *testing.T, cfg jupitertest.Config) *env {
 	if err := sim.AddPool(e.pool, e.table); err != nil {
 		t.Fatal(err)
 	}
-	if err := sim.AddPool(e.feePool, chain.Address{}); err != nil {
+	if err := sim.AddPool(e.feePool, e.feeTab); err != nil {
 		t.Fatal(err)
 	}
 	return e
 }
 
-func (e *env) seed(p jupitertest.PoolSeed) chain.Address {
+// seed creates a pool and its lookup table, and returns their addresses.
+func (e *env) seed(cfg chaintest.PoolConfig) (pool, table chain.Address) {
 	e.t.Helper()
-	a, err := jupitertest.SeedPool(e.c, p)
+	p, table, err := jupitertest.SeedPool(e.c, cfg)
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	return a
+	return p.Address, table
 }
 
 // do sends a request and returns status, header and body.
@@ -214,7 +218,7 @@ func TestQuoteRoutesBothWaysAndPicksTheBestPool(t *testing.T) {
 		t.Fatalf("reverse quote: %v", q)
 	}
 	// A deeper pool of the same pair gives more and wins.
-	deep := e.seed(jupitertest.PoolSeed{MintA: e.coin, MintB: e.plain, ReserveA: 5e12, ReserveB: 1e13, FeeBps: 30})
+	deep, _ := e.seed(chaintest.PoolConfig{MintA: e.coin, MintB: e.plain, ReserveA: 5e12, ReserveB: 1e13, FeeBps: 30})
 	if err := e.sim.AddPool(deep, chain.Address{}); err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +228,7 @@ func TestQuoteRoutesBothWaysAndPicksTheBestPool(t *testing.T) {
 	if info["ammKey"] != deep.String() || info["label"] != jupitertest.DefaultLabel || step["bps"] != float64(10000) || step["percent"] != float64(100) {
 		t.Fatalf("route step: %v", step)
 	}
-	if want := jupitertest.SwapOut(5e12, 1e13, 1_000_000_000, 30); q["outAmount"] != strconv.FormatUint(want, 10) || want <= 1990031876 {
+	if want := chaintest.PoolAmountOut(5e12, 1e13, 1_000_000_000, 30); q["outAmount"] != strconv.FormatUint(want, 10) || want <= 1990031876 {
 		t.Fatalf("outAmount %v, want %d (above the shallow pool's)", q["outAmount"], want)
 	}
 }
@@ -267,7 +271,7 @@ func TestSwapInstructionsFollowThePoolContract(t *testing.T) {
 	dst := chaintest.AssociatedTokenAddress(user, e.coin, t22)
 
 	sw := w.SwapInstruction
-	if sw.ProgramID != jupitertest.PoolProgramID().String() {
+	if sw.ProgramID != chaintest.PoolProgramID().String() {
 		t.Fatalf("swap program %s", sw.ProgramID)
 	}
 	want := []struct {
@@ -275,7 +279,7 @@ func TestSwapInstructionsFollowThePoolContract(t *testing.T) {
 		signer, writable bool
 	}{
 		{e.pool, false, true}, {user, true, false}, {src, false, true}, {dst, false, true},
-		{jupitertest.VaultAddress(e.pool, e.plain), false, true}, {jupitertest.VaultAddress(e.pool, e.coin), false, true},
+		{chaintest.PoolVaultAddress(e.pool, e.plain), false, true}, {chaintest.PoolVaultAddress(e.pool, e.coin), false, true},
 		{e.plain, false, false}, {e.coin, false, false}, {tokenProg, false, false}, {t22, false, false},
 	}
 	if len(sw.Accounts) != len(want) {
@@ -459,11 +463,14 @@ func TestAPIKey(t *testing.T) {
 func TestV2Shape(t *testing.T) {
 	e := newEnv(t, jupitertest.Config{V2: true})
 	keys := []chain.Address{addr("k1"), addr("k2")}
-	tableData := make([]byte, 56, 56+64)
-	for _, k := range keys {
-		tableData = append(tableData, k[:]...)
+	table, err := e.c.CreateLookupTable(addr("table authority"), keys)
+	if err != nil {
+		t.Fatal(err)
 	}
-	e.c.SetAccount(e.table, chaintest.Account{Owner: chain.Address(solana.AddressLookupTableProgramID), Lamports: 1, Data: tableData})
+	if err := e.sim.AddPool(e.pool, table); err != nil {
+		t.Fatal(err)
+	}
+	e.table = table
 	raw, q := e.mustQuote(e.plain, e.coin, 2_000_000_000, 50)
 	step := q["routePlan"].([]any)[0].(map[string]any)
 	if p, ok := step["percent"]; !ok || p != nil || q["swapMode"] != nil {
@@ -511,10 +518,10 @@ func TestDelayEndsWithTheClient(t *testing.T) {
 func TestSeedPoolFollowsTheContractLayout(t *testing.T) {
 	e := newEnv(t, jupitertest.Config{})
 	acct, ok := e.c.Account(e.feePool)
-	if !ok || acct.Owner != jupitertest.PoolProgramID() || len(acct.Data) != 202 || string(acct.Data[:8]) != "cppool01" {
+	if !ok || acct.Owner != chaintest.PoolProgramID() || len(acct.Data) != 202 || string(acct.Data[:8]) != "cppool01" {
 		t.Fatalf("pool account: %+v", acct)
 	}
-	vaultA, vaultB := jupitertest.VaultAddress(e.feePool, e.feeMint), jupitertest.VaultAddress(e.feePool, e.coin)
+	vaultA, vaultB := chaintest.PoolVaultAddress(e.feePool, e.feeMint), chaintest.PoolVaultAddress(e.feePool, e.coin)
 	t22 := chain.Address(solana.Token2022ProgramID)
 	for _, f := range []struct {
 		off  int
@@ -527,7 +534,7 @@ func TestSeedPoolFollowsTheContractLayout(t *testing.T) {
 	if binary.LittleEndian.Uint16(acct.Data[136:]) != 30 {
 		t.Errorf("fee bps %d", binary.LittleEndian.Uint16(acct.Data[136:]))
 	}
-	if want := chain.Address(sha256.Sum256([]byte("chaintest/constant-product-pool/v1"))); jupitertest.PoolProgramID() != want {
+	if want := chain.Address(sha256.Sum256([]byte("chaintest/constant-product-pool/v1"))); chaintest.PoolProgramID() != want {
 		t.Fatal("pool program id")
 	}
 	for _, v := range []struct {
@@ -550,5 +557,103 @@ func TestSeedPoolFollowsTheContractLayout(t *testing.T) {
 	mintAcct, _ := e.c.Account(e.feeMint)
 	if m, err := token2022.DecodeMint(mintAcct.Data); err != nil || m.Supply != 1e12 {
 		t.Fatalf("fee mint supply: %+v %v", m, err)
+	}
+}
+
+func TestSeedPoolFillsTheLookupTable(t *testing.T) {
+	e := newEnv(t, jupitertest.Config{})
+	pools := e.c.Pools()
+	var p chaintest.Pool
+	for _, q := range pools {
+		if q.Address == e.pool {
+			p = q
+		}
+	}
+	if p.Address != e.pool {
+		t.Fatalf("the cluster does not list pool %s among %+v", e.pool, pools)
+	}
+	acct, ok := e.c.Account(e.table)
+	if !ok || acct.Owner != chaintest.LookupTableProgramID() {
+		t.Fatalf("table account: %+v", acct)
+	}
+	lt, err := message.DecodeLookupTable(e.table, acct.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokenProg, t22 := chain.Address(solana.TokenProgramID), chain.Address(solana.Token2022ProgramID)
+	want := []chain.Address{e.pool, p.VaultA, p.VaultB, e.plain, e.coin, tokenProg, t22}
+	if !slices.Equal(lt.Addresses, want) || !slices.Equal(jupitertest.PoolAccounts(p), want) {
+		t.Fatalf("table holds %v, want %v", lt.Addresses, want)
+	}
+	// Both of the fee pool's mints are Token-2022: its program is listed once.
+	feeTable, err := e.c.LookupTable(e.feeTab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []chain.Address{e.feePool, chaintest.PoolVaultAddress(e.feePool, e.feeMint), chaintest.PoolVaultAddress(e.feePool, e.coin),
+		e.feeMint, e.coin, t22}; !slices.Equal(feeTable.Addresses, want) {
+		t.Fatalf("fee table holds %v, want %v", feeTable.Addresses, want)
+	}
+	// A pair of the same mint is refused by the cluster's constructor.
+	if _, _, err := jupitertest.SeedPool(e.c, chaintest.PoolConfig{MintA: e.coin, MintB: e.coin, ReserveA: 1, ReserveB: 1}); err == nil {
+		t.Fatal("SeedPool accepted a pool of one mint")
+	}
+}
+
+// TestSwapInstructionIsThePoolProgramsOwn compares every swap instruction
+// the simulator sends with the one chaintest's constructor builds for the
+// same quote, byte for byte.
+func TestSwapInstructionIsThePoolProgramsOwn(t *testing.T) {
+	e := newEnv(t, jupitertest.Config{})
+	byAddr := map[chain.Address]chaintest.Pool{}
+	for _, p := range e.c.Pools() {
+		byAddr[p.Address] = p
+	}
+	_, user := chaintest.NewKeypair()
+	tokenProg, t22 := chain.Address(solana.TokenProgramID), chain.Address(solana.Token2022ProgramID)
+	program := map[chain.Address]chain.Address{e.plain: tokenProg, e.coin: t22, e.feeMint: t22}
+	for _, tc := range []struct {
+		name            string
+		pool, in, out   chain.Address
+		amount          uint64
+		slippage        int
+		destination     string // destinationTokenAccount, "" for the user's associated account
+		wantDestination chain.Address
+	}{
+		{"plain to coin", e.pool, e.plain, e.coin, 2_000_000_000, 50, "", chaintest.AssociatedTokenAddress(user, e.coin, t22)},
+		{"coin to plain", e.pool, e.coin, e.plain, 1_000_000_000, 0, "", chaintest.AssociatedTokenAddress(user, e.plain, tokenProg)},
+		{"coin to fee mint", e.feePool, e.coin, e.feeMint, 1_000_000_000, 300, "", chaintest.AssociatedTokenAddress(user, e.feeMint, t22)},
+		{"fee mint to coin, own destination", e.feePool, e.feeMint, e.coin, 3_000_000, 10000, addr("own destination").String(), addr("own destination")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			raw, q := e.mustQuote(tc.in, tc.out, tc.amount, tc.slippage)
+			rest := `"userPublicKey":"` + user.String() + `"`
+			if tc.destination != "" {
+				rest += `,"destinationTokenAccount":"` + tc.destination + `"`
+			}
+			status, b, w := e.instructions(swapBody(raw, rest))
+			if status != http.StatusOK {
+				t.Fatalf("%d %s", status, b)
+			}
+			quoted, err := strconv.ParseUint(q["outAmount"].(string), 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := chaintest.PoolSwapInstruction(chaintest.PoolSwap{Pool: byAddr[tc.pool], InputMint: tc.in, Authority: user,
+				Source: chaintest.AssociatedTokenAddress(user, tc.in, program[tc.in]), Destination: tc.wantDestination,
+				InAmount: tc.amount, QuotedOutAmount: quoted, SlippageBps: uint16(tc.slippage)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sw := w.SwapInstruction
+			if sw.ProgramID != want.ProgramID.String() || !bytes.Equal(data(t, sw), want.Data) || len(sw.Accounts) != len(want.Accounts) {
+				t.Fatalf("swap instruction %+v, want %+v", sw, want)
+			}
+			for i, a := range sw.Accounts {
+				if w := want.Accounts[i]; a.Pubkey != w.Key.String() || a.IsSigner != w.Signer || a.IsWritable != w.Writable {
+					t.Errorf("account %d: %+v, want %+v", i, a, w)
+				}
+			}
+		})
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/creatormusic/platform/chain"
+	"github.com/creatormusic/platform/chain/chaintest"
 	"github.com/creatormusic/platform/chain/token2022"
 	"github.com/creatormusic/platform/internal/simctl"
 )
@@ -110,7 +111,7 @@ func (s *Server) handleQuote(w http.ResponseWriter, r *http.Request, p plan) {
 		SwapMode:             "ExactIn", SlippageBps: uint16(slippage), PriceImpactPct: best.impact,
 		ContextSlot: best.slot, TimeTaken: "0.001",
 	}
-	step := stepJSON{Bps: bpsDenominator, SwapInfo: swapInfoJSON{AmmKey: best.pool.String(), Label: s.cfg.Label,
+	step := stepJSON{Bps: bpsDenominator, SwapInfo: swapInfoJSON{AmmKey: best.pool.Address.String(), Label: s.cfg.Label,
 		InputMint: in.String(), OutputMint: out.String(), InAmount: body.InAmount, OutAmount: body.OutAmount}}
 	if s.cfg.V2 {
 		body.SwapMode = ""
@@ -127,7 +128,7 @@ func (s *Server) handleQuote(w http.ResponseWriter, r *http.Request, p plan) {
 		body.SwapUsdValue = "12.34"
 		used := false
 		body.SimplerRouteUsed = &used
-		body.MostReliableAmms = json.RawMessage(`{"info":{"` + best.pool.String() + `":"` + body.OutAmount + `"}}`)
+		body.MostReliableAmms = json.RawMessage(`{"info":{"` + best.pool.Address.String() + `":"` + body.OutAmount + `"}}`)
 	}
 	body.RoutePlan = []stepJSON{step}
 	raw, err := marshal(body)
@@ -168,15 +169,15 @@ func (s *Server) bestPool(r *http.Request, in, out chain.Address, amount uint64)
 		if err != nil {
 			return priced{}, false, err
 		}
-		p, err := DecodePool(acct.Data)
-		if err != nil || acct.Owner != PoolProgramID() {
+		p, err := chaintest.DecodePool(pl.addr, acct.Data)
+		if err != nil || acct.Owner != chaintest.PoolProgramID() {
 			continue // the account changed under the simulator: not a pool any more
 		}
-		sd, ok := p.direction(in, out)
+		sd, ok := direction(p, in, out)
 		if !ok {
 			continue
 		}
-		pr, err := price(r.Context(), s.cluster, pl.addr, p, sd, amount, acct.Slot)
+		pr, err := price(r.Context(), s.cluster, p, sd, amount, acct.Slot)
 		if err != nil {
 			return priced{}, false, err
 		}

@@ -85,7 +85,7 @@ type pool struct {
 type issued struct {
 	hash        [32]byte
 	key         string
-	pool        chain.Address
+	pool        chaintest.Pool // as read when quoted
 	side        side
 	inAmount    uint64
 	outAmount   uint64
@@ -223,19 +223,19 @@ func (s *Server) LastRequestID() string {
 }
 
 // AddPool routes quotes through the pool account at poolAddress, which
-// must already exist on the cluster, owned by PoolProgramID, with the
-// contract's layout. lookupTable is the address lookup table the
-// simulator returns for swaps through it (the zero address for none).
-// Adding a pool again replaces its lookup table.
+// must already exist on the cluster, owned by chaintest.PoolProgramID,
+// with the contract's layout (SeedPool creates one). lookupTable is the
+// address lookup table the simulator returns for swaps through it (the
+// zero address for none). Adding a pool again replaces its lookup table.
 func (s *Server) AddPool(poolAddress, lookupTable chain.Address) error {
 	acct, err := s.cluster.GetAccountInfo(context.Background(), poolAddress, chain.Processed)
 	if err != nil {
 		return fmt.Errorf("jupitertest: AddPool: %w", err)
 	}
-	if acct.Owner != PoolProgramID() {
+	if acct.Owner != chaintest.PoolProgramID() {
 		return fmt.Errorf("jupitertest: AddPool: %s is owned by %s, not the pool program", poolAddress, acct.Owner)
 	}
-	if _, err := DecodePool(acct.Data); err != nil {
+	if _, err := chaintest.DecodePool(poolAddress, acct.Data); err != nil {
 		return fmt.Errorf("jupitertest: AddPool: %s: %w", poolAddress, err)
 	}
 	s.mu.Lock()
