@@ -14,6 +14,7 @@ import (
 
 	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/chain"
+	"github.com/creatormusic/platform/chain/message"
 	"github.com/creatormusic/platform/chain/token2022"
 	"github.com/creatormusic/platform/fault"
 	"github.com/creatormusic/platform/jobs"
@@ -553,7 +554,7 @@ func (h *harness) create() Intent {
 // signature and the signed wire bytes.
 func (h *harness) sign(it Intent) (string, []byte) {
 	sig := ed25519.Sign(h.payerKey, it.Transaction.Message)
-	b := appendCompactU16(nil, 1)
+	b := message.AppendCompactU16(nil, 1)
 	b = append(b, sig...)
 	b = append(b, it.Transaction.Message...)
 	return token2022.EncodeBase58(sig), b
@@ -573,11 +574,11 @@ func (h *harness) submitSigned(it Intent) Intent {
 // landed returns the chain record of a successful prepared transfer of it
 // under sig, with the destination growing by net.
 func landed(it Intent, sig string, net uint64) chain.Transaction {
-	keys := []chain.Address{it.Payer, it.Source, it.Destination, MemoProgramID(), it.Mint, it.Reference, it.TokenProgram}
+	keys := []chain.Address{it.Payer, it.Source, it.Destination, message.MemoProgramID(), it.Mint, it.Reference, it.TokenProgram}
 	return chain.Transaction{
 		Signature: sig, Slot: 80, AccountKeys: keys, NumSigners: 1,
 		Instructions: []chain.Instruction{
-			{ProgramID: MemoProgramID(), Data: []byte(it.Memo)},
+			{ProgramID: message.MemoProgramID(), Data: []byte(it.Memo)},
 			{ProgramID: it.TokenProgram, Accounts: []chain.Address{it.Source, it.Mint, it.Destination, it.Payer, it.Reference},
 				Data: transferData(it.GrossAtomic, it.Decimals, it.HasTransferFee, it.FeeAtomic)},
 		},
@@ -608,3 +609,13 @@ func wantCode(t *testing.T, err error, code fault.Code) {
 
 // errTimeout is a send that got no answer.
 func errTimeout() error { return fmt.Errorf("%w: context deadline exceeded", chain.ErrUnavailable) }
+
+// transferData is the data of the transfer an intent's transaction
+// carries: TransferCheckedWithFee when withFee, else TransferChecked.
+func transferData(amount uint64, decimals uint8, withFee bool, fee uint64) []byte {
+	var k chain.Address
+	if withFee {
+		return message.TransferCheckedWithFee(k, k, k, k, amount, decimals, fee).Data
+	}
+	return message.TransferChecked(k, k, k, k, k, amount, decimals).Data
+}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/creatormusic/platform/chain"
+	"github.com/creatormusic/platform/chain/message"
 	"github.com/creatormusic/platform/fault"
 )
 
@@ -300,7 +301,7 @@ func TestEffectMismatchesNeedReview(t *testing.T) {
 			tx.Instructions[0].Data = []byte("txi_other")
 		}, []string{"memo"}},
 		{"transfer not last", func(it Intent, tx *chain.Transaction) {
-			tx.Instructions = append(tx.Instructions, chain.Instruction{ProgramID: MemoProgramID(), Data: []byte("x")})
+			tx.Instructions = append(tx.Instructions, chain.Instruction{ProgramID: message.MemoProgramID(), Data: []byte("x")})
 		}, []string{"program", "instruction"}},
 	}
 	for _, c := range cases {

@@ -3,6 +3,7 @@ package intent
 import (
 	"crypto/hmac"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"strconv"
@@ -75,7 +76,10 @@ type Prepared struct {
 
 // UnsignedBase64 is the wire transaction with an empty (zero) signature
 // slot, in base64, as wallets take it for signing.
-func (p Prepared) UnsignedBase64() string { return base64Std(unsignedTransaction(p.Message)) }
+func (p Prepared) UnsignedBase64() string { return base64Std(message.Unsigned(p.Message)) }
+
+// base64Std encodes b in standard base64 with padding.
+func base64Std(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
 
 // Intent is a transaction intent: the frozen economics of one payment, the
 // transaction prepared for it, and its progress. The fields from Actor to
@@ -290,19 +294,15 @@ func integrity(op string, it Intent) error {
 // config, else TransferChecked) with accounts source (w), mint,
 // destination (w), owner (s) and the reference as a read-only non-signer.
 func buildMessage(it Intent) ([]byte, error) {
-	memo := message.Instruction{ProgramID: MemoProgramID(), Data: []byte(it.Memo)}
-	transfer := message.Instruction{
-		ProgramID: it.TokenProgram,
-		Accounts: []message.AccountMeta{
-			{Key: it.Source, Writable: true},
-			{Key: it.Mint},
-			{Key: it.Destination, Writable: true},
-			{Key: it.Payer, Signer: true},
-			{Key: it.Reference},
-		},
-		Data: transferData(it.GrossAtomic, it.Decimals, it.HasTransferFee, it.FeeAtomic),
+	transfer := message.TransferChecked(it.TokenProgram, it.Source, it.Mint, it.Destination, it.Payer, it.GrossAtomic, it.Decimals)
+	if it.HasTransferFee {
+		transfer = message.TransferCheckedWithFee(it.Source, it.Mint, it.Destination, it.Payer, it.GrossAtomic, it.Decimals, it.FeeAtomic)
+		// The message calls the frozen program, which creation sets to
+		// Token-2022, the one program with transfer fees.
+		transfer.ProgramID = it.TokenProgram
 	}
-	msg, err := message.CompileLegacy(it.Payer, it.Transaction.Blockhash, []message.Instruction{memo, transfer})
+	transfer.Accounts = append(transfer.Accounts, message.AccountMeta{Key: it.Reference})
+	msg, err := message.CompileLegacy(it.Payer, it.Transaction.Blockhash, []message.Instruction{message.Memo(it.Memo), transfer})
 	if err != nil {
 		return nil, fault.Wrap("intent.buildMessage", err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/chain"
+	"github.com/creatormusic/platform/chain/message"
 	"github.com/creatormusic/platform/fault"
 	"github.com/creatormusic/platform/money"
 )
@@ -258,10 +259,10 @@ func compareChain(c *checklist, it Intent, rec ChainRecord) {
 	}
 	ix := tx.Instructions[n-1]
 	c.add("chain.program", it.TokenProgram.String(), ix.ProgramID.String(), review)
-	tk, ok := decodeTransfer(ix.Data)
+	tk, ok := message.DecodeTransfer(ix.Data)
 	kind := "other"
 	switch {
-	case ok && tk.withFee:
+	case ok && tk.WithFee:
 		kind = "TransferCheckedWithFee"
 	case ok:
 		kind = "TransferChecked"
@@ -307,8 +308,8 @@ func compareChain(c *checklist, it Intent, rec ChainRecord) {
 	if !ok {
 		return
 	}
-	c.add("chain.decimals", u(uint64(it.Decimals)), u(uint64(tk.decimals)), review)
-	c.add("chain.gross", u(it.GrossAtomic), u(tk.amount), drift)
+	c.add("chain.decimals", u(uint64(it.Decimals)), u(uint64(tk.Decimals)), review)
+	c.add("chain.gross", u(it.GrossAtomic), u(tk.Amount), drift)
 	if post == nil {
 		c.add("chain.net", u(it.NetAtomic), "missing", review)
 		return
@@ -319,7 +320,7 @@ func compareChain(c *checklist, it Intent, rec ChainRecord) {
 	}
 	c.add("chain.net", u(it.NetAtomic), diff(post.Amount, before), drift)
 	if post.Amount >= before {
-		c.add("chain.fee", u(it.FeeAtomic), diff(tk.amount, post.Amount-before), drift)
+		c.add("chain.fee", u(it.FeeAtomic), diff(tk.Amount, post.Amount-before), drift)
 	} else {
 		c.add("chain.fee", u(it.FeeAtomic), "unknown", drift)
 	}

@@ -237,16 +237,3 @@ func TestCreditPacks(t *testing.T) {
 		}
 	}
 }
-
-func TestCompactU16(t *testing.T) {
-	for _, n := range []int{0, 1, 127, 128, 255, 16383, 16384, 65535} {
-		b := appendCompactU16(nil, n)
-		got, size, ok := readCompactU16(b)
-		if !ok || got != n || size != len(b) {
-			t.Fatalf("%d: % x -> %d %d %v", n, b, got, size, ok)
-		}
-	}
-	if _, _, ok := readCompactU16([]byte{0x80, 0x00}); ok {
-		t.Fatal("non-minimal accepted")
-	}
-}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/chain"
+	"github.com/creatormusic/platform/chain/message"
 	"github.com/creatormusic/platform/chain/token2022"
 	"github.com/creatormusic/platform/fault"
 )
@@ -428,19 +429,18 @@ func (s *Service) Submit(ctx context.Context, p *access.Principal, id string, re
 	if err != nil {
 		return Intent{}, err
 	}
-	sig, err := ParseSignature(req.Signature)
+	sig, err := message.ParseSignature(req.Signature)
 	if err != nil {
-		return Intent{}, fault.Wrap(op, err)
+		return Intent{}, fault.Invalid(op, "signature", "a signature is 64 bytes in base58")
 	}
 	var signed []byte
-	var tx signedTransaction
+	var tx message.Signed
 	if req.SignedTransactionBase64 != "" {
 		signed, err = base64.StdEncoding.DecodeString(strings.TrimSpace(req.SignedTransactionBase64))
 		if err != nil {
 			return Intent{}, fault.Invalid(op, "signedTransactionBase64", "the signed transaction is standard base64")
 		}
-		var ok bool
-		if tx, ok = parseTransaction(signed); !ok {
+		if tx, err = message.ParseSigned(signed); err != nil {
 			return Intent{}, fault.Invalid(op, "signedTransactionBase64", "the signed transaction is not a well-formed transaction")
 		}
 	}
@@ -525,16 +525,16 @@ func (s *Service) Submit(ctx context.Context, p *access.Principal, id string, re
 // checkSigned checks a submitted signed transaction against the intent:
 // one signature, equal to the submitted one, over exactly the prepared
 // message, valid for the payer. SIGNATURE_REJECTED otherwise.
-func checkSigned(op string, it Intent, tx signedTransaction, sig []byte) error {
-	if !hmac.Equal(tx.message, it.Transaction.Message) {
+func checkSigned(op string, it Intent, tx message.Signed, sig []byte) error {
+	if !hmac.Equal(tx.Message, it.Transaction.Message) {
 		return fault.E(op, fault.SignatureRejected, "the signed transaction's message differs from the prepared transaction").
 			With("field", "signedTransactionBase64")
 	}
-	if len(tx.signatures) != 1 || !hmac.Equal(tx.signatures[0], sig) {
+	if len(tx.Signatures) != 1 || !hmac.Equal(tx.Signatures[0], sig) {
 		return fault.E(op, fault.SignatureRejected, "the signed transaction carries another signature than the one submitted").
 			With("field", "signature")
 	}
-	if !verifySignature(it.Payer, tx.message, tx.signatures[0]) {
+	if !message.VerifySignature(it.Payer, tx.Message, tx.Signatures[0]) {
 		return fault.E(op, fault.SignatureRejected, "the payer's signature does not verify over the prepared transaction").
 			With("field", "signedTransactionBase64")
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/creatormusic/platform/access"
+	"github.com/creatormusic/platform/chain/message"
 	"github.com/creatormusic/platform/chain/token2022"
 	"github.com/creatormusic/platform/fault"
 )
@@ -58,7 +59,7 @@ func TestSubmitRefusals(t *testing.T) {
 		msg := append([]byte(nil), it.Transaction.Message...)
 		msg[len(msg)-1] ^= 1 // the fee byte of TransferCheckedWithFee
 		sig := ed25519.Sign(h.payerKey, msg)
-		b := append(appendCompactU16(nil, 1), sig...)
+		b := append(message.AppendCompactU16(nil, 1), sig...)
 		b = append(b, msg...)
 		_, err := h.svc.Submit(ctx, h.user, it.ID, SubmitRequest{Signature: token2022.EncodeBase58(sig), SignedTransactionBase64: base64Std(b)})
 		wantCode(t, err, fault.SignatureRejected)
@@ -71,7 +72,7 @@ func TestSubmitRefusals(t *testing.T) {
 		it := h.create()
 		other, _ := keypair("other")
 		sig := ed25519.Sign(other, it.Transaction.Message)
-		b := append(appendCompactU16(nil, 1), sig...)
+		b := append(message.AppendCompactU16(nil, 1), sig...)
 		b = append(b, it.Transaction.Message...)
 		_, err := h.svc.Submit(ctx, h.user, it.ID, SubmitRequest{Signature: token2022.EncodeBase58(sig), SignedTransactionBase64: base64Std(b)})
 		wantCode(t, err, fault.SignatureRejected)

@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/creatormusic/platform/chain"
+	"github.com/creatormusic/platform/chain/message"
 )
 
 // Verify checks a landed transaction's effects against the intent, from
@@ -67,18 +68,18 @@ func Verify(it Intent, network string, tx chain.Transaction) []Mismatch {
 	if ix.ProgramID != it.TokenProgram {
 		miss("program", it.TokenProgram.String(), ix.ProgramID.String())
 	}
-	tk, ok := decodeTransfer(ix.Data)
+	tk, ok := message.DecodeTransfer(ix.Data)
 	if !ok {
 		miss("instruction", "TransferChecked or TransferCheckedWithFee", "other")
 	} else {
-		if tk.amount != it.GrossAtomic {
-			miss("amount", u(it.GrossAtomic), u(tk.amount))
+		if tk.Amount != it.GrossAtomic {
+			miss("amount", u(it.GrossAtomic), u(tk.Amount))
 		}
-		if tk.decimals != it.Decimals {
-			miss("decimals", u(uint64(it.Decimals)), u(uint64(tk.decimals)))
+		if tk.Decimals != it.Decimals {
+			miss("decimals", u(uint64(it.Decimals)), u(uint64(tk.Decimals)))
 		}
-		if tk.withFee && tk.fee != it.FeeAtomic {
-			miss("fee", u(it.FeeAtomic), u(tk.fee))
+		if tk.WithFee && tk.Fee != it.FeeAtomic {
+			miss("fee", u(it.FeeAtomic), u(tk.Fee))
 		}
 	}
 	acct := func(i int) string {
@@ -163,5 +164,5 @@ func balanceAccount(tx chain.Transaction, b chain.TokenBalance) chain.Address {
 
 // isMemoProgram reports whether p is one of the Memo programs.
 func isMemoProgram(p chain.Address) bool {
-	return p == MemoProgramID() || p == memoV1ProgramID()
+	return p == message.MemoProgramID() || p == message.MemoV1ProgramID()
 }
