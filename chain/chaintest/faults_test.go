@@ -303,3 +303,41 @@ func TestConcurrentUse(t *testing.T) {
 		t.Error("no transaction landed")
 	}
 }
+
+// TestInProcessBlockhashAndHeightMatchHTTP compares the in-process
+// GetLatestBlockhash and GetBlockHeight with the HTTP answers at every
+// commitment, and checks that their faults apply in process too.
+func TestInProcessBlockhashAndHeightMatchHTTP(t *testing.T) {
+	e := newEnv(t, chaintest.Config{})
+	e.c.AdvanceSlots(45)
+	for _, cm := range []chain.Commitment{chain.Processed, chain.Confirmed, chain.Finalized} {
+		rcm := rpc.CommitmentType(cm)
+		bh, err := e.c.GetLatestBlockhash(e.ctx, cm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := e.rpc.GetLatestBlockhash(e.ctx, rcm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bh.Hash != out.Value.Blockhash.String() || bh.LastValidBlockHeight != out.Value.LastValidBlockHeight || bh.Slot != out.Context.Slot {
+			t.Errorf("%s: in-process %+v, HTTP %+v at %d", cm, bh, out.Value, out.Context.Slot)
+		}
+		h, err := e.c.GetBlockHeight(e.ctx, cm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hh, err := e.rpc.GetBlockHeight(e.ctx, rcm)
+		if err != nil || h != hh {
+			t.Errorf("%s: block height in process %d, HTTP %d (%v)", cm, h, hh, err)
+		}
+	}
+	e.c.Inject(chaintest.Fault{Method: "getLatestBlockhash", Times: 1, HTTPStatus: 503})
+	if _, err := e.c.GetLatestBlockhash(e.ctx, chain.Confirmed); err == nil {
+		t.Fatal("an injected fault did not reach the in-process GetLatestBlockhash")
+	}
+	e.c.Inject(chaintest.Fault{Method: "getBlockHeight", Times: 1, Code: -32005, Behind: 3})
+	if _, err := e.c.GetBlockHeight(e.ctx, chain.Confirmed); err == nil {
+		t.Fatal("an injected fault did not reach the in-process GetBlockHeight")
+	}
+}

@@ -197,3 +197,32 @@ func (c *Cluster) GetBlockTime(ctx context.Context, slot uint64) (time.Time, err
 func (c *Cluster) GetHealth(ctx context.Context) error {
 	return c.enter(ctx, "getHealth")
 }
+
+// GetLatestBlockhash returns the blockhash of commitment's slot and its
+// last valid block height, as getLatestBlockhash.
+func (c *Cluster) GetLatestBlockhash(ctx context.Context, commitment chain.Commitment) (chain.Blockhash, error) {
+	const method = "getLatestBlockhash"
+	if err := c.enter(ctx, method); err != nil {
+		return chain.Blockhash{}, err
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	slot, err := c.readSlotLocked(method, commitment)
+	if err != nil {
+		return chain.Blockhash{}, err
+	}
+	h, hs := c.latestBlockhashLocked(slot)
+	return chain.Blockhash{Hash: h, LastValidBlockHeight: hs + MaxBlockhashAge, Slot: slot}, nil
+}
+
+// GetBlockHeight returns commitment's block height (the slot: the
+// cluster skips no slot), as getBlockHeight.
+func (c *Cluster) GetBlockHeight(ctx context.Context, commitment chain.Commitment) (uint64, error) {
+	const method = "getBlockHeight"
+	if err := c.enter(ctx, method); err != nil {
+		return 0, err
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.readSlotLocked(method, commitment)
+}

@@ -79,7 +79,14 @@ func onCurve(k PublicKey) bool {
 // mint] under the Associated Token Account program. It differs from the
 // classic SPL Token account of the same wallet and mint.
 func AssociatedTokenAddress(wallet, mint PublicKey) PublicKey {
-	program := ProgramID()
+	return AssociatedTokenAddressFor(wallet, mint, ProgramID())
+}
+
+// AssociatedTokenAddressFor returns wallet's associated token account for
+// mint under tokenProgram (the SPL Token or the Token-2022 program): the
+// program address of [wallet, tokenProgram, mint] under the Associated
+// Token Account program.
+func AssociatedTokenAddressFor(wallet, mint, program PublicKey) PublicKey {
 	// Three 32-byte seeds are always within the limits, so the only
 	// failure left is the 2^-255 exhausted search, which no key reaches.
 	k, _, err := FindProgramAddress([][]byte{wallet[:], program[:], mint[:]}, AssociatedTokenProgramID())
