@@ -130,6 +130,12 @@ type Route[T Tx] struct {
 	Response any
 	// Status is the success status; zero means 200.
 	Status int
+	// ExistingStatus, when set, is a second success status the route
+	// answers with the same body when the request finds the record it
+	// would create already there (200 beside a 201); the document lists
+	// it with ExistingText.
+	ExistingStatus int
+	ExistingText   string
 	// Errors lists the codes the route documents beyond the gateway's own.
 	Errors []string
 	// BodyLimit bounds the request body in bytes; zero means the default.

@@ -124,7 +124,8 @@ func feeRoutes(svc *billing.Service) []Route {
 				"at most " + strconv.FormatInt(billing.MaxMinimumFeeAtomic, 10) + " (10^18) atomic units, so that it fits the " +
 				"platform's 64-bit amounts; beyond it is 400 INVALID_INPUT with details.field minimumFeeAtomic and details.max.",
 			Request: FeePolicyRequest{FeeBps: 500, MinimumFeeAtomic: "0"}, Response: ex,
-			Policy: Policy{Fresh: transport.FreshSession},
+			Policy:         Policy{Fresh: transport.FreshSession},
+			ExistingStatus: http.StatusOK, ExistingText: "OK: the content equals the current version, which is answered.",
 			Handle: func(ctx context.Context, c *Call) (any, error) {
 				var in FeePolicyRequest
 				if err := c.Decode(&in); err != nil {

@@ -720,6 +720,13 @@ func gatewayResponses[T transport.Tx](g *schemaGen, r transport.Route[T]) (map[s
 				"content":     map[string]any{"application/json": success},
 			},
 		}
+		if r.ExistingStatus != 0 {
+			out[strconv.Itoa(r.ExistingStatus)] = map[string]any{
+				"description": r.ExistingText,
+				"headers":     headers,
+				"content":     map[string]any{"application/json": success},
+			}
+		}
 	}
 	codes, err := routeCodes(r)
 	if err != nil {
