@@ -17,7 +17,6 @@ import (
 	"github.com/creatormusic/platform/apikey"
 	"github.com/creatormusic/platform/asset"
 	"github.com/creatormusic/platform/billing"
-	"github.com/creatormusic/platform/chain"
 	"github.com/creatormusic/platform/chain/intent"
 	"github.com/creatormusic/platform/chain/wallet"
 	"github.com/creatormusic/platform/generation/credential"
@@ -385,13 +384,14 @@ func (s routeStore) ReadAhead() (api.Tx, func(context.Context) (bool, error)) {
 func (s routeStore) Now() time.Time { return s.db.Now() }
 
 // ChainClient is what the platform asks of a Solana cluster: the token
-// registry's reads, the token balance the sale's verification reads, and
-// the chain payment path's sends and transaction reads.
+// registry's reads, the chain payment path's sends and transaction reads,
+// and the swap domain's balance, blockhash and account reads (the token
+// balance the sale's verification reads among them).
 // chain/solanarpc.Client satisfies it.
 type ChainClient interface {
 	token.ChainClient
 	intent.ChainClient
-	GetTokenAccountBalance(ctx context.Context, addr chain.Address, commitment chain.Commitment) (chain.TokenAmount, error)
+	swap.ChainClient
 }
 
 // ChainConfig configures each environment's cluster and token registry.

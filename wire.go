@@ -323,6 +323,7 @@ func (p *Platform) startSwap(ctx context.Context, cfg ChainConfig) error {
 		envs[env] = se
 	}
 	svc, err := swap.New(swap.Config{Environments: envs, Clock: p.db, Run: store.Runner[swap.Store](p.db),
+		Wallets:  wallet.Links{ReadFunc: store.Reader[wallet.LinkReader](p.db)},
 		ReadFunc: store.Reader[swap.Store](p.db)})
 	if err != nil {
 		return fmt.Errorf("platform: swap: %w", err)
@@ -519,6 +520,10 @@ func EventCatalogue() []openapi.EventType {
 	for _, s := range intent.States() {
 		out = append(out, row(intent.EventType(s), txi, "txi_", "A transaction intent was written in state "+string(s)+"."))
 	}
+	// swap's changed: one type per state an operation is written in.
+	for _, s := range swap.States() {
+		out = append(out, row(swap.EventType(s), "swap operation", swap.OperationPrefix, "A swap operation was written in state "+string(s)+"."))
+	}
 	return out
 }
 
@@ -538,6 +543,7 @@ func FeatureFlags() []FeatureFlag {
 	return []FeatureFlag{
 		{Name: genop.FeatureGenerate, Default: true, Doc: "starting music generations"},
 		{Name: sound.FeatureEngine, Default: true, Doc: "starting sound engine operations"},
+		{Name: swap.FeatureSwap, Default: true, Doc: "starting token swaps (quotes)"},
 	}
 }
 

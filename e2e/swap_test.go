@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -27,6 +28,27 @@ func swapKey(b byte) chain.Address {
 	return k
 }
 
+// The test pool's reserves, atomic: 1,000,000 CMT (9 decimals) and
+// 2,000,000 TUSD (6 decimals).
+const (
+	swapPoolCMT = 1_000_000_000_000_000
+	swapPoolUSD = 2_000_000_000_000
+)
+
+// swapAggregators maps a test system's cluster to its aggregator
+// simulator, for tests that inject its faults.
+var swapAggregators sync.Map
+
+// aggregatorOf returns the aggregator swapEnv started for s.
+func aggregatorOf(t testing.TB, s *platformtest.System) *jupitertest.Server {
+	t.Helper()
+	a, ok := swapAggregators.Load(s.Cluster)
+	if !ok {
+		t.Fatal("no aggregator for this system")
+	}
+	return a.(*jupitertest.Server)
+}
+
 // swapEnv deploys a second test token (6 decimals, Token-2022) on c and
 // configures a registry of the platform token, that token, and a mint
 // that was never created.
@@ -41,6 +63,28 @@ func swapEnv(t testing.TB, c *chaintest.Cluster, d tokentest.Deployment) platfor
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { agg.Close() })
+	// One platform token is worth two test dollars: 1,000,000 CMT against
+	// 2,000,000 TUSD, 30 bps venue fee.
+	pool, err := c.CreatePool(chaintest.PoolConfig{MintA: d.Mint, MintB: usd, ReserveA: swapPoolCMT, ReserveB: swapPoolUSD, FeeBps: 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	table, err := c.CreateLookupTable(swapKey(64), []chain.Address{pool.Address, pool.VaultA, pool.VaultB, pool.MintA, pool.MintB,
+		pool.TokenProgramA, pool.TokenProgramB})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := agg.AddPool(pool.Address, table); err != nil {
+		t.Fatal(err)
+	}
+	swapAggregators.Store(c, agg)
+	// The fee recipient's token accounts of both mints exist: the service
+	// fee goes to the one of the input mint.
+	for _, m := range []chain.Address{d.Mint, usd} {
+		if _, err := c.MintTo(swapKey(62), m, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
 	routes, err := jupiter.New(jupiter.Config{BaseURL: agg.URL(), HTTPClient: urlguardtest.Client(t, agg.URL())})
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"github.com/creatormusic/platform/chain"
 	"github.com/creatormusic/platform/chain/message"
 	"github.com/creatormusic/platform/money"
+	"github.com/creatormusic/platform/outbox"
 	"github.com/creatormusic/platform/policy"
 )
 
@@ -23,6 +24,25 @@ type ChainClient interface {
 	GetEpochInfo(ctx context.Context, commitment chain.Commitment) (chain.EpochInfo, error)
 	// GetAccountInfo returns an account (a mint, a token account).
 	GetAccountInfo(ctx context.Context, addr chain.Address, commitment chain.Commitment) (chain.AccountInfo, error)
+	// GetTokenAccountBalance returns a token account's balance;
+	// chain.ErrAccountNotFound when the account does not exist.
+	GetTokenAccountBalance(ctx context.Context, addr chain.Address, commitment chain.Commitment) (chain.TokenAmount, error)
+	// GetBalance returns an account's lamports (zero for an account that
+	// does not exist, as a node answers) and the answer's slot.
+	GetBalance(ctx context.Context, addr chain.Address, commitment chain.Commitment) (lamports, slot uint64, err error)
+	// GetLatestBlockhash returns a recent blockhash and its last valid
+	// block height.
+	GetLatestBlockhash(ctx context.Context, commitment chain.Commitment) (chain.Blockhash, error)
+	// GetBlockHeight returns the block height at commitment.
+	GetBlockHeight(ctx context.Context, commitment chain.Commitment) (uint64, error)
+}
+
+// Wallets answers whether an address is a verified wallet of a user (the
+// chain/wallet domain's verification records).
+type Wallets interface {
+	// Verified reports whether address is a verified wallet of userID in
+	// tenantID.
+	Verified(ctx context.Context, tenantID, userID string, address chain.Address) (bool, error)
 }
 
 // Clock tells the time; domain code never reads the wall clock itself.
@@ -35,6 +55,30 @@ type Clock interface {
 // are *fault.Error: NOT_FOUND for a missing row.
 type Store interface {
 	policy.Store
+	outbox.Writer
+	// Now is the unit of work's single timestamp.
+	Now() time.Time
+	// SwapOperationInsert writes a new operation. CONFLICT if its id
+	// exists.
+	SwapOperationInsert(ctx context.Context, o Operation) error
+	// SwapOperation returns the operation id of owner (another owner's,
+	// another workspace's or environment's is NOT_FOUND).
+	SwapOperation(ctx context.Context, owner Owner, id string) (Operation, error)
+	// SwapQuoteInsert writes a sealed quote. CONFLICT if its id exists.
+	SwapQuoteInsert(ctx context.Context, q Quote) error
+	// SwapQuote returns the quote id of owner (NOT_FOUND for another
+	// owner's).
+	SwapQuote(ctx context.Context, owner Owner, id string) (Quote, error)
+	// SwapOperationUpdate writes o when the stored version is prevVersion
+	// (o.Version is prevVersion + 1). CONFLICT otherwise.
+	SwapOperationUpdate(ctx context.Context, o Operation, prevVersion int64) error
+	// SwapIntentInsert writes a sealed intent with its prepared message.
+	// One intent per quote: a second for the same quote, or a taken id,
+	// is CONFLICT.
+	SwapIntentInsert(ctx context.Context, it Intent, prepared Prepared) error
+	// SwapIntent returns the intent id of owner with its prepared
+	// transaction (NOT_FOUND for another owner's).
+	SwapIntent(ctx context.Context, owner Owner, id string) (Intent, Prepared, error)
 	// SwapRegistryRunInsert stores a registry verification run.
 	SwapRegistryRunInsert(ctx context.Context, r RegistryRun) error
 	// SwapRegistryRunLatest returns the newest run of env's registry

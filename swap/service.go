@@ -43,6 +43,9 @@ type Config struct {
 	// Environments maps test and live to their configuration; an
 	// environment without an entry is SWAP_NOT_CONFIGURED.
 	Environments map[access.Environment]Environment
+	// Wallets answers wallet verification; nil refuses every quote with
+	// WALLET_REQUIRED.
+	Wallets Wallets
 	// Clock tells the time. Required.
 	Clock Clock
 	// Run runs a unit of work; ReadFunc returns the read pool. Required.
@@ -66,6 +69,10 @@ type BreakerConfig struct {
 	Cooldown  time.Duration
 	MaxPause  time.Duration
 }
+
+// FeatureSwap is the feature flag that gates starting swaps (quotes); an
+// operator turns it off per workspace or platform-wide.
+const FeatureSwap = "swap"
 
 // DefaultVerifyEvery is the registry's scheduled verification period.
 const DefaultVerifyEvery = time.Hour

@@ -12,6 +12,7 @@ import (
 	"github.com/creatormusic/platform/chain/chaintest"
 	"github.com/creatormusic/platform/chain/token2022"
 	"github.com/creatormusic/platform/fault"
+	"github.com/creatormusic/platform/outbox"
 	"github.com/creatormusic/platform/policy"
 )
 
@@ -343,3 +344,27 @@ func TestPublishKeepsAnOperatorsSettings(t *testing.T) {
 }
 
 var _ ChainClient = (*chaintest.Cluster)(nil)
+
+// The registry and settings tests write no operation, quote or intent.
+
+func (m *memStore) OutboxInsert(context.Context, outbox.Event) (outbox.Event, error) {
+	panic("not used")
+}
+
+func (m *memStore) SwapOperationInsert(context.Context, Operation) error { panic("not used") }
+
+func (m *memStore) SwapOperation(context.Context, Owner, string) (Operation, error) {
+	panic("not used")
+}
+
+func (m *memStore) SwapOperationUpdate(context.Context, Operation, int64) error { panic("not used") }
+
+func (m *memStore) SwapQuoteInsert(context.Context, Quote) error { panic("not used") }
+
+func (m *memStore) SwapQuote(context.Context, Owner, string) (Quote, error) { panic("not used") }
+
+func (m *memStore) SwapIntentInsert(context.Context, Intent, Prepared) error { panic("not used") }
+
+func (m *memStore) SwapIntent(context.Context, Owner, string) (Intent, Prepared, error) {
+	panic("not used")
+}

@@ -2,10 +2,13 @@ package api
 
 import (
 	"context"
+	"encoding/base64"
 	"net/http"
 	"time"
 
+	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/fault"
+	"github.com/creatormusic/platform/money"
 	"github.com/creatormusic/platform/swap"
 	"github.com/creatormusic/platform/transport"
 )
@@ -286,5 +289,426 @@ func swapRoutes(svc *swap.Service) []Route {
 				}
 				return swapSettingsView(v), nil
 			}),
+		swapQuoteRoute(svc),
+		swapIntentRoute(svc),
+		swapStatusRoute(svc),
 	}
+}
+
+// SwapQuoteRequest is the body of POST /api/v1/swap/quotes.
+type SwapQuoteRequest struct {
+	// InputMint is the mint paid with (a trusted, executable registry entry).
+	InputMint string `json:"inputMint" example:"Mint111111111111111111111111111111111111111"`
+	// OutputMint is the mint received (a trusted, executable registry entry).
+	OutputMint string `json:"outputMint" example:"Usd1111111111111111111111111111111111111111"`
+	// Amount is the gross input in whole units of the input token, a decimal string ("1.5"); the server
+	// converts it with the mint's decimals as read from the chain. At most that many fractional digits,
+	// no sign, no exponent.
+	Amount string `json:"amount" example:"1.5"`
+	// SlippageBps is the accepted slippage in basis points of the expected output, within the settings'
+	// bounds; omitted, the settings' default applies.
+	SlippageBps *int `json:"slippageBps,omitempty" example:"50"`
+	// Wallet is the signed-in user's verified wallet, which pays, signs and receives.
+	Wallet string `json:"wallet" example:"Wa11et1111111111111111111111111111111111111"`
+}
+
+// SwapRouteStepView is one hop of a quote's route.
+type SwapRouteStepView struct {
+	// Venue is the provider's label of the venue.
+	Venue string `json:"venue" example:"Loopback CPMM"`
+	// Pool is the venue's pool address.
+	Pool string `json:"pool" example:"Poo11111111111111111111111111111111111111111"`
+	// InputMint is the hop's input mint.
+	InputMint string `json:"inputMint" example:"Mint111111111111111111111111111111111111111"`
+	// OutputMint is the hop's output mint.
+	OutputMint string `json:"outputMint" example:"Usd1111111111111111111111111111111111111111"`
+	// InAtomic is the hop's input, atomic units, an integer string.
+	InAtomic string `json:"inAtomic" example:"1470000000"`
+	// OutAtomic is the hop's output, atomic units, an integer string.
+	OutAtomic string `json:"outAtomic" example:"2925000"`
+	// ShareBps is the share of the input routed through the hop (10000 is all of it).
+	ShareBps int `json:"shareBps" example:"10000"`
+}
+
+// SwapFeeBreakdownView is every cost beside the swapped amounts.
+type SwapFeeBreakdownView struct {
+	// ServiceFeeBps is the service fee rate: 200 bps of the gross input.
+	ServiceFeeBps int `json:"serviceFeeBps" example:"200"`
+	// ServiceFeeMint is the mint the service fee is taken in: the input mint.
+	ServiceFeeMint string `json:"serviceFeeMint" example:"Mint111111111111111111111111111111111111111"`
+	// NetworkFeeLamports is the estimated signature fee, an integer string.
+	NetworkFeeLamports string `json:"networkFeeLamports" example:"5000"`
+	// PriorityFeeLamports is the estimated priority fee, an integer string; the intent states the prepared
+	// transaction's own.
+	PriorityFeeLamports string `json:"priorityFeeLamports" example:"14000"`
+	// RentLamports is the rent of accounts the wallet funds (its output token account when it has none), an
+	// integer string.
+	RentLamports string `json:"rentLamports" example:"0"`
+}
+
+// SwapQuoteView is an immutable executable quote (POST /api/v1/swap/quotes).
+type SwapQuoteView struct {
+	// QuoteID identifies the quote.
+	QuoteID string `json:"quoteId" example:"swq_0123456789abcdef0123456789abcdef"`
+	// OperationID identifies the swap operation the quote starts.
+	OperationID string `json:"operationId" example:"swp_0123456789abcdef0123456789abcdef"`
+	// Status is the operation's state: QUOTED.
+	Status string `json:"status" example:"QUOTED"`
+	// Provider is the route provider.
+	Provider string `json:"provider" example:"jupiter"`
+	// Network is the cluster's CAIP-2 id, read from it when quoting.
+	Network string `json:"network" example:"solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp"`
+	// Wallet is the wallet that pays and receives.
+	Wallet string `json:"wallet" example:"Wa11et1111111111111111111111111111111111111"`
+	// InputMint is the mint paid with.
+	InputMint string `json:"inputMint" example:"Mint111111111111111111111111111111111111111"`
+	// InputDecimals are the input mint's decimals as read from the chain.
+	InputDecimals int `json:"inputDecimals" example:"9"`
+	// OutputMint is the mint received.
+	OutputMint string `json:"outputMint" example:"Usd1111111111111111111111111111111111111111"`
+	// OutputDecimals are the output mint's decimals as read from the chain.
+	OutputDecimals int `json:"outputDecimals" example:"6"`
+	// GrossInputAtomic is what the wallet pays, atomic units, an integer string.
+	GrossInputAtomic string `json:"grossInputAtomic" example:"1500000000"`
+	// ServiceFeeAtomic is the service fee taken from the gross input: floor(gross × 200 / 10000).
+	ServiceFeeAtomic string `json:"serviceFeeAtomic" example:"30000000"`
+	// ExecutableInputAtomic is what is swapped: gross − service fee.
+	ExecutableInputAtomic string `json:"executableInputAtomic" example:"1470000000"`
+	// ExpectedOutputAtomic is the route's output for the executable input, before slippage.
+	ExpectedOutputAtomic string `json:"expectedOutputAtomic" example:"2925000"`
+	// MinimumOutputAtomic is the least output accepted: floor(expected × (10000 − slippageBps) / 10000).
+	MinimumOutputAtomic string `json:"minimumOutputAtomic" example:"2910375"`
+	// SlippageBps is the accepted slippage.
+	SlippageBps int `json:"slippageBps" example:"50"`
+	// PriceImpactBps is the route's price impact in basis points.
+	PriceImpactBps int `json:"priceImpactBps" example:"12"`
+	// PriceImpactWarning is set at or above the settings' warning threshold: the review screen must show it.
+	PriceImpactWarning bool `json:"priceImpactWarning" example:"false"`
+	// Route is the route's hops.
+	Route []SwapRouteStepView `json:"route"`
+	// FeeBreakdown is every cost beside the amounts.
+	FeeBreakdown SwapFeeBreakdownView `json:"feeBreakdown"`
+	// FeePolicyVersion is the fees.swap version the quote was priced under.
+	FeePolicyVersion string `json:"feePolicyVersion" example:"1"`
+	// RegistryVersion is the swap.tokens version the tokens were trusted under.
+	RegistryVersion string `json:"registryVersion" example:"1"`
+	// CreatedAt is when the quote was made.
+	CreatedAt time.Time `json:"createdAt"`
+	// ExpiresAt is when it stops being executable.
+	ExpiresAt time.Time `json:"expiresAt"`
+	// QuoteHash is the SHA-256 over every frozen field; an intent re-checks it.
+	QuoteHash string `json:"quoteHash" example:"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"`
+}
+
+// swapQuoteView renders a built quote.
+func swapQuoteView(o swap.Operation, r swap.QuoteResult) SwapQuoteView {
+	q := r.Quote
+	v := SwapQuoteView{QuoteID: q.ID, OperationID: q.OperationID, Status: string(o.State), Provider: q.Provider, Network: q.Network,
+		Wallet: q.Wallet.String(), InputMint: q.InputMint.String(), InputDecimals: int(q.InputDecimals), OutputMint: q.OutputMint.String(),
+		OutputDecimals: int(q.OutputDecimals), GrossInputAtomic: q.GrossInputAtomic.String(), ServiceFeeAtomic: q.ServiceFeeAtomic.String(),
+		ExecutableInputAtomic: q.ExecutableInputAtomic.String(), ExpectedOutputAtomic: q.ExpectedOutputAtomic.String(),
+		MinimumOutputAtomic: q.MinimumOutputAtomic.String(), SlippageBps: int(q.SlippageBps), PriceImpactBps: int(q.PriceImpactBps),
+		PriceImpactWarning: r.PriceImpactWarning, Route: []SwapRouteStepView{},
+		FeeBreakdown: SwapFeeBreakdownView{ServiceFeeBps: int(q.FeeBreakdown.ServiceFeeBps), ServiceFeeMint: q.FeeBreakdown.ServiceFeeMint.String(),
+			NetworkFeeLamports: q.FeeBreakdown.NetworkFeeLamports.String(), PriorityFeeLamports: q.FeeBreakdown.PriorityFeeLamports.String(),
+			RentLamports: q.FeeBreakdown.RentLamports.String()},
+		FeePolicyVersion: q.FeePolicyVersion, RegistryVersion: q.RegistryVersion, CreatedAt: q.CreatedAt, ExpiresAt: q.ExpiresAt,
+		QuoteHash: q.Hash}
+	for _, s := range q.Route {
+		v.Route = append(v.Route, SwapRouteStepView{Venue: s.Venue, Pool: s.Pool.String(), InputMint: s.InputMint.String(),
+			OutputMint: s.OutputMint.String(), InAtomic: s.InAtomic.String(), OutAtomic: s.OutAtomic.String(), ShareBps: int(s.ShareBps)})
+	}
+	return v
+}
+
+// swapQuoteRoute is POST /api/v1/swap/quotes.
+func swapQuoteRoute(svc *swap.Service) Route {
+	return Route{Method: http.MethodPost, Pattern: "/api/v1/swap/quotes", OperationID: "createSwapQuote", Tag: transport.TagSwap,
+		Auth: transport.AuthSession, Private: true, Permission: access.WalletSign, Idempotency: transport.IdempotencyRequired,
+		OwnUnitOfWork: true, LateReplay: true, Status: http.StatusCreated, Policy: Policy{Feature: swap.FeatureSwap},
+		Summary: "Create a swap quote",
+		Description: "An immutable executable quote for the signed-in user's verified wallet, in the caller's environment. Checks run " +
+			"in this order, each with its own code, and a refusal writes nothing: the session and the wallet.sign permission (API keys " +
+			"are refused); the wallet is a verified wallet of the user (WALLET_REQUIRED); swaps are configured and active (503 " +
+			"SWAP_NOT_CONFIGURED, SWAP_PAUSED); both mints are executable registry entries and still match on the cluster, read now " +
+			"(TOKEN_NOT_TRUSTED with details.field and reason); the cluster is the network the registry was verified on " +
+			"(NETWORK_MISMATCH); the slippage is within the settings' bounds (SLIPPAGE_OUT_OF_POLICY); the amount converts with the " +
+			"mint's decimals (INVALID_AMOUNT with details.reason); the wallet's token balance, read from the chain, covers it " +
+			"(BALANCE_UNAVAILABLE when it cannot be read, never zero; INSUFFICIENT_BALANCE); its lamports cover the signature, the " +
+			"estimated priority fee, the rent of an output account it lacks and its own rent-exempt floor " +
+			"(INSUFFICIENT_NATIVE_RESERVE); the 200 bps service fee is taken from the gross input and the rest is quoted by the route " +
+			"provider (ROUTE_UNAVAILABLE; PROVIDER_UNAVAILABLE, and SWAP_PAUSED while its circuit breaker is open); the price impact " +
+			"is below the hard limit (PRICE_IMPACT_EXCEEDED); then every field is frozen under quoteHash. The Idempotency-Key replays " +
+			"the same quote; a new key is a new quote.",
+		Request: SwapQuoteRequest{InputMint: "Mint111111111111111111111111111111111111111", OutputMint: "Usd1111111111111111111111111111111111111111",
+			Amount: "1.5", Wallet: "Wa11et1111111111111111111111111111111111111"},
+		Response: SwapQuoteView{QuoteID: "swq_0123456789abcdef0123456789abcdef", OperationID: "swp_0123456789abcdef0123456789abcdef",
+			Status: string(swap.StateQuoted), Route: []SwapRouteStepView{}},
+		Errors: []string{string(fault.WalletRequired), string(fault.SwapNotConfigured), string(fault.SwapPaused), string(fault.TokenNotTrusted),
+			string(fault.NetworkMismatch), string(fault.SlippageOutOfPolicy), string(fault.InvalidAmount), string(fault.BalanceUnavailable),
+			string(fault.InsufficientBalance), string(fault.InsufficientNativeReserve), string(fault.RouteUnavailable),
+			string(fault.ProviderUnavailable), string(fault.PriceImpactExceeded), string(fault.QuoteUnavailable)},
+		Handle: func(ctx context.Context, c *Call) (any, error) {
+			var in SwapQuoteRequest
+			if err := c.Decode(&in); err != nil {
+				return nil, err
+			}
+			res, err := svc.Quote(ctx, c.Tx, c.Principal, swap.QuoteInput{InputMint: in.InputMint, OutputMint: in.OutputMint,
+				Amount: in.Amount, SlippageBps: in.SlippageBps, Wallet: in.Wallet})
+			if err != nil {
+				return nil, err
+			}
+			return c.CommitResult(ctx, func(tx Tx) (any, error) {
+				o, err := svc.SaveQuote(ctx, tx, res)
+				if err != nil {
+					return nil, err
+				}
+				return swapQuoteView(o, res), nil
+			})
+		}}
+}
+
+// SwapIntentRequest is the body of POST /api/v1/swap/intents.
+type SwapIntentRequest struct {
+	// QuoteID is the quote to bind.
+	QuoteID string `json:"quoteId" example:"swq_0123456789abcdef0123456789abcdef"`
+	// Wallet is the wallet that will sign: the quote's.
+	Wallet string `json:"wallet" example:"Wa11et1111111111111111111111111111111111111"`
+}
+
+// SwapPreparedView is an intent's prepared transaction.
+type SwapPreparedView struct {
+	// MessageBase64 is the v0 message to sign, standard base64: a signature over any other bytes is refused.
+	MessageBase64 string `json:"messageBase64" example:"gAEABQk..."`
+	// TransactionBase64 is the same message as an unsigned transaction (one empty signature), for wallets that
+	// sign transactions.
+	TransactionBase64 string `json:"transactionBase64" example:"AQAAAA..."`
+	// LastValidBlockHeight is the last block height the transaction can land at.
+	LastValidBlockHeight uint64 `json:"lastValidBlockHeight" example:"1234"`
+	// ExpiresAt is the earlier of the intent's expiry and that height's estimated time.
+	ExpiresAt time.Time `json:"expiresAt"`
+}
+
+// SwapReviewView is what the wallet screen shows before signing, amounts in whole units of their token.
+type SwapReviewView struct {
+	// AmountPaid is the gross input the wallet pays.
+	AmountPaid string `json:"amountPaid" example:"1.5"`
+	// ServiceFee is the service fee taken from it (200 bps).
+	ServiceFee string `json:"serviceFee" example:"0.03"`
+	// ExecutableInput is what is swapped.
+	ExecutableInput string `json:"executableInput" example:"1.47"`
+	// ExpectedOutput is the route's output before slippage.
+	ExpectedOutput string `json:"expectedOutput" example:"2.925"`
+	// MinimumReceived is the least output accepted; less fails on chain.
+	MinimumReceived string `json:"minimumReceived" example:"2.910375"`
+	// SlippageBps is the accepted slippage.
+	SlippageBps int `json:"slippageBps" example:"50"`
+	// PriceImpactBps is the route's price impact.
+	PriceImpactBps int `json:"priceImpactBps" example:"12"`
+	// Route names the route's venues in order.
+	Route []string `json:"route"`
+	// VenueFeeBps is the route's own fee where the provider reports one; the expected output is already net of
+	// it. Null when the provider reports none.
+	VenueFees []string `json:"venueFees"`
+	// EstimatedNetworkFeeLamports is the signature fee, an integer string.
+	EstimatedNetworkFeeLamports string `json:"estimatedNetworkFeeLamports" example:"5000"`
+	// EstimatedPriorityFeeLamports is the prepared transaction's priority fee, an integer string.
+	EstimatedPriorityFeeLamports string `json:"estimatedPriorityFeeLamports" example:"14000"`
+	// RentLamports is the rent of accounts the transaction creates for the wallet, an integer string.
+	RentLamports string `json:"rentLamports" example:"2074080"`
+	// Wallet is the connected wallet that signs.
+	Wallet string `json:"wallet" example:"Wa11et1111111111111111111111111111111111111"`
+	// Network is the cluster's CAIP-2 id.
+	Network string `json:"network" example:"solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp"`
+	// ExpiresAt is when the quote and the prepared transaction stop being executable.
+	ExpiresAt time.Time `json:"expiresAt"`
+}
+
+// SwapIntentView is a swap intent (POST /api/v1/swap/intents).
+type SwapIntentView struct {
+	// IntentID identifies the intent.
+	IntentID string `json:"intentId" example:"swi_0123456789abcdef0123456789abcdef"`
+	// OperationID identifies the swap operation.
+	OperationID string `json:"operationId" example:"swp_0123456789abcdef0123456789abcdef"`
+	// QuoteID is the bound quote.
+	QuoteID string `json:"quoteId" example:"swq_0123456789abcdef0123456789abcdef"`
+	// Status is the operation's state: AWAITING_SIGNATURE once prepared.
+	Status string `json:"status" example:"AWAITING_SIGNATURE"`
+	// Wallet signs and receives.
+	Wallet string `json:"wallet" example:"Wa11et1111111111111111111111111111111111111"`
+	// Network is the cluster's CAIP-2 id.
+	Network string `json:"network" example:"solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp"`
+	// InputMint is the mint paid with.
+	InputMint string `json:"inputMint" example:"Mint111111111111111111111111111111111111111"`
+	// OutputMint is the mint received.
+	OutputMint string `json:"outputMint" example:"Usd1111111111111111111111111111111111111111"`
+	// GrossInputAtomic is what the wallet pays, an integer string.
+	GrossInputAtomic string `json:"grossInputAtomic" example:"1500000000"`
+	// ServiceFeeAtomic is the service fee, an integer string.
+	ServiceFeeAtomic string `json:"serviceFeeAtomic" example:"30000000"`
+	// ExecutableInputAtomic is what is swapped, an integer string.
+	ExecutableInputAtomic string `json:"executableInputAtomic" example:"1470000000"`
+	// ExpectedOutputAtomic is the route's output, an integer string.
+	ExpectedOutputAtomic string `json:"expectedOutputAtomic" example:"2925000"`
+	// MinimumOutputAtomic is the least output accepted, an integer string.
+	MinimumOutputAtomic string `json:"minimumOutputAtomic" example:"2910375"`
+	// SlippageBps is the accepted slippage.
+	SlippageBps int `json:"slippageBps" example:"50"`
+	// PriceImpactBps is the route's price impact.
+	PriceImpactBps int `json:"priceImpactBps" example:"12"`
+	// FeeRecipient is the wallet that receives the service fee.
+	FeeRecipient string `json:"feeRecipient" example:"Fee1111111111111111111111111111111111111111"`
+	// FeeAccount is its token account of the input mint, which the prepared transaction pays.
+	FeeAccount string `json:"feeAccount" example:"FeeAcct111111111111111111111111111111111111"`
+	// FeePolicyVersion is the fees.swap version bound.
+	FeePolicyVersion string `json:"feePolicyVersion" example:"1"`
+	// RegistryVersion is the swap.tokens version bound.
+	RegistryVersion string `json:"registryVersion" example:"1"`
+	// Route is the route's hops.
+	Route []SwapRouteStepView `json:"route"`
+	// QuoteHash is the bound quote's hash.
+	QuoteHash string `json:"quoteHash" example:"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"`
+	// IntentHash is the SHA-256 over every bound field, the prepared message's hash included.
+	IntentHash string `json:"intentHash" example:"3a7bd3e2360a3d29eea436fcfb7e44c735d117c42d1c1835420b6b9942dd4f1b"`
+	// ExpiresAt is the quote's expiry, which the intent shares.
+	ExpiresAt time.Time `json:"expiresAt"`
+	// PreparedTransaction is the transaction to sign.
+	PreparedTransaction SwapPreparedView `json:"preparedTransaction"`
+	// Review is what the wallet screen shows before signing.
+	Review SwapReviewView `json:"review"`
+}
+
+// swapIntentView renders a bound intent.
+func swapIntentView(o swap.Operation, r swap.IntentResult) SwapIntentView {
+	it, p := r.Intent, r.Prepared
+	amt := func(a money.Atomic, d uint8) string { return swap.FormatAmount(a, d) }
+	v := SwapIntentView{IntentID: it.ID, OperationID: it.OperationID, QuoteID: it.QuoteID, Status: string(o.State), Wallet: it.Wallet.String(),
+		Network: it.Network, InputMint: it.InputMint.String(), OutputMint: it.OutputMint.String(), GrossInputAtomic: it.GrossInputAtomic.String(),
+		ServiceFeeAtomic: it.ServiceFeeAtomic.String(), ExecutableInputAtomic: it.ExecutableInputAtomic.String(),
+		ExpectedOutputAtomic: it.ExpectedOutputAtomic.String(), MinimumOutputAtomic: it.MinimumOutputAtomic.String(),
+		SlippageBps: int(it.SlippageBps), PriceImpactBps: int(it.PriceImpactBps), FeeRecipient: it.FeeRecipient.String(),
+		FeeAccount: it.FeeAccount.String(), FeePolicyVersion: it.FeePolicyVersion, RegistryVersion: it.RegistryVersion,
+		Route: []SwapRouteStepView{}, QuoteHash: it.QuoteHash, IntentHash: it.Hash, ExpiresAt: it.ExpiresAt,
+		PreparedTransaction: SwapPreparedView{MessageBase64: base64.StdEncoding.EncodeToString(p.Message),
+			TransactionBase64: base64.StdEncoding.EncodeToString(p.Unsigned), LastValidBlockHeight: p.LastValidBlockHeight, ExpiresAt: p.ExpiresAt},
+		Review: SwapReviewView{AmountPaid: amt(it.GrossInputAtomic, it.InputDecimals), ServiceFee: amt(it.ServiceFeeAtomic, it.InputDecimals),
+			ExecutableInput: amt(it.ExecutableInputAtomic, it.InputDecimals), ExpectedOutput: amt(it.ExpectedOutputAtomic, it.OutputDecimals),
+			MinimumReceived: amt(it.MinimumOutputAtomic, it.OutputDecimals), SlippageBps: int(it.SlippageBps), PriceImpactBps: int(it.PriceImpactBps),
+			Route: []string{}, VenueFees: []string{}, EstimatedNetworkFeeLamports: it.FeeBreakdown.NetworkFeeLamports.String(),
+			EstimatedPriorityFeeLamports: p.PriorityFeeLamports.String(), RentLamports: p.RentLamports.String(), Wallet: it.Wallet.String(),
+			Network: it.Network, ExpiresAt: p.ExpiresAt}}
+	for _, s := range it.Route {
+		v.Route = append(v.Route, SwapRouteStepView{Venue: s.Venue, Pool: s.Pool.String(), InputMint: s.InputMint.String(),
+			OutputMint: s.OutputMint.String(), InAtomic: s.InAtomic.String(), OutAtomic: s.OutAtomic.String(), ShareBps: int(s.ShareBps)})
+		v.Review.Route = append(v.Review.Route, s.Venue)
+	}
+	for _, f := range it.FeeBreakdown.VenueFees {
+		v.Review.VenueFees = append(v.Review.VenueFees, f.Venue+": "+f.Atomic.String()+" of "+f.Mint.String())
+	}
+	return v
+}
+
+// swapIntentRoute is POST /api/v1/swap/intents.
+func swapIntentRoute(svc *swap.Service) Route {
+	return Route{Method: http.MethodPost, Pattern: "/api/v1/swap/intents", OperationID: "createSwapIntent", Tag: transport.TagSwap,
+		Auth: transport.AuthSession, Private: true, Permission: access.WalletSign, Idempotency: transport.IdempotencyOptional,
+		OwnUnitOfWork: true, Status: http.StatusCreated, Policy: Policy{Feature: swap.FeatureSwap},
+		ExistingStatus: http.StatusOK, ExistingText: "OK: the quote was already bound; the intent bound first.",
+		Summary: "Create a swap intent",
+		Description: "Binds a quote of the signed-in user and prepares the one transaction its wallet signs. Checks, in order: the " +
+			"quote exists for the caller (another user's, workspace's or environment's is 404 NOT_FOUND), is intact and unexpired " +
+			"(QUOTE_MISMATCH, QUOTE_EXPIRED), the wallet is the quote's (WALLET_MISMATCH), the fee policy and the token registry are " +
+			"the versions the quote used (QUOTE_MISMATCH with details.reason: request a new quote), and the fee recipient's token " +
+			"account of the input mint exists on the cluster (SWAP_NOT_CONFIGURED). The prepared transaction is a v0 message paid by " +
+			"the wallet: the route's compute budget and setup instructions, the service fee's transfer to the fee recipient " +
+			"(TransferCheckedWithFee for a mint with a transfer fee), a memo with the intent id, then the route's swap with its " +
+			"lookup tables. The wallet's lamports are checked against its real priority fee and rent (INSUFFICIENT_NATIVE_RESERVE). " +
+			"The provider's executable payload stays on the server; the review items are what the wallet screen must show. One " +
+			"quote binds one intent: asking again answers 200 with the intent already bound, and an Idempotency-Key is optional.",
+		Request: SwapIntentRequest{QuoteID: "swq_0123456789abcdef0123456789abcdef", Wallet: "Wa11et1111111111111111111111111111111111111"},
+		Response: SwapIntentView{Status: string(swap.StateAwaitingSignature), Route: []SwapRouteStepView{},
+			Review: SwapReviewView{Route: []string{}, VenueFees: []string{}}},
+		Errors: []string{string(fault.NotFound), string(fault.QuoteExpired), string(fault.QuoteMismatch), string(fault.WalletMismatch),
+			string(fault.SwapNotConfigured), string(fault.SwapPaused), string(fault.InsufficientNativeReserve), string(fault.ProviderUnavailable),
+			string(fault.QuoteUnavailable), string(fault.RouteUnavailable), string(fault.SimulationFailed)},
+		Handle: func(ctx context.Context, c *Call) (any, error) {
+			var in SwapIntentRequest
+			if err := c.Decode(&in); err != nil {
+				return nil, err
+			}
+			if prior, o, ok, err := svc.ExistingIntent(ctx, c.Tx, c.Principal, in.QuoteID); err != nil {
+				return nil, err
+			} else if ok {
+				return c.CommitResult(ctx, func(Tx) (any, error) {
+					c.SetStatus(http.StatusOK)
+					return swapIntentView(o, prior), nil
+				})
+			}
+			res, err := svc.PrepareIntent(ctx, c.Tx, c.Principal, swap.IntentInput{QuoteID: in.QuoteID, Wallet: in.Wallet})
+			if err != nil {
+				return nil, err
+			}
+			out, err := c.CommitResult(ctx, func(tx Tx) (any, error) {
+				o, err := svc.SaveIntent(ctx, tx, res)
+				if err != nil {
+					return nil, err
+				}
+				return swapIntentView(o, res), nil
+			})
+			if fault.Is(err, fault.Conflict) {
+				// Another request bound the quote meanwhile: answer its intent.
+				prior, o, ok, rerr := svc.ExistingIntent(ctx, c.Tx, c.Principal, in.QuoteID)
+				if rerr == nil && ok {
+					c.SetStatus(http.StatusOK)
+					return swapIntentView(o, prior), nil
+				}
+			}
+			return out, err
+		}}
+}
+
+// SwapStatusView is GET /api/v1/swap/{intentId}/status: the operation's durable state.
+type SwapStatusView struct {
+	// OperationID identifies the swap operation.
+	OperationID string `json:"operationId" example:"swp_0123456789abcdef0123456789abcdef"`
+	// IntentID is the intent asked about.
+	IntentID string `json:"intentId" example:"swi_0123456789abcdef0123456789abcdef"`
+	// QuoteID is its quote.
+	QuoteID string `json:"quoteId" example:"swq_0123456789abcdef0123456789abcdef"`
+	// Status is the operation's state (CREATED through RECONCILED, or EXPIRED, REJECTED, CANCELLED, INVALID, FAILED,
+	// REQUIRES_REVIEW).
+	Status string `json:"status" example:"AWAITING_SIGNATURE"`
+	// Terminal reports a state no request moves on from.
+	Terminal bool `json:"terminal" example:"false"`
+	// TransactionSignature is the signature bound to the intent; null before submission.
+	TransactionSignature *string `json:"transactionSignature" example:"5h6xBEauJ3PK6SWCZ1PGjBvj8vDdWG3KpwATGy1ARAXFSDwt8GFXM7W5Ncn16wmqokgpiKRLuS83KUxyZyv2sUYv"`
+	// LastError is the code of the error that left the operation where it is (SUBMISSION_UNCERTAIN, for one); null
+	// when none.
+	LastError *string `json:"lastError" example:"SUBMISSION_UNCERTAIN"`
+	// ExpiresAt is when the intent stops being executable.
+	ExpiresAt time.Time `json:"expiresAt"`
+	// CreatedAt is when the operation began.
+	CreatedAt time.Time `json:"createdAt"`
+	// UpdatedAt is when it last changed.
+	UpdatedAt time.Time `json:"updatedAt"`
+}
+
+// swapStatusRoute is GET /api/v1/swap/{intentId}/status.
+func swapStatusRoute(svc *swap.Service) Route {
+	return Route{Method: http.MethodGet, Pattern: "/api/v1/swap/{intentId}/status", OperationID: "getSwapStatus", Tag: transport.TagSwap,
+		Auth: transport.AuthSession, Private: true, Permission: access.WalletSign,
+		Summary: "Get a swap's status",
+		Description: "The durable, server-owned state of the swap operation an intent belongs to, readable only by the user who " +
+			"created it in its workspace and environment (anyone else: 404 NOT_FOUND). It survives a browser refresh, a wallet " +
+			"disconnect and the end of the session that created it.",
+		Response: SwapStatusView{}, Errors: []string{string(fault.NotFound)},
+		Handle: func(ctx context.Context, c *Call) (any, error) {
+			it, o, err := svc.Status(ctx, c.Tx, c.Principal, c.PathValue("intentId"))
+			if err != nil {
+				return nil, err
+			}
+			return SwapStatusView{OperationID: o.ID, IntentID: it.ID, QuoteID: o.QuoteID, Status: string(o.State), Terminal: o.State.Terminal(),
+				TransactionSignature: optionalString(o.Signature), LastError: optionalString(o.LastError), ExpiresAt: it.ExpiresAt,
+				CreatedAt: o.CreatedAt, UpdatedAt: o.UpdatedAt}, nil
+		}}
 }

@@ -1,0 +1,209 @@
+package e2e_test
+
+import (
+	"context"
+	"crypto/ed25519"
+	"encoding/base64"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gagliardetto/solana-go"
+
+	"github.com/creatormusic/platform/access"
+	"github.com/creatormusic/platform/chain"
+	"github.com/creatormusic/platform/chain/chaintest"
+	"github.com/creatormusic/platform/chain/token2022"
+	"github.com/creatormusic/platform/platformtest"
+	"github.com/creatormusic/platform/policy"
+	"github.com/creatormusic/platform/store"
+	"github.com/creatormusic/platform/swap"
+	"github.com/creatormusic/platform/transport"
+	"github.com/creatormusic/platform/transport/api"
+)
+
+// intentAs posts an intent request for quoteID as p in test mode.
+func intentAs(s *platformtest.System, p buyer, quoteID, wallet string) *platformtest.Response {
+	return s.Do(platformtest.Request{Method: http.MethodPost, Path: "/api/v1/swap/intents", Cookie: p.cookie, Header: testMode,
+		Body: map[string]any{"quoteId": quoteID, "wallet": wallet}})
+}
+
+// newQuote quotes amount CMT for TUSD as p.
+func newQuote(t *testing.T, s *platformtest.System, p buyer, key, amount string) api.SwapQuoteView {
+	t.Helper()
+	r := quoteAs(s, p, key, quoteBody(s, p, amount))
+	if r.Status != http.StatusCreated {
+		t.Fatalf("quote: %d %s", r.Status, r.Body)
+	}
+	var q api.SwapQuoteView
+	r.Data(t, &q)
+	return q
+}
+
+// tokenBalance reads a token account's balance from the cluster (zero
+// when it does not exist).
+func tokenBalance(t testing.TB, s *platformtest.System, owner, mint chain.Address) uint64 {
+	t.Helper()
+	a, err := s.Cluster.GetTokenAccountBalance(context.Background(), chaintest.AssociatedTokenAddress(owner, mint, token2022.ProgramID()), chain.Processed)
+	if err != nil {
+		return 0
+	}
+	return a.Amount
+}
+
+// signPrepared signs the intent's prepared message with p's wallet and
+// returns the signed transaction's wire bytes and signature.
+func signPrepared(t testing.TB, p buyer, iv api.SwapIntentView) ([]byte, string) {
+	t.Helper()
+	msg, err := base64.StdEncoding.DecodeString(iv.PreparedTransaction.MessageBase64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig := ed25519.Sign(p.wallet.priv, msg)
+	wire := append([]byte{1}, sig...)
+	wire = append(wire, msg...)
+	return wire, solana.SignatureFromBytes(sig).String()
+}
+
+// TestSwapIntentPreparesTheTransactionItBinds binds a quote, checks the
+// prepared v0 message instruction by instruction, signs it with the
+// wallet's real key and lands it on the loopback cluster: the wallet pays
+// exactly the gross input, the fee recipient's account receives the
+// service fee less the input mint's 2% transfer fee, and the wallet
+// receives at least the minimum output. The intent is bound once and read
+// only by its owner.
+func TestSwapIntentPreparesTheTransactionItBinds(t *testing.T) {
+	t.Parallel()
+	swapSystem(t, func(t *testing.T, s *platformtest.System) {
+		p := fundedBuyer(t, s, "intent@example.com", 10_000_000_000)
+		q := newQuote(t, s, p, "iq-1", "1.5")
+		r := intentAs(s, p, q.QuoteID, p.wallet.addr)
+		if r.Status != http.StatusCreated {
+			t.Fatalf("intent: %d %s", r.Status, r.Body)
+		}
+		var iv api.SwapIntentView
+		r.Data(t, &iv)
+		if iv.Status != "AWAITING_SIGNATURE" || iv.QuoteID != q.QuoteID || iv.OperationID != q.OperationID || iv.QuoteHash != q.QuoteHash ||
+			len(iv.IntentHash) != 64 || iv.FeeRecipient != swapKey(62).String() || iv.GrossInputAtomic != q.GrossInputAtomic ||
+			iv.MinimumOutputAtomic != q.MinimumOutputAtomic || !iv.ExpiresAt.Equal(q.ExpiresAt) {
+			t.Fatalf("intent = %+v", iv)
+		}
+		if iv.Review.AmountPaid != "1.5" || iv.Review.ServiceFee != "0.03" || iv.Review.ExecutableInput != "1.47" || iv.Review.Wallet != p.wallet.addr ||
+			iv.Review.Network != s.Cluster.Network().CAIP2() || len(iv.Review.Route) != 1 {
+			t.Fatalf("review = %+v", iv.Review)
+		}
+
+		// The prepared message: v0, paid and signed by the wallet alone,
+		// with the route's lookup table, the fee transfer, the memo and
+		// the pool swap.
+		msg, _ := base64.StdEncoding.DecodeString(iv.PreparedTransaction.MessageBase64)
+		unsigned, _ := base64.StdEncoding.DecodeString(iv.PreparedTransaction.TransactionBase64)
+		decoded, err := solana.TransactionFromBytes(unsigned)
+		if err != nil {
+			t.Fatalf("decode the prepared transaction: %v", err)
+		}
+		m := decoded.Message
+		if !m.IsVersioned() || m.Header.NumRequiredSignatures != 1 || m.AccountKeys[0].String() != p.wallet.addr || len(m.AddressTableLookups) != 1 {
+			t.Fatalf("message header %+v, keys %v, lookups %d", m.Header, m.AccountKeys, len(m.AddressTableLookups))
+		}
+		if !strings.Contains(string(msg), "swap:"+iv.IntentID) {
+			t.Fatal("the memo with the intent id is missing")
+		}
+
+		// Bound once: asking again answers the same intent.
+		var again api.SwapIntentView
+		r2 := intentAs(s, p, q.QuoteID, p.wallet.addr)
+		r2.Data(t, &again)
+		if r2.Status != http.StatusOK || again.IntentID != iv.IntentID || again.PreparedTransaction.MessageBase64 != iv.PreparedTransaction.MessageBase64 {
+			t.Fatalf("second intent request: %d, %s vs %s", r2.Status, again.IntentID, iv.IntentID)
+		}
+		if n := count(t, s, "SELECT COUNT(*) FROM swap_intents"); n != 1 {
+			t.Fatalf("%d intents stored", n)
+		}
+
+		// Durable status, for the owner only.
+		var st api.SwapStatusView
+		s.Do(platformtest.Request{Method: "GET", Path: "/api/v1/swap/" + iv.IntentID + "/status", Cookie: p.cookie, Header: testMode}).Data(t, &st)
+		if st.Status != "AWAITING_SIGNATURE" || st.IntentID != iv.IntentID || st.Terminal || st.TransactionSignature != nil {
+			t.Fatalf("status = %+v", st)
+		}
+		other := fundedBuyer(t, s, "other@example.com", 1_000_000_000)
+		if r := s.Do(platformtest.Request{Method: "GET", Path: "/api/v1/swap/" + iv.IntentID + "/status", Cookie: other.cookie, Header: testMode}); r.Status != http.StatusNotFound {
+			t.Fatalf("another user's status read: %d %s", r.Status, r.Body)
+		}
+		if r := intentAs(s, other, q.QuoteID, other.wallet.addr); r.Status != http.StatusNotFound {
+			t.Fatalf("another user bound the quote: %d %s", r.Status, r.Body)
+		}
+		if r := s.Do(platformtest.Request{Method: "GET", Path: "/api/v1/swap/" + iv.IntentID + "/status", Cookie: p.cookie,
+			Header: map[string]string{transport.EnvironmentHeader: "live"}}); r.Status != http.StatusNotFound {
+			t.Fatalf("the live environment read a test intent: %d %s", r.Status, r.Body)
+		}
+
+		// Signed by the wallet, the prepared transaction lands and moves
+		// exactly what the intent bound.
+		wallet, _ := token2022.ParsePublicKey(p.wallet.addr)
+		usd := swapKey(61)
+		inBefore, feeBefore := tokenBalance(t, s, wallet, s.Token.Mint), tokenBalance(t, s, swapKey(62), s.Token.Mint)
+		wire, sig := signPrepared(t, p, iv)
+		got, err := s.RPC.SendTransaction(context.Background(), wire, chain.SendOptions{})
+		if err != nil || got != sig {
+			t.Fatalf("send: %s, %v (want %s)", got, err, sig)
+		}
+		s.Cluster.AdvanceSlots(2)
+		tx, err := s.RPC.GetTransaction(context.Background(), sig, chain.Confirmed)
+		if err != nil || tx.Err != "" {
+			t.Fatalf("landed: %+v, %v", tx, err)
+		}
+		paid := inBefore - tokenBalance(t, s, wallet, s.Token.Mint)
+		feeGot := tokenBalance(t, s, swapKey(62), s.Token.Mint) - feeBefore
+		out := tokenBalance(t, s, wallet, usd)
+		feeFee := (30_000_000*200 + 9999) / 10000
+		if paid != 1_500_000_000 || feeGot != uint64(30_000_000-feeFee) {
+			t.Fatalf("paid %d (want 1500000000), fee account +%d (want %d), received %d (minimum %s)", paid, feeGot, 30_000_000-feeFee, out, iv.MinimumOutputAtomic)
+		}
+		if fmt.Sprint(out) != iv.ExpectedOutputAtomic {
+			t.Fatalf("received %d, want the quote's expected %s at unchanged reserves", out, iv.ExpectedOutputAtomic)
+		}
+	})
+}
+
+// TestSwapIntentRefusals fails each intent check alone and checks that
+// nothing was bound.
+func TestSwapIntentRefusals(t *testing.T) {
+	t.Parallel()
+	swapSystem(t, func(t *testing.T, s *platformtest.System) {
+		ctx := context.Background()
+		p := fundedBuyer(t, s, "refusal@example.com", 10_000_000_000)
+		stranger := newWalletKey(t)
+		refused := func(what string, r *platformtest.Response, status int, code string) {
+			t.Helper()
+			if r.Status != status || r.Code() != code {
+				t.Fatalf("%s: %d %s, want %d %s", what, r.Status, r.Body, status, code)
+			}
+			if n := count(t, s, "SELECT COUNT(*) FROM swap_intents"); n != 0 {
+				t.Fatalf("%s bound an intent", what)
+			}
+		}
+		q := newQuote(t, s, p, "rq-1", "1.5")
+		refused("an unknown quote", intentAs(s, p, "swq_nope", p.wallet.addr), http.StatusNotFound, "NOT_FOUND")
+		refused("another wallet", intentAs(s, p, q.QuoteID, stranger.addr), http.StatusUnprocessableEntity, "WALLET_MISMATCH")
+
+		// A new fee policy version: the quote's terms no longer hold.
+		q2 := newQuote(t, s, p, "rq-2", "1.5")
+		if err := s.DB.InTx(ctx, func(tx *store.Tx) error {
+			_, _, err := policy.Publish(ctx, tx, policy.Scope{Environment: access.Test}, swap.PolicyFees,
+				swap.FeePolicy{ServiceFeeBps: swap.ServiceFeeBps, FeeRecipient: swapKey(65).String()}, "operator")
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		refused("a changed fee policy", intentAs(s, p, q2.QuoteID, p.wallet.addr), http.StatusConflict, "QUOTE_MISMATCH")
+
+		// Expired: the quote lived 30 seconds.
+		q3 := newQuote(t, s, p, "rq-3", "1.5")
+		s.Clock.Advance(31 * time.Second)
+		refused("an expired quote", intentAs(s, p, q3.QuoteID, p.wallet.addr), http.StatusGone, "QUOTE_EXPIRED")
+	})
+}
