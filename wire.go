@@ -323,6 +323,7 @@ func (p *Platform) startSwap(ctx context.Context, cfg ChainConfig) error {
 		envs[env] = se
 	}
 	svc, err := swap.New(swap.Config{Environments: envs, Clock: p.db, Run: store.Runner[swap.Store](p.db),
+		SubmitRun: store.Runner[swap.SubmitStore](p.db), SubmitReadFunc: store.Reader[swap.SubmitStore](p.db),
 		Wallets:  wallet.Links{ReadFunc: store.Reader[wallet.LinkReader](p.db)},
 		ReadFunc: store.Reader[swap.Store](p.db)})
 	if err != nil {

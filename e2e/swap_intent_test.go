@@ -207,3 +207,213 @@ func TestSwapIntentRefusals(t *testing.T) {
 		refused("an expired quote", intentAs(s, p, q3.QuoteID, p.wallet.addr), http.StatusGone, "QUOTE_EXPIRED")
 	})
 }
+
+// submitAs posts a submit of wire with signature sig for intentID as p.
+func submitAs(s *platformtest.System, p buyer, key, intentID, sig string, wire []byte) *platformtest.Response {
+	h := map[string]string{transport.EnvironmentHeader: "test", "Idempotency-Key": key}
+	return s.Do(platformtest.Request{Method: http.MethodPost, Path: "/api/v1/swap/" + intentID + "/submit", Cookie: p.cookie, Header: h,
+		Body: map[string]any{"signature": sig, "signedTransactionBase64": base64.StdEncoding.EncodeToString(wire)}})
+}
+
+// swapStatus reads the status of intentID as p.
+func swapStatus(t testing.TB, s *platformtest.System, p buyer, intentID string) api.SwapStatusView {
+	t.Helper()
+	var v api.SwapStatusView
+	s.Do(platformtest.Request{Method: "GET", Path: "/api/v1/swap/" + intentID + "/status", Cookie: p.cookie, Header: testMode}).Data(t, &v)
+	return v
+}
+
+// awaitSwap waits for cond, moving the platform's clock by the relay's
+// period between looks so that the watch job's next run comes due.
+func awaitSwap(t *testing.T, s *platformtest.System, what string, cond func() bool) {
+	t.Helper()
+	waitFor(t, what, func() bool {
+		s.Clock.Advance(swap.WatchEvery)
+		return cond()
+	})
+}
+
+// preparedIntent quotes and binds a swap of amount CMT as p.
+func preparedIntent(t *testing.T, s *platformtest.System, p buyer, key, amount string) api.SwapIntentView {
+	t.Helper()
+	q := newQuote(t, s, p, key, amount)
+	r := intentAs(s, p, q.QuoteID, p.wallet.addr)
+	if r.Status != http.StatusCreated {
+		t.Fatalf("intent: %d %s", r.Status, r.Body)
+	}
+	var iv api.SwapIntentView
+	r.Data(t, &iv)
+	return iv
+}
+
+// TestSwapSubmitRelaysTheSignedTransaction submits the wallet's signed
+// transaction: the operation is SUBMITTED at once (RPC acceptance is not
+// settlement), the relay sends the identical bytes again after the first
+// send is lost, and the operation follows the chain to CONFIRMED; the
+// same signature again changes nothing; every malformed or foreign
+// signature is refused before anything is bound.
+func TestSwapSubmitRelaysTheSignedTransaction(t *testing.T) {
+	t.Parallel()
+	swapSystem(t, func(t *testing.T, s *platformtest.System) {
+		p := fundedBuyer(t, s, "submit@example.com", 10_000_000_000)
+		iv := preparedIntent(t, s, p, "sq-1", "1.5")
+		wire, sig := signPrepared(t, p, iv)
+
+		// Refusals first: nothing is bound by any of them.
+		refused := func(what string, r *platformtest.Response, status int, code, reason string) {
+			t.Helper()
+			if r.Status != status || r.Code() != code {
+				t.Fatalf("%s: %d %s, want %d %s", what, r.Status, r.Body, status, code)
+			}
+			if reason != "" {
+				if got := r.JSON()["error"].(map[string]any)["details"].(map[string]any)["reason"]; got != reason {
+					t.Fatalf("%s: reason %v, want %s", what, got, reason)
+				}
+			}
+			if st := swapStatus(t, s, p, iv.IntentID); st.Status != "AWAITING_SIGNATURE" || st.TransactionSignature != nil {
+				t.Fatalf("%s bound something: %+v", what, st)
+			}
+		}
+		tampered := append([]byte(nil), wire...)
+		tampered[len(tampered)-1] ^= 1
+		refused("a changed message", submitAs(s, p, "bad-1", iv.IntentID, sig, tampered), http.StatusUnprocessableEntity, "SIGNATURE_REJECTED", "message")
+		other := newWalletKey(t)
+		msg, _ := base64.StdEncoding.DecodeString(iv.PreparedTransaction.MessageBase64)
+		forged := append([]byte{1}, ed25519.Sign(other.priv, msg)...)
+		forged = append(forged, msg...)
+		forgedSig := solana.SignatureFromBytes(forged[1:65]).String()
+		refused("another key's signature", submitAs(s, p, "bad-2", iv.IntentID, forgedSig, forged), http.StatusUnprocessableEntity, "SIGNATURE_REJECTED", "signature_invalid")
+		refused("a signature that is not the transaction's", submitAs(s, p, "bad-3", iv.IntentID, forgedSig, wire), http.StatusUnprocessableEntity, "SIGNATURE_REJECTED", "signature")
+		refused("bytes that are no transaction", submitAs(s, p, "bad-4", iv.IntentID, sig, []byte{1, 2, 3}), http.StatusBadRequest, "INVALID_INPUT", "")
+		stranger := fundedBuyer(t, s, "stranger@example.com", 1_000_000_000)
+		if r := submitAs(s, stranger, "bad-5", iv.IntentID, sig, wire); r.Status != http.StatusNotFound {
+			t.Fatalf("another user submitted: %d %s", r.Status, r.Body)
+		}
+
+		// The first send is lost on the way: the relay inspects, finds
+		// nothing, and sends the identical bytes again.
+		s.Cluster.DropTransactions(1)
+		r := submitAs(s, p, "sub-1", iv.IntentID, sig, wire)
+		if r.Status != http.StatusAccepted {
+			t.Fatalf("submit: %d %s", r.Status, r.Body)
+		}
+		var sv api.SwapSubmitView
+		r.Data(t, &sv)
+		if sv.Status != "SUBMITTED" || sv.TransactionSignature != sig || sv.NetworkState != "submitted" || sv.LastValidBlockHeight != iv.PreparedTransaction.LastValidBlockHeight {
+			t.Fatalf("submitted = %+v", sv)
+		}
+		awaitSwap(t, s, "the relay's second send", func() bool {
+			return count(t, s, "SELECT COUNT(*) FROM swap_submissions WHERE signature = ? AND send_attempts >= 2", sig) == 1
+		})
+		s.Cluster.AdvanceSlots(2)
+		awaitSwap(t, s, "confirmation", func() bool { return swapStatus(t, s, p, iv.IntentID).Status == "CONFIRMED" })
+		st := swapStatus(t, s, p, iv.IntentID)
+		if st.TransactionSignature == nil || *st.TransactionSignature != sig || st.LastError != nil {
+			t.Fatalf("status = %+v", st)
+		}
+		if n := count(t, s, "SELECT send_attempts FROM swap_submissions WHERE signature = ?", sig); n != 2 {
+			t.Fatalf("%d sends, want 2 (one lost, one landed)", n)
+		}
+
+		// The same signature again: the operation as it stands.
+		var again api.SwapSubmitView
+		r = submitAs(s, p, "sub-2", iv.IntentID, sig, wire)
+		r.Data(t, &again)
+		if r.Status != http.StatusOK || again.Status != "CONFIRMED" {
+			t.Fatalf("resubmit: %d %+v", r.Status, again)
+		}
+
+		// An operation bound to another signature: a valid signature over
+		// the prepared message puts it under review. (A wallet that signs
+		// with fresh randomness can produce a second valid signature; the
+		// deterministic test key cannot, so the first binding is made to
+		// look like another's.)
+		iv2 := preparedIntent(t, s, p, "sq-2", "1.5")
+		wire2, sig2 := signPrepared(t, p, iv2)
+		if err := s.DB.InTx(context.Background(), func(tx *store.Tx) error {
+			_, err := tx.IDB().ExecContext(context.Background(), "UPDATE swap_operations SET signature = ?, state = ?, version = version + 1 WHERE id = ?",
+				"OtherSignature1111111111111111111111111111111111111111111111111111111111111111111", "SUBMITTED", iv2.OperationID)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		r = submitAs(s, p, "sub-3", iv2.IntentID, sig2, wire2)
+		if r.Status != http.StatusConflict || r.Code() != "REQUIRES_REVIEW" {
+			t.Fatalf("a second signature: %d %s", r.Status, r.Body)
+		}
+		if st := swapStatus(t, s, p, iv2.IntentID); st.Status != "REQUIRES_REVIEW" {
+			t.Fatalf("after a second signature: %+v", st)
+		}
+	})
+}
+
+// TestSwapSubmitPriceMovedFailsAtSimulation moves the pool's price after
+// the intent: the node's simulation refuses the transaction, the
+// operation FAILS with SIMULATION_FAILED, and nothing but nothing moves.
+func TestSwapSubmitPriceMovedFailsAtSimulation(t *testing.T) {
+	t.Parallel()
+	swapSystem(t, func(t *testing.T, s *platformtest.System) {
+		p := fundedBuyer(t, s, "moved@example.com", 10_000_000_000)
+		iv := preparedIntent(t, s, p, "mq-1", "1.5")
+		pools := s.Cluster.Pools()
+		if len(pools) != 1 {
+			t.Fatalf("%d pools", len(pools))
+		}
+		// Half the output reserve: the price falls far below the minimum.
+		a, b, err := s.Cluster.PoolReserves(pools[0].Address)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Cluster.SetPoolReserves(pools[0].Address, a, b/2); err != nil {
+			t.Fatal(err)
+		}
+		wallet, _ := token2022.ParsePublicKey(p.wallet.addr)
+		before := tokenBalance(t, s, wallet, s.Token.Mint)
+		wire, sig := signPrepared(t, p, iv)
+		if r := submitAs(s, p, "mv-1", iv.IntentID, sig, wire); r.Status != http.StatusAccepted {
+			t.Fatalf("submit: %d %s", r.Status, r.Body)
+		}
+		awaitSwap(t, s, "the failure", func() bool { return swapStatus(t, s, p, iv.IntentID).Status == "FAILED" })
+		st := swapStatus(t, s, p, iv.IntentID)
+		if st.LastError == nil || *st.LastError != "SIMULATION_FAILED" || !st.Terminal {
+			t.Fatalf("status = %+v", st)
+		}
+		if got := tokenBalance(t, s, wallet, s.Token.Mint); got != before {
+			t.Fatalf("the wallet paid %d for a failed swap", before-got)
+		}
+	})
+}
+
+// TestSwapSubmitUncertainSendIsInspectedFirst makes the node hold its
+// answer to the first send past the client's timeout: the operation stays
+// SUBMITTED with SUBMISSION_UNCERTAIN, the next step inspects the chain
+// before sending the identical bytes again, and the swap confirms with the
+// error cleared.
+func TestSwapSubmitUncertainSendIsInspectedFirst(t *testing.T) {
+	t.Parallel()
+	swapSystem(t, func(t *testing.T, s *platformtest.System) {
+		p := fundedBuyer(t, s, "uncertain@example.com", 10_000_000_000)
+		iv := preparedIntent(t, s, p, "uq-1", "1.5")
+		wire, sig := signPrepared(t, p, iv)
+		s.Cluster.Inject(chaintest.Fault{Method: "sendTransaction", Times: 1, Delay: 5 * time.Second})
+		if r := submitAs(s, p, "us-1", iv.IntentID, sig, wire); r.Status != http.StatusAccepted {
+			t.Fatalf("submit: %d %s", r.Status, r.Body)
+		}
+		waitFor(t, "the uncertain send", func() bool {
+			st := swapStatus(t, s, p, iv.IntentID)
+			return st.LastError != nil && *st.LastError == "SUBMISSION_UNCERTAIN" && st.Status == "SUBMITTED"
+		})
+		inspected := s.Cluster.Calls("getSignatureStatuses")
+		awaitSwap(t, s, "the second send", func() bool {
+			return count(t, s, "SELECT COUNT(*) FROM swap_submissions WHERE signature = ? AND send_attempts >= 2", sig) == 1
+		})
+		if s.Cluster.Calls("getSignatureStatuses") <= inspected {
+			t.Fatal("the relay sent again without inspecting the signature first")
+		}
+		s.Cluster.AdvanceSlots(2)
+		awaitSwap(t, s, "confirmation", func() bool { return swapStatus(t, s, p, iv.IntentID).Status == "CONFIRMED" })
+		if st := swapStatus(t, s, p, iv.IntentID); st.LastError != nil {
+			t.Fatalf("the uncertainty outlived the landing: %+v", st)
+		}
+	})
+}

@@ -62,7 +62,7 @@ func EventType(s State) string { return "swap_operation." + strings.ToLower(stri
 
 // changed writes the outbox event of o's current state in st's unit of
 // work.
-func changed(ctx context.Context, st Store, o Operation) error {
+func changed(ctx context.Context, st OperationStore, o Operation) error {
 	payload, _ := json.Marshal(map[string]any{"id": o.ID, "state": o.State, "quoteId": o.QuoteID, "intentId": o.IntentID,
 		"signature": o.Signature})
 	_, err := st.OutboxInsert(ctx, outbox.Event{TenantID: o.Owner.TenantID, WorkspaceID: o.Owner.WorkspaceID,

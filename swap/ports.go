@@ -7,6 +7,8 @@ import (
 	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/chain"
 	"github.com/creatormusic/platform/chain/message"
+	"github.com/creatormusic/platform/chain/relay"
+	"github.com/creatormusic/platform/jobs"
 	"github.com/creatormusic/platform/money"
 	"github.com/creatormusic/platform/outbox"
 	"github.com/creatormusic/platform/policy"
@@ -18,8 +20,8 @@ import (
 // *chain.RPCError when the node answered with an error,
 // chain.ErrAccountNotFound for a missing account.
 type ChainClient interface {
-	// GetGenesisHash returns the cluster's genesis hash (base58).
-	GetGenesisHash(ctx context.Context) (string, error)
+	// relay.ChainClient sends and follows signed transactions.
+	relay.ChainClient
 	// GetEpochInfo returns the current epoch.
 	GetEpochInfo(ctx context.Context, commitment chain.Commitment) (chain.EpochInfo, error)
 	// GetAccountInfo returns an account (a mint, a token account).
@@ -50,35 +52,12 @@ type Clock interface {
 	Now() time.Time
 }
 
-// Store persists what the swap domain records. A Store handed to a unit of
-// work is bound to its transaction; a read Store reads the pool. Errors
-// are *fault.Error: NOT_FOUND for a missing row.
-type Store interface {
+// RegistryStore persists the registry's policies and verification runs.
+// A store handed to a unit of work is bound to its transaction; a read
+// store reads the pool. Errors are *fault.Error: NOT_FOUND for a missing
+// row.
+type RegistryStore interface {
 	policy.Store
-	outbox.Writer
-	// Now is the unit of work's single timestamp.
-	Now() time.Time
-	// SwapOperationInsert writes a new operation. CONFLICT if its id
-	// exists.
-	SwapOperationInsert(ctx context.Context, o Operation) error
-	// SwapOperation returns the operation id of owner (another owner's,
-	// another workspace's or environment's is NOT_FOUND).
-	SwapOperation(ctx context.Context, owner Owner, id string) (Operation, error)
-	// SwapQuoteInsert writes a sealed quote. CONFLICT if its id exists.
-	SwapQuoteInsert(ctx context.Context, q Quote) error
-	// SwapQuote returns the quote id of owner (NOT_FOUND for another
-	// owner's).
-	SwapQuote(ctx context.Context, owner Owner, id string) (Quote, error)
-	// SwapOperationUpdate writes o when the stored version is prevVersion
-	// (o.Version is prevVersion + 1). CONFLICT otherwise.
-	SwapOperationUpdate(ctx context.Context, o Operation, prevVersion int64) error
-	// SwapIntentInsert writes a sealed intent with its prepared message.
-	// One intent per quote: a second for the same quote, or a taken id,
-	// is CONFLICT.
-	SwapIntentInsert(ctx context.Context, it Intent, prepared Prepared) error
-	// SwapIntent returns the intent id of owner with its prepared
-	// transaction (NOT_FOUND for another owner's).
-	SwapIntent(ctx context.Context, owner Owner, id string) (Intent, Prepared, error)
 	// SwapRegistryRunInsert stores a registry verification run.
 	SwapRegistryRunInsert(ctx context.Context, r RegistryRun) error
 	// SwapRegistryRunLatest returns the newest run of env's registry
@@ -90,8 +69,54 @@ type Store interface {
 	SwapRegistryRunNewest(ctx context.Context, env access.Environment, version int) (RegistryRun, error)
 }
 
+// OperationStore persists operations, quotes and intents with the effects
+// that commit with them: the operation's outbox event and its next job.
+// Errors are *fault.Error: NOT_FOUND for a missing row, CONFLICT for a
+// lost compare-and-set or a taken id.
+type OperationStore interface {
+	outbox.Writer
+	jobs.Enqueuer
+	// Now is the unit of work's single timestamp.
+	Now() time.Time
+	// AfterCommit registers fn to run once the unit of work has committed
+	// (the wake-up of the job workers).
+	AfterCommit(fn func())
+	// SwapOperationInsert writes a new operation. CONFLICT if its id
+	// exists.
+	SwapOperationInsert(ctx context.Context, o Operation) error
+	// SwapOperation returns the operation id of owner (another owner's,
+	// another workspace's or environment's is NOT_FOUND).
+	SwapOperation(ctx context.Context, owner Owner, id string) (Operation, error)
+	// SwapOperationUpdate writes o when the stored version is prevVersion
+	// (o.Version is prevVersion + 1). CONFLICT otherwise, and when o's
+	// signature is bound to another operation.
+	SwapOperationUpdate(ctx context.Context, o Operation, prevVersion int64) error
+	// SwapQuoteInsert writes a sealed quote. CONFLICT if its id exists.
+	SwapQuoteInsert(ctx context.Context, q Quote) error
+	// SwapQuote returns the quote id of owner (NOT_FOUND for another
+	// owner's).
+	SwapQuote(ctx context.Context, owner Owner, id string) (Quote, error)
+	// SwapIntentInsert writes a sealed intent with its prepared message.
+	// One intent per quote: a second for the same quote, or a taken id,
+	// is CONFLICT.
+	SwapIntentInsert(ctx context.Context, it Intent, prepared Prepared) error
+	// SwapIntent returns the intent id of owner with its prepared
+	// transaction (NOT_FOUND for another owner's).
+	SwapIntent(ctx context.Context, owner Owner, id string) (Intent, Prepared, error)
+}
+
+// Store is the unit of work of quoting and binding intents: the registry
+// and policies they read, and the operations they write.
+type Store interface {
+	RegistryStore
+	OperationStore
+}
+
 // RunFunc runs fn as one unit of work, committed when fn returns nil.
 type RunFunc func(ctx context.Context, fn func(st Store) error) error
+
+// SubmitRunFunc runs fn as one unit of work of the relay.
+type SubmitRunFunc func(ctx context.Context, fn func(st SubmitStore) error) error
 
 // RouteRequest asks a route provider for an ExactIn route.
 type RouteRequest struct {

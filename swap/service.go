@@ -46,11 +46,18 @@ type Config struct {
 	// Wallets answers wallet verification; nil refuses every quote with
 	// WALLET_REQUIRED.
 	Wallets Wallets
+	// WakeFunc wakes the job workers after a commit that enqueued work;
+	// nil leaves them to their poll.
+	WakeFunc func()
 	// Clock tells the time. Required.
 	Clock Clock
 	// Run runs a unit of work; ReadFunc returns the read pool. Required.
 	Run      RunFunc
 	ReadFunc func() Store
+	// SubmitRun runs a unit of work of the relay; SubmitReadFunc returns
+	// the read pool as the relay reads it. Required.
+	SubmitRun      SubmitRunFunc
+	SubmitReadFunc func() SubmitStore
 	// VerifyEvery is the registry's scheduled verification period; zero
 	// means DefaultVerifyEvery.
 	VerifyEvery time.Duration
@@ -85,8 +92,8 @@ type Service struct {
 
 // New validates cfg and returns a Service.
 func New(cfg Config) (*Service, error) {
-	if cfg.Clock == nil || cfg.Run == nil || cfg.ReadFunc == nil {
-		return nil, errors.New("swap: Config.Clock, Run and ReadFunc are required")
+	if cfg.Clock == nil || cfg.Run == nil || cfg.ReadFunc == nil || cfg.SubmitRun == nil || cfg.SubmitReadFunc == nil {
+		return nil, errors.New("swap: Config.Clock, Run, ReadFunc, SubmitRun and SubmitReadFunc are required")
 	}
 	if cfg.NewIDFunc == nil {
 		cfg.NewIDFunc = func() string {
@@ -266,6 +273,7 @@ func (s *Service) Jobs() []jobs.Kind {
 	return []jobs.Kind{
 		{Name: JobVerifyRegistry, Class: jobs.ClassMoney, HandlerFunc: s.verifyJob},
 		{Name: JobVerifySchedule, Class: jobs.ClassMoney, HandlerFunc: s.scheduleJob, Every: s.cfg.VerifyEvery},
+		{Name: JobWatch, Class: jobs.ClassMoney, HandlerFunc: s.watchJob},
 	}
 }
 

@@ -10,10 +10,14 @@ import (
 	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/chain"
 	"github.com/creatormusic/platform/chain/chaintest"
+	"github.com/creatormusic/platform/chain/relay"
+	"github.com/creatormusic/platform/chain/solanarpc"
 	"github.com/creatormusic/platform/chain/token2022"
 	"github.com/creatormusic/platform/fault"
+	"github.com/creatormusic/platform/jobs"
 	"github.com/creatormusic/platform/outbox"
 	"github.com/creatormusic/platform/policy"
+	"github.com/creatormusic/platform/urlguard/urlguardtest"
 )
 
 // memStore is an in-memory Store; every unit of work sees the same data.
@@ -149,6 +153,10 @@ func newFixture(t *testing.T, provider string) *fixture {
 		{Mint: usdMint.String(), TokenProgram: token2022.ProgramID().String(), Decimals: 6, Symbol: "TUSD", Name: "Test Dollar"},
 		{Mint: testKey(43).String(), TokenProgram: token2022.ProgramID().String(), Decimals: 6, Symbol: "GONE", Name: "Never minted"},
 	}}
+	rpc, err := solanarpc.New(solanarpc.Config{URL: c.URL(), Timeout: 2 * time.Second, HTTPClient: urlguardtest.Client(t, c.URL())})
+	if err != nil {
+		t.Fatal(err)
+	}
 	clk := &clock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
 	st := newMemStore(clk.t)
 	n := 0
@@ -157,12 +165,14 @@ func newFixture(t *testing.T, provider string) *fixture {
 		routes = namedRoutes(provider)
 	}
 	svc, err := New(Config{
-		Environments: map[access.Environment]Environment{access.Test: {Chain: c, Routes: routes, Registry: &reg, FeeRecipient: testKey(44).String()}},
-		Clock:        clk,
-		Run:          func(ctx context.Context, fn func(Store) error) error { return fn(st) },
-		ReadFunc:     func() Store { return st },
-		Breaker:      BreakerConfig{Threshold: 2, Cooldown: time.Minute},
-		NewIDFunc:    func() string { n++; return string(rune('a' + n)) },
+		Environments:   map[access.Environment]Environment{access.Test: {Chain: rpc, Routes: routes, Registry: &reg, FeeRecipient: testKey(44).String()}},
+		Clock:          clk,
+		Run:            func(ctx context.Context, fn func(Store) error) error { return fn(st) },
+		ReadFunc:       func() Store { return st },
+		SubmitRun:      func(ctx context.Context, fn func(SubmitStore) error) error { return fn(st) },
+		SubmitReadFunc: func() SubmitStore { return st },
+		Breaker:        BreakerConfig{Threshold: 2, Cooldown: time.Minute},
+		NewIDFunc:      func() string { n++; return string(rune('a' + n)) },
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -251,7 +261,9 @@ func TestTokensFailClosed(t *testing.T) {
 	ctx := context.Background()
 	st := newMemStore(time.Now())
 	svc, err := New(Config{Environments: map[access.Environment]Environment{access.Test: {Routes: namedRoutes("jupiter")}},
-		Clock: &clock{}, Run: func(ctx context.Context, fn func(Store) error) error { return fn(st) }, ReadFunc: func() Store { return st }})
+		Clock: &clock{}, Run: func(ctx context.Context, fn func(Store) error) error { return fn(st) }, ReadFunc: func() Store { return st },
+		SubmitRun:      func(ctx context.Context, fn func(SubmitStore) error) error { return fn(st) },
+		SubmitReadFunc: func() SubmitStore { return st }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -343,8 +355,6 @@ func TestPublishKeepsAnOperatorsSettings(t *testing.T) {
 	}
 }
 
-var _ ChainClient = (*chaintest.Cluster)(nil)
-
 // The registry and settings tests write no operation, quote or intent.
 
 func (m *memStore) OutboxInsert(context.Context, outbox.Event) (outbox.Event, error) {
@@ -368,3 +378,21 @@ func (m *memStore) SwapIntentInsert(context.Context, Intent, Prepared) error { p
 func (m *memStore) SwapIntent(context.Context, Owner, string) (Intent, Prepared, error) {
 	panic("not used")
 }
+
+func (m *memStore) JobInsert(context.Context, jobs.InsertParams) (bool, error) { panic("not used") }
+
+func (m *memStore) AfterCommit(func()) { panic("not used") }
+
+func (m *memStore) SwapSubmissionInsert(context.Context, string, relay.Submission) error {
+	panic("not used")
+}
+
+func (m *memStore) SwapSubmission(context.Context, string) (relay.Submission, error) {
+	panic("not used")
+}
+
+func (m *memStore) SwapSubmissionUpdate(context.Context, string, relay.Submission, int, relay.State) error {
+	panic("not used")
+}
+
+func (m *memStore) SwapOperationByID(context.Context, string) (Operation, error) { panic("not used") }

@@ -62,6 +62,7 @@ type Tx interface {
 	sale.Store
 	sound.Store
 	swap.Store
+	swap.SubmitStore
 	token.Store
 	wallet.Store
 }

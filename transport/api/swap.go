@@ -291,6 +291,7 @@ func swapRoutes(svc *swap.Service) []Route {
 			}),
 		swapQuoteRoute(svc),
 		swapIntentRoute(svc),
+		swapSubmitRoute(svc),
 		swapStatusRoute(svc),
 	}
 }
@@ -710,5 +711,83 @@ func swapStatusRoute(svc *swap.Service) Route {
 			return SwapStatusView{OperationID: o.ID, IntentID: it.ID, QuoteID: o.QuoteID, Status: string(o.State), Terminal: o.State.Terminal(),
 				TransactionSignature: optionalString(o.Signature), LastError: optionalString(o.LastError), ExpiresAt: it.ExpiresAt,
 				CreatedAt: o.CreatedAt, UpdatedAt: o.UpdatedAt}, nil
+		}}
+}
+
+// SwapSubmitRequest is the body of POST /api/v1/swap/{intentId}/submit.
+type SwapSubmitRequest struct {
+	// Signature is the transaction's signature by the intent's wallet, base58.
+	Signature string `json:"signature" example:"5h6xBEauJ3PK6SWCZ1PGjBvj8vDdWG3KpwATGy1ARAXFSDwt8GFXM7W5Ncn16wmqokgpiKRLuS83KUxyZyv2sUYv"`
+	// SignedTransactionBase64 is the signed transaction's wire bytes, standard base64: the prepared message with
+	// the wallet's signature, nothing else.
+	SignedTransactionBase64 string `json:"signedTransactionBase64" example:"AQAAAA..."`
+}
+
+// SwapSubmitView is the answer of POST /api/v1/swap/{intentId}/submit.
+type SwapSubmitView struct {
+	// OperationID identifies the swap operation.
+	OperationID string `json:"operationId" example:"swp_0123456789abcdef0123456789abcdef"`
+	// IntentID is the submitted intent.
+	IntentID string `json:"intentId" example:"swi_0123456789abcdef0123456789abcdef"`
+	// Status is the operation's state: SUBMITTED (handed to the relay; RPC acceptance is not settlement), or later
+	// when the signature was submitted before.
+	Status string `json:"status" example:"SUBMITTED"`
+	// TransactionSignature is the bound signature.
+	TransactionSignature string `json:"transactionSignature" example:"5h6xBEauJ3PK6SWCZ1PGjBvj8vDdWG3KpwATGy1ARAXFSDwt8GFXM7W5Ncn16wmqokgpiKRLuS83KUxyZyv2sUYv"`
+	// NetworkState is how far the chain has taken the transaction: submitted, processed, confirmed, finalized,
+	// failed or dropped.
+	NetworkState string `json:"networkState" example:"submitted"`
+	// LastValidBlockHeight is the last block height the transaction can land at.
+	LastValidBlockHeight uint64 `json:"lastValidBlockHeight" example:"1234"`
+	// LastError is SUBMISSION_UNCERTAIN while a send's outcome is unknown (the chain is inspected before anything
+	// else), or the code that failed the operation; null when none.
+	LastError *string `json:"lastError" example:"SUBMISSION_UNCERTAIN"`
+}
+
+// swapSubmitRoute is POST /api/v1/swap/{intentId}/submit.
+func swapSubmitRoute(svc *swap.Service) Route {
+	return Route{Method: http.MethodPost, Pattern: "/api/v1/swap/{intentId}/submit", OperationID: "submitSwap", Tag: transport.TagSwap,
+		Auth: transport.AuthSession, Private: true, Permission: access.WalletSign, Idempotency: transport.IdempotencyRequired,
+		OwnUnitOfWork: true, LateReplay: true, Status: http.StatusAccepted,
+		ExistingStatus: http.StatusOK, ExistingText: "OK: the signature was submitted before; the operation as it stands.",
+		Summary: "Submit a signed swap",
+		Description: "Binds the wallet's signed transaction to the intent and hands it to the relay. The intent must be the " +
+			"caller's (404 otherwise) and intact (QUOTE_MISMATCH); the signed transaction must carry exactly the prepared message " +
+			"and one signature, the given one, that verifies for the intent's wallet (SIGNATURE_REJECTED with details.reason; a " +
+			"transaction that does not parse is INVALID_INPUT); the intent must be unexpired (QUOTE_EXPIRED) and awaiting its " +
+			"signature (INVALID_STATE_TRANSITION). Nothing is rebuilt or re-signed. The same signature again answers the " +
+			"operation as it stands; a different valid signature for an intent already bound puts the swap under review " +
+			"(REQUIRES_REVIEW). The relay inspects the signature before every send, sends only the identical bytes and only " +
+			"while the blockhash is valid; a send without an answer leaves lastError SUBMISSION_UNCERTAIN until the chain is " +
+			"read. RPC acceptance is not settlement: follow GET /api/v1/swap/{intentId}/status.",
+		Request:  SwapSubmitRequest{Signature: "5h6xBEauJ3PK6SWCZ1PGjBvj8vDdWG3KpwATGy1ARAXFSDwt8GFXM7W5Ncn16wmqokgpiKRLuS83KUxyZyv2sUYv", SignedTransactionBase64: "AQAAAA..."},
+		Response: SwapSubmitView{Status: string(swap.StateSubmitted), NetworkState: "submitted"},
+		Errors: []string{string(fault.NotFound), string(fault.QuoteMismatch), string(fault.SignatureRejected), string(fault.QuoteExpired),
+			string(fault.InvalidState), string(fault.RequiresReview)},
+		Handle: func(ctx context.Context, c *Call) (any, error) {
+			var in SwapSubmitRequest
+			if err := c.Decode(&in); err != nil {
+				return nil, err
+			}
+			id := c.PathValue("intentId")
+			sin := swap.SubmitInput{Signature: in.Signature, SignedTransactionBase64: in.SignedTransactionBase64}
+			out, err := c.CommitResult(ctx, func(tx Tx) (any, error) {
+				res, err := svc.Submit(ctx, tx, c.Principal, id, sin)
+				if err != nil {
+					return nil, err
+				}
+				if res.Replay {
+					c.SetStatus(http.StatusOK)
+				}
+				return SwapSubmitView{OperationID: res.Operation.ID, IntentID: id, Status: string(res.Operation.State),
+					TransactionSignature: res.Operation.Signature, NetworkState: string(res.Submission.State),
+					LastValidBlockHeight: res.Submission.LastValidBlockHeight, LastError: optionalString(res.Operation.LastError)}, nil
+			})
+			if fault.Is(err, fault.RequiresReview) {
+				if rerr := svc.ReviewConflict(ctx, c.Principal, id, sin); rerr != nil {
+					return nil, rerr
+				}
+			}
+			return out, err
 		}}
 }

@@ -221,6 +221,9 @@ func fieldDocs() map[string]map[string]string {
 			"Symbol":       "symbol, Name and logoUri are display data.",
 			"TokenProgram": "tokenProgram is the program that owns the mint: the SPL Token or the Token-2022 program (base58).",
 		},
+		"github.com/creatormusic/platform/swap.watchPayload": {
+			"Step": "step numbers the watch's runs, for their unique keys.",
+		},
 		"github.com/creatormusic/platform/token.Check": {
 			"Actual":      "actual is what the mint showed; nil when it could not be read.",
 			"Code":        "code names the check (see Checks).",
@@ -1239,6 +1242,19 @@ func fieldDocs() map[string]map[string]string {
 			"Terminal":             "terminal reports a state no request moves on from.",
 			"TransactionSignature": "transactionSignature is the signature bound to the intent; null before submission.",
 			"UpdatedAt":            "updatedAt is when it last changed.",
+		},
+		"github.com/creatormusic/platform/transport/api.SwapSubmitRequest": {
+			"Signature":               "signature is the transaction's signature by the intent's wallet, base58.",
+			"SignedTransactionBase64": "signedTransactionBase64 is the signed transaction's wire bytes, standard base64: the prepared message with the wallet's signature, nothing else.",
+		},
+		"github.com/creatormusic/platform/transport/api.SwapSubmitView": {
+			"IntentID":             "intentId is the submitted intent.",
+			"LastError":            "lastError is SUBMISSION_UNCERTAIN while a send's outcome is unknown (the chain is inspected before anything else), or the code that failed the operation; null when none.",
+			"LastValidBlockHeight": "lastValidBlockHeight is the last block height the transaction can land at.",
+			"NetworkState":         "networkState is how far the chain has taken the transaction: submitted, processed, confirmed, finalized, failed or dropped.",
+			"OperationID":          "operationId identifies the swap operation.",
+			"Status":               "status is the operation's state: SUBMITTED (handed to the relay; RPC acceptance is not settlement), or later when the signature was submitted before.",
+			"TransactionSignature": "transactionSignature is the bound signature.",
 		},
 		"github.com/creatormusic/platform/transport/api.SwapTokenVerificationView": {
 			"CheckedAt":      "checkedAt is when the reading's run ended; null before one.",

@@ -1,0 +1,86 @@
+package store
+
+import (
+	"context"
+
+	"github.com/creatormusic/platform/access"
+	"github.com/creatormusic/platform/chain/relay"
+	"github.com/creatormusic/platform/fault"
+	"github.com/creatormusic/platform/swap"
+)
+
+// swapSubmissionRow is a row of swap_submissions.
+type swapSubmissionRow struct {
+	Network              string `bun:"network"`
+	Signature            string `bun:"signature"`
+	Wire                 []byte `bun:"wire"`
+	Blockhash            string `bun:"blockhash"`
+	LastValidBlockHeight int64  `bun:"last_valid_block_height"`
+	State                string `bun:"state"`
+	SendAttempts         int    `bun:"send_attempts"`
+	LastError            string `bun:"last_error"`
+	ChainError           string `bun:"chain_error"`
+	Slot                 int64  `bun:"slot"`
+}
+
+// SwapSubmissionInsert implements swap.SubmitStore.
+func (tx *Tx) SwapSubmissionInsert(ctx context.Context, operationID string, s relay.Submission) error {
+	const op = "store.SwapSubmissionInsert"
+	res, err := tx.idb.ExecContext(ctx, `INSERT INTO swap_submissions (operation_id, network, signature, wire, blockhash,
+		last_valid_block_height, state, send_attempts, last_error, chain_error, slot, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+		operationID, s.Network, s.Signature, s.Wire, s.Blockhash, int64(s.LastValidBlockHeight), string(s.State), s.SendAttempts,
+		string(s.LastError), s.ChainError, int64(s.Slot), tx.now)
+	ok, err := inserted(op, res, err)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fault.E(op, fault.Conflict, "The operation or the signature already has a submission.").With("operationId", operationID)
+	}
+	return nil
+}
+
+// SwapSubmission implements swap.SubmitStore.
+func (tx *Tx) SwapSubmission(ctx context.Context, operationID string) (relay.Submission, error) {
+	const op = "store.SwapSubmission"
+	var r swapSubmissionRow
+	err := tx.idb.NewRaw(`SELECT network, signature, wire, blockhash, last_valid_block_height, state, send_attempts, last_error,
+		chain_error, slot FROM swap_submissions WHERE operation_id = ?`, operationID).Scan(ctx, &r)
+	if err != nil {
+		return relay.Submission{}, notFound(op, err)
+	}
+	return relay.Submission{Network: r.Network, Signature: r.Signature, Wire: r.Wire, Blockhash: r.Blockhash,
+		LastValidBlockHeight: uint64(r.LastValidBlockHeight), State: relay.State(r.State), SendAttempts: r.SendAttempts,
+		LastError: fault.Code(r.LastError), ChainError: r.ChainError, Slot: uint64(r.Slot)}, nil
+}
+
+// SwapSubmissionUpdate implements swap.SubmitStore.
+func (tx *Tx) SwapSubmissionUpdate(ctx context.Context, operationID string, s relay.Submission, prevAttempts int, prevState relay.State) error {
+	const op = "store.SwapSubmissionUpdate"
+	res, err := tx.idb.ExecContext(ctx, `UPDATE swap_submissions SET state = ?, send_attempts = ?, last_error = ?, chain_error = ?,
+		slot = ?, updated_at = ? WHERE operation_id = ? AND send_attempts = ? AND state = ?`,
+		string(s.State), s.SendAttempts, string(s.LastError), s.ChainError, int64(s.Slot), tx.now, operationID, prevAttempts, string(prevState))
+	if err != nil {
+		return errf(op, err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		return fault.E(op, fault.Conflict, "The submission changed meanwhile.").With("operationId", operationID)
+	}
+	return nil
+}
+
+// SwapOperationByID implements swap.SubmitStore.
+func (tx *Tx) SwapOperationByID(ctx context.Context, id string) (swap.Operation, error) {
+	const op = "store.SwapOperationByID"
+	var row swapOperationRow
+	err := tx.idb.NewRaw(`SELECT id, tenant_id, workspace_id, environment, user_id, state, quote_id, intent_id, signature,
+		last_error, version, created_at, updated_at FROM swap_operations WHERE id = ?`, id).Scan(ctx, &row)
+	if err != nil {
+		return swap.Operation{}, notFound(op, err)
+	}
+	return swap.Operation{ID: row.ID, Owner: swap.Owner{TenantID: row.TenantID, WorkspaceID: row.WorkspaceID,
+		Environment: access.Environment(row.Environment), UserID: row.UserID}, State: swap.State(row.State), QuoteID: row.QuoteID,
+		IntentID: row.IntentID, Signature: row.Signature, LastError: row.LastError, Version: row.Version,
+		CreatedAt: row.CreatedAt.UTC(), UpdatedAt: row.UpdatedAt.UTC()}, nil
+}
