@@ -20,6 +20,7 @@ import (
 	"github.com/creatormusic/platform/policy"
 	"github.com/creatormusic/platform/store"
 	"github.com/creatormusic/platform/swap"
+	"github.com/creatormusic/platform/swap/jupiter/jupitertest"
 	"github.com/creatormusic/platform/transport"
 	"github.com/creatormusic/platform/transport/api"
 )
@@ -414,6 +415,35 @@ func TestSwapSubmitUncertainSendIsInspectedFirst(t *testing.T) {
 		awaitSwap(t, s, "confirmation", func() bool { return swapStatus(t, s, p, iv.IntentID).Status == "CONFIRMED" })
 		if st := swapStatus(t, s, p, iv.IntentID); st.LastError != nil {
 			t.Fatalf("the uncertainty outlived the landing: %+v", st)
+		}
+	})
+}
+
+// TestSwapAggregatorFaultsAtIntent covers the aggregator's answers that
+// reach the intent: a quote with undocumented fields is passed back byte
+// for byte (the aggregator refuses one that lost them) and the swap still
+// prepares; a failed simulation of the route's instructions is
+// SIMULATION_FAILED and binds nothing.
+func TestSwapAggregatorFaultsAtIntent(t *testing.T) {
+	t.Parallel()
+	swapSystem(t, func(t *testing.T, s *platformtest.System) {
+		p := fundedBuyer(t, s, "faults@example.com", 10_000_000_000)
+		agg := aggregatorOf(t, s)
+		agg.Inject(jupitertest.Fault{Path: jupitertest.PathQuote, Times: 1, DynamicSwap: true})
+		iv := preparedIntent(t, s, p, "fq-1", "1.5")
+		if iv.Status != "AWAITING_SIGNATURE" {
+			t.Fatalf("intent over a quote with undocumented fields: %+v", iv)
+		}
+
+		q := newQuote(t, s, p, "fq-2", "1.5")
+		agg.Inject(jupitertest.Fault{Path: jupitertest.PathSwapInstructions, Times: 1,
+			SimulationError: &jupitertest.SimulationError{ErrorCode: "TRANSACTION_ERROR", Message: "insufficient funds for the route"}})
+		r := intentAs(s, p, q.QuoteID, p.wallet.addr)
+		if r.Status != http.StatusUnprocessableEntity || r.Code() != "SIMULATION_FAILED" {
+			t.Fatalf("intent with a failed simulation: %d %s", r.Status, r.Body)
+		}
+		if n := count(t, s, "SELECT COUNT(*) FROM swap_intents WHERE quote_id = ?", q.QuoteID); n != 0 {
+			t.Fatalf("a failed simulation bound an intent")
 		}
 	})
 }
