@@ -18,6 +18,7 @@ import (
 // *chain.RPCError when the node answered with an error,
 // chain.ErrAccountNotFound for a missing account.
 type ChainClient interface {
+	TransactionReader
 	// GetGenesisHash returns the cluster's genesis hash (base58).
 	GetGenesisHash(ctx context.Context) (string, error)
 	// GetEpochInfo returns the current epoch.
@@ -55,6 +56,7 @@ type Clock interface {
 // are *fault.Error: NOT_FOUND for a missing row.
 type Store interface {
 	policy.Store
+	SettleStore() SettleStore // the unit of work's settlement records, ledger and jobs
 	outbox.Writer
 	// Now is the unit of work's single timestamp.
 	Now() time.Time
