@@ -717,3 +717,9 @@ func (s *Service) answer(ctx context.Context, st Store, it Intent, o Operation, 
 	}
 	return res, nil
 }
+
+// OwnerOf returns the owner a principal acts as: its user in its tenant,
+// workspace and environment.
+func OwnerOf(p *access.Principal) Owner {
+	return Owner{TenantID: p.TenantID, WorkspaceID: p.WorkspaceID, UserID: p.UserID, Environment: p.Environment}
+}

@@ -292,6 +292,7 @@ func swapRoutes(svc *swap.Service) []Route {
 		swapQuoteRoute(svc),
 		swapIntentRoute(svc),
 		swapStatusRoute(svc),
+		swapVerifyRoute(svc),
 	}
 }
 
