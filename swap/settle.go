@@ -59,8 +59,9 @@ import (
 // mint's withdraw authority and is harvested outside swaps; the
 // settlement keeps both the intended fee and the fee received. The
 // movement's reference is FeeReference(operationID), "swap_fee:<id>", so
-// the ledger itself refuses a second movement for the operation. A fee
-// received of zero posts nothing.
+// the ledger itself refuses a second movement for the operation; its
+// actor is the swap's user, whoever's call settled it. A fee received of
+// zero posts nothing.
 
 // TransactionReader reads landed transactions from a cluster: the part of
 // ChainClient that settlement and reconciliation use.
