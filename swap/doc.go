@@ -3,16 +3,41 @@
 // reconciliation (spec, "Swap records", "Swap operation", the Swap routes
 // and error codes; swap.md §2, §3, §5 and §7).
 //
-// This part is its pure core: no I/O, no clock, no SDK, no store, no
-// transport. It holds the operation's state machine (Moves, Transition),
-// the amount rules (ParseAmount, SplitServiceFee, MinimumOutput,
-// PriceImpactBps, NativeReserve), the immutable Quote and Intent records
-// with their hashes (QuoteHash, IntentHash, NewIntent), the verifier of a
-// landed transaction (Verify over an Observed transaction) and
-// reconciliation (Reconcile). The package will also hold its ports (the
-// route provider, the chain client, the store), the service that drives
-// the operation through them, the trusted-token registry and the swap
-// settings; those sit on this core.
+// The package imports no SDK, no store and no transport. It declares its
+// small ports (ports.go): ChainClient (the environment's cluster, which
+// chain/solanarpc implements), RouteProvider (quotes and swap
+// instructions, which swap/jupiter's Client implements over the Jupiter
+// wire), Wallets (wallet verification), Clock, and the stores of its units
+// of work (RegistryStore, OperationStore, Store, SubmitStore,
+// SettleStore), which package store implements on SQLite and PostgreSQL
+// and swap/swaptest in memory. A Go service builds a Service from those
+// alone (the package Example), without the HTTP layer.
+//
+// # The path of a swap
+//
+//   - Registry and settings (registry.go, settings.go, views.go): each
+//     environment's trusted tokens are an immutable policy version
+//     (swap.tokens) whose mints a durable job reads from the environment's
+//     cluster; an entry is executable only while the newest readable
+//     reading matched. Settings (swap.settings) and the fee policy
+//     (fees.swap, 200 bps and the fee recipient) are policies too, and the
+//     route provider sits behind a circuit breaker (breaker.go).
+//   - Quote (quoting.go): the spec's checks in order, each its own code,
+//     with balances and mints read from the chain at that moment, then the
+//     route for the executable input; nothing is written unless every
+//     check passed, and the quote is frozen under its hash.
+//   - Intent (intenting.go): one per quote; the prepared transaction is a
+//     v0 message the wallet pays for (the route's instructions, the
+//     service fee's transfer, a memo with the intent id, the route's
+//     lookup tables), bound by its digest.
+//   - Submit and relay (submit.go): the signed bytes are checked against
+//     the prepared message and the wallet, the signature binds one
+//     operation, and a watch job relays the identical bytes through
+//     chain/relay (inspect before any send) until the chain confirms or
+//     refuses them.
+//   - Settlement (settle.go): the landed transaction is verified from the
+//     chain alone and settled once (the fee received, on the financial
+//     ledger), then reconciled against quote, intent and settlement.
 //
 // # State machine
 //
