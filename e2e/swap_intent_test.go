@@ -458,3 +458,71 @@ func TestSwapAggregatorFaultsAtIntent(t *testing.T) {
 		}
 	})
 }
+
+// TestSwapRoutesBetweenPrincipals sends every swap mutation and read of
+// one user's swap as the other principals: a viewer of the same
+// workspace (no wallet.sign: ACCESS_DENIED), a member of it who may swap
+// but does not own this swap (404), a user of another tenant (404), the
+// owner in the live environment (404) and an API key (sessions only).
+// None of them changes anything.
+func TestSwapRoutesBetweenPrincipals(t *testing.T) {
+	t.Parallel()
+	swapSystem(t, func(t *testing.T, s *platformtest.System) {
+		p := fundedBuyer(t, s, "principal@example.com", 10_000_000_000)
+		iv := preparedIntent(t, s, p, "pq-1", "1.5")
+		wire, sig := signPrepared(t, p, iv)
+		viewer := join(t, s, "viewer@example.com", "Viewer", invite(t, s, p.person, "viewer@example.com", "VIEWER"))
+		member := join(t, s, "member@example.com", "Member", invite(t, s, p.person, "member@example.com", "MEMBER"))
+		stranger := fundedBuyer(t, s, "tenant2@example.com", 1_000_000_000)
+
+		before := swapRows(t, s)
+		calls := func(cookie, key string, h map[string]string) []*platformtest.Response {
+			do := func(method, path string, body any) *platformtest.Response {
+				hh := map[string]string{"Idempotency-Key": fmt.Sprintf("p-%d", time.Now().UnixNano())}
+				for k, v := range h {
+					hh[k] = v
+				}
+				return s.Do(platformtest.Request{Method: method, Path: path, Cookie: cookie, Key: key, Header: hh, Body: body})
+			}
+			return []*platformtest.Response{
+				do("POST", "/api/v1/swap/quotes", quoteBody(s, p, "1.5")),
+				do("POST", "/api/v1/swap/intents", map[string]any{"quoteId": iv.QuoteID, "wallet": p.wallet.addr}),
+				do("POST", "/api/v1/swap/"+iv.IntentID+"/submit", map[string]any{"signature": sig,
+					"signedTransactionBase64": base64.StdEncoding.EncodeToString(wire)}),
+				do("GET", "/api/v1/swap/"+iv.IntentID+"/status", nil),
+				do("POST", "/api/v1/swap/"+iv.IntentID+"/verify", nil),
+			}
+		}
+		want := func(who string, rs []*platformtest.Response, statuses []int, codes []string) {
+			t.Helper()
+			for i, r := range rs {
+				if r.Status != statuses[i] || r.Code() != codes[i] {
+					t.Errorf("%s, call %d: %d %s, want %d %s", who, i, r.Status, r.Body, statuses[i], codes[i])
+				}
+			}
+		}
+		denied := []int{403, 403, 403, 403, 403}
+		deniedCodes := []string{"ACCESS_DENIED", "ACCESS_DENIED", "ACCESS_DENIED", "ACCESS_DENIED", "ACCESS_DENIED"}
+		want("a viewer of the workspace", calls(viewer.cookie, "", testMode), denied, deniedCodes)
+		// The member may swap, with a verified wallet of their own: the
+		// quote names the owner's wallet, which is not theirs.
+		want("a member of the workspace", calls(member.cookie, "", testMode), []int{422, 404, 404, 404, 404},
+			[]string{"WALLET_REQUIRED", "NOT_FOUND", "NOT_FOUND", "NOT_FOUND", "NOT_FOUND"})
+		want("a user of another tenant", calls(stranger.cookie, "", testMode), []int{422, 404, 404, 404, 404},
+			[]string{"WALLET_REQUIRED", "NOT_FOUND", "NOT_FOUND", "NOT_FOUND", "NOT_FOUND"})
+		live := map[string]string{transport.EnvironmentHeader: "live"}
+		want("the owner in live", calls(p.cookie, "", live)[1:], []int{404, 404, 404, 404},
+			[]string{"NOT_FOUND", "NOT_FOUND", "NOT_FOUND", "NOT_FOUND"})
+		for i, r := range calls("", s.Boot.TestKey, nil) {
+			if r.Status != http.StatusUnauthorized && r.Status != http.StatusForbidden {
+				t.Errorf("an API key, call %d: %d %s", i, r.Status, r.Body)
+			}
+		}
+		if rows := swapRows(t, s); rows != before {
+			t.Fatalf("other principals wrote rows: %v, before %v", rows, before)
+		}
+		if st := swapStatus(t, s, p, iv.IntentID); st.Status != "AWAITING_SIGNATURE" || st.TransactionSignature != nil {
+			t.Fatalf("another principal moved the swap: %+v", st)
+		}
+	})
+}
