@@ -526,3 +526,54 @@ func TestSwapRoutesBetweenPrincipals(t *testing.T) {
 		}
 	})
 }
+
+// TestSwapExpiry lets three swaps outlive their quote: one only quoted,
+// one bound and signed but never submitted nor sent, and one the wallet
+// broadcast itself without submitting it. The sweep expires the first
+// two once nothing could land any more, and puts the third, which landed
+// on terms the platform no longer stood behind, under review with its
+// signature; a late submit of an expired intent is refused.
+func TestSwapExpiry(t *testing.T) {
+	t.Parallel()
+	swapSystem(t, func(t *testing.T, s *platformtest.System) {
+		p := fundedBuyer(t, s, "expiry@example.com", 10_000_000_000)
+		quoted := newQuote(t, s, p, "eq-1", "1")
+		idle := preparedIntent(t, s, p, "eq-2", "1")
+		broadcast := preparedIntent(t, s, p, "eq-3", "1")
+		wire, sig := signPrepared(t, p, broadcast)
+		if _, err := s.RPC.SendTransaction(context.Background(), wire, chain.SendOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		s.Clock.Advance(31 * time.Second) // every quote expired
+		idleWire, idleSig := signPrepared(t, p, idle)
+		if r := submitAs(s, p, "late", idle.IntentID, idleSig, idleWire); r.Status != http.StatusGone || r.Code() != "QUOTE_EXPIRED" {
+			t.Fatalf("a late submit: %d %s", r.Status, r.Body)
+		}
+		opState := func(id string) string {
+			var st string
+			if err := s.DB.Read().IDB().NewRaw("SELECT state FROM swap_operations WHERE id = ?", id).Scan(context.Background(), &st); err != nil {
+				t.Fatal(err)
+			}
+			return st
+		}
+		awaitSwap(t, s, "the quoted operation's expiry", func() bool { return opState(quoted.OperationID) == "EXPIRED" })
+		// The prepared transactions can still land: nothing else moves yet.
+		if st := swapStatus(t, s, p, idle.IntentID); st.Status != "AWAITING_SIGNATURE" {
+			t.Fatalf("expired while its transaction could still land: %+v", st)
+		}
+		s.Cluster.AdvanceSlots(200) // past every last valid block height, and final
+		awaitSwap(t, s, "the sweep", func() bool {
+			return swapStatus(t, s, p, broadcast.IntentID).Status == "REQUIRES_REVIEW" && swapStatus(t, s, p, idle.IntentID).Status == "EXPIRED"
+		})
+		st := swapStatus(t, s, p, broadcast.IntentID)
+		if st.TransactionSignature == nil || *st.TransactionSignature != sig || !st.Terminal {
+			t.Fatalf("the late landing: %+v", st)
+		}
+		if st := swapStatus(t, s, p, idle.IntentID); st.TransactionSignature != nil || st.LastError == nil || *st.LastError != "QUOTE_EXPIRED" {
+			t.Fatalf("the idle intent: %+v", st)
+		}
+		if n := count(t, s, "SELECT COUNT(*) FROM swap_settlements"); n != 0 {
+			t.Fatalf("%d settlements of expired swaps", n)
+		}
+	})
+}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"time"
 
 	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/chain/relay"
@@ -83,4 +84,26 @@ func (tx *Tx) SwapOperationByID(ctx context.Context, id string) (swap.Operation,
 		Environment: access.Environment(row.Environment), UserID: row.UserID}, State: swap.State(row.State), QuoteID: row.QuoteID,
 		IntentID: row.IntentID, Signature: row.Signature, LastError: row.LastError, Version: row.Version,
 		CreatedAt: row.CreatedAt.UTC(), UpdatedAt: row.UpdatedAt.UTC()}, nil
+}
+
+// SwapOperationsExpired implements swap.SubmitStore.
+func (tx *Tx) SwapOperationsExpired(ctx context.Context, now time.Time, limit int) ([]swap.Operation, error) {
+	const op = "store.SwapOperationsExpired"
+	var rows []swapOperationRow
+	err := tx.idb.NewRaw(`SELECT o.id, o.tenant_id, o.workspace_id, o.environment, o.user_id, o.state, o.quote_id, o.intent_id,
+		o.signature, o.last_error, o.version, o.created_at, o.updated_at
+		FROM swap_operations o JOIN swap_quotes q ON q.id = o.quote_id
+		WHERE o.state IN (?, ?, ?) AND q.expires_at <= ? ORDER BY q.expires_at, o.id LIMIT ?`,
+		string(swap.StateQuoted), string(swap.StateIntentCreated), string(swap.StateAwaitingSignature), now.UTC(), limit).Scan(ctx, &rows)
+	if err != nil {
+		return nil, errf(op, err)
+	}
+	out := make([]swap.Operation, 0, len(rows))
+	for _, row := range rows {
+		out = append(out, swap.Operation{ID: row.ID, Owner: swap.Owner{TenantID: row.TenantID, WorkspaceID: row.WorkspaceID,
+			Environment: access.Environment(row.Environment), UserID: row.UserID}, State: swap.State(row.State), QuoteID: row.QuoteID,
+			IntentID: row.IntentID, Signature: row.Signature, LastError: row.LastError, Version: row.Version,
+			CreatedAt: row.CreatedAt.UTC(), UpdatedAt: row.UpdatedAt.UTC()})
+	}
+	return out, nil
 }

@@ -66,6 +66,9 @@ type Config struct {
 	// VerifyEvery is the registry's scheduled verification period; zero
 	// means DefaultVerifyEvery.
 	VerifyEvery time.Duration
+	// ExpireEvery is the expiry sweep's period (JobExpire); zero means
+	// DefaultExpireEvery.
+	ExpireEvery time.Duration
 	// Breaker tunes every route provider's circuit breaker (Threshold,
 	// Cooldown, MaxPause); zero values take the defaults.
 	Breaker BreakerConfig
@@ -109,6 +112,9 @@ func New(cfg Config) (*Service, error) {
 	}
 	if cfg.VerifyEvery <= 0 {
 		cfg.VerifyEvery = DefaultVerifyEvery
+	}
+	if cfg.ExpireEvery <= 0 {
+		cfg.ExpireEvery = DefaultExpireEvery
 	}
 	s := &Service{cfg: cfg, breakers: map[access.Environment]*Breaker{}}
 	for env, e := range cfg.Environments {
@@ -280,6 +286,7 @@ func (s *Service) Jobs() []jobs.Kind {
 		{Name: JobVerifySchedule, Class: jobs.ClassMoney, HandlerFunc: s.scheduleJob, Every: s.cfg.VerifyEvery},
 		{Name: JobWatch, Class: jobs.ClassMoney, HandlerFunc: s.watchJob},
 		{Name: JobReconcile, Class: jobs.ClassMoney, HandlerFunc: s.reconcileJob},
+		{Name: JobExpire, Class: jobs.ClassMoney, HandlerFunc: s.expireJob, Every: s.cfg.ExpireEvery},
 	}
 }
 

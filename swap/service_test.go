@@ -396,3 +396,7 @@ func (m *memStore) SwapSubmissionUpdate(context.Context, string, relay.Submissio
 }
 
 func (m *memStore) SwapOperationByID(context.Context, string) (Operation, error) { panic("not used") }
+
+func (m *memStore) SwapOperationsExpired(context.Context, time.Time, int) ([]Operation, error) {
+	panic("not used")
+}

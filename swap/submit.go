@@ -55,6 +55,10 @@ type SubmitStore interface {
 	// SwapOperationByID returns the operation id, whoever owns it (for
 	// the platform's own jobs). NOT_FOUND when none.
 	SwapOperationByID(ctx context.Context, id string) (Operation, error)
+	// SwapOperationsExpired lists up to limit operations in QUOTED,
+	// INTENT_CREATED or AWAITING_SIGNATURE whose quote expired at or
+	// before now, oldest expiry first.
+	SwapOperationsExpired(ctx context.Context, now time.Time, limit int) ([]Operation, error)
 }
 
 // The relay's job kind and timing.

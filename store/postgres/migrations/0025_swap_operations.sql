@@ -32,3 +32,4 @@ CREATE TABLE swap_quotes (
 	expires_at TIMESTAMPTZ NOT NULL,
 	created_at TIMESTAMPTZ NOT NULL
 );
+CREATE INDEX swap_quotes_expiry ON swap_quotes (expires_at);
