@@ -17,6 +17,7 @@ import (
 	"github.com/creatormusic/platform/apikey"
 	"github.com/creatormusic/platform/asset"
 	"github.com/creatormusic/platform/billing"
+	"github.com/creatormusic/platform/chain"
 	"github.com/creatormusic/platform/chain/intent"
 	"github.com/creatormusic/platform/chain/wallet"
 	"github.com/creatormusic/platform/generation/credential"
@@ -448,6 +449,10 @@ type SwapEnvironment struct {
 	// FeeRecipient is the wallet (base58) that receives the service fee,
 	// published with it as the fees.swap policy.
 	FeeRecipient string
+	// SwapPrograms are the route provider's swap programs, allowed at a
+	// swap transaction's top level beside the base programs (see
+	// swap.Environment.SwapPrograms; Jupiter's is swap.JupiterV6ProgramID).
+	SwapPrograms []chain.Address
 }
 
 // GenerationConfig configures music generation. Zero values take the

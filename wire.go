@@ -316,7 +316,7 @@ func (p *Platform) startSwap(ctx context.Context, cfg ChainConfig) error {
 	envs := map[access.Environment]swap.Environment{}
 	for env, e := range map[access.Environment]ChainEnvironment{access.Test: cfg.Test, access.Live: cfg.Live} {
 		se := swap.Environment{Routes: e.Swap.Routes, Registry: e.Swap.Registry, Settings: e.Swap.Settings,
-			FeeRecipient: e.Swap.FeeRecipient}
+			FeeRecipient: e.Swap.FeeRecipient, SwapPrograms: e.Swap.SwapPrograms}
 		if e.Client != nil {
 			se.Chain = e.Client
 		}

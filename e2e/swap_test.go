@@ -89,7 +89,7 @@ func swapEnv(t testing.TB, c *chaintest.Cluster, d tokentest.Deployment) platfor
 	if err != nil {
 		t.Fatal(err)
 	}
-	return platform.SwapEnvironment{Routes: routes, FeeRecipient: swapKey(62).String(), Registry: &swap.Registry{Tokens: []swap.Token{
+	return platform.SwapEnvironment{Routes: routes, FeeRecipient: swapKey(62).String(), SwapPrograms: []chain.Address{chaintest.PoolProgramID()}, Registry: &swap.Registry{Tokens: []swap.Token{
 		{Mint: d.Mint.String(), TokenProgram: token2022.ProgramID().String(), Decimals: 9, Symbol: "CMT", Name: "Creator Music Token"},
 		{Mint: usd.String(), TokenProgram: token2022.ProgramID().String(), Decimals: 6, Symbol: "TUSD", Name: "Test Dollar"},
 		{Mint: swapKey(63).String(), TokenProgram: swap.SPLTokenProgramID().String(), Decimals: 6, Symbol: "GONE", Name: "Never minted"},

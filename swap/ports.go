@@ -22,6 +22,8 @@ import (
 type ChainClient interface {
 	// relay.ChainClient sends and follows signed transactions.
 	relay.ChainClient
+	// TransactionReader reads landed transactions for verification.
+	TransactionReader
 	// GetEpochInfo returns the current epoch.
 	GetEpochInfo(ctx context.Context, commitment chain.Commitment) (chain.EpochInfo, error)
 	// GetAccountInfo returns an account (a mint, a token account).
@@ -81,6 +83,9 @@ type OperationStore interface {
 	// AfterCommit registers fn to run once the unit of work has committed
 	// (the wake-up of the job workers).
 	AfterCommit(fn func())
+	// SettleStore returns the unit of work's settlement records, ledger
+	// and jobs.
+	SettleStore() SettleStore
 	// SwapOperationInsert writes a new operation. CONFLICT if its id
 	// exists.
 	SwapOperationInsert(ctx context.Context, o Operation) error

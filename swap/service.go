@@ -36,6 +36,11 @@ type Environment struct {
 	// FeeRecipient, when set, is published with ServiceFeeBps as the
 	// fees.swap policy whenever it differs.
 	FeeRecipient string
+	// SwapPrograms are the route provider's swap programs, allowed at a
+	// swap transaction's top level beside BasePrograms (Jupiter's
+	// JupiterV6ProgramID, say); empty allows only BasePrograms, so every
+	// swap through a program not listed goes to review.
+	SwapPrograms []chain.Address
 }
 
 // Config configures a Service.
@@ -274,6 +279,7 @@ func (s *Service) Jobs() []jobs.Kind {
 		{Name: JobVerifyRegistry, Class: jobs.ClassMoney, HandlerFunc: s.verifyJob},
 		{Name: JobVerifySchedule, Class: jobs.ClassMoney, HandlerFunc: s.scheduleJob, Every: s.cfg.VerifyEvery},
 		{Name: JobWatch, Class: jobs.ClassMoney, HandlerFunc: s.watchJob},
+		{Name: JobReconcile, Class: jobs.ClassMoney, HandlerFunc: s.reconcileJob},
 	}
 }
 

@@ -242,8 +242,9 @@ func (s *Service) watch(ctx context.Context, st OperationStore, operationID stri
 // chain, a refusal that can never succeed, or a drop (every block that
 // could hold it is final and nothing landed) moves it to FAILED; an
 // uncertain send records SUBMISSION_UNCERTAIN and the next step inspects
-// the chain before anything else. It returns whether the operation still
-// needs watching.
+// the chain before anything else. Once confirmed (or failed) it runs
+// Settle, as the verify route does. It returns whether the operation
+// still needs watching.
 func (s *Service) Watch(ctx context.Context, operationID string) (bool, error) {
 	const op = "swap.Watch"
 	read := s.cfg.SubmitReadFunc()
@@ -321,6 +322,15 @@ func (s *Service) Watch(ctx context.Context, operationID string) (bool, error) {
 	}
 	if stepErr != nil {
 		return true, stepErr
+	}
+	if next.State == StateConfirmed || next.State == StateFailed {
+		// Verify and settle at once (or record the failure's verification):
+		// the verify route does the same, and every path converges on the
+		// one settlement.
+		if _, err := s.Settle(ctx, next.Owner, next.IntentID); err != nil {
+			return true, err
+		}
+		return false, nil
 	}
 	return next.State == StateSubmitted || next.State == StateConfirming, nil
 }

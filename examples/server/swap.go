@@ -131,7 +131,8 @@ func startSwapSim(c *chaintest.Cluster, d tokentest.Deployment, wallet chain.Add
 		return nil, env, fmt.Errorf("aggregator simulator client: %w", err)
 	}
 	reg := swap.Registry{Tokens: append([]swap.Token(nil), s.tokens...)}
-	return s, platform.SwapEnvironment{Routes: routes, Registry: &reg, FeeRecipient: fee.String()}, nil
+	return s, platform.SwapEnvironment{Routes: routes, Registry: &reg, FeeRecipient: fee.String(),
+		SwapPrograms: []chain.Address{chaintest.PoolProgramID()}}, nil
 }
 
 // poolAccounts are the accounts a swap through p names besides the

@@ -31,6 +31,7 @@ func Exercise(t *testing.T, open Opener) {
 	t.Run("Token", func(t *testing.T) { exerciseToken(t, open) })
 	t.Run("Swap", func(t *testing.T) { exerciseSwap(t, open) })
 	t.Run("SwapOperations", func(t *testing.T) { exerciseSwapOperations(t, open) })
+	t.Run("SwapSettlements", func(t *testing.T) { exerciseSwapSettlements(t, open) })
 	t.Run("Wallet", func(t *testing.T) { exerciseWallet(t, open) })
 	t.Run("Intent", func(t *testing.T) { exerciseIntent(t, open) })
 	t.Run("Sound", func(t *testing.T) { exerciseSound(t, open) })

@@ -293,6 +293,7 @@ func swapRoutes(svc *swap.Service) []Route {
 		swapIntentRoute(svc),
 		swapSubmitRoute(svc),
 		swapStatusRoute(svc),
+		swapVerifyRoute(svc),
 	}
 }
 

@@ -1095,6 +1095,12 @@ func fieldDocs() map[string]map[string]string {
 			"RetryAt":             "retryAt is when the current pause ends and one call may probe the provider; null when closed.",
 			"State":               "state is closed, open (calls refused with SWAP_PAUSED until retryAt) or half_open (one call probes the provider).",
 		},
+		"github.com/creatormusic/platform/transport/api.SwapCheckView": {
+			"Actual":   "actual is what the chain recorded.",
+			"Expected": "expected is what the intent expected (amounts as atomic integers, keys in base58).",
+			"Name":     "name is the check: network, success, signer, extraSigners, uniqueness, programs, tokenPrograms, mints, balances, executableInput, feeRecipient, serviceFee or minimumOutput.",
+			"Passed":   "passed reports whether the chain's record agrees with the intent.",
+		},
 		"github.com/creatormusic/platform/transport/api.SwapFeeBreakdownView": {
 			"NetworkFeeLamports":  "networkFeeLamports is the estimated signature fee, an integer string.",
 			"PriorityFeeLamports": "priorityFeeLamports is the estimated priority fee, an integer string; the intent states the prepared transaction's own.",
@@ -1182,6 +1188,10 @@ func fieldDocs() map[string]map[string]string {
 			"Status":                "status is the operation's state: QUOTED.",
 			"Wallet":                "wallet is the wallet that pays and receives.",
 		},
+		"github.com/creatormusic/platform/transport/api.SwapReconciliationView": {
+			"ID":      "id identifies the reconciliation (reconciliationId).",
+			"Outcome": "outcome is MATCH, DRIFT_DETECTED (reported, never corrected), REQUIRES_REVIEW or FAILED.",
+		},
 		"github.com/creatormusic/platform/transport/api.SwapReviewView": {
 			"AmountPaid":                   "amountPaid is the gross input the wallet pays.",
 			"EstimatedNetworkFeeLamports":  "estimatedNetworkFeeLamports is the signature fee, an integer string.",
@@ -1225,6 +1235,16 @@ func fieldDocs() map[string]map[string]string {
 			"Status":           "status is ACTIVE, PAUSED (disabled by policy, or the route provider's circuit breaker is open) or NOT_CONFIGURED.",
 			"StatusReason":     "statusReason says why the status is not ACTIVE: cluster_not_configured, route_provider_not_configured, registry_not_published, fee_recipient_not_configured, settings_not_published, disabled_by_policy or route_provider_circuit_open; null when ACTIVE.",
 			"SwapEnabled":      "swapEnabled is the policy's switch.",
+		},
+		"github.com/creatormusic/platform/transport/api.SwapSettlementView": {
+			"ActualInputAtomic":  "actualInputAtomic is what left the wallet in the input mint, the service fee included, an integer string.",
+			"ActualOutputAtomic": "actualOutputAtomic is what reached the wallet in the output mint, an integer string.",
+			"FeeReceivedAtomic":  "feeReceivedAtomic is what the fee recipient's account actually gained: the service fee less any Token-2022 transfer fee withheld on it. It is the amount recorded as revenue on the financial ledger.",
+			"ID":                 "id identifies the settlement (settlementId).",
+			"ObservedAt":         "observedAt is when the platform read the transaction from the cluster.",
+			"ServiceFeeAtomic":   "serviceFeeAtomic is the service fee the intent bound, atomic units of the input mint, an integer string.",
+			"Signature":          "signature is the settled transaction's signature.",
+			"Slot":               "slot is the slot the transaction landed in.",
 		},
 		"github.com/creatormusic/platform/transport/api.SwapSlippageView": {
 			"DefaultBps": "defaultBps applies when a quote request names none.",
@@ -1283,6 +1303,19 @@ func fieldDocs() map[string]map[string]string {
 			"RegistryVersion": "registryVersion is the swap.tokens policy version in force; quotes record it.",
 			"Tokens":          "tokens are the registry's entries, in registry order.",
 			"VerifiedAt":      "verifiedAt is when that run ended; null before one.",
+		},
+		"github.com/creatormusic/platform/transport/api.SwapVerifyView": {
+			"Checks":               "checks are the verification's checks, in order; empty before the transaction was read.",
+			"IntentID":             "intentId is the intent verified.",
+			"LastError":            "lastError is the code that left the operation where it is: TRANSACTION_FAILED (failed on chain, nothing settled), VERIFICATION_FAILED (a check failed; the verification is kept as evidence for review), RECONCILIATION_DRIFT or REQUIRES_REVIEW (from reconciliation); null when none.",
+			"OperationID":          "operationId identifies the swap operation.",
+			"Pending":              "pending is true while the cluster does not show the transaction at confirmed commitment yet: nothing changed, and verifying again later (or the platform's own watch) continues. Not an error.",
+			"QuoteID":              "quoteId is its quote.",
+			"Reconciliation":       "reconciliation is the operation's reconciliation; null until reconciled.",
+			"Settlement":           "settlement is the operation's one settlement; null until settled.",
+			"Status":               "status is the operation's state: SUBMITTED or CONFIRMING while the transaction is pending, SETTLED, RECONCILING or RECONCILED once settled, FAILED when it failed on chain, REQUIRES_REVIEW when its effects do not match the intent.",
+			"Terminal":             "terminal reports a state no request moves on from.",
+			"TransactionSignature": "transactionSignature is the signature bound to the intent.",
 		},
 		"github.com/creatormusic/platform/transport/api.TemplateView": {
 			"DefaultScope":      "defaultScope is where the template is usually assigned.",
