@@ -1,8 +1,10 @@
 // Package swaptest is an in-memory store for the swap domain: every method
-// of swap.Store and swap.SubmitStore (the registry's policies and
-// verification runs, operations, quotes, intents, submissions, outbox
-// events and jobs) with the semantics those ports document, so that a Go
-// service can build swap.Service without SQL.
+// of swap.Store, swap.SubmitStore and swap.SettleStore (the registry's
+// policies and verification runs, operations, quotes, intents,
+// submissions, verifications, settlements, reconciliations, ledger
+// accounts and movements, outbox events and jobs) with the semantics
+// those ports document, so that a Go service can build swap.Service
+// without SQL.
 //
 // It is meant for tests, examples and single-process embedding. Nothing is
 // durable: the data lives as long as the Store value. For a service that
@@ -33,12 +35,28 @@
 // environment); CONFLICT for a taken id, a lost compare-and-set of an
 // operation's version or of a submission's send count and state, a second
 // quote or intent of one operation, a second intent of one quote, a
-// signature already bound to another operation, and a second submission
-// of one operation or one signature. Policy versions follow policy.Store:
+// signature already bound to another operation, a second submission of
+// one operation or one signature, a second verification, settlement or
+// reconciliation of one operation, a second settlement of one signature,
+// and a ledger reference already posted in its scope.
+// Verifications, settlements and reconciliations are read by their
+// owner only. SwapSignatureIntent answers for every owner, as signatures
+// are unique across operations. Policy versions follow policy.Store:
 // an existing (scope, id, version) is not stored again and reports
 // inserted false, so policy.Publish's rules apply unchanged. Jobs are
 // recorded, deduplicated by unique key, and never run: Jobs lists them.
 // Events lists the outbox events in the order they were written.
+//
+// # Ledger
+//
+// The Store is also a ledger.Store, so ledger.Service posts, reads and
+// audits movements through it: the swap domain posts the fee a settled
+// swap received on the financial ledger (swap.FeeReference), and
+// LedgerMovementGet or LedgerAccountGet read it back. Balances change by
+// ledger.ApplyChanges, the rule every store keeps: an account that may
+// not go negative refuses a debit below zero, and an account keeps the
+// decimals it was opened with. A refused change leaves every account as
+// it was.
 package swaptest
 
 import (
@@ -49,6 +67,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/creatormusic/platform/access"
@@ -56,6 +75,7 @@ import (
 	"github.com/creatormusic/platform/chain/relay"
 	"github.com/creatormusic/platform/fault"
 	"github.com/creatormusic/platform/jobs"
+	"github.com/creatormusic/platform/ledger"
 	"github.com/creatormusic/platform/outbox"
 	"github.com/creatormusic/platform/policy"
 	"github.com/creatormusic/platform/swap"
@@ -74,6 +94,9 @@ type Store struct {
 	// a unit commits by replacing it.
 	mu sync.Mutex
 	db *data
+	// ids numbers NewID's identifiers; a number is never used twice, even
+	// when its unit of work rolls back.
+	ids atomic.Int64
 }
 
 // The Store is both ports, and its methods fill swap.Config.
@@ -84,6 +107,8 @@ var (
 	_ swap.SubmitRunFunc      = (*Store)(nil).SubmitRun
 	_ func() swap.Store       = (*Store)(nil).Read
 	_ func() swap.SubmitStore = (*Store)(nil).SubmitRead
+	_ swap.SettleStore        = (*Store)(nil)
+	_ ledger.Store            = (*Store)(nil)
 )
 
 // NewStore returns an empty store whose units of work take their time
@@ -192,6 +217,20 @@ type data struct {
 	jobKeys  map[string]bool
 	events   []outbox.Event
 	seq      int64
+	// The settlement records, by operation id, and the ids and
+	// signatures they took.
+	verifs   map[string]storedRecord
+	verifIDs map[string]bool
+	sets     map[string]swap.Settlement
+	setIDs   map[string]bool
+	setSigs  map[string]string // signature -> operation id
+	recs     map[string]storedRecord
+	recIDs   map[string]bool
+	// The ledgers: accounts and movements (by scope and reference), and
+	// the references of the movement ids.
+	accounts  map[accountKey]ledger.Account
+	movements map[movementKey]ledger.Posted
+	moveIDs   map[string]bool
 }
 
 type policyKey struct {
@@ -224,7 +263,10 @@ func newData() *data {
 	return &data{policies: map[policyKey][]policy.Version{}, ops: map[string]swap.Operation{}, sigs: map[string]string{},
 		quotes: map[string]storedQuote{}, quoteOf: map[string]string{}, intents: map[string]storedIntent{},
 		intentOf: map[string]string{}, opIntent: map[string]string{}, subs: map[string]relay.Submission{},
-		subSigs: map[string]string{}, jobKeys: map[string]bool{}}
+		subSigs: map[string]string{}, jobKeys: map[string]bool{}, verifs: map[string]storedRecord{},
+		verifIDs: map[string]bool{}, sets: map[string]swap.Settlement{}, setIDs: map[string]bool{}, setSigs: map[string]string{},
+		recs: map[string]storedRecord{}, recIDs: map[string]bool{}, accounts: map[accountKey]ledger.Account{},
+		movements: map[movementKey]ledger.Posted{}, moveIDs: map[string]bool{}}
 }
 
 // clone returns a copy a unit of work may change. Stored values are never
@@ -235,7 +277,10 @@ func (d *data) clone() *data {
 		quotes: maps.Clone(d.quotes), quoteOf: maps.Clone(d.quoteOf), intents: maps.Clone(d.intents),
 		intentOf: maps.Clone(d.intentOf), opIntent: maps.Clone(d.opIntent), subs: maps.Clone(d.subs),
 		subSigs: maps.Clone(d.subSigs), jobs: slices.Clone(d.jobs), jobKeys: maps.Clone(d.jobKeys),
-		events: slices.Clone(d.events), seq: d.seq}
+		events: slices.Clone(d.events), seq: d.seq, verifs: maps.Clone(d.verifs), verifIDs: maps.Clone(d.verifIDs),
+		sets: maps.Clone(d.sets), setIDs: maps.Clone(d.setIDs), setSigs: maps.Clone(d.setSigs), recs: maps.Clone(d.recs),
+		recIDs: maps.Clone(d.recIDs), accounts: maps.Clone(d.accounts), movements: maps.Clone(d.movements),
+		moveIDs: maps.Clone(d.moveIDs)}
 }
 
 // next returns the data's next sequence number.

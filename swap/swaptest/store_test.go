@@ -17,6 +17,7 @@ import (
 	"github.com/creatormusic/platform/chain/token2022"
 	"github.com/creatormusic/platform/fault"
 	"github.com/creatormusic/platform/jobs"
+	"github.com/creatormusic/platform/ledger"
 	"github.com/creatormusic/platform/outbox"
 	"github.com/creatormusic/platform/policy"
 	"github.com/creatormusic/platform/swap"
@@ -95,16 +96,20 @@ func operation(id string, owner swap.Owner) swap.Operation {
 	return swap.Operation{ID: id, Owner: owner, State: swap.StateQuoted, QuoteID: "q_" + id, Version: 1, CreatedAt: t0, UpdatedAt: t0}
 }
 
-// unit is a unit of work's handle: the store's handles serve both ports.
+// unit is a unit of work's handle: the store's handles serve every port,
+// the ledger's reads included.
 type unit interface {
 	swap.Store
 	swap.SubmitStore
+	ledger.Store
 }
 
 // seeded is a store holding, for alice, operation op_1 with quote q_1,
 // intent i_1 and a submission of signature sig_1, and operation op_2
-// with quote q_2 and signature sig_2 bound; a registry run srr_1 of the
-// test registry's version 1 and the test fee policy's version 1.
+// with quote q_2 and signature sig_2 bound, verified (swv_2), settled
+// (sws_2) and reconciled (swr_2), with its fee movement on alice's
+// financial ledger; a registry run srr_1 of the test registry's version
+// 1 and the test fee policy's version 1.
 type seeded struct {
 	st    *swaptest.Store
 	clock *clock
@@ -147,8 +152,11 @@ func seed(t *testing.T) seeded {
 			swap.FeePolicy{ServiceFeeBps: swap.ServiceFeeBps, FeeRecipient: addr(4).String()}, "test"); err != nil {
 			return err
 		}
-		return tx.SwapSubmissionInsert(ctx, "op_1", relay.Submission{Network: "solana:localnet", Signature: "sig_1", Wire: []byte{1, 2, 3},
-			Blockhash: "blockhash", LastValidBlockHeight: 1000, State: relay.Submitted})
+		if err := tx.SwapSubmissionInsert(ctx, "op_1", relay.Submission{Network: "solana:localnet", Signature: "sig_1", Wire: []byte{1, 2, 3},
+			Blockhash: "blockhash", LastValidBlockHeight: 1000, State: relay.Submitted}); err != nil {
+			return err
+		}
+		return settleOp2(ctx, tx.SettleStore())
 	})
 	if err != nil {
 		t.Fatalf("seed: %v", err)
@@ -156,16 +164,20 @@ func seed(t *testing.T) seeded {
 	return s
 }
 
+// refusal is a call the seeded store refuses with code, changing
+// nothing.
+type refusal struct {
+	name string
+	code fault.Code
+	call func(s seeded, tx unit) error
+}
+
 // TestRefusals lists every write the ports refuse and every read they
 // answer NOT_FOUND, against the seeded store, and checks that a refused
 // write changed nothing.
 func TestRefusals(t *testing.T) {
 	ctx := context.Background()
-	for _, tc := range []struct {
-		name string
-		code fault.Code
-		call func(s seeded, tx unit) error
-	}{
+	cases := []refusal{
 		// Operations.
 		{"an operation id taken", fault.Conflict, func(s seeded, tx unit) error {
 			return tx.SwapOperationInsert(ctx, operation("op_1", otherUser))
@@ -309,7 +321,9 @@ func TestRefusals(t *testing.T) {
 			_, err := tx.PolicyGet(ctx, policy.Scope{Environment: access.Test}, swap.PolicyFees, 2)
 			return err
 		}},
-	} {
+	}
+	cases = append(cases, settleRefusals(t)...)
+	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			s := seed(t)
 			before := snapshot(t, s.st)
@@ -359,6 +373,7 @@ func snapshot(t *testing.T, st *swaptest.Store) string {
 			out = append(out, h, fault.CodeOf(err))
 		}
 	}
+	out = append(out, settleSnapshot(t, st)...)
 	out = append(out, st.Jobs(), st.Events())
 	b, err := json.Marshal(out)
 	if err != nil {
