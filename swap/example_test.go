@@ -14,6 +14,8 @@ import (
 	"github.com/creatormusic/platform/chain/chaintest"
 	"github.com/creatormusic/platform/chain/solanarpc"
 	"github.com/creatormusic/platform/chain/token2022"
+	"github.com/creatormusic/platform/fault"
+	"github.com/creatormusic/platform/jobs"
 	"github.com/creatormusic/platform/money"
 	"github.com/creatormusic/platform/swap"
 	"github.com/creatormusic/platform/swap/jupiter"
@@ -45,7 +47,9 @@ func (w verifiedWallets) Verified(_ context.Context, _, userID string, address c
 // route provider is the Jupiter adapter talking to jupitertest's loopback
 // aggregator, and the store is swaptest's in-memory one. A wallet sells
 // 1.5 CMT (Token-2022, 2% transfer fee) for TUSD (no fee) through a
-// constant-product pool, from the quote to the confirmed transaction.
+// constant-product pool, from the quote to the confirmed transaction, its
+// settlement with the service fee on the financial ledger, and its
+// reconciliation once the cluster has finalized it.
 func Example() {
 	ctx := context.Background()
 	check := func(err error) {
@@ -102,13 +106,16 @@ func Example() {
 	check(err)
 
 	// The service: the test environment swaps on that cluster through
-	// that provider, among the two trusted tokens.
+	// that provider, among the two trusted tokens; the pool's program is
+	// the one swap program a settled transaction may call beside the
+	// base programs.
 	clock := fixedClock{t: time.Date(2026, 1, 1, 0, 0, 1, 0, time.UTC)}
 	mem := swaptest.NewStore(clock)
 	user := &access.Principal{Kind: access.CredentialSession, TenantID: "ten_example", WorkspaceID: "ws_example",
 		UserID: "usr_example", SessionID: "ses_example", Environment: access.Test}
 	svc, err := swap.New(swap.Config{
 		Environments: map[access.Environment]swap.Environment{access.Test: {Chain: rpc, Routes: routes,
+			SwapPrograms: []chain.Address{chaintest.PoolProgramID()},
 			FeeRecipient: feeRecipient.String(), Registry: &swap.Registry{Tokens: []swap.Token{
 				{Mint: cmt.String(), TokenProgram: token2022.ProgramID().String(), Decimals: 9, Symbol: "CMT", Name: "Creator Music Token"},
 				{Mint: tusd.String(), TokenProgram: token2022.ProgramID().String(), Decimals: 6, Symbol: "TUSD", Name: "Test Dollar"},
@@ -180,7 +187,8 @@ func Example() {
 	// sends the stored bytes while the chain does not know them, and
 	// applies what it reports. The cluster's slots move between steps:
 	// the first step sends, and a slot later the next finds the
-	// transaction confirmed.
+	// transaction confirmed, reads it back from the cluster, verifies it
+	// against the intent and settles it.
 	for again := true; again; {
 		again, err = svc.Watch(ctx, sub.Operation.ID)
 		check(err)
@@ -208,6 +216,65 @@ func Example() {
 	fmt.Println("wallet TUSD:", money.Format(money.Atomic(balance(wallet, tusd)), 6))
 	fmt.Println("wallet lamports:", lamports)
 	fmt.Println("fee recipient CMT:", money.Format(money.Atomic(balance(feeRecipient, cmt)), 9))
+
+	// The settlement records what the chain shows: the fee recipient
+	// received the service fee less the transfer fee, and that is the
+	// platform's revenue, one movement on the owner's financial ledger.
+	// Its accounts are per mint; here they are labeled.
+	owner := swap.OwnerOf(user)
+	records := mem.Read().SettleStore()
+	set, err := records.SwapSettlement(ctx, owner, op.ID)
+	check(err)
+	fmt.Printf("settlement: fee received %s of %s CMT\n", money.Format(set.FeeReceivedAtomic, int(set.FeeDecimals)),
+		money.Format(set.ServiceFeeAtomic, int(set.FeeDecimals)))
+	mv, err := records.LedgerMovementGet(ctx, user.Scope(), swap.FeeReference(op.ID))
+	check(err)
+	label := map[string]string{swap.FeeRevenueAccount(cmt): "swap fee revenue",
+		swap.FeeRecipientAccount(feeRecipient, cmt): "fee recipient's CMT"}
+	for _, p := range mv.Postings {
+		fmt.Printf("%s ledger: %s %s %s CMT\n", mv.Ledger, p.Direction, label[p.Account], money.Format(p.Amount, mv.Decimals))
+	}
+	// The settlement enqueued the reconciliation in its unit of work.
+	var job jobs.Job
+	for _, j := range mem.Jobs() {
+		if j.Kind == swap.JobReconcile {
+			fmt.Println("job enqueued:", j.Kind)
+			job = j.Job
+		}
+	}
+
+	// The reconciliation job's work, run by hand as the job workers would
+	// run it: it reads the transaction again at finalized commitment, so
+	// until the cluster finalizes it (32 slots after it landed) an
+	// attempt fails with RESULT_NOT_READY and is retried later. Once
+	// final, the transaction is verified again and compared with the
+	// quote, the intent, the settlement and the fee's movement.
+	var reconcile jobs.Handler
+	for _, k := range svc.Jobs() {
+		if k.Name == swap.JobReconcile {
+			reconcile = k.HandlerFunc
+		}
+	}
+	seen := len(mem.Events())
+	for job.Attempts = 1; ; job.Attempts++ {
+		err := reconcile(ctx, job)
+		if err == nil {
+			break
+		}
+		if !fault.Is(err, fault.ResultNotReady) {
+			panic(err)
+		}
+		fmt.Printf("reconcile attempt %d: %s\n", job.Attempts, fault.CodeOf(err))
+		cluster.AdvanceSlots(16)
+	}
+	_, op, err = svc.Status(ctx, mem.Read(), user, prep.Intent.ID)
+	check(err)
+	rec, err := records.SwapReconciliation(ctx, owner, op.ID)
+	check(err)
+	fmt.Printf("reconcile attempt %d: %s, outcome %s\n", job.Attempts, op.State, rec.Reconciliation.Outcome)
+	for _, e := range mem.Events()[seen:] {
+		fmt.Println("event:", e.Type)
+	}
 	// Output:
 	// registry: MATCHED decimals 9
 	// registry: MATCHED decimals 6
@@ -221,13 +288,27 @@ func Example() {
 	// operation: SUBMITTED network: submitted
 	// job enqueued: swap.watch
 	// watch: SUBMITTED
-	// watch: CONFIRMED
+	// watch: SETTLED
 	// event: swap_operation.quoted
 	// event: swap_operation.awaiting_signature
 	// event: swap_operation.submitted
 	// event: swap_operation.confirmed
+	// event: swap_operation.verifying
+	// event: swap_operation.verified
+	// event: swap_operation.settling
+	// event: ledger.movement.posted
+	// event: swap_operation.settled
 	// wallet CMT: 8.5
 	// wallet TUSD: 2.872552
 	// wallet lamports: 997920920
 	// fee recipient CMT: 0.0294
+	// settlement: fee received 0.0294 of 0.03 CMT
+	// financial ledger: debit swap fee revenue 0.0294 CMT
+	// financial ledger: credit fee recipient's CMT 0.0294 CMT
+	// job enqueued: swap.reconcile
+	// reconcile attempt 1: RESULT_NOT_READY
+	// reconcile attempt 2: RESULT_NOT_READY
+	// reconcile attempt 3: RECONCILED, outcome MATCH
+	// event: swap_operation.reconciling
+	// event: swap_operation.reconciled
 }
