@@ -66,6 +66,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -789,4 +790,45 @@ func (v *view) JobInsert(ctx context.Context, p jobs.InsertParams) (inserted boo
 		return nil
 	})
 	return inserted, err
+}
+
+// SwapOperationsExpired implements swap.SubmitStore: up to limit
+// operations in QUOTED, INTENT_CREATED or AWAITING_SIGNATURE whose quote
+// expired at or before now, oldest expiry first.
+func (v *view) SwapOperationsExpired(_ context.Context, now time.Time, limit int) (out []swap.Operation, err error) {
+	const op = "swaptest.SwapOperationsExpired"
+	type due struct {
+		o   swap.Operation
+		exp time.Time
+	}
+	err = v.read(func(d *data) error {
+		var all []due
+		for _, o := range d.ops {
+			if o.State != swap.StateQuoted && o.State != swap.StateIntentCreated && o.State != swap.StateAwaitingSignature {
+				continue
+			}
+			sq, ok := d.quotes[o.QuoteID]
+			if !ok {
+				continue
+			}
+			var q swap.Quote
+			if err := json.Unmarshal(sq.body, &q); err != nil {
+				return fault.Wrap(op, err)
+			}
+			if !q.ExpiresAt.After(now) {
+				all = append(all, due{o, q.ExpiresAt})
+			}
+		}
+		slices.SortFunc(all, func(a, b due) int {
+			if c := a.exp.Compare(b.exp); c != 0 {
+				return c
+			}
+			return strings.Compare(a.o.ID, b.o.ID)
+		})
+		for _, x := range all[:min(limit, len(all))] {
+			out = append(out, x.o)
+		}
+		return nil
+	})
+	return out, err
 }
