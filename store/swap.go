@@ -119,10 +119,15 @@ func (tx *Tx) SwapOperation(ctx context.Context, owner swap.Owner, id string) (s
 	if err != nil {
 		return swap.Operation{}, notFound(op, err)
 	}
+	return row.operation(), nil
+}
+
+// operation is the row as a swap.Operation.
+func (row swapOperationRow) operation() swap.Operation {
 	return swap.Operation{ID: row.ID, Owner: swap.Owner{TenantID: row.TenantID, WorkspaceID: row.WorkspaceID,
 		Environment: access.Environment(row.Environment), UserID: row.UserID}, State: swap.State(row.State), QuoteID: row.QuoteID,
 		IntentID: row.IntentID, Signature: row.Signature, LastError: row.LastError, Version: row.Version,
-		CreatedAt: row.CreatedAt.UTC(), UpdatedAt: row.UpdatedAt.UTC()}, nil
+		CreatedAt: row.CreatedAt.UTC(), UpdatedAt: row.UpdatedAt.UTC()}
 }
 
 // SwapQuoteInsert implements swap.Store.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/chain/relay"
 	"github.com/creatormusic/platform/fault"
 	"github.com/creatormusic/platform/swap"
@@ -80,10 +79,7 @@ func (tx *Tx) SwapOperationByID(ctx context.Context, id string) (swap.Operation,
 	if err != nil {
 		return swap.Operation{}, notFound(op, err)
 	}
-	return swap.Operation{ID: row.ID, Owner: swap.Owner{TenantID: row.TenantID, WorkspaceID: row.WorkspaceID,
-		Environment: access.Environment(row.Environment), UserID: row.UserID}, State: swap.State(row.State), QuoteID: row.QuoteID,
-		IntentID: row.IntentID, Signature: row.Signature, LastError: row.LastError, Version: row.Version,
-		CreatedAt: row.CreatedAt.UTC(), UpdatedAt: row.UpdatedAt.UTC()}, nil
+	return row.operation(), nil
 }
 
 // SwapOperationsExpired implements swap.SubmitStore.
@@ -100,10 +96,7 @@ func (tx *Tx) SwapOperationsExpired(ctx context.Context, now time.Time, limit in
 	}
 	out := make([]swap.Operation, 0, len(rows))
 	for _, row := range rows {
-		out = append(out, swap.Operation{ID: row.ID, Owner: swap.Owner{TenantID: row.TenantID, WorkspaceID: row.WorkspaceID,
-			Environment: access.Environment(row.Environment), UserID: row.UserID}, State: swap.State(row.State), QuoteID: row.QuoteID,
-			IntentID: row.IntentID, Signature: row.Signature, LastError: row.LastError, Version: row.Version,
-			CreatedAt: row.CreatedAt.UTC(), UpdatedAt: row.UpdatedAt.UTC()})
+		out = append(out, row.operation())
 	}
 	return out, nil
 }

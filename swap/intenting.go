@@ -163,36 +163,9 @@ func (s *Service) PrepareIntent(ctx context.Context, st Store, p *access.Princip
 			return IntentResult{}, err
 		}
 	}
-	dest := token2022.AssociatedTokenAddressFor(wallet, q.OutputMint, q.OutputTokenProgram)
-	switch _, err := e.Chain.GetAccountInfo(ctx, dest, chain.Confirmed); {
-	case errors.Is(err, chain.ErrAccountNotFound):
-		size := uint64(token2022AccountBytes)
-		switch {
-		case q.OutputTokenProgram == SPLTokenProgramID():
-			size = splAccountBytes
-		case q.OutputTransferFee.BasisPoints > 0 || q.OutputTransferFee.MaximumFee > 0:
-			size = token2022FeeAccountByte
-		}
-		reserve.MissingAccountBytes = append(reserve.MissingAccountBytes, size)
-	case err != nil:
-		return IntentResult{}, fault.E(op, fault.BalanceUnavailable, "The wallet's accounts cannot be read from the cluster now.").
-			With("reason", "cluster_unreadable")
-	}
-	lamports, _, err := e.Chain.GetBalance(ctx, wallet, chain.Confirmed)
+	rent, err := checkReserve(ctx, e.Chain, wallet, q.OutputTokenProgram, q.OutputMint, q.OutputTransferFee, reserve)
 	if err != nil {
-		return IntentResult{}, fault.E(op, fault.BalanceUnavailable, "The wallet's native balance cannot be read from the cluster now.").
-			With("reason", "cluster_unreadable")
-	}
-	if _, err := CheckNativeReserve(money.Atomic(lamports), reserve); err != nil {
 		return IntentResult{}, err
-	}
-	var rent money.Atomic
-	for _, size := range reserve.MissingAccountBytes {
-		r, err := RentExempt(size)
-		if err != nil {
-			return IntentResult{}, err
-		}
-		rent += r
 	}
 
 	b.Message, b.RecentBlockhash, b.LastValidBlockHeight = msg, bh.Hash, bh.LastValidBlockHeight

@@ -55,11 +55,9 @@ const (
 
 // resolved is a registry entry read and matched on the cluster now.
 type resolved struct {
-	entry    Token
 	mint     chain.Address
 	program  chain.Address
 	fee      token2022.TransferFee
-	hasFee   bool
 	decimals uint8
 }
 
@@ -181,21 +179,9 @@ func (s *Service) Quote(ctx context.Context, st Store, p *access.Principal, in Q
 
 	// Native-coin reserve: signature, estimated priority fee, and the
 	// rent of the output account when the wallet has none yet.
-	reserve := ReserveInputs{Signatures: 1, PriorityFeeLamports: PriorityFeeEstimateLamports}
-	dest := token2022.AssociatedTokenAddressFor(wallet, output.mint, output.program)
-	switch _, err := e.Chain.GetAccountInfo(ctx, dest, chain.Confirmed); {
-	case errors.Is(err, chain.ErrAccountNotFound):
-		reserve.MissingAccountBytes = append(reserve.MissingAccountBytes, accountBytes(output))
-	case err != nil:
-		return QuoteResult{}, fault.E(op, fault.BalanceUnavailable, "The wallet's accounts cannot be read from the cluster now.").
-			With("reason", "cluster_unreadable")
-	}
-	lamports, _, err := e.Chain.GetBalance(ctx, wallet, chain.Confirmed)
+	rent, err := checkReserve(ctx, e.Chain, wallet, output.program, output.mint, output.fee,
+		ReserveInputs{Signatures: 1, PriorityFeeLamports: PriorityFeeEstimateLamports})
 	if err != nil {
-		return QuoteResult{}, fault.E(op, fault.BalanceUnavailable, "The wallet's native balance cannot be read from the cluster now.").
-			With("reason", "cluster_unreadable")
-	}
-	if _, err := CheckNativeReserve(money.Atomic(lamports), reserve); err != nil {
 		return QuoteResult{}, err
 	}
 
@@ -252,13 +238,7 @@ func (s *Service) Quote(ctx context.Context, st Store, p *access.Principal, in Q
 			NetworkFeeLamports: SignatureFeeLamports, PriorityFeeLamports: PriorityFeeEstimateLamports},
 		FeePolicyVersion: strconv.Itoa(fver.Version), RegistryVersion: strconv.Itoa(rver.Version),
 		ProviderQuote: route.Raw, CreatedAt: now, ExpiresAt: now.Add(time.Duration(settings.QuoteTTLSeconds) * time.Second)}
-	for _, b := range reserve.MissingAccountBytes {
-		rent, err := RentExempt(b)
-		if err != nil {
-			return QuoteResult{}, err
-		}
-		q.FeeBreakdown.RentLamports += rent
-	}
+	q.FeeBreakdown.RentLamports = rent
 	if err := q.CheckEconomics(); err != nil {
 		return QuoteResult{}, err
 	}
@@ -266,15 +246,53 @@ func (s *Service) Quote(ctx context.Context, st Store, p *access.Principal, in Q
 		SettingsVersion: view.SettingsVersion}, nil
 }
 
-// accountBytes is the size of a new associated token account for r.
-func accountBytes(r resolved) uint64 {
+// newAccountBytes is the size of a new associated token account of a mint
+// of program, with TransferFeeAmount when the mint has a transfer fee.
+func newAccountBytes(program chain.Address, fee token2022.TransferFee) uint64 {
 	switch {
-	case r.program == SPLTokenProgramID():
+	case program == SPLTokenProgramID():
 		return splAccountBytes
-	case r.hasFee:
+	case fee.BasisPoints > 0 || fee.MaximumFee > 0:
 		return token2022FeeAccountByte
 	}
 	return token2022AccountBytes
+}
+
+// checkReserve checks the wallet's lamports against reserve plus the rent
+// of its associated account of outputMint when that does not exist yet,
+// both read from the cluster now, and returns that rent:
+// INSUFFICIENT_NATIVE_RESERVE, or BALANCE_UNAVAILABLE when the cluster
+// cannot be read (never zero).
+func checkReserve(ctx context.Context, c ChainClient, wallet, outputProgram, outputMint chain.Address, outputFee token2022.TransferFee,
+	reserve ReserveInputs) (money.Atomic, error) {
+	const op = "swap.checkReserve"
+	unreadable := func(what string) error {
+		return fault.E(op, fault.BalanceUnavailable, "The wallet's "+what+" cannot be read from the cluster now.").
+			With("reason", "cluster_unreadable")
+	}
+	dest := token2022.AssociatedTokenAddressFor(wallet, outputMint, outputProgram)
+	switch _, err := c.GetAccountInfo(ctx, dest, chain.Confirmed); {
+	case errors.Is(err, chain.ErrAccountNotFound):
+		reserve.MissingAccountBytes = append(reserve.MissingAccountBytes, newAccountBytes(outputProgram, outputFee))
+	case err != nil:
+		return 0, unreadable("accounts")
+	}
+	lamports, _, err := c.GetBalance(ctx, wallet, chain.Confirmed)
+	if err != nil {
+		return 0, unreadable("native balance")
+	}
+	if _, err := CheckNativeReserve(money.Atomic(lamports), reserve); err != nil {
+		return 0, err
+	}
+	var rent money.Atomic
+	for _, size := range reserve.MissingAccountBytes {
+		r, err := RentExempt(size)
+		if err != nil {
+			return 0, err
+		}
+		rent += r
+	}
+	return rent, nil
 }
 
 // trusted resolves mint against the registry and its newest readable
@@ -306,10 +324,10 @@ func (s *Service) trusted(ctx context.Context, c ChainClient, reg Registry, run 
 	if check.Status != MintMatched {
 		return resolved{}, untrusted(check.Reason)
 	}
-	r := resolved{entry: t, mint: addr, program: acct.Owner, decimals: t.Decimals}
+	r := resolved{mint: addr, program: acct.Owner, decimals: t.Decimals}
 	if m, err := token2022.DecodeMint(acct.Data); err == nil {
 		if fc, ok := m.TransferFeeConfig(); ok {
-			r.fee, r.hasFee = fc.EpochFee(epoch), true
+			r.fee = fc.EpochFee(epoch)
 		}
 	}
 	return r, nil

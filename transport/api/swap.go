@@ -416,11 +416,18 @@ func swapQuoteView(o swap.Operation, r swap.QuoteResult) SwapQuoteView {
 			RentLamports: q.FeeBreakdown.RentLamports.String()},
 		FeePolicyVersion: q.FeePolicyVersion, RegistryVersion: q.RegistryVersion, CreatedAt: q.CreatedAt, ExpiresAt: q.ExpiresAt,
 		QuoteHash: q.Hash}
-	for _, s := range q.Route {
-		v.Route = append(v.Route, SwapRouteStepView{Venue: s.Venue, Pool: s.Pool.String(), InputMint: s.InputMint.String(),
+	v.Route = swapRouteViews(q.Route)
+	return v
+}
+
+// swapRouteViews renders a route's hops.
+func swapRouteViews(steps []swap.RouteStep) []SwapRouteStepView {
+	out := make([]SwapRouteStepView, 0, len(steps))
+	for _, s := range steps {
+		out = append(out, SwapRouteStepView{Venue: s.Venue, Pool: s.Pool.String(), InputMint: s.InputMint.String(),
 			OutputMint: s.OutputMint.String(), InAtomic: s.InAtomic.String(), OutAtomic: s.OutAtomic.String(), ShareBps: int(s.ShareBps)})
 	}
-	return v
+	return out
 }
 
 // swapQuoteRoute is POST /api/v1/swap/quotes.
@@ -599,9 +606,8 @@ func swapIntentView(o swap.Operation, r swap.IntentResult) SwapIntentView {
 			Route: []string{}, VenueFees: []string{}, EstimatedNetworkFeeLamports: it.FeeBreakdown.NetworkFeeLamports.String(),
 			EstimatedPriorityFeeLamports: p.PriorityFeeLamports.String(), RentLamports: p.RentLamports.String(), Wallet: it.Wallet.String(),
 			Network: it.Network, ExpiresAt: p.ExpiresAt}}
+	v.Route = swapRouteViews(it.Route)
 	for _, s := range it.Route {
-		v.Route = append(v.Route, SwapRouteStepView{Venue: s.Venue, Pool: s.Pool.String(), InputMint: s.InputMint.String(),
-			OutputMint: s.OutputMint.String(), InAtomic: s.InAtomic.String(), OutAtomic: s.OutAtomic.String(), ShareBps: int(s.ShareBps)})
 		v.Review.Route = append(v.Review.Route, s.Venue)
 	}
 	for _, f := range it.FeeBreakdown.VenueFees {
