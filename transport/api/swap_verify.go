@@ -127,7 +127,8 @@ func swapVerifyRoute(svc *swap.Service) Route {
 			"in its workspace and environment, may verify it (anyone else: 404 NOT_FOUND); an intent without a submitted " +
 			"signature is 409 INVALID_STATE_TRANSITION.",
 		Response: SwapVerifyView{Status: string(swap.StateSettled), Checks: []SwapCheckView{{Name: "serviceFee", Passed: true,
-			Expected: "29400000", Actual: "29400000"}}, Settlement: &SwapSettlementView{}, Reconciliation: &SwapReconciliationView{}},
+			Expected: "29400000", Actual: "29400000"}}, Settlement: &SwapSettlementView{ID: "sws_0123456789abcdef0123456789abcdef"},
+			Reconciliation: &SwapReconciliationView{ID: "swr_0123456789abcdef0123456789abcdef", Outcome: "MATCH"}},
 		Errors: []string{string(fault.NotFound), string(fault.InvalidState), string(fault.NetworkMismatch), string(fault.ProviderUnavailable),
 			string(fault.SwapNotConfigured)},
 		Handle: func(ctx context.Context, c *Call) (any, error) {
