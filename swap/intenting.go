@@ -233,9 +233,17 @@ func (s *Service) instructions(ctx context.Context, env access.Environment, p Ro
 // every table a prepared message may use.
 const lookupTableProgram = "AddressLookupTab1e1111111111111111111111111"
 
+// maxLookupTables bounds the tables a route may ask the prepared message
+// to use: each is read from the cluster while the request waits.
+const maxLookupTables = 8
+
 // lookupTables reads each table's addresses from the cluster.
 func (s *Service) lookupTables(ctx context.Context, c ChainClient, addrs []chain.Address) ([]message.LookupTable, error) {
 	const op = "swap.lookupTables"
+	if len(addrs) > maxLookupTables {
+		return nil, fault.E(op, fault.QuoteUnavailable, "The route needs more lookup tables than a prepared transaction may use.").
+			With("reason", "lookup_tables").With("max", maxLookupTables)
+	}
 	var out []message.LookupTable
 	for _, a := range addrs {
 		acct, err := c.GetAccountInfo(ctx, a, chain.Confirmed)
