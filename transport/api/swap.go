@@ -516,8 +516,8 @@ type SwapReviewView struct {
 	PriceImpactBps int `json:"priceImpactBps" example:"12"`
 	// Route names the route's venues in order.
 	Route []string `json:"route"`
-	// VenueFeeBps is the route's own fee where the provider reports one; the expected output is already net of
-	// it. Null when the provider reports none.
+	// VenueFees are the route's own fees where the provider reports them ("venue: amount of mint"); the expected
+	// output is already net of them. Empty when the provider reports none.
 	VenueFees []string `json:"venueFees"`
 	// EstimatedNetworkFeeLamports is the signature fee, an integer string.
 	EstimatedNetworkFeeLamports string `json:"estimatedNetworkFeeLamports" example:"5000"`

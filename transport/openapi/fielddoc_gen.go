@@ -1206,7 +1206,7 @@ func fieldDocs() map[string]map[string]string {
 			"Route":                        "route names the route's venues in order.",
 			"ServiceFee":                   "serviceFee is the service fee taken from it (200 bps).",
 			"SlippageBps":                  "slippageBps is the accepted slippage.",
-			"VenueFees":                    "VenueFeeBps is the route's own fee where the provider reports one; the expected output is already net of it. Null when the provider reports none.",
+			"VenueFees":                    "venueFees are the route's own fees where the provider reports them (\"venue: amount of mint\"); the expected output is already net of them. Empty when the provider reports none.",
 			"Wallet":                       "wallet is the connected wallet that signs.",
 		},
 		"github.com/creatormusic/platform/transport/api.SwapRouteStepView": {
