@@ -110,8 +110,10 @@ func TestHostStartsWithSwaps(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build the host: %v\n%s", err, out)
 	}
-	addr, data := freeAddr(t), filepath.Join(work, "data")
-	host := exec.CommandContext(ctx, filepath.Join(bin, "server"), "-addr", addr, "-data", data,
+	// Port 0: the host binds a port the kernel picks and names it in its
+	// services map, so no other process can take it in between.
+	data := filepath.Join(work, "data")
+	host := exec.CommandContext(ctx, filepath.Join(bin, "server"), "-addr", "127.0.0.1:0", "-data", data,
 		"-stripe-sim=false", "-provider-sim=false")
 	host.Dir = work
 	stdout, err := host.StdoutPipe()
