@@ -3,8 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -174,7 +174,6 @@ func TestReadme(t *testing.T) {
 		t.Fatalf("build the examples: %v\n%s", err, out)
 	}
 
-	addr := freeAddr(t)
 	hostLog, err := os.Create(filepath.Join(work, "host.log"))
 	if err != nil {
 		t.Fatal(err)
@@ -182,7 +181,9 @@ func TestReadme(t *testing.T) {
 	defer hostLog.Close()
 	// A simulated music task moves a stage every 300ms instead of 3s, so
 	// generating takes about two seconds.
-	host := exec.CommandContext(ctx, filepath.Join(bin, "server"), "-addr", addr, "-data", filepath.Join(work, "data"),
+	// Port 0: the host binds a port the kernel picks and names it in its
+	// services map, so no other process can take it in between.
+	host := exec.CommandContext(ctx, filepath.Join(bin, "server"), "-addr", "127.0.0.1:0", "-data", filepath.Join(work, "data"),
 		"-provider-sim-advance", "300ms")
 	host.Dir, host.Stdout, host.Stderr = work, hostLog, hostLog
 	host.Cancel = func() error { return host.Process.Signal(os.Interrupt) }
@@ -195,6 +196,11 @@ func TestReadme(t *testing.T) {
 		_ = host.Wait()
 	}()
 	waitForFile(t, ctx, filepath.Join(work, "data", servicesFile), func() string { return tail(filepath.Join(work, "host.log")) })
+	var m serviceMap
+	if b, err := os.ReadFile(filepath.Join(work, "data", servicesFile)); err != nil || json.Unmarshal(b, &m) != nil || !strings.HasPrefix(m.API, "http://") {
+		t.Fatalf("services map: %s (%v)", b, err)
+	}
+	addr := strings.TrimPrefix(m.API, "http://")
 
 	script, kept, skipped, err := readmeScript(string(raw), runnerPrelude(work, bin), addr)
 	if err != nil {
@@ -237,17 +243,6 @@ func TestReadme(t *testing.T) {
 	if t.Failed() {
 		t.Logf("--- output (tail) ---\n%s", lastLines(got, 80))
 	}
-}
-
-// freeAddr is a loopback address with a port free a moment ago.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 // waitForFile waits for path to exist: the host writes its services map
