@@ -37,7 +37,8 @@
 // # Lists
 //
 // List returns the caller's workspace's projects in its environment,
-// newest first, keyset-paginated by id: a caller whose project.read grant
+// newest first (by id: ids order by their creation millisecond),
+// keyset-paginated by id: a caller whose project.read grant
 // is narrower than the workspace (own, assigned) sees its own and the
 // public ones. Public projects of other tenants are read by id.
 package project

@@ -43,14 +43,19 @@ const projectSelect = `SELECT id, tenant_id, workspace_id, environment, owner_us
 // ProjectInsert implements project.Store.
 func (tx *Tx) ProjectInsert(ctx context.Context, p project.Project) error {
 	const op = "store.ProjectInsert"
-	_, err := tx.idb.ExecContext(ctx, `INSERT INTO projects (id, tenant_id, workspace_id, environment, owner_user_id, title, type,
-		description, visibility, status, version, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	res, err := tx.idb.ExecContext(ctx, `INSERT INTO projects (id, tenant_id, workspace_id, environment, owner_user_id, title, type,
+		description, visibility, status, version, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT DO NOTHING`,
 		p.ID, p.Scope.TenantID, p.Scope.WorkspaceID, string(p.Scope.Environment), p.OwnerUserID, p.Title, string(p.Type),
-		p.Description, string(p.Visibility), string(p.Status), p.Version, p.CreatedAt, p.UpdatedAt)
-	if uniqueViolation(err) {
-		return fault.E(op, fault.Conflict, "The project exists.")
+		p.Description, string(p.Visibility), string(p.Status), p.Version, p.CreatedAt.UTC(), p.UpdatedAt.UTC())
+	ok, err := inserted(op, res, err)
+	if err != nil {
+		return err
 	}
-	return errf(op, err)
+	if !ok {
+		return fault.E(op, fault.Conflict, "The project exists.").With("projectId", p.ID)
+	}
+	return nil
 }
 
 // ProjectGet implements project.Store: by id in one environment, of any
@@ -105,7 +110,7 @@ func (tx *Tx) ProjectList(ctx context.Context, sc access.Scope, f project.Filter
 func (tx *Tx) ProjectSetStatus(ctx context.Context, p project.Project) error {
 	const op = "store.ProjectSetStatus"
 	res, err := tx.idb.ExecContext(ctx, `UPDATE projects SET status = ?, version = ?, updated_at = ? WHERE id = ? AND version = ?`,
-		string(p.Status), p.Version, p.UpdatedAt, p.ID, p.Version-1)
+		string(p.Status), p.Version, p.UpdatedAt.UTC(), p.ID, p.Version-1)
 	if err != nil {
 		return errf(op, err)
 	}

@@ -171,7 +171,7 @@ func projectRoutes(svc *project.Service) []Route {
 			}}),
 		read(Route{Method: http.MethodGet, Pattern: "/api/v1/projects", OperationID: "listProjects",
 			Summary: "List projects",
-			Description: "The projects of the caller's workspace and environment, newest first. A caller whose project.read grant is " +
+			Description: "The projects of the caller's workspace and environment, newest first (by id, which orders by creation to the millisecond). A caller whose project.read grant is " +
 				"narrower than the workspace (MEMBER, DEVELOPER) sees its own and the public ones. Filters: status, creator (a user id: " +
 				"the owner) and type; an unknown status or type is 400 INVALID_INPUT. limit is 1 to 100 (default 20). cursor is the " +
 				"previous page's nextCursor: it is bound to the caller's tenant, workspace, environment and the filters, and any other " +
