@@ -284,6 +284,31 @@ func TestProjectVisibility(t *testing.T) {
 		if r.Status != http.StatusNotFound {
 			t.Errorf("the test environment moves a live project: %d %s", r.Status, r.Body)
 		}
+
+		// An API key (test environment) creates a project owned by its
+		// creator and cannot open it (no key scope stands for
+		// project.publish). Its public project is read in test mode only.
+		r = s.Do(platformtest.Request{Method: "POST", Path: "/api/v1/projects", Key: s.Boot.TestKey,
+			Body: map[string]any{"title": "By key", "type": "remix", "visibility": "public"}})
+		if r.Status != http.StatusCreated {
+			t.Fatalf("a key creates: %d %s", r.Status, r.Body)
+		}
+		var byKey api.ProjectView
+		r.Data(t, &byKey)
+		if byKey.OwnerUserID != s.Boot.OwnerID || byKey.Environment != "test" {
+			t.Errorf("a key's project: %+v, want owner %s in test", byKey, s.Boot.OwnerID)
+		}
+		r = s.Do(platformtest.Request{Method: "POST", Path: "/api/v1/projects/" + byKey.ID + "/status", Key: s.Boot.TestKey,
+			Body: map[string]string{"status": "OPEN"}})
+		if r.Status != http.StatusForbidden || r.Code() != "ACCESS_DENIED" {
+			t.Errorf("a key opens a project: %d %s", r.Status, r.Body)
+		}
+		if r := s.Do(platformtest.Request{Method: "GET", Path: "/api/v1/projects/" + byKey.ID, Cookie: other.cookie, Header: test}); r.Status != http.StatusOK {
+			t.Errorf("another tenant in test mode reads a public test project: %d %s", r.Status, r.Body)
+		}
+		if r := s.Do(platformtest.Request{Method: "GET", Path: "/api/v1/projects/" + byKey.ID, Cookie: other.cookie}); r.Status != http.StatusNotFound {
+			t.Errorf("live mode reads a test project: %d %s", r.Status, r.Body)
+		}
 	})
 }
 
