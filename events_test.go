@@ -32,6 +32,7 @@ func TestEventCatalogueNamesEveryEmitter(t *testing.T) {
 		"chain/intent/jobs.go (*Service).changed":          {"transaction_intent."},
 		"ledger/service.go (*Service).write":               {"ledger.movement.posted"},
 		"sound/service.go (*Service).move":                 {"sound.operation.completed"},
+		"project/project.go event":                         {"project."},
 		"swap/operation.go changed":                        {"swap_operation."},
 	}
 	fset := token.NewFileSet()

@@ -29,6 +29,7 @@ import (
 	"github.com/creatormusic/platform/jobs"
 	"github.com/creatormusic/platform/ledger"
 	"github.com/creatormusic/platform/plan"
+	"github.com/creatormusic/platform/project"
 	"github.com/creatormusic/platform/sound"
 	"github.com/creatormusic/platform/sound/builtin"
 	"github.com/creatormusic/platform/store"
@@ -98,7 +99,7 @@ func (p *Platform) services(units routeStore) api.Services {
 	return api.Services{Keys: p.keys, Assets: p.assets, Health: p.healthChecks(), Plans: p.plans,
 		Ledger: ledger.New(), Accounts: p.account, Billing: p.billing, Store: units, Log: p.log, Providers: p.providers,
 		Generation: p.generation, Sound: p.sound, Token: p.token, Sale: p.sale, Wallet: p.wallet, Intents: p.intents,
-		Swap: p.swap, WakeFunc: p.wake}
+		Swap: p.swap, Projects: project.New(), WakeFunc: p.wake}
 }
 
 // startAccounts builds the account service.
@@ -512,6 +513,9 @@ func EventCatalogue() []openapi.EventType {
 		row(genop.EventExpired, op, genop.IDPrefix, "A generation operation passed its deadline."),
 		row(genop.EventCostDrift, op, genop.IDPrefix, "A provider's reported cost of an attempt differs from the expected cost by more than the configured drift."),
 		row(sound.EventCompleted, snd, sound.IDPrefix, "A sound operation completed."),
+		// project's event: created, and each status move.
+		row(project.EventCreated, "project", project.IDPrefix, "A project was created (in DRAFT)."),
+		row(project.EventStatusChanged, "project", project.IDPrefix, "A project's status moved one step along its table; payload.from and payload.status say from where to where."),
 		row(ledger.EventMovementPosted, mov, "mov_", "A ledger movement was posted (credits, financial, rewards or provider cost)."),
 		row(billing.EventSubscriptionActivated, sub, "sub_", "A checkout's subscription became active."),
 		row(billing.EventSubscriptionRenewed, sub, "sub_", "A subscription started its next period."),

@@ -292,3 +292,18 @@ func (a *Authority) Covers(creator *Authority, scopes []string) bool {
 	}
 	return true
 }
+
+// Reaches reports whether principal p, holding a, may use permission perm
+// on resource r: perm is not denied, an API key's scopes stand for it, and
+// some grant of perm covers r (own, assigned, project, workspace or any).
+// Domains whose moves need different permissions on one route (a status
+// table whose rows name their permission) ask it for the move's own.
+func (a *Authority) Reaches(p *Principal, perm Permission, r *Resource) bool {
+	if a == nil || p == nil || a.Denied(perm) {
+		return false
+	}
+	if p.Kind == CredentialAPIKey && !keyAllows(p.Scopes, perm) {
+		return false
+	}
+	return a.reaches(perm, r)
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/creatormusic/platform/outbox"
 	"github.com/creatormusic/platform/plan"
 	"github.com/creatormusic/platform/policy"
+	"github.com/creatormusic/platform/project"
 	"github.com/creatormusic/platform/sound"
 	"github.com/creatormusic/platform/swap"
 	"github.com/creatormusic/platform/token"
@@ -59,6 +60,7 @@ type Tx interface {
 	plan.Reader
 	plan.Store
 	policy.Store
+	project.Store
 	sale.Store
 	sound.Store
 	swap.Store

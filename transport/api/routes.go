@@ -15,6 +15,7 @@ import (
 	genop "github.com/creatormusic/platform/generation/operation"
 	"github.com/creatormusic/platform/ledger"
 	"github.com/creatormusic/platform/plan"
+	"github.com/creatormusic/platform/project"
 	"github.com/creatormusic/platform/sound"
 	"github.com/creatormusic/platform/swap"
 	"github.com/creatormusic/platform/token"
@@ -57,6 +58,8 @@ type Services struct {
 	Swap *swap.Service
 	// Intents runs the chain payment path; nil leaves its routes out.
 	Intents *intent.Service
+	// Projects runs projects; nil leaves their routes out.
+	Projects *project.Service
 	// WakeFunc, when set, wakes the job workers after a commit that enqueued
 	// work (a generation accepted, a callback merged).
 	WakeFunc func()
@@ -96,5 +99,6 @@ func Routes(s Services) []Route {
 	rs = append(rs, intentRoutes(s.Intents)...)
 	rs = append(rs, saleRoutes(s.Sale)...)
 	rs = append(rs, swapRoutes(s.Swap)...)
+	rs = append(rs, projectRoutes(s.Projects)...)
 	return rs
 }

@@ -429,6 +429,12 @@ func fieldDocs() map[string]map[string]string {
 		"github.com/creatormusic/platform/transport/api.CodeRequest": {
 			"Code": "code is the single-use code from the mailed link or the handoff.",
 		},
+		"github.com/creatormusic/platform/transport/api.CreateProjectRequest": {
+			"Description": "description is the project's description, at most 5000 characters.",
+			"Title":       "title is the project's title, 1 to 200 characters after trimming.",
+			"Type":        "type is what the project makes.",
+			"Visibility":  "visibility is workspace (the default) or public.",
+		},
 		"github.com/creatormusic/platform/transport/api.CredentialHealth": {
 			"CheckedAt": "checkedAt is when the key was last checked against the provider.",
 			"Status":    "status is valid when the provider accepted the key at checkedAt, invalid when it rejected it.",
@@ -756,6 +762,29 @@ func fieldDocs() map[string]map[string]string {
 			"Memo":            "memo is the Memo program's address (base58).",
 			"System":          "system is the System program's address (base58).",
 			"Token2022":       "token2022 is the Token-2022 program's address (base58).",
+		},
+		"github.com/creatormusic/platform/transport/api.ProjectPage": {
+			"HasMore":    "hasMore is true when another page follows.",
+			"Items":      "items are the page's projects, newest first.",
+			"NextCursor": "nextCursor is passed as cursor, with the same filters, to read the next page; null on the last.",
+		},
+		"github.com/creatormusic/platform/transport/api.ProjectStatusRequest": {
+			"Status": "status is the status asked for: the next one in the table.",
+		},
+		"github.com/creatormusic/platform/transport/api.ProjectView": {
+			"CreatedAt":   "createdAt is when the project was created.",
+			"Description": "description is the project's description, at most 5000 characters.",
+			"Environment": "environment is the environment (test or live) the project belongs to.",
+			"ID":          "id is the project's id.",
+			"Object":      "object is always \"project\".",
+			"OwnerUserID": "ownerUserId is the user who created the project (from the session or the key's creator, never from a body).",
+			"Status":      "status is where the project stands in its status table.",
+			"Title":       "title is the project's title, 1 to 200 characters.",
+			"Type":        "type is what the project makes.",
+			"UpdatedAt":   "updatedAt is when the project last changed.",
+			"Version":     "version counts the project's writes, from 1.",
+			"Visibility":  "visibility is workspace (read only inside the workspace) or public (also read by signed-in callers of any tenant in the same environment).",
+			"WorkspaceID": "workspaceId is the project's workspace.",
 		},
 		"github.com/creatormusic/platform/transport/api.ProviderBalanceSnapshot": {
 			"CredentialID": "credentialId is the credential the balance was read with.",
