@@ -407,6 +407,11 @@ func TestEnvironmentProbe(t *testing.T) {
 		if r.Status != http.StatusOK || chk.Status != "activated" {
 			t.Fatalf("live reconcile: %d %s", r.Status, r.Body)
 		}
+		// A live project, private to the workspace.
+		r = s.Do(o.session(access.Live, http.MethodPost, "/api/v1/projects", map[string]string{"title": "Live probe", "type": "single"}))
+		if r.Status != http.StatusCreated {
+			t.Fatalf("live project: %d %s", r.Status, r.Body)
+		}
 		// No route of this system moves the live financial, provider-cost
 		// or rewards ledgers (live generation and rewards have no provider
 		// here): they are posted as their domains post them.
@@ -433,6 +438,7 @@ func TestEnvironmentProbe(t *testing.T) {
 			"listProviderCredentials": {call: key},
 			"listSubscriptionHistory": {call: session},
 			"listFeePolicyVersions":   {call: session}, // the owner is super_admin
+			"listProjects":            {call: session},
 			"listOutboxEvents":        {call: func(env access.Environment) platformtest.Request { return platformtest.Request{Key: internal[env]} }, query: "unpublished=false"},
 			"listMembers":             {call: session, unscoped: "a membership belongs to the workspace in both environments"},
 			"listSessions":            {call: session, unscoped: "a session acts in either environment, by request"},

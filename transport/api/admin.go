@@ -91,11 +91,12 @@ type AuditActor struct {
 }
 
 // AuditTarget is what an audit event acted on: a user (id: the user id), a
-// workspace, an invitation (id: the invited email), a subscription or a
-// policy (id: the policy id, such as fees.marketplace).
+// workspace, an invitation (id: the invited email), a subscription, a
+// policy (id: the policy id, such as fees.marketplace) or a project (id:
+// the project id).
 type AuditTarget struct {
 	// Type is the kind of resource acted on.
-	Type string `json:"type" example:"user" enum:"user,workspace,invitation,subscription,policy"`
+	Type string `json:"type" example:"user" enum:"user,workspace,invitation,subscription,policy,project"`
 	// ID is the id of the resource acted on.
 	ID string `json:"id" example:"usr_01jd0000000000000000000001"`
 }
