@@ -54,12 +54,6 @@ func (tx *Tx) SwapRegistryRunLatest(ctx context.Context, env access.Environment,
 		` AND unreadable = ? ORDER BY checked_at DESC, seq DESC, id DESC LIMIT 1`, string(env), version, false)
 }
 
-// SwapRegistryRunNewest implements swap.Store.
-func (tx *Tx) SwapRegistryRunNewest(ctx context.Context, env access.Environment, version int) (swap.RegistryRun, error) {
-	return tx.scanSwapRun(ctx, "store.SwapRegistryRunNewest", swapRunSelect+
-		` ORDER BY checked_at DESC, seq DESC, id DESC LIMIT 1`, string(env), version)
-}
-
 func (tx *Tx) scanSwapRun(ctx context.Context, op, q string, args ...any) (swap.RegistryRun, error) {
 	var row swapRunRow
 	if err := tx.idb.NewRaw(q, args...).Scan(ctx, &row); err != nil {

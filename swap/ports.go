@@ -66,9 +66,6 @@ type RegistryStore interface {
 	// version that read the cluster (Unreadable false). NOT_FOUND when
 	// none did.
 	SwapRegistryRunLatest(ctx context.Context, env access.Environment, version int) (RegistryRun, error)
-	// SwapRegistryRunNewest returns the newest run of env's registry
-	// version, readable or not. NOT_FOUND when none.
-	SwapRegistryRunNewest(ctx context.Context, env access.Environment, version int) (RegistryRun, error)
 }
 
 // OperationStore persists operations, quotes and intents with the effects

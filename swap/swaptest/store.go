@@ -457,25 +457,15 @@ func (v *view) SwapRegistryRunInsert(ctx context.Context, r swap.RegistryRun) er
 	})
 }
 
-// SwapRegistryRunLatest implements swap.RegistryStore.
-func (v *view) SwapRegistryRunLatest(_ context.Context, env access.Environment, version int) (swap.RegistryRun, error) {
-	return v.newestRun("swaptest.SwapRegistryRunLatest", env, version, true)
-}
-
-// SwapRegistryRunNewest implements swap.RegistryStore.
-func (v *view) SwapRegistryRunNewest(_ context.Context, env access.Environment, version int) (swap.RegistryRun, error) {
-	return v.newestRun("swaptest.SwapRegistryRunNewest", env, version, false)
-}
-
-// newestRun returns the newest run of env's registry version by check
-// time, then insertion, then id; readable keeps only runs that read the
-// cluster.
-func (v *view) newestRun(op string, env access.Environment, version int, readable bool) (out swap.RegistryRun, err error) {
+// SwapRegistryRunLatest implements swap.RegistryStore: the newest run
+// of env's registry version that read the cluster, by check time, then
+// insertion, then id.
+func (v *view) SwapRegistryRunLatest(_ context.Context, env access.Environment, version int) (out swap.RegistryRun, err error) {
 	err = v.read(func(d *data) error {
 		var best *storedRun
 		for i := range d.runs {
 			r := &d.runs[i]
-			if r.run.Environment != string(env) || r.run.RegistryVersion != version || (readable && r.run.Unreadable) {
+			if r.run.Environment != string(env) || r.run.RegistryVersion != version || r.run.Unreadable {
 				continue
 			}
 			if best == nil || newer(r, best) {
@@ -483,7 +473,7 @@ func (v *view) newestRun(op string, env access.Environment, version int, readabl
 			}
 		}
 		if best == nil {
-			return notFound(op, "The registry run")
+			return notFound("swaptest.SwapRegistryRunLatest", "The registry run")
 		}
 		out, err = copyRun(best.run)
 		return err

@@ -302,11 +302,11 @@ func TestRefusals(t *testing.T) {
 			return tx.SwapRegistryRunInsert(ctx, swap.RegistryRun{ID: "srr_1", Environment: "test", RegistryVersion: 1, CheckedAt: t0})
 		}},
 		{"no registry run of the version", fault.NotFound, func(s seeded, tx unit) error {
-			_, err := tx.SwapRegistryRunNewest(ctx, access.Test, 2)
+			_, err := tx.SwapRegistryRunLatest(ctx, access.Test, 2)
 			return err
 		}},
 		{"no registry run of the environment", fault.NotFound, func(s seeded, tx unit) error {
-			_, err := tx.SwapRegistryRunNewest(ctx, access.Live, 1)
+			_, err := tx.SwapRegistryRunLatest(ctx, access.Live, 1)
 			return err
 		}},
 		{"no current policy", fault.NotFound, func(s seeded, tx unit) error {
@@ -366,7 +366,7 @@ func snapshot(t *testing.T, st *swaptest.Store) string {
 		out = append(out, it, p, fault.CodeOf(err))
 	}
 	for _, env := range []access.Environment{access.Test, access.Live} {
-		r, err := st.SwapRegistryRunNewest(ctx, env, 1)
+		r, err := st.SwapRegistryRunLatest(ctx, env, 1)
 		out = append(out, r, fault.CodeOf(err))
 		for _, id := range []string{swap.PolicyFees, swap.PolicyTokens} {
 			h, err := st.PolicyHistory(ctx, policy.Scope{Environment: env}, id, policy.HistoryParams{Limit: policy.MaxHistory})
@@ -631,10 +631,10 @@ func TestRegistryRuns(t *testing.T) {
 		}
 		return r.ID
 	}
-	got := []string{id(st.SwapRegistryRunLatest(ctx, access.Test, 1)), id(st.SwapRegistryRunNewest(ctx, access.Test, 1)),
+	got := []string{id(st.SwapRegistryRunLatest(ctx, access.Test, 1)),
 		id(st.SwapRegistryRunLatest(ctx, access.Test, 2)), id(st.SwapRegistryRunLatest(ctx, access.Live, 1)),
 		id(st.SwapRegistryRunLatest(ctx, access.Live, 2))}
-	if fmt.Sprint(got) != "[srr_b srr_c srr_1 srr_d NOT_FOUND]" {
+	if fmt.Sprint(got) != "[srr_b srr_1 srr_d NOT_FOUND]" {
 		t.Fatalf("runs: %v", got)
 	}
 	r, _ := st.SwapRegistryRunLatest(ctx, access.Test, 1)
