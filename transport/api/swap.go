@@ -708,7 +708,7 @@ func swapStatusRoute(svc *swap.Service) Route {
 		Summary: "Get a swap's status",
 		Description: "The durable, server-owned state of the swap operation an intent belongs to, readable only by the user who " +
 			"created it in its workspace and environment (anyone else: 404 NOT_FOUND). It survives a browser refresh, a wallet " +
-			"disconnect and the end of the session that created it.",
+			"disconnect and the end of the session that created it. The specification does not show this body; its fields are the platform's.",
 		Response: SwapStatusView{}, Errors: []string{string(fault.NotFound)},
 		Handle: func(ctx context.Context, c *Call) (any, error) {
 			it, o, err := svc.Status(ctx, c.Tx, c.Principal, c.PathValue("intentId"))
