@@ -277,7 +277,9 @@ func swapRoutes(svc *swap.Service) []Route {
 				"price-impact thresholds, quote lifetime; fees.swap: the 200 bps service fee and its recipient; swap.tokens: the "+
 				"registry version), the network the registry's newest reading observed, the route provider and its circuit "+
 				"breaker (opened after repeated failures to answer; quotes then answer SWAP_PAUSED until it closes; per host), and "+
-				"the resulting status: ACTIVE, PAUSED or NOT_CONFIGURED with its reason. Values never published are null.",
+				"the resulting status: ACTIVE, PAUSED or NOT_CONFIGURED with its reason. Values never published are null. The "+
+				"specification names provider states and circuit breakers without their shape; providers and circuitBreakers are "+
+				"the platform's.",
 			swapSettingsView(swap.SettingsView{Environment: "test", Status: swap.StatusActive, Settings: swap.DefaultSettings(),
 				ServiceFeeBps: swap.ServiceFeeBps, FeePolicyVersion: 1, SettingsVersion: 1, RegistryVersion: 1, Provider: "jupiter",
 				Breaker: swap.BreakerState{State: swap.BreakerClosed}}),

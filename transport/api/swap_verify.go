@@ -113,7 +113,8 @@ func swapVerifyRoute(svc *swap.Service) Route {
 		Auth: transport.AuthSession, Private: true, Permission: access.WalletSign, Idempotency: transport.IdempotencyNone,
 		OwnUnitOfWork: true,
 		Summary:       "Verify and settle a swap",
-		Description: "Reads the transaction bound to the intent from the environment's cluster (never from the browser: no " +
+		Description: "The specification does not show this body; its fields (status, checks, settlement, reconciliation) are the " +
+			"platform's. Reads the transaction bound to the intent from the environment's cluster (never from the browser: no " +
 			"economic effect is accepted from the client) and verifies it against the intent: network, success, signer, no other " +
 			"signer, signature uniqueness, allowed programs, token programs, mints, executable input, fee recipient, service fee " +
 			"and minimum output, each check answered with what was expected and what the chain recorded. While the cluster does " +
