@@ -95,10 +95,11 @@ func (s *Service) Quote(ctx context.Context, st Store, p *access.Principal, in Q
 	}
 
 	// Active swap policy.
-	view, err := s.Settings(ctx, st, env)
+	ps, err := s.policies(ctx, st, env)
 	if err != nil {
 		return QuoteResult{}, fault.Wrap(op, err)
 	}
+	view := ps.view
 	switch view.Status {
 	case StatusNotConfigured:
 		return QuoteResult{}, notConfigured(op, view.StatusReason)
@@ -108,15 +109,7 @@ func (s *Service) Quote(ctx context.Context, st Store, p *access.Principal, in Q
 	settings := view.Settings
 
 	// Trusted identities, read again from the cluster now.
-	var reg Registry
-	rver, _, err := current(ctx, st, env, PolicyTokens, &reg)
-	if err != nil {
-		return QuoteResult{}, fault.Wrap(op, err)
-	}
-	run, err := st.SwapRegistryRunLatest(ctx, env, rver.Version)
-	if err != nil && !fault.Is(err, fault.NotFound) {
-		return QuoteResult{}, fault.Wrap(op, err)
-	}
+	reg, run := ps.registry, ps.run
 	if in.InputMint == in.OutputMint {
 		return QuoteResult{}, fault.Invalid(op, "outputMint", "The output mint must differ from the input mint.")
 	}
@@ -186,11 +179,7 @@ func (s *Service) Quote(ctx context.Context, st Store, p *access.Principal, in Q
 	}
 
 	// Service fee from the gross input; the executable input is the rest.
-	var fees FeePolicy
-	fver, _, err := current(ctx, st, env, PolicyFees, &fees)
-	if err != nil {
-		return QuoteResult{}, fault.Wrap(op, err)
-	}
+	fees := ps.fees
 	split, err := SplitServiceFee(gross, uint16(fees.ServiceFeeBps))
 	if err != nil {
 		return QuoteResult{}, err
@@ -236,7 +225,7 @@ func (s *Service) Quote(ctx context.Context, st Store, p *access.Principal, in Q
 		Route: route.Steps,
 		FeeBreakdown: FeeBreakdown{ServiceFeeBps: uint16(fees.ServiceFeeBps), ServiceFeeMint: input.mint,
 			NetworkFeeLamports: SignatureFeeLamports, PriorityFeeLamports: PriorityFeeEstimateLamports},
-		FeePolicyVersion: strconv.Itoa(fver.Version), RegistryVersion: strconv.Itoa(rver.Version),
+		FeePolicyVersion: strconv.Itoa(ps.feesVer), RegistryVersion: strconv.Itoa(ps.regVer),
 		ProviderQuote: route.Raw, CreatedAt: now, ExpiresAt: now.Add(time.Duration(settings.QuoteTTLSeconds) * time.Second)}
 	q.FeeBreakdown.RentLamports = rent
 	if err := q.CheckEconomics(); err != nil {

@@ -131,40 +131,60 @@ type SettingsView struct {
 // Settings returns env's settings view, read through st. The policies are
 // read, never assumed: a store that cannot be read is an error.
 func (s *Service) Settings(ctx context.Context, st Store, env access.Environment) (SettingsView, error) {
+	ps, err := s.policies(ctx, st, env)
+	return ps.view, err
+}
+
+// policyState is what one read of an environment's swap policies found:
+// the settings view and the registry, fee policy and registry run behind
+// it, so that a quote reads each once.
+type policyState struct {
+	view     SettingsView
+	registry Registry
+	regVer   int
+	run      RegistryRun
+	fees     FeePolicy
+	feesVer  int
+}
+
+// policies reads env's swap policies and the registry's newest readable
+// run once, and derives the settings view from them.
+func (s *Service) policies(ctx context.Context, st RegistryStore, env access.Environment) (policyState, error) {
 	const op = "swap.Settings"
 	e, configured := s.cfg.Environments[env]
-	v := SettingsView{Environment: env, ServiceFeeBps: ServiceFeeBps}
+	var ps policyState
+	v := &ps.view
+	*v = SettingsView{Environment: env, ServiceFeeBps: ServiceFeeBps}
 	if e.Routes != nil {
 		v.Provider = e.Routes.Name()
 	}
 	ver, ok, err := current(ctx, st, env, PolicySettings, &v.Settings)
 	if err != nil {
-		return SettingsView{}, fault.Wrap(op, err)
+		return policyState{}, fault.Wrap(op, err)
 	}
 	if ok {
 		v.SettingsVersion = ver.Version
 	}
-	var fees FeePolicy
-	fver, feesOK, err := current(ctx, st, env, PolicyFees, &fees)
+	fver, feesOK, err := current(ctx, st, env, PolicyFees, &ps.fees)
 	if err != nil {
-		return SettingsView{}, fault.Wrap(op, err)
+		return policyState{}, fault.Wrap(op, err)
 	}
 	if feesOK {
-		v.ServiceFeeBps, v.FeePolicyVersion, v.FeeRecipient = fees.ServiceFeeBps, fver.Version, fees.FeeRecipient
+		v.ServiceFeeBps, v.FeePolicyVersion, v.FeeRecipient = ps.fees.ServiceFeeBps, fver.Version, ps.fees.FeeRecipient
+		ps.feesVer = fver.Version
 	}
-	var reg Registry
-	rver, regOK, err := current(ctx, st, env, PolicyTokens, &reg)
+	rver, regOK, err := current(ctx, st, env, PolicyTokens, &ps.registry)
 	if err != nil {
-		return SettingsView{}, fault.Wrap(op, err)
+		return policyState{}, fault.Wrap(op, err)
 	}
 	if regOK {
-		v.RegistryVersion = rver.Version
+		v.RegistryVersion, ps.regVer = rver.Version, rver.Version
 		run, err := st.SwapRegistryRunLatest(ctx, env, rver.Version)
 		switch {
 		case err == nil:
-			v.Network = run.Network
+			v.Network, ps.run = run.Network, run
 		case !fault.Is(err, fault.NotFound):
-			return SettingsView{}, fault.Wrap(op, err)
+			return policyState{}, fault.Wrap(op, err)
 		}
 	}
 	now := s.cfg.Clock.Now()
@@ -190,5 +210,5 @@ func (s *Service) Settings(ctx context.Context, st Store, env access.Environment
 	case v.Breaker.State == BreakerOpen:
 		v.Status, v.StatusReason = StatusPaused, "route_provider_circuit_open"
 	}
-	return v, nil
+	return ps, nil
 }
