@@ -277,7 +277,12 @@ func (s *Service) Watch(ctx context.Context, operationID string) (bool, error) {
 	next := o
 	var events []Event
 	lastError := o.LastError
+	// A transaction the chain shows failed landed: Settle concludes it from
+	// the chain's record (FAILED, with the verification as evidence), as
+	// the verify route does, so both leave the same records.
+	landedFailed := res.Outcome == relay.OutcomeObserved && res.Submission.State == relay.Failed
 	switch {
+	case landedFailed:
 	case res.Submission.State == relay.Failed || res.Outcome == relay.OutcomeDropped:
 		events = append(events, EventFail)
 		lastError = string(fault.TransactionFailed)
@@ -327,14 +332,15 @@ func (s *Service) Watch(ctx context.Context, operationID string) (bool, error) {
 	if stepErr != nil {
 		return true, stepErr
 	}
-	if next.State == StateConfirmed || next.State == StateFailed {
-		// Verify and settle at once (or record the failure's verification):
-		// the verify route does the same, and every path converges on the
-		// one settlement.
-		if _, err := s.Settle(ctx, next.Owner, next.IntentID); err != nil {
+	if next.State == StateConfirmed || landedFailed {
+		// Verify and settle at once, or conclude the failure: the verify
+		// route does the same, and every path converges on the one outcome.
+		res, err := s.Settle(ctx, next.Owner, next.IntentID)
+		if err != nil {
 			return true, err
 		}
-		return false, nil
+		// Not at confirmed commitment yet: watch on.
+		return res.Pending, nil
 	}
 	return next.State == StateSubmitted || next.State == StateConfirming, nil
 }
