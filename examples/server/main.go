@@ -5,7 +5,11 @@
 //
 // On first start it creates a demo tenant, workspace and owner (roles OWNER
 // and DEVELOPER) and a test API key, prints the key once and writes it to
-// DATA/demo-credentials.json (mode 0600) so a person can try the API. It
+// DATA/demo-credentials.json (mode 0600) so a person can try the API, and
+// a guest account of a tenant of its own (guest@demo.localhost, with its
+// own test key and password under "guest" in the same file, and on the
+// chain simulator its own funded wallet DATA/demo-wallet-guest.json), the
+// second party of what takes two. It
 // keeps its master secret in DATA/secret.key (mode 0600) and, on SQLite,
 // its database in DATA/platform.db (mode 0600, in a data folder it creates
 // with mode 0700). SIGINT or SIGTERM shuts it down gracefully.
