@@ -9,10 +9,10 @@
 // a guest account of a tenant of its own (guest@demo.localhost, with its
 // own test key and password under "guest" in the same file, and on the
 // chain simulator its own funded wallet DATA/demo-wallet-guest.json), the
-// second party of what takes two. It
-// keeps its master secret in DATA/secret.key (mode 0600) and, on SQLite,
-// its database in DATA/platform.db (mode 0600, in a data folder it creates
-// with mode 0700). SIGINT or SIGTERM shuts it down gracefully.
+// second party of what takes two. It keeps its master secret in
+// DATA/secret.key (mode 0600) and, on SQLite, its database in
+// DATA/platform.db (mode 0600, in a data folder it creates with mode
+// 0700). SIGINT or SIGTERM shuts it down gracefully.
 //
 // Timeouts. A client must send its request headers within 10 seconds (a
 // slower one is disconnected), a whole request within 30 seconds, and take
