@@ -21,6 +21,7 @@ import (
 	"github.com/creatormusic/platform/chain/intent"
 	"github.com/creatormusic/platform/chain/token2022"
 	"github.com/creatormusic/platform/chain/wallet"
+	"github.com/creatormusic/platform/creator"
 	"github.com/creatormusic/platform/generation"
 	"github.com/creatormusic/platform/generation/credential"
 	"github.com/creatormusic/platform/generation/operation"
@@ -99,7 +100,7 @@ func (p *Platform) services(units routeStore) api.Services {
 	return api.Services{Keys: p.keys, Assets: p.assets, Health: p.healthChecks(), Plans: p.plans,
 		Ledger: ledger.New(), Accounts: p.account, Billing: p.billing, Store: units, Log: p.log, Providers: p.providers,
 		Generation: p.generation, Sound: p.sound, Token: p.token, Sale: p.sale, Wallet: p.wallet, Intents: p.intents,
-		Swap: p.swap, Projects: project.New(), WakeFunc: p.wake}
+		Swap: p.swap, Projects: project.New(), Creators: creator.New(), WakeFunc: p.wake}
 }
 
 // startAccounts builds the account service.

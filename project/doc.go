@@ -40,5 +40,14 @@
 // newest first (by id: ids order by their creation millisecond),
 // keyset-paginated by id: a caller whose project.read grant
 // is narrower than the workspace (own, assigned) sees its own and the
-// public ones. Public projects of other tenants are read by id.
+// public ones.
+//
+// With Filter.Visibility VisibilityPublic, List returns instead the public
+// projects of every tenant in the caller's environment, in the same order
+// and with the same status, type and creator filters: the community's
+// listing, where creators of other tenants find the projects they may
+// take part in. Any signed-in caller with project.read reads it; a
+// workspace project never appears in it, whoever asks, and neither does
+// anything of the other environment. Public projects of other tenants are
+// also read by id.
 package project

@@ -7,6 +7,7 @@ import (
 	"github.com/creatormusic/platform/billing"
 	"github.com/creatormusic/platform/chain/intent"
 	"github.com/creatormusic/platform/chain/wallet"
+	"github.com/creatormusic/platform/creator"
 	"github.com/creatormusic/platform/generation/credential"
 	"github.com/creatormusic/platform/generation/operation"
 	"github.com/creatormusic/platform/ledger"
@@ -48,6 +49,7 @@ type Tx interface {
 	billing.ActivateStore
 	billing.CancelStore
 	billing.WebhookStore
+	creator.Store
 	credential.Store
 	credential.ObservationReader
 	intent.Store

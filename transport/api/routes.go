@@ -11,6 +11,7 @@ import (
 	"github.com/creatormusic/platform/billing"
 	"github.com/creatormusic/platform/chain/intent"
 	"github.com/creatormusic/platform/chain/wallet"
+	"github.com/creatormusic/platform/creator"
 	"github.com/creatormusic/platform/generation/credential"
 	genop "github.com/creatormusic/platform/generation/operation"
 	"github.com/creatormusic/platform/ledger"
@@ -60,6 +61,9 @@ type Services struct {
 	Intents *intent.Service
 	// Projects runs projects; nil leaves their routes out.
 	Projects *project.Service
+	// Creators reads creator profiles by wallet; nil leaves their routes
+	// out.
+	Creators *creator.Service
 	// WakeFunc, when set, wakes the job workers after a commit that enqueued
 	// work (a generation accepted, a callback merged).
 	WakeFunc func()
@@ -100,5 +104,6 @@ func Routes(s Services) []Route {
 	rs = append(rs, saleRoutes(s.Sale)...)
 	rs = append(rs, swapRoutes(s.Swap)...)
 	rs = append(rs, projectRoutes(s.Projects)...)
+	rs = append(rs, creatorRoutes(s.Creators)...)
 	return rs
 }

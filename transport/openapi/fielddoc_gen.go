@@ -435,6 +435,23 @@ func fieldDocs() map[string]map[string]string {
 			"Type":        "type is what the project makes.",
 			"Visibility":  "visibility is workspace (the default) or public.",
 		},
+		"github.com/creatormusic/platform/transport/api.CreatorCountsView": {
+			"PublicProjects": "publicProjects is how many public projects the creator owns, in every tenant.",
+		},
+		"github.com/creatormusic/platform/transport/api.CreatorView": {
+			"Counts":      "counts are counts of the creator's stored rows in the caller's environment.",
+			"CreatedAt":   "createdAt is when the creator's account was created (member since).",
+			"DisplayName": "displayName is the creator's display name.",
+			"Environment": "environment is the environment (test or live) the counts are of: the caller's.",
+			"ID":          "id is the creator's id: the user id behind the wallet.",
+			"Object":      "object is always \"creator\".",
+			"Wallet":      "wallet is the verified wallet the creator was found by.",
+		},
+		"github.com/creatormusic/platform/transport/api.CreatorWalletView": {
+			"Address":    "address is the wallet's base58 public key.",
+			"Network":    "network is the network the wallet link records; one key holds the address on every cluster of it.",
+			"VerifiedAt": "verifiedAt is when the creator's signature with this wallet verified.",
+		},
 		"github.com/creatormusic/platform/transport/api.CredentialHealth": {
 			"CheckedAt": "checkedAt is when the key was last checked against the provider.",
 			"Status":    "status is valid when the provider accepted the key at checkedAt, invalid when it rejected it.",
