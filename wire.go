@@ -40,6 +40,7 @@ import (
 	"github.com/creatormusic/platform/transport/api"
 	"github.com/creatormusic/platform/transport/openapi"
 	"github.com/creatormusic/platform/urlguard"
+	"github.com/creatormusic/platform/web3/zk"
 )
 
 // This file is the one list of the platform's domains: how each is built
@@ -67,6 +68,7 @@ func (p *Platform) build(ctx context.Context, cfg Config) error {
 		func() error { return p.startToken(cfg.Chain) },
 		func() error { return p.startIntents(ctx, cfg.Chain) },
 		func() error { return p.startSwap(ctx, cfg.Chain) },
+		func() error { return p.startZK(cfg.ZK) },
 	} {
 		if err := step(); err != nil {
 			return err
@@ -100,7 +102,7 @@ func (p *Platform) services(units routeStore) api.Services {
 	return api.Services{Keys: p.keys, Assets: p.assets, Health: p.healthChecks(), Plans: p.plans,
 		Ledger: ledger.New(), Accounts: p.account, Billing: p.billing, Store: units, Log: p.log, Providers: p.providers,
 		Generation: p.generation, Sound: p.sound, Token: p.token, Sale: p.sale, Wallet: p.wallet, Intents: p.intents,
-		Swap: p.swap, Projects: project.New(), Creators: creator.New(), WakeFunc: p.wake}
+		Swap: p.swap, Projects: project.New(), Creators: creator.New(), ZK: p.zk, WakeFunc: p.wake}
 }
 
 // startAccounts builds the account service.
@@ -338,6 +340,19 @@ func (p *Platform) startSwap(ctx context.Context, cfg ChainConfig) error {
 	return nil
 }
 
+// startZK builds proof verification over each environment's pinned
+// circuits, reading the intents proofs are bound to through the intent
+// service (as their owner reads them).
+func (p *Platform) startZK(cfg ZKConfig) error {
+	svc, err := zk.New(zk.Config{Intents: p.intents,
+		Environments: map[access.Environment]zk.Environment{access.Test: cfg.Test, access.Live: cfg.Live}})
+	if err != nil {
+		return fmt.Errorf("platform: Config.ZK: %w", err)
+	}
+	p.zk = svc
+	return nil
+}
+
 // intentEnvironments are the environments that take intents: those whose
 // configuration has a cluster and a treasury, with their credit packs
 // (or the registry's mint to price the default packs in).
@@ -526,6 +541,9 @@ func EventCatalogue() []openapi.EventType {
 	for _, s := range intent.States() {
 		out = append(out, row(intent.EventType(s), txi, "txi_", "A transaction intent was written in state "+string(s)+"."))
 	}
+	// zk's Record: one type, when a statement is first verified.
+	out = append(out, row(zk.EventVerified, "zk verification", zk.IDPrefix,
+		"A zero-knowledge proof bound to a transaction intent verified and its statement was recorded; it settles nothing."))
 	// swap's changed: one type per state an operation is written in.
 	for _, s := range swap.States() {
 		out = append(out, row(swap.EventType(s), "swap operation", swap.OperationPrefix, "A swap operation was written in state "+string(s)+"."))

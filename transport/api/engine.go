@@ -20,6 +20,7 @@ import (
 	"github.com/creatormusic/platform/token"
 	"github.com/creatormusic/platform/token/sale"
 	"github.com/creatormusic/platform/transport"
+	"github.com/creatormusic/platform/web3/zk"
 )
 
 // Tx is the unit of work a handler runs in: the engine's (transport.Tx)
@@ -69,6 +70,7 @@ type Tx interface {
 	swap.SubmitStore
 	token.Store
 	wallet.Store
+	zk.Store
 }
 
 // Route, Call, Policy and HandlerFunc are the engine's types instantiated

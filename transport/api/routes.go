@@ -21,6 +21,7 @@ import (
 	"github.com/creatormusic/platform/swap"
 	"github.com/creatormusic/platform/token"
 	"github.com/creatormusic/platform/token/sale"
+	"github.com/creatormusic/platform/web3/zk"
 )
 
 // Services are the domain services the route table serves.
@@ -64,6 +65,9 @@ type Services struct {
 	// Creators reads creator profiles by wallet; nil leaves their routes
 	// out.
 	Creators *creator.Service
+	// ZK verifies zero-knowledge proofs bound to transaction intents; nil
+	// leaves its route out and zk_verification not available.
+	ZK *zk.Service
 	// WakeFunc, when set, wakes the job workers after a commit that enqueued
 	// work (a generation accepted, a callback merged).
 	WakeFunc func()
@@ -98,6 +102,9 @@ func Routes(s Services) []Route {
 	if s.Intents != nil {
 		cf.paymentsFunc = s.Intents.Configured
 	}
+	if s.ZK != nil {
+		cf.zkFunc = s.ZK.Availability
+	}
 	rs = append(rs, web3Routes(s.Token, cf, s.Store)...)
 	rs = append(rs, walletRoutes(s.Wallet)...)
 	rs = append(rs, intentRoutes(s.Intents)...)
@@ -105,5 +112,6 @@ func Routes(s Services) []Route {
 	rs = append(rs, swapRoutes(s.Swap)...)
 	rs = append(rs, projectRoutes(s.Projects)...)
 	rs = append(rs, creatorRoutes(s.Creators)...)
+	rs = append(rs, zkRoutes(s.ZK)...)
 	return rs
 }
