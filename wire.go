@@ -529,9 +529,10 @@ func EventCatalogue() []openapi.EventType {
 		row(genop.EventExpired, op, genop.IDPrefix, "A generation operation passed its deadline."),
 		row(genop.EventCostDrift, op, genop.IDPrefix, "A provider's reported cost of an attempt differs from the expected cost by more than the configured drift."),
 		row(sound.EventCompleted, snd, sound.IDPrefix, "A sound operation completed."),
-		// project's event: created, and each status move.
+		// project's events: created, each status move, each member change.
 		row(project.EventCreated, "project", project.IDPrefix, "A project was created (in DRAFT)."),
 		row(project.EventStatusChanged, "project", project.IDPrefix, "A project's status moved one step along its table; payload.from and payload.status say from where to where."),
+		row(project.EventMemberChanged, "project", project.IDPrefix, "A member's role on a project was set, replaced or removed; payload.userId, payload.template (null when removed) and payload.previousTemplate (null when new). The aggregate version is the workspace's authority version after the change."),
 		row(ledger.EventMovementPosted, mov, "mov_", "A ledger movement was posted (credits, financial, rewards or provider cost)."),
 		row(billing.EventSubscriptionActivated, sub, "sub_", "A checkout's subscription became active."),
 		row(billing.EventSubscriptionRenewed, sub, "sub_", "A subscription started its next period."),

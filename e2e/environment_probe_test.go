@@ -271,9 +271,9 @@ func TestOutboxEnvironment(t *testing.T) {
 type probeRoute struct {
 	call  func(env access.Environment) platformtest.Request
 	query string
-	// path, when set, is the path called instead of the route's pattern
-	// (a pattern with path parameters).
-	path string
+	// path, when set, is the path the route is called at in env (a
+	// route with path parameters); the route's pattern otherwise.
+	path func(env access.Environment) string
 	// also are further queries the route is probed with, each as a list
 	// of its own with its own live rows (the public project listing).
 	also []string
@@ -337,7 +337,10 @@ func probePages(t *testing.T, s *platformtest.System, rt api.Route, pr probeRout
 			q.Set("cursor", cursor)
 		}
 		req := pr.call(env)
-		req.Method, req.Path = http.MethodGet, cmp.Or(pr.path, rt.Pattern)
+		req.Method, req.Path = http.MethodGet, rt.Pattern
+		if pr.path != nil {
+			req.Path = pr.path(env)
+		}
 		if len(q) > 0 {
 			req.Path += "?" + q.Encode()
 		}
@@ -386,7 +389,7 @@ func TestEnvironmentProbe(t *testing.T) {
 		// version (liveAuditRows), an API key and its outbox event, a
 		// provider credential, and a subscription with its checkout,
 		// credit grant, audit event and outbox events.
-		liveAuditRows(t, s, o)
+		_, memberID := liveAuditRows(t, s, o)
 		if r, _ := createKey(t, s, o.key(access.Live), map[string]any{"name": "live probe", "scopes": []string{"read"}}, ""); r.Status != http.StatusCreated {
 			t.Fatalf("live key: %d %s", r.Status, r.Body)
 		}
@@ -427,6 +430,22 @@ func TestEnvironmentProbe(t *testing.T) {
 		}
 		ownerWallet := newWalletKey(t)
 		linkWallet(t, s, person{email: o.email, cookie: o.cookie}, ownerWallet)
+		// A project with a member in each environment: the test
+		// credential lists the test one's.
+		projects := map[access.Environment]string{}
+		for _, env := range []access.Environment{access.Live, access.Test} {
+			r = s.Do(o.session(env, http.MethodPost, "/api/v1/projects", map[string]string{"title": string(env) + " members probe", "type": "single"}))
+			var pv api.ProjectView
+			r.Data(t, &pv)
+			if r.Status != http.StatusCreated {
+				t.Fatalf("%s project: %d %s", env, r.Status, r.Body)
+			}
+			projects[env] = pv.ID
+			r = s.Do(o.session(env, http.MethodPut, "/api/v1/projects/"+pv.ID+"/members/"+memberID, map[string]string{"template": "collaborator"}))
+			if r.Status != http.StatusOK {
+				t.Fatalf("%s project member: %d %s", env, r.Status, r.Body)
+			}
+		}
 		// No route of this system moves the live financial, provider-cost
 		// or rewards ledgers (live generation and rewards have no provider
 		// here): they are posted as their domains post them.
@@ -444,6 +463,7 @@ func TestEnvironmentProbe(t *testing.T) {
 
 		key := func(env access.Environment) platformtest.Request { return platformtest.Request{Key: o.key(env)} }
 		session := func(env access.Environment) platformtest.Request { return o.session(env, "", "", nil) }
+		projectMembers := func(env access.Environment) string { return "/api/v1/projects/" + projects[env] + "/members" }
 		probes := map[string]probeRoute{
 			"listAuditEvents":         {call: key}, // the bootstrap keys hold audit:read
 			"listApiKeys":             {call: key},
@@ -454,7 +474,8 @@ func TestEnvironmentProbe(t *testing.T) {
 			"listSubscriptionHistory": {call: session},
 			"listFeePolicyVersions":   {call: session}, // the owner is super_admin
 			"listProjects":            {call: session, also: []string{"visibility=public"}},
-			"listCreatorProjects":     {call: key, path: "/api/v1/creators/" + ownerWallet.addr + "/projects"}, // scope read
+			"listCreatorProjects":     {call: key, path: func(access.Environment) string { return "/api/v1/creators/" + ownerWallet.addr + "/projects" }}, // scope read
+			"listProjectMembers":      {call: session, path: projectMembers},
 			"listOutboxEvents":        {call: func(env access.Environment) platformtest.Request { return platformtest.Request{Key: internal[env]} }, query: "unpublished=false"},
 			"listMembers":             {call: session, unscoped: "a membership belongs to the workspace in both environments"},
 			"listSessions":            {call: session, unscoped: "a session acts in either environment, by request"},
@@ -530,6 +551,7 @@ func TestEnvironmentProbe(t *testing.T) {
 			{Key: o.key(access.Test), Path: "/api/v1/api-keys/" + o.boot.LiveKeyID + "/limits"},
 			o.session(access.Test, "", "/api/v1/saas/checkout/"+chk.ID, nil),
 			o.session(access.Test, "", "/api/v1/saas/checkout/"+chk.ID+"?environment=test", nil),
+			o.session(access.Test, "", "/api/v1/projects/"+projects[access.Live]+"/members", nil),
 		}
 		credentials := 0
 		for id, from := range live {

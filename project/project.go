@@ -90,9 +90,10 @@ type Project struct {
 	CreatedAt, UpdatedAt time.Time
 }
 
-// Resource returns the project as the access evaluator sees it.
+// Resource returns the project as the access evaluator sees it: the
+// project itself, which its members (package doc, Members) are assigned to.
 func (p Project) Resource() *access.Resource {
-	return &access.Resource{OwnerUserID: p.OwnerUserID, ProjectID: p.ID, WorkspaceID: p.Scope.WorkspaceID}
+	return &access.Resource{OwnerUserID: p.OwnerUserID, ProjectID: p.ID, IsProject: true, WorkspaceID: p.Scope.WorkspaceID}
 }
 
 // Filter narrows a list.

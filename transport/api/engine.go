@@ -64,6 +64,7 @@ type Tx interface {
 	plan.Store
 	policy.Store
 	project.Store
+	project.MemberStore
 	sale.Store
 	sound.Store
 	swap.Store

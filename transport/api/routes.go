@@ -113,5 +113,6 @@ func Routes(s Services) []Route {
 	rs = append(rs, projectRoutes(s.Projects)...)
 	rs = append(rs, creatorRoutes(s.Creators)...)
 	rs = append(rs, zkRoutes(s.ZK)...)
+	rs = append(rs, projectMemberRoutes(s.Projects)...)
 	return rs
 }

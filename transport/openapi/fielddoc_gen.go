@@ -788,6 +788,22 @@ func fieldDocs() map[string]map[string]string {
 			"System":          "system is the System program's address (base58).",
 			"Token2022":       "token2022 is the Token-2022 program's address (base58).",
 		},
+		"github.com/creatormusic/platform/transport/api.ProjectMemberPage": {
+			"HasMore":    "hasMore is true when another page follows.",
+			"Items":      "items are the page's members, in user id order.",
+			"NextCursor": "nextCursor is passed as cursor to read the next page; null on the last.",
+		},
+		"github.com/creatormusic/platform/transport/api.ProjectMemberRequest": {
+			"Template": "template is the member's role on the project, replacing the one it holds.",
+		},
+		"github.com/creatormusic/platform/transport/api.ProjectMemberView": {
+			"AssignedAt": "assignedAt is when the member got this role; the audit log (action project.member_changed) says who gave it.",
+			"ID":         "id is the assignment's id.",
+			"Object":     "object is always \"project_member\".",
+			"ProjectID":  "projectId is the project.",
+			"Template":   "template is the member's role template on the project: project_lead, creator or collaborator (the roles route lists each one's grants).",
+			"UserID":     "userId is the member, a user of the project's workspace.",
+		},
 		"github.com/creatormusic/platform/transport/api.ProjectPage": {
 			"HasMore":    "hasMore is true when another page follows.",
 			"Items":      "items are the page's projects, newest first.",
