@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"sync"
 	"testing"
 
@@ -142,6 +143,9 @@ func TestProjectCollaborator(t *testing.T) {
 		if ms := members(t, s, bob.cookie, p.ID); len(ms) != 1 || ms[0].UserID != bob.userID || ms[0].Template != "collaborator" {
 			t.Errorf("bob lists %+v", ms)
 		}
+		if ids := listedProjects(t, s, bob.cookie); !slices.Contains(ids, p.ID) {
+			t.Errorf("bob's project list %v lacks the project he is assigned to", ids)
+		}
 
 		// The audit log says who made whom what.
 		r = s.Do(platformtest.Request{Method: http.MethodGet, Path: "/api/v1/admin/audit?limit=100", Cookie: owner.cookie})
@@ -163,6 +167,9 @@ func TestProjectCollaborator(t *testing.T) {
 			t.Fatalf("remove: %d %s", r.Status, r.Body)
 		}
 		refused(t, "bob reads after the removal", getProject(s, bob.cookie, p.ID), http.StatusNotFound, "NOT_FOUND")
+		if ids := listedProjects(t, s, bob.cookie); slices.Contains(ids, p.ID) {
+			t.Errorf("bob's project list %v still holds the project after the removal", ids)
+		}
 		refused(t, "bob moves after the removal", moveProject(s, bob.cookie, p.ID, project.StatusReview), http.StatusNotFound, "NOT_FOUND")
 		refused(t, "a second removal", removeMember(s, owner, p.ID, bob.userID), http.StatusNotFound, "NOT_FOUND", "field", "userId")
 		if n := count(t, s, `SELECT COUNT(*) FROM outbox_events WHERE aggregate_id = ? AND type = 'project.member_changed'`, p.ID); n != 2 {
@@ -186,6 +193,23 @@ func TestProjectCollaborator(t *testing.T) {
 		refused(t, "bob lists the public project's members", s.Do(platformtest.Request{Method: http.MethodGet,
 			Path: "/api/v1/projects/" + pub.ID + "/members", Cookie: bob.cookie}), http.StatusForbidden, "ACCESS_DENIED", "permission", "project.read")
 	})
+}
+
+// listedProjects returns the ids GET /api/v1/projects lists for the
+// session cookie (the first page of 100).
+func listedProjects(t *testing.T, s *platformtest.System, cookie string) []string {
+	t.Helper()
+	r := s.Do(platformtest.Request{Method: http.MethodGet, Path: "/api/v1/projects?limit=100", Cookie: cookie})
+	var page api.ProjectPage
+	r.Data(t, &page)
+	if r.Status != http.StatusOK {
+		t.Fatalf("list projects: %d %s", r.Status, r.Body)
+	}
+	var ids []string
+	for _, p := range page.Items {
+		ids = append(ids, p.ID)
+	}
+	return ids
 }
 
 // jsonHas reports whether the JSON object raw holds key with value want.

@@ -87,8 +87,8 @@
 // List returns the caller's workspace's projects in its environment,
 // newest first (by id: ids order by their creation millisecond),
 // keyset-paginated by id: a caller whose project.read grant
-// is narrower than the workspace (own, assigned) sees its own and the
-// public ones.
+// is narrower than the workspace (own, assigned) sees its own, those it
+// holds a project role on (Members), and the public ones.
 //
 // With Filter.Visibility VisibilityPublic, List returns instead the public
 // projects of every tenant in the caller's environment, in the same order

@@ -103,9 +103,9 @@ type Filter struct {
 	Status        Status
 	CreatorUserID string
 	Type          Type
-	// ReaderUserID, when set, keeps only the projects owned by that user
-	// or public (a caller whose read grant is narrower than the
-	// workspace).
+	// ReaderUserID, when set, keeps only the projects owned by that user,
+	// assigned to that user (a project-scoped role), or public (a caller
+	// whose read grant is narrower than the workspace).
 	ReaderUserID string
 	// Visibility is "" to list the caller's workspace's projects, or
 	// VisibilityPublic to list the public projects of every tenant in the

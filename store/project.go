@@ -74,8 +74,9 @@ func (tx *Tx) ProjectList(ctx context.Context, sc access.Scope, f project.Filter
 	q := projectSelect + ` WHERE tenant_id = ? AND workspace_id = ? AND environment = ?`
 	args := []any{sc.TenantID, sc.WorkspaceID, string(sc.Environment)}
 	if f.ReaderUserID != "" {
-		q += ` AND (owner_user_id = ? OR visibility = 'public')`
-		args = append(args, f.ReaderUserID)
+		q += ` AND (owner_user_id = ? OR visibility = 'public' OR id IN
+			(SELECT project_id FROM role_assignments WHERE workspace_id = ? AND user_id = ? AND project_id <> ''))`
+		args = append(args, f.ReaderUserID, sc.WorkspaceID, f.ReaderUserID)
 	}
 	return tx.projectPage(ctx, "store.ProjectList", q, args, f, before, limit)
 }
