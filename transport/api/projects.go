@@ -207,7 +207,7 @@ func projectRoutes(svc *project.Service) []Route {
 		read(Route{Method: http.MethodGet, Pattern: "/api/v1/projects", OperationID: "listProjects",
 			Summary: "List projects",
 			Description: "The projects of the caller's workspace and environment, newest first (by id, which orders by creation to the millisecond). A caller whose project.read grant is " +
-				"narrower than the workspace (MEMBER, DEVELOPER) sees its own and the public ones. With visibility=public the list is " +
+				"narrower than the workspace (MEMBER, DEVELOPER) sees its own, those it holds a project role on, and the public ones. With visibility=public the list is " +
 				"instead the community's: the public projects of every tenant in the caller's environment, in the same order, where " +
 				"creators find projects of other tenants to take part in; a workspace project never appears in it, and nothing of the " +
 				"other environment does. Filters: status, creator (a user id: the owner) and type; an unknown status or type, or a " +
