@@ -34,6 +34,7 @@ func TestEventCatalogueNamesEveryEmitter(t *testing.T) {
 		"sound/service.go (*Service).move":                 {"sound.operation.completed"},
 		"project/project.go event":                         {"project."},
 		"swap/operation.go changed":                        {"swap_operation."},
+		"web3/cctp/transfer.go changed":                    {"cctp_transfer."},
 	}
 	fset := token.NewFileSet()
 	var found []string

@@ -20,6 +20,7 @@ import (
 	"github.com/creatormusic/platform/swap"
 	"github.com/creatormusic/platform/token"
 	"github.com/creatormusic/platform/token/sale"
+	"github.com/creatormusic/platform/web3/cctp"
 )
 
 // Services are the domain services the route table serves.
@@ -60,6 +61,9 @@ type Services struct {
 	Intents *intent.Service
 	// Projects runs projects; nil leaves their routes out.
 	Projects *project.Service
+	// CCTP runs cross-chain transfers; nil leaves their routes out and
+	// reports the feature not_available.
+	CCTP *cctp.Service
 	// WakeFunc, when set, wakes the job workers after a commit that enqueued
 	// work (a generation accepted, a callback merged).
 	WakeFunc func()
@@ -94,11 +98,15 @@ func Routes(s Services) []Route {
 	if s.Intents != nil {
 		cf.paymentsFunc = s.Intents.Configured
 	}
+	if s.CCTP != nil {
+		cf.crossChainFunc = cctpFeature(s.CCTP)
+	}
 	rs = append(rs, web3Routes(s.Token, cf, s.Store)...)
 	rs = append(rs, walletRoutes(s.Wallet)...)
 	rs = append(rs, intentRoutes(s.Intents)...)
 	rs = append(rs, saleRoutes(s.Sale)...)
 	rs = append(rs, swapRoutes(s.Swap)...)
 	rs = append(rs, projectRoutes(s.Projects)...)
+	rs = append(rs, cctpRoutes(s.CCTP)...)
 	return rs
 }

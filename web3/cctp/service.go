@@ -309,3 +309,18 @@ func amountText(w Word) string {
 	}
 	return w.String()
 }
+
+// SourceNetwork returns the CAIP-2 id of env's source chain of domain d,
+// "" when none is configured.
+func (s *Service) SourceNetwork(env access.Environment, d Domain) string {
+	if c, ok := s.envs[env].source(d); ok {
+		return c.Network()
+	}
+	return ""
+}
+
+// Evidence lists transfer id's evidence, oldest first.
+func (s *Service) Evidence(ctx context.Context, st Store, id string) ([]Evidence, error) {
+	ev, err := st.CCTPEvidence(ctx, id)
+	return ev, fault.Wrap("cctp.Evidence", err)
+}
