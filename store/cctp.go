@@ -262,7 +262,7 @@ func (tx *Tx) CCTPReadinessInsert(ctx context.Context, r cctp.Readiness) error {
 	return errf(op, err)
 }
 
-// CCTPReadinessLatest implements cctp.Store.
+// CCTPReadinessLatest implements cctp.Store: the newest readable run.
 func (tx *Tx) CCTPReadinessLatest(ctx context.Context, env access.Environment, configHash string) (cctp.Readiness, error) {
 	const op = "store.CCTPReadinessLatest"
 	var row struct {
@@ -276,7 +276,8 @@ func (tx *Tx) CCTPReadinessLatest(ctx context.Context, env access.Environment, c
 		CheckedAt   time.Time `bun:"checked_at"`
 	}
 	if err := tx.idb.NewRaw(`SELECT id, environment, config_hash, passed, unreadable, error, checks, checked_at FROM cctp_readiness
-		WHERE environment = ? AND config_hash = ? ORDER BY checked_at DESC, id DESC LIMIT 1`, string(env), configHash).Scan(ctx, &row); err != nil {
+		WHERE environment = ? AND config_hash = ? AND unreadable = ? ORDER BY checked_at DESC, id DESC LIMIT 1`, string(env), configHash, false).
+		Scan(ctx, &row); err != nil {
 		return cctp.Readiness{}, notFound(op, err)
 	}
 	r := cctp.Readiness{ID: row.ID, Environment: access.Environment(row.Environment), ConfigHash: row.ConfigHash, Passed: row.Passed,

@@ -20,8 +20,8 @@ import (
 // environment), the internal read to its environment; an update is a
 // compare-and-set on the version; a burn and a mint signature bind one
 // transfer of an environment; evidence lists in writing order with its
-// checks; the newest readiness run of a configuration is found by its
-// hash.
+// checks; the newest readiness run of a configuration that read
+// everything is found by its hash, unreadable ones skipped.
 func exerciseCCTP(t *testing.T, open Opener) {
 	ctx := context.Background()
 	owner := cctp.Owner{TenantID: "ten_1", WorkspaceID: "ws_1", Environment: access.Test, UserID: "usr_1"}
@@ -171,6 +171,7 @@ func exerciseCCTP(t *testing.T, open Opener) {
 		for i, r := range []cctp.Readiness{
 			{Environment: access.Test, ConfigHash: "h1", Unreadable: true, Error: "down", Checks: nil},
 			{Environment: access.Test, ConfigHash: "h1", Passed: true, Checks: []cctp.Check{{Name: "chain_id:6", Passed: true}}},
+			{Environment: access.Test, ConfigHash: "h1", Unreadable: true, Error: "down again"},
 			{Environment: access.Test, ConfigHash: "h2"},
 			{Environment: access.Live, ConfigHash: "h1"},
 		} {

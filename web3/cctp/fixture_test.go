@@ -149,7 +149,7 @@ func (m *memStore) CCTPReadinessLatest(_ context.Context, env access.Environment
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, r := range slices.Backward(m.runs) {
-		if r.Environment == env && r.ConfigHash == hash {
+		if r.Environment == env && r.ConfigHash == hash && !r.Unreadable {
 			return r, nil
 		}
 	}

@@ -188,8 +188,9 @@ type Store interface {
 	CCTPEvidence(ctx context.Context, transferID string) ([]Evidence, error)
 	// CCTPReadinessInsert stores a readiness run.
 	CCTPReadinessInsert(ctx context.Context, r Readiness) error
-	// CCTPReadinessLatest returns env's newest run of the configuration
-	// whose hash is configHash; NOT_FOUND when none.
+	// CCTPReadinessLatest returns env's newest run that read everything
+	// (Unreadable false) of the configuration whose hash is configHash;
+	// NOT_FOUND when none did.
 	CCTPReadinessLatest(ctx context.Context, env access.Environment, configHash string) (Readiness, error)
 }
 

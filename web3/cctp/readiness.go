@@ -58,11 +58,13 @@ const (
 type Capability struct {
 	// Configured: the environment has a CCTP configuration.
 	Configured bool
-	// Verified: the newest readiness run of that configuration passed.
+	// Verified: the newest readiness run of that configuration that read
+	// everything passed.
 	Verified bool
 	// Reason says why it is not verified ("" when it is).
 	Reason string
-	// Run is that newest run (nil before one).
+	// Run is that newest run that read everything (nil before one: an
+	// unreadable run is evidence of nothing and changes nothing).
 	Run *Readiness
 }
 
@@ -84,10 +86,7 @@ func (s *Service) Capability(ctx context.Context, st Store, env access.Environme
 		return Capability{}, fault.Wrap("cctp.Capability", err)
 	}
 	c := Capability{Configured: true, Verified: r.Passed, Run: &r}
-	switch {
-	case r.Unreadable:
-		c.Reason = ReasonNotVerified
-	case !r.Passed:
+	if !r.Passed {
 		c.Reason = ReasonVerificationFailed
 	}
 	return c, nil

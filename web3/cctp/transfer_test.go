@@ -407,9 +407,9 @@ func TestCreateRefusals(t *testing.T) {
 	}
 }
 
-// TestReadinessRuns: a run that read everything passes; a node answering
-// another chain id fails the run on that check; a node that cannot be
-// read leaves the run unreadable, which proves nothing.
+// TestReadinessRuns: a run that read everything passes; a contract
+// without code fails the run on that check; a node that cannot be read
+// leaves the run unreadable, which proves nothing and takes nothing back.
 func TestReadinessRuns(t *testing.T) {
 	w := newWorld(t, false)
 	ctx := context.Background()
@@ -436,6 +436,14 @@ func TestReadinessRuns(t *testing.T) {
 	w.evm.SetCode(w.evm.Config().TokenMessenger, []byte{1})
 	if r, _, _ = w.svc.Verify(ctx, access.Test); !r.Passed {
 		t.Fatalf("passing run: %+v", r)
+	}
+	// An unreadable run proves nothing, so it takes nothing back.
+	w.evm.Inject("eth_chainId", evmtest.Fault{HTTPStatus: 503}, 1)
+	if r, _, _ = w.svc.Verify(ctx, access.Test); !r.Unreadable {
+		t.Fatalf("unreadable run: %+v", r)
+	}
+	if c, _ := w.svc.Capability(ctx, w.st, access.Test); !c.Verified || !c.Enabled() || c.Reason != "" {
+		t.Fatalf("after an unreadable run that followed a passing one: %+v", c)
 	}
 	if c, _ := w.svc.Capability(ctx, w.st, access.Live); c.Configured || c.Reason != cctp.ReasonNotConfigured {
 		t.Fatalf("live: %+v", c)
