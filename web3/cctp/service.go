@@ -69,12 +69,6 @@ func New(cfg Config) (*Service, error) {
 	return s, nil
 }
 
-// Configured reports whether env has a CCTP configuration.
-func (s *Service) Configured(env access.Environment) bool {
-	_, ok := s.envs[env]
-	return ok
-}
-
 // environment returns env's configuration, or SERVICE_UNAVAILABLE.
 func (s *Service) environment(op string, env access.Environment) (Environment, error) {
 	e, ok := s.envs[env]

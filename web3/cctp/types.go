@@ -52,23 +52,6 @@ func WordOf(n uint64) Word {
 	return w
 }
 
-// Address returns the address a left-padded word holds, and whether its
-// first 12 bytes are zero (a word that is an address).
-func (w Word) Address() (EVMAddress, bool) {
-	var a EVMAddress
-	copy(a[:], w[12:])
-	return a, w.isPadded()
-}
-
-func (w Word) isPadded() bool {
-	for _, b := range w[:12] {
-		if b != 0 {
-			return false
-		}
-	}
-	return true
-}
-
 // SolanaAddress returns w as a Solana address (the 32 bytes as they are).
 func (w Word) SolanaAddress() chain.Address { return chain.Address(w) }
 
