@@ -36,6 +36,7 @@ func TestEventCatalogueNamesEveryEmitter(t *testing.T) {
 		"project/members.go memberChanged":                 {"project.member_changed"},
 		"swap/operation.go changed":                        {"swap_operation."},
 		"web3/zk/service.go (*Service).Record":             {"zk_verification."},
+		"web3/cctp/transfer.go changed":                    {"cctp_transfer."},
 	}
 	fset := token.NewFileSet()
 	var found []string

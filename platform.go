@@ -35,6 +35,7 @@ import (
 	"github.com/creatormusic/platform/transport/api"
 	"github.com/creatormusic/platform/transport/openapi"
 	"github.com/creatormusic/platform/urlguard"
+	"github.com/creatormusic/platform/web3/cctp"
 	"github.com/creatormusic/platform/web3/zk"
 )
 
@@ -210,6 +211,8 @@ type Platform struct {
 	swap *swap.Service
 	// zk verifies zero-knowledge proofs bound to intents.
 	zk *zk.Service
+	// cctp runs cross-chain transfers.
+	cctp *cctp.Service
 	// media is the urlguard policy of the platform's own fetches.
 	media   *urlguard.Guard
 	pool    *jobs.Pool
@@ -392,13 +395,14 @@ func (s routeStore) Now() time.Time { return s.db.Now() }
 
 // ChainClient is what the platform asks of a Solana cluster: the token
 // registry's reads, the chain payment path's sends and transaction reads,
-// and the swap domain's balance, blockhash and account reads (the token
-// balance the sale's verification reads among them).
-// chain/solanarpc.Client satisfies it.
+// the swap domain's balance, blockhash and account reads (the token
+// balance the sale's verification reads among them), and the cross-chain
+// transfers' mint reads. chain/solanarpc.Client satisfies it.
 type ChainClient interface {
 	token.ChainClient
 	intent.ChainClient
 	swap.ChainClient
+	cctp.SolanaClient
 }
 
 // ChainConfig configures each environment's cluster and token registry.
@@ -438,6 +442,11 @@ type ChainEnvironment struct {
 	CreditPacks *intent.CreditPacks
 	// Swap configures token swaps on the environment's cluster.
 	Swap SwapEnvironment
+	// CCTP configures cross-chain transfers (USDC from EVM chains to the
+	// environment's cluster through CCTP V2); its Solana is set from
+	// Client, which it needs. nil leaves them not configured: their routes
+	// answer 503 and the capability says so.
+	CCTP *cctp.Environment
 }
 
 // SwapEnvironment is one environment's swap configuration. With Client,

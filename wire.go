@@ -40,6 +40,8 @@ import (
 	"github.com/creatormusic/platform/transport/api"
 	"github.com/creatormusic/platform/transport/openapi"
 	"github.com/creatormusic/platform/urlguard"
+	"github.com/creatormusic/platform/web3/cctp"
+	"github.com/creatormusic/platform/web3/cctp/evmrpc"
 	"github.com/creatormusic/platform/web3/zk"
 )
 
@@ -69,6 +71,7 @@ func (p *Platform) build(ctx context.Context, cfg Config) error {
 		func() error { return p.startIntents(ctx, cfg.Chain) },
 		func() error { return p.startSwap(ctx, cfg.Chain) },
 		func() error { return p.startZK(cfg.ZK) },
+		func() error { return p.startCCTP(cfg.Chain) },
 	} {
 		if err := step(); err != nil {
 			return err
@@ -94,6 +97,9 @@ func (p *Platform) schedule(ctx context.Context, kinds []jobs.Kind, s jobs.RunFu
 	if err := p.swap.ScheduleNew(ctx, s); err != nil {
 		return fmt.Errorf("platform: schedule swap registry verification: %w", err)
 	}
+	if err := p.cctp.ScheduleNew(ctx, s); err != nil {
+		return fmt.Errorf("platform: schedule cross-chain readiness: %w", err)
+	}
 	return nil
 }
 
@@ -102,7 +108,7 @@ func (p *Platform) services(units routeStore) api.Services {
 	return api.Services{Keys: p.keys, Assets: p.assets, Health: p.healthChecks(), Plans: p.plans,
 		Ledger: ledger.New(), Accounts: p.account, Billing: p.billing, Store: units, Log: p.log, Providers: p.providers,
 		Generation: p.generation, Sound: p.sound, Token: p.token, Sale: p.sale, Wallet: p.wallet, Intents: p.intents,
-		Swap: p.swap, Projects: project.New(), Creators: creator.New(), ZK: p.zk, WakeFunc: p.wake}
+		Swap: p.swap, Projects: project.New(), Creators: creator.New(), ZK: p.zk, CCTP: p.cctp, WakeFunc: p.wake}
 }
 
 // startAccounts builds the account service.
@@ -353,6 +359,29 @@ func (p *Platform) startZK(cfg ZKConfig) error {
 	return nil
 }
 
+// startCCTP builds cross-chain transfers over the environments that
+// configure them, each minting on the environment's own cluster.
+func (p *Platform) startCCTP(cfg ChainConfig) error {
+	envs := map[access.Environment]cctp.Environment{}
+	for env, e := range map[access.Environment]ChainEnvironment{access.Test: cfg.Test, access.Live: cfg.Live} {
+		if e.CCTP == nil {
+			continue
+		}
+		if e.Client == nil {
+			return fmt.Errorf("platform: %s cross-chain transfers need the environment's cluster (ChainEnvironment.Client)", env)
+		}
+		ce := *e.CCTP
+		ce.Solana = e.Client
+		envs[env] = ce
+	}
+	svc, err := cctp.New(cctp.Config{Environments: envs, Recovery: evmrpc.Recovery{}, Clock: p.db, Run: store.Runner[cctp.Store](p.db)})
+	if err != nil {
+		return fmt.Errorf("platform: %w", err)
+	}
+	p.cctp = svc
+	return nil
+}
+
 // intentEnvironments are the environments that take intents: those whose
 // configuration has a cluster and a treasury, with their credit packs
 // (or the registry's mint to price the default packs in).
@@ -449,6 +478,7 @@ func (p *Platform) jobKinds() []jobs.Kind {
 		p.verify.Jobs(),
 		p.intents.Jobs(),
 		p.swap.Jobs(),
+		p.cctp.Jobs(),
 		idempotency.Jobs(store.Runner[idempotency.PruneStore](p.db)),
 		p.assets.Jobs(),
 	)
@@ -549,6 +579,10 @@ func EventCatalogue() []openapi.EventType {
 	for _, s := range swap.States() {
 		out = append(out, row(swap.EventType(s), "swap operation", swap.OperationPrefix, "A swap operation was written in state "+string(s)+"."))
 	}
+	// web3/cctp's changed: one type per state a transfer is written in.
+	for _, s := range cctp.States() {
+		out = append(out, row(cctp.EventType(s), "cross-chain transfer", cctp.IDPrefix, "A cross-chain transfer was written in state "+string(s)+"."))
+	}
 	return out
 }
 
@@ -569,6 +603,7 @@ func FeatureFlags() []FeatureFlag {
 		{Name: genop.FeatureGenerate, Default: true, Doc: "starting music generations"},
 		{Name: sound.FeatureEngine, Default: true, Doc: "starting sound engine operations"},
 		{Name: swap.FeatureSwap, Default: true, Doc: "starting token swaps (quotes)"},
+		{Name: cctp.FeatureCCTP, Default: true, Doc: "starting cross-chain transfers (CCTP)"},
 	}
 }
 

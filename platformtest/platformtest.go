@@ -57,6 +57,7 @@ import (
 	"github.com/creatormusic/platform/transport"
 	"github.com/creatormusic/platform/transport/openapi"
 	"github.com/creatormusic/platform/urlguard/urlguardtest"
+	"github.com/creatormusic/platform/web3/cctp"
 )
 
 // PostgresOnlyEnv names the variable that, set to 1, makes New skip
@@ -122,6 +123,11 @@ type Options struct {
 	// ZK configures proof verification (platform.Config.ZK); the zero
 	// value pins no circuit, so the route answers PROVIDER_UNAVAILABLE.
 	ZK platform.ZKConfig
+	// CCTPFunc, when Chain is set, returns the test environment's
+	// cross-chain transfer configuration given the cluster (whose Solana
+	// side it sets up: chaintest's InstallCCTP), with the EVM and
+	// attestation simulators it starts.
+	CCTPFunc func(t testing.TB, c *chaintest.Cluster) *cctp.Environment
 	// LiveSimulators configures the live environment with loopback
 	// simulators too, so that a test can make live records through the
 	// API: a second payment simulator as the provider's live account
@@ -315,6 +321,10 @@ func New(t testing.TB, opts Options) *System {
 		if opts.SwapFunc != nil {
 			chainCfg.Test.Swap = opts.SwapFunc(t, cluster, deployed)
 			cluster.AdvanceSlots(40) // the swap's accounts are finalized
+		}
+		if opts.CCTPFunc != nil {
+			chainCfg.Test.CCTP = opts.CCTPFunc(t, cluster)
+			cluster.AdvanceSlots(40) // the mint and the programs are finalized
 		}
 	}
 	cfg := platform.Config{Payments: payments, PaymentTimeout: opts.PaymentTimeout, MusicProviders: music, Generation: gen, Chain: chainCfg,

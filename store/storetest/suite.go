@@ -39,6 +39,7 @@ func Exercise(t *testing.T, open Opener) {
 	t.Run("Creator", func(t *testing.T) { exerciseCreator(t, open) })
 	t.Run("ZK", func(t *testing.T) { exerciseZK(t, open) })
 	t.Run("ProjectMembers", func(t *testing.T) { exerciseProjectMembers(t, open) })
+	t.Run("CCTP", func(t *testing.T) { exerciseCCTP(t, open) })
 	t.Run("Outbox", func(t *testing.T) { exerciseOutbox(t, open) })
 }
 

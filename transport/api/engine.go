@@ -20,6 +20,7 @@ import (
 	"github.com/creatormusic/platform/token"
 	"github.com/creatormusic/platform/token/sale"
 	"github.com/creatormusic/platform/transport"
+	"github.com/creatormusic/platform/web3/cctp"
 	"github.com/creatormusic/platform/web3/zk"
 )
 
@@ -72,6 +73,7 @@ type Tx interface {
 	token.Store
 	wallet.Store
 	zk.Store
+	cctp.Store
 }
 
 // Route, Call, Policy and HandlerFunc are the engine's types instantiated

@@ -21,6 +21,7 @@ import (
 	"github.com/creatormusic/platform/swap"
 	"github.com/creatormusic/platform/token"
 	"github.com/creatormusic/platform/token/sale"
+	"github.com/creatormusic/platform/web3/cctp"
 	"github.com/creatormusic/platform/web3/zk"
 )
 
@@ -68,6 +69,9 @@ type Services struct {
 	// ZK verifies zero-knowledge proofs bound to transaction intents; nil
 	// leaves its route out and zk_verification not available.
 	ZK *zk.Service
+	// CCTP runs cross-chain transfers; nil leaves their routes out and
+	// reports the feature not_available.
+	CCTP *cctp.Service
 	// WakeFunc, when set, wakes the job workers after a commit that enqueued
 	// work (a generation accepted, a callback merged).
 	WakeFunc func()
@@ -105,6 +109,9 @@ func Routes(s Services) []Route {
 	if s.ZK != nil {
 		cf.zkFunc = s.ZK.Availability
 	}
+	if s.CCTP != nil {
+		cf.crossChainFunc = cctpFeature(s.CCTP)
+	}
 	rs = append(rs, web3Routes(s.Token, cf, s.Store)...)
 	rs = append(rs, walletRoutes(s.Wallet)...)
 	rs = append(rs, intentRoutes(s.Intents)...)
@@ -114,5 +121,6 @@ func Routes(s Services) []Route {
 	rs = append(rs, creatorRoutes(s.Creators)...)
 	rs = append(rs, zkRoutes(s.ZK)...)
 	rs = append(rs, projectMemberRoutes(s.Projects)...)
+	rs = append(rs, cctpRoutes(s.CCTP)...)
 	return rs
 }

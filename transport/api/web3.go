@@ -137,7 +137,9 @@ type ChainIntegrationView struct {
 // notBuilt are the spec's chain features other than the token registry.
 // Each is reported disabled with reason not_available unless this host
 // serves it: wallet verification when the wallet service is configured,
-// transaction intents and chain payments when the payment path is.
+// transaction intents and chain payments when the payment path is,
+// cross-chain transfers when their service is built (with the state its
+// readiness runs give).
 var notBuilt = []string{"wallet_verification", "transaction_intents", "chain_payments", "swap", "cross_chain_transfers",
 	"payment_required_protocol", "zk_verification"}
 
@@ -150,6 +152,11 @@ type chainFeatures struct {
 	paymentsFunc func(access.Environment) bool
 	// zkFunc reports an environment's proof verifier (web3/zk).
 	zkFunc func(access.Environment) zk.Availability
+	// crossChainFunc reads the cross-chain transfers' line of an
+	// environment (its readiness runs); crossChain is its answer for the
+	// request at hand.
+	crossChainFunc func(ctx context.Context, tx Tx, env access.Environment) (Web3FeatureView, error)
+	crossChain     *Web3FeatureView
 }
 
 func web3Features(svc *token.Service, cf chainFeatures, v token.View) []Web3FeatureView {
@@ -191,6 +198,10 @@ func web3Features(svc *token.Service, cf chainFeatures, v token.View) []Web3Feat
 	if cf.zkFunc != nil {
 		built["zk_verification"] = true
 		out = append(out, zkFeature(cf.zkFunc(v.Environment)))
+	}
+	if cf.crossChain != nil {
+		built["cross_chain_transfers"] = true
+		out = append(out, *cf.crossChain)
 	}
 	for _, f := range notBuilt {
 		if built[f] {
@@ -238,26 +249,34 @@ func web3Routes(svc *token.Service, cf chainFeatures, clock transport.Clock) []R
 	if svc == nil {
 		return nil
 	}
-	read := func(build func(v token.View) any) func(ctx context.Context, c *Call) (any, error) {
+	read := func(build func(v token.View, cf chainFeatures) any) func(ctx context.Context, c *Call) (any, error) {
 		return func(ctx context.Context, c *Call) (any, error) {
 			v, err := svc.View(ctx, callerEnvironment(c), c.Tx)
 			if err != nil {
 				return nil, err
 			}
-			return build(v), nil
+			rcf := cf
+			if cf.crossChainFunc != nil {
+				x, err := cf.crossChainFunc(ctx, c.Tx, v.Environment)
+				if err != nil {
+					return nil, err
+				}
+				rcf.crossChain = &x
+			}
+			return build(v, rcf), nil
 		}
 	}
-	caps := func(v token.View) any {
+	caps := func(v token.View, cf chainFeatures) any {
 		return Web3CapabilitiesView{Environment: string(v.Environment), Network: optional(v.Network()), Features: web3Features(svc, cf, v)}
 	}
-	deploy := func(v token.View) any {
+	deploy := func(v token.View, _ chainFeatures) any {
 		return Web3DeploymentView{Environment: string(v.Environment), Cluster: string(v.Config.Cluster), Network: optional(v.Network()),
 			Configured: svc.HasChain(v.Environment), Health: clusterHealth(svc, v, clock.Now()), Token: tokenLine(v),
 			Programs: ProgramIDsView{System: "11111111111111111111111111111111", Token2022: token.ProgramID(),
 				AssociatedToken: "ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL", Memo: "MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr",
 				ComputeBudget: "ComputeBudget111111111111111111111111111111"}}
 	}
-	integ := func(v token.View) any {
+	integ := func(v token.View, cf chainFeatures) any {
 		return ChainIntegrationView{Environment: string(v.Environment), Provider: "solana", Cluster: string(v.Config.Cluster),
 			Network: optional(v.Network()), Configured: svc.HasChain(v.Environment), Health: clusterHealth(svc, v, clock.Now()),
 			Token: tokenLine(v), Features: web3Features(svc, cf, v)}
@@ -268,7 +287,7 @@ func web3Routes(svc *token.Service, cf chainFeatures, clock transport.Clock) []R
 			Summary: "List the chain features and their availability",
 			Description: "Each chain feature with enabled, configured, verified and the reason when not enabled. Enablement is " +
 				"separate from deployment. Features this release does not serve are disabled with reason not_available." + tokenEnvNote,
-			Auth: transport.AuthPublic, OptionalAuth: true, Response: caps(empty).(Web3CapabilitiesView), Handle: read(caps)},
+			Auth: transport.AuthPublic, OptionalAuth: true, Response: caps(empty, cf).(Web3CapabilitiesView), Handle: read(caps)},
 		{Method: http.MethodGet, Pattern: "/api/v1/web3/deployment", OperationID: "getWeb3Deployment", Tag: transport.TagWeb3,
 			Summary: "Get the chain deployment",
 			Description: "The caller's environment's cluster: its network as CAIP-2 (read from the genesis hash), its health as " +
