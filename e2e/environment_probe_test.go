@@ -275,6 +275,9 @@ type probeRoute struct {
 	// environment (the live answer's ids are not live rows); its test
 	// answer is still searched for every live id.
 	unscoped string
+	// path, when set, is the path the probe calls as a credential of env,
+	// for a route whose pattern has path values; nil calls the pattern.
+	path func(env access.Environment) string
 }
 
 // isListRoute reports whether a route answers a page or list: a struct
@@ -332,6 +335,9 @@ func probePages(t *testing.T, s *platformtest.System, rt api.Route, pr probeRout
 		}
 		req := pr.call(env)
 		req.Method, req.Path = http.MethodGet, rt.Pattern
+		if pr.path != nil {
+			req.Path = pr.path(env)
+		}
 		if len(q) > 0 {
 			req.Path += "?" + q.Encode()
 		}
@@ -407,10 +413,29 @@ func TestEnvironmentProbe(t *testing.T) {
 		if r.Status != http.StatusOK || chk.Status != "activated" {
 			t.Fatalf("live reconcile: %d %s", r.Status, r.Body)
 		}
-		// A live project, private to the workspace.
-		r = s.Do(o.session(access.Live, http.MethodPost, "/api/v1/projects", map[string]string{"title": "Live probe", "type": "single"}))
+		// A live project, private to the workspace, opened, with a live
+		// submission of a live asset; and a test project whose
+		// submissions the test credential lists.
+		projects := map[access.Environment]string{}
+		for _, env := range []access.Environment{access.Live, access.Test} {
+			r = s.Do(o.session(env, http.MethodPost, "/api/v1/projects", map[string]string{"title": "Probe " + string(env), "type": "single"}))
+			var pv api.ProjectView
+			r.Data(t, &pv)
+			if r.Status != http.StatusCreated {
+				t.Fatalf("%s project: %d %s", env, r.Status, r.Body)
+			}
+			projects[env] = pv.ID
+		}
+		if r := s.Do(o.session(access.Live, http.MethodPost, "/api/v1/projects/"+projects[access.Live]+"/status", map[string]string{"status": "OPEN"})); r.Status != http.StatusOK {
+			t.Fatalf("open the live project: %d %s", r.Status, r.Body)
+		}
+		r = upload(s, o.key(access.Live), "audio/wav", pcmWAV(8000, 800, func(int) float64 { return 0.25 }))
+		var liveAsset api.AssetView
+		r.Data(t, &liveAsset)
+		r = s.Do(o.session(access.Live, http.MethodPost, "/api/v1/submissions", map[string]any{"projectId": projects[access.Live],
+			"type": "audio", "title": "Live take", "assetId": liveAsset.ID}))
 		if r.Status != http.StatusCreated {
-			t.Fatalf("live project: %d %s", r.Status, r.Body)
+			t.Fatalf("live submission: %d %s", r.Status, r.Body)
 		}
 		// No route of this system moves the live financial, provider-cost
 		// or rewards ledgers (live generation and rewards have no provider
@@ -439,10 +464,13 @@ func TestEnvironmentProbe(t *testing.T) {
 			"listSubscriptionHistory": {call: session},
 			"listFeePolicyVersions":   {call: session}, // the owner is super_admin
 			"listProjects":            {call: session},
-			"listOutboxEvents":        {call: func(env access.Environment) platformtest.Request { return platformtest.Request{Key: internal[env]} }, query: "unpublished=false"},
-			"listMembers":             {call: session, unscoped: "a membership belongs to the workspace in both environments"},
-			"listSessions":            {call: session, unscoped: "a session acts in either environment, by request"},
-			"listProviders":           {call: key, unscoped: "the catalog of providers, answered for the caller's environment"},
+			"listProjectSubmissions": {call: session, path: func(env access.Environment) string {
+				return "/api/v1/projects/" + projects[env] + "/submissions"
+			}},
+			"listOutboxEvents": {call: func(env access.Environment) platformtest.Request { return platformtest.Request{Key: internal[env]} }, query: "unpublished=false"},
+			"listMembers":      {call: session, unscoped: "a membership belongs to the workspace in both environments"},
+			"listSessions":     {call: session, unscoped: "a session acts in either environment, by request"},
+			"listProviders":    {call: key, unscoped: "the catalog of providers, answered for the caller's environment"},
 		}
 
 		type answer struct {

@@ -61,6 +61,7 @@ type Tx interface {
 	plan.Store
 	policy.Store
 	project.Store
+	project.SubmitStore
 	sale.Store
 	sound.Store
 	swap.Store

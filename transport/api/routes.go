@@ -60,6 +60,9 @@ type Services struct {
 	Intents *intent.Service
 	// Projects runs projects; nil leaves their routes out.
 	Projects *project.Service
+	// Submissions runs projects' community submissions; nil leaves their
+	// routes out.
+	Submissions *project.Submissions
 	// WakeFunc, when set, wakes the job workers after a commit that enqueued
 	// work (a generation accepted, a callback merged).
 	WakeFunc func()
@@ -100,5 +103,6 @@ func Routes(s Services) []Route {
 	rs = append(rs, saleRoutes(s.Sale)...)
 	rs = append(rs, swapRoutes(s.Swap)...)
 	rs = append(rs, projectRoutes(s.Projects)...)
+	rs = append(rs, submissionRoutes(s.Submissions, s.WakeFunc)...)
 	return rs
 }
