@@ -321,7 +321,10 @@ func submissionRoutes(svc *project.Submissions, wake func()) []Route {
 			}}),
 		route(Route{Method: http.MethodPost, Pattern: "/api/v1/submissions/{id}/review", OperationID: "reviewSubmission",
 			Permission: access.ProjectPublish, Scope: access.ScopeProjectsWrite, Idempotency: transport.IdempotencyOptional,
-			Summary: "Review a submission",
+			// A duplicate that fails because the first one moved the
+			// status answers the first one's outcome.
+			LateReplay: true,
+			Summary:    "Review a submission",
 			Description: "Moves a submission one step along its table: SUBMITTED -> UNDER_REVIEW (starting the review), then " +
 				"UNDER_REVIEW -> ACCEPTED, REJECTED or REVISION_REQUESTED (the decision), with an optional note (at most 2000 " +
 				"characters). Any other move (a jump such as SUBMITTED -> ACCEPTED, a step back, a move out of a decision) is 409 " +
@@ -332,7 +335,8 @@ func submissionRoutes(svc *project.Submissions, wake func()) []Route {
 				"asset URL verified: otherwise 409 INVALID_STATE_TRANSITION with details.reason assets_not_verified and " +
 				"details.statuses; REJECTED and REVISION_REQUESTED are always allowed. Each review compare-and-sets the submission's " +
 				"version: of concurrent reviews one wins and the others are 409 (CONFLICT, or INVALID_STATE_TRANSITION once the " +
-				"winner's status is read). Writes the outbox event submission.reviewed and an audit record.",
+				"winner's status is read); requests repeating one Idempotency-Key all answer the first one's outcome. Writes the outbox " +
+				"event submission.reviewed and an audit record.",
 			Request:  ReviewSubmissionRequest{Status: "UNDER_REVIEW"},
 			Response: ex, Errors: []string{string(fault.NotFound), string(fault.InvalidState), string(fault.Conflict)},
 			Handle: func(ctx context.Context, c *Call) (any, error) {
