@@ -1,12 +1,14 @@
 package e2e_test
 
 import (
+	"context"
 	"net/http"
 	"sync"
 	"testing"
 
 	"github.com/creatormusic/platform/platformtest"
 	"github.com/creatormusic/platform/project"
+	"github.com/creatormusic/platform/store"
 	"github.com/creatormusic/platform/transport/api"
 )
 
@@ -185,16 +187,17 @@ func TestSubmissionConcurrentReviews(t *testing.T) {
 }
 
 // TestSubmissionReviewRoles: who may review a submission to a CREATOR's
-// public project: the workspace's OWNER and ADMIN, and the CREATOR who
-// owns the project; not a MODERATOR, a VIEWER, another CREATOR of the
-// workspace, nor any API key (with or without projects:write: no key
-// scope stands for project.publish).
+// public project: the workspace's OWNER and ADMIN, the CREATOR who owns
+// the project and a project_lead assigned to it; not a MODERATOR, a
+// VIEWER, another CREATOR of the workspace, a collaborator of the
+// project, nor any API key (with or without projects:write: no key scope
+// stands for project.publish).
 func TestSubmissionReviewRoles(t *testing.T) {
 	t.Parallel()
 	media := sbmStartMedia(t)
 	platformtest.Dialects(t, media.options(t, platformtest.Options{}), func(t *testing.T, s *platformtest.System) {
 		owner := signIn(t, s, "owner@studio.example", "Owner")
-		onboard(t, s, &owner, "Studio")
+		wsID := onboard(t, s, &owner, "Studio")
 		members := map[string]person{"OWNER": owner}
 		for _, role := range []string{"ADMIN", "CREATOR", "MODERATOR", "VIEWER"} {
 			email := "role-" + role + "@studio.example"
@@ -203,6 +206,18 @@ func TestSubmissionReviewRoles(t *testing.T) {
 		email := "second-creator@studio.example"
 		members["another CREATOR"] = join(t, s, email, "Second", invite(t, s, owner, email, "CREATOR"))
 		pub := sbmOpenProject(t, s, members["CREATOR"], "public")
+		// Two MEMBERs hold a template on the project: a project_lead and a
+		// collaborator.
+		for _, tpl := range []string{"project_lead", "collaborator"} {
+			email := tpl + "@studio.example"
+			m := join(t, s, email, tpl, invite(t, s, owner, email, "MEMBER"))
+			if err := s.DB.InTx(context.Background(), func(tx *store.Tx) error {
+				return tx.AssignmentInsert(context.Background(), wsID, m.userID, tpl, pub.ID)
+			}); err != nil {
+				t.Fatal(err)
+			}
+			members["a "+tpl] = m
+		}
 		creator := signIn(t, s, "creator@elsewhere.example", "Creator")
 		onboard(t, s, &creator, "Elsewhere")
 
@@ -224,7 +239,7 @@ func TestSubmissionReviewRoles(t *testing.T) {
 		for name, req := range keys {
 			callers[name] = req
 		}
-		may := map[string]bool{"OWNER": true, "ADMIN": true, "CREATOR": true}
+		may := map[string]bool{"OWNER": true, "ADMIN": true, "CREATOR": true, "a project_lead": true}
 		for name, req := range callers {
 			sub := sbmSubmit(t, s, creator, pub.ID, media.base+"/cover.png")
 			r := sbmReview(s, req, sub.ID, project.SubmissionUnderReview, "")
@@ -240,13 +255,19 @@ func TestSubmissionReviewRoles(t *testing.T) {
 				}
 			}
 		}
-		// Every workspace member reads the submissions of the workspace's
-		// project; a MODERATOR cannot decide one either.
+		// The workspace's members whose project.read reaches the project
+		// read its submissions; a collaborator (a MEMBER whose grant
+		// reaches only what it is assigned) does not. A MODERATOR cannot
+		// decide one either.
 		sub := sbmSubmit(t, s, creator, pub.ID, media.base+"/cover.png")
 		sbmProbed(t, s, creator, sub.ID)
 		for name, m := range members {
-			if r := sbmGet(s, platformtest.Request{Cookie: m.cookie}, sub.ID); r.Status != http.StatusOK {
-				t.Errorf("%s reads a submission to the workspace's project: %d %s", name, r.Status, r.Body)
+			want := http.StatusOK
+			if name == "a collaborator" {
+				want = http.StatusNotFound
+			}
+			if r := sbmGet(s, platformtest.Request{Cookie: m.cookie}, sub.ID); r.Status != want {
+				t.Errorf("%s reads a submission to the workspace's project: %d %s, want %d", name, r.Status, r.Body, want)
 			}
 		}
 		if r := sbmReview(s, platformtest.Request{Cookie: owner.cookie}, sub.ID, project.SubmissionUnderReview, ""); r.Status != http.StatusOK {
