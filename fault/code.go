@@ -120,6 +120,14 @@ const (
 	PersistenceNotConfigured  Code = "PERSISTENCE_NOT_CONFIGURED"  // durable storage is not configured
 )
 
+// Proof verification codes (web3/zk).
+const (
+	// StatementMismatch means a proof's statement is not bound to the
+	// caller's tenant, user and intent: its binding input differs from the
+	// one the server computes from its records.
+	StatementMismatch Code = "STATEMENT_MISMATCH"
+)
+
 // codes lists every code, in declaration order, for Codes.
 var codes = []Code{
 	Internal, InvalidInput, NotFound, RouteNotFound, MethodNotAllowed, PayloadTooLarge,
@@ -135,6 +143,7 @@ var codes = []Code{
 	QuoteMismatch, SlippageOutOfPolicy, PriceImpactExceeded, RouteUnavailable, SimulationFailed,
 	SignatureRejected, SubmissionUncertain, TransactionFailed, VerificationFailed, SettlementFailed,
 	ReconciliationDrift, RequiresReview, SwapPaused, SwapNotConfigured, PersistenceNotConfigured,
+	StatementMismatch,
 }
 
 // Codes returns every code the platform can return, so tables keyed by code

@@ -11,6 +11,7 @@ import (
 	"github.com/creatormusic/platform/billing"
 	"github.com/creatormusic/platform/chain/intent"
 	"github.com/creatormusic/platform/chain/wallet"
+	"github.com/creatormusic/platform/creator"
 	"github.com/creatormusic/platform/generation/credential"
 	genop "github.com/creatormusic/platform/generation/operation"
 	"github.com/creatormusic/platform/ledger"
@@ -20,6 +21,7 @@ import (
 	"github.com/creatormusic/platform/swap"
 	"github.com/creatormusic/platform/token"
 	"github.com/creatormusic/platform/token/sale"
+	"github.com/creatormusic/platform/web3/zk"
 )
 
 // Services are the domain services the route table serves.
@@ -63,6 +65,12 @@ type Services struct {
 	// Submissions runs projects' community submissions; nil leaves their
 	// routes out.
 	Submissions *project.Submissions
+	// Creators reads creator profiles by wallet; nil leaves their routes
+	// out.
+	Creators *creator.Service
+	// ZK verifies zero-knowledge proofs bound to transaction intents; nil
+	// leaves its route out and zk_verification not available.
+	ZK *zk.Service
 	// WakeFunc, when set, wakes the job workers after a commit that enqueued
 	// work (a generation accepted, a callback merged).
 	WakeFunc func()
@@ -97,6 +105,9 @@ func Routes(s Services) []Route {
 	if s.Intents != nil {
 		cf.paymentsFunc = s.Intents.Configured
 	}
+	if s.ZK != nil {
+		cf.zkFunc = s.ZK.Availability
+	}
 	rs = append(rs, web3Routes(s.Token, cf, s.Store)...)
 	rs = append(rs, walletRoutes(s.Wallet)...)
 	rs = append(rs, intentRoutes(s.Intents)...)
@@ -104,5 +115,8 @@ func Routes(s Services) []Route {
 	rs = append(rs, swapRoutes(s.Swap)...)
 	rs = append(rs, projectRoutes(s.Projects)...)
 	rs = append(rs, submissionRoutes(s.Submissions, s.WakeFunc)...)
+	rs = append(rs, creatorRoutes(s.Creators)...)
+	rs = append(rs, zkRoutes(s.ZK)...)
+	rs = append(rs, projectMemberRoutes(s.Projects)...)
 	return rs
 }
