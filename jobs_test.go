@@ -54,7 +54,7 @@ func TestJobClassesRefuseUnclassedKind(t *testing.T) {
 		"cctp.verify": "money", "cctp.verify.schedule": "money",
 		"intent.relay": "money", "intent.watch": "money", "intent.reconcile": "money", "intent.sweep": "money",
 		"generation.dispatch": "provider", "generation.poll": "provider", "generation.ingest": "provider",
-		"generation.reconcile": "provider", "generation.expire": "provider", "generation.ambiguous": "provider",
+		"generation.reconcile": "provider", "generation.expire": "provider", "generation.ambiguous": "provider", "submission.probe": "provider",
 		"sound.run": "audio", "sound.expire": "maintenance", "idempotency.prune": "maintenance", "assets.clean_staging": "maintenance",
 	}
 	got := map[string]string{}

@@ -2,6 +2,7 @@ package platform
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -26,6 +27,7 @@ import (
 	"github.com/creatormusic/platform/internal/secret"
 	"github.com/creatormusic/platform/jobs"
 	"github.com/creatormusic/platform/plan"
+	"github.com/creatormusic/platform/project"
 	"github.com/creatormusic/platform/sound"
 	"github.com/creatormusic/platform/store"
 	"github.com/creatormusic/platform/swap"
@@ -135,6 +137,32 @@ type Config struct {
 	// stays refused (package urlguard), and an entry that is not a loopback
 	// address with a port fails New. Leave it empty in production.
 	AllowLoopback []netip.AddrPort
+	// Outbound tunes the URL guards of the platform's outbound fetches of
+	// URLs someone else named: provider media (named by callbacks and
+	// polls) and submitted asset URLs (package project, Probes). The zero
+	// value is production's: the host's resolver and trusted roots.
+	Outbound Outbound
+}
+
+// Outbound is what the platform's outbound URL guards (package urlguard)
+// resolve host names with and trust in TLS. Tests set both, so that
+// HTTPS servers on loopback answer for public-looking names their
+// certificates cover (with the servers' exact addresses in
+// AllowLoopback) and other names resolve to private addresses, with no
+// real DNS; production leaves both nil. Neither widens the guard's
+// policy: every address a name resolves to is judged as before.
+type Outbound struct {
+	// Resolver looks up host names; nil means net.DefaultResolver.
+	Resolver urlguard.Resolver
+	// RootCAs are the certificate authorities TLS trusts; nil means the
+	// host's.
+	RootCAs *x509.CertPool
+}
+
+// guardConfig returns cfg with the resolver and roots of o.
+func (o Outbound) guardConfig(cfg urlguard.Config) urlguard.Config {
+	cfg.Resolver, cfg.RootCAs = o.Resolver, o.RootCAs
+	return cfg
 }
 
 // JobsConfig configures the job worker pool that New starts. The pool runs
@@ -213,13 +241,17 @@ type Platform struct {
 	zk *zk.Service
 	// cctp runs cross-chain transfers.
 	cctp *cctp.Service
-	// media is the urlguard policy of the platform's own fetches.
-	media   *urlguard.Guard
-	pool    *jobs.Pool
-	limiter *transport.Limiter
-	handler http.Handler
-	routes  []api.Route
-	log     *slog.Logger
+	// media is the urlguard policy of the platform's own fetches of
+	// provider media; probes that of submitted asset URLs.
+	media  *urlguard.Guard
+	probes *urlguard.Guard
+	// submissions runs projects' community submissions.
+	submissions *project.Submissions
+	pool        *jobs.Pool
+	limiter     *transport.Limiter
+	handler     http.Handler
+	routes      []api.Route
+	log         *slog.Logger
 
 	stop      context.CancelFunc
 	wg        sync.WaitGroup
@@ -359,8 +391,10 @@ func (p *Platform) Close() error {
 		}
 		p.stop()
 		p.wg.Wait()
-		if p.media != nil {
-			p.media.CloseIdleConnections()
+		for _, g := range []*urlguard.Guard{p.media, p.probes} {
+			if g != nil {
+				g.CloseIdleConnections()
+			}
 		}
 	})
 	return p.closeErr

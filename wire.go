@@ -70,6 +70,7 @@ func (p *Platform) build(ctx context.Context, cfg Config) error {
 		func() error { return p.startToken(cfg.Chain) },
 		func() error { return p.startIntents(ctx, cfg.Chain) },
 		func() error { return p.startSwap(ctx, cfg.Chain) },
+		func() error { return p.startSubmissions(cfg) },
 		func() error { return p.startZK(cfg.ZK) },
 		func() error { return p.startCCTP(cfg.Chain) },
 	} {
@@ -108,7 +109,25 @@ func (p *Platform) services(units routeStore) api.Services {
 	return api.Services{Keys: p.keys, Assets: p.assets, Health: p.healthChecks(), Plans: p.plans,
 		Ledger: ledger.New(), Accounts: p.account, Billing: p.billing, Store: units, Log: p.log, Providers: p.providers,
 		Generation: p.generation, Sound: p.sound, Token: p.token, Sale: p.sale, Wallet: p.wallet, Intents: p.intents,
-		Swap: p.swap, Projects: project.New(), Creators: creator.New(), ZK: p.zk, CCTP: p.cctp, WakeFunc: p.wake}
+		Swap: p.swap, Projects: project.New(), Submissions: p.submissions, Creators: creator.New(), ZK: p.zk, CCTP: p.cctp, WakeFunc: p.wake}
+}
+
+// startSubmissions builds projects' community submissions over the asset
+// service, with the URL guard of submitted asset URLs (https only, the
+// probe's bounds, Config.AllowLoopback and Config.Outbound).
+func (p *Platform) startSubmissions(cfg Config) error {
+	g, err := urlguard.New(cfg.Outbound.guardConfig(project.ProbeGuardConfig(cfg.AllowLoopback)))
+	if err != nil {
+		return fmt.Errorf("platform: Config.AllowLoopback: %w", err)
+	}
+	p.probes = g
+	svc, err := project.NewSubmissions(project.SubmissionConfig{Assets: p.assets, Guard: g,
+		ProbeRun: store.Runner[project.ProbeStore](p.db), ProbeReadFunc: store.Reader[project.ProbeStore](p.db)})
+	if err != nil {
+		return fmt.Errorf("platform: submissions: %w", err)
+	}
+	p.submissions = svc
+	return nil
 }
 
 // startAccounts builds the account service.
@@ -234,7 +253,7 @@ func (p *Platform) startGeneration(ctx context.Context, cfg Config, providers *c
 		base = account.DefaultBaseURL
 	}
 	tuning := g.Tuning
-	media, err := urlguard.New(generation.MediaGuardConfig(cfg.AllowLoopback))
+	media, err := urlguard.New(cfg.Outbound.guardConfig(generation.MediaGuardConfig(cfg.AllowLoopback)))
 	if err != nil {
 		return fmt.Errorf("platform: Config.AllowLoopback: %w", err)
 	}
@@ -481,6 +500,7 @@ func (p *Platform) jobKinds() []jobs.Kind {
 		p.cctp.Jobs(),
 		idempotency.Jobs(store.Runner[idempotency.PruneStore](p.db)),
 		p.assets.Jobs(),
+		p.submissions.Jobs(),
 	)
 }
 
@@ -562,6 +582,9 @@ func EventCatalogue() []openapi.EventType {
 		// project's events: created, each status move, each member change.
 		row(project.EventCreated, "project", project.IDPrefix, "A project was created (in DRAFT)."),
 		row(project.EventStatusChanged, "project", project.IDPrefix, "A project's status moved one step along its table; payload.from and payload.status say from where to where."),
+		// project's submission event: created, and each review move.
+		row(project.EventSubmissionCreated, "submission", project.SubmissionIDPrefix, "A submission was made to a project (moved from DRAFT to SUBMITTED); payload.projectId names the project."),
+		row(project.EventSubmissionReviewed, "submission", project.SubmissionIDPrefix, "A review moved a submission's status along its table; payload.from and payload.status say from where to where."),
 		row(project.EventMemberChanged, "project", project.IDPrefix, "A member's role on a project was set, replaced or removed; payload.userId, payload.template (null when removed) and payload.previousTemplate (null when new). The aggregate version is the workspace's authority version after the change."),
 		row(ledger.EventMovementPosted, mov, "mov_", "A ledger movement was posted (credits, financial, rewards or provider cost)."),
 		row(billing.EventSubscriptionActivated, sub, "sub_", "A checkout's subscription became active."),

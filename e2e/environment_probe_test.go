@@ -446,6 +446,19 @@ func TestEnvironmentProbe(t *testing.T) {
 				t.Fatalf("%s project member: %d %s", env, r.Status, r.Body)
 			}
 		}
+		// The live one, opened, holds a live submission of a live asset;
+		// the test credential lists the test one's submissions.
+		if r := s.Do(o.session(access.Live, http.MethodPost, "/api/v1/projects/"+projects[access.Live]+"/status", map[string]string{"status": "OPEN"})); r.Status != http.StatusOK {
+			t.Fatalf("open the live project: %d %s", r.Status, r.Body)
+		}
+		r = upload(s, o.key(access.Live), "audio/wav", pcmWAV(8000, 800, func(int) float64 { return 0.25 }))
+		var liveAsset api.AssetView
+		r.Data(t, &liveAsset)
+		r = s.Do(o.session(access.Live, http.MethodPost, "/api/v1/submissions", map[string]any{"projectId": projects[access.Live],
+			"type": "audio", "title": "Live take", "assetId": liveAsset.ID}))
+		if r.Status != http.StatusCreated {
+			t.Fatalf("live submission: %d %s", r.Status, r.Body)
+		}
 		// No route of this system moves the live financial, provider-cost
 		// or rewards ledgers (live generation and rewards have no provider
 		// here): they are posted as their domains post them.
@@ -464,6 +477,7 @@ func TestEnvironmentProbe(t *testing.T) {
 		key := func(env access.Environment) platformtest.Request { return platformtest.Request{Key: o.key(env)} }
 		session := func(env access.Environment) platformtest.Request { return o.session(env, "", "", nil) }
 		projectMembers := func(env access.Environment) string { return "/api/v1/projects/" + projects[env] + "/members" }
+		projectSubmissions := func(env access.Environment) string { return "/api/v1/projects/" + projects[env] + "/submissions" }
 		probes := map[string]probeRoute{
 			"listAuditEvents":         {call: key}, // the bootstrap keys hold audit:read
 			"listApiKeys":             {call: key},
@@ -476,6 +490,7 @@ func TestEnvironmentProbe(t *testing.T) {
 			"listProjects":            {call: session, also: []string{"visibility=public"}},
 			"listCreatorProjects":     {call: key, path: func(access.Environment) string { return "/api/v1/creators/" + ownerWallet.addr + "/projects" }}, // scope read
 			"listProjectMembers":      {call: session, path: projectMembers},
+			"listProjectSubmissions":  {call: session, path: projectSubmissions},
 			"listOutboxEvents":        {call: func(env access.Environment) platformtest.Request { return platformtest.Request{Key: internal[env]} }, query: "unpublished=false"},
 			"listMembers":             {call: session, unscoped: "a membership belongs to the workspace in both environments"},
 			"listSessions":            {call: session, unscoped: "a session acts in either environment, by request"},

@@ -234,14 +234,19 @@ func (s *Service) Get(ctx context.Context, st Store, p *access.Principal, a *acc
 	if err != nil {
 		return Project{}, fault.Wrap(op, err)
 	}
-	if pr.Scope.TenantID == p.TenantID && pr.Scope.WorkspaceID == p.WorkspaceID {
-		if pr.Visibility == VisibilityPublic || a.Reaches(p, access.ProjectRead, pr.Resource()) {
-			return pr, nil
-		}
-	} else if pr.Visibility == VisibilityPublic && p.UserID != "" {
-		return pr, nil
+	if !pr.readableBy(p, a) {
+		return Project{}, fault.E(op, fault.NotFound, "No such project.")
 	}
-	return Project{}, fault.E(op, fault.NotFound, "No such project.")
+	return pr, nil
+}
+
+// readableBy reports whether p, holding a, may read pr (package doc,
+// Visibility); pr is of p's environment.
+func (pr Project) readableBy(p *access.Principal, a *access.Authority) bool {
+	if pr.Scope.TenantID == p.TenantID && pr.Scope.WorkspaceID == p.WorkspaceID {
+		return pr.Visibility == VisibilityPublic || a.Reaches(p, access.ProjectRead, pr.Resource())
+	}
+	return pr.Visibility == VisibilityPublic && p.UserID != ""
 }
 
 // List returns up to limit projects matching f, newest first, with ids

@@ -65,6 +65,7 @@ type Tx interface {
 	plan.Store
 	policy.Store
 	project.Store
+	project.SubmitStore
 	project.MemberStore
 	sale.Store
 	sound.Store

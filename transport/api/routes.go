@@ -63,6 +63,9 @@ type Services struct {
 	Intents *intent.Service
 	// Projects runs projects; nil leaves their routes out.
 	Projects *project.Service
+	// Submissions runs projects' community submissions; nil leaves their
+	// routes out.
+	Submissions *project.Submissions
 	// Creators reads creator profiles by wallet; nil leaves their routes
 	// out.
 	Creators *creator.Service
@@ -118,6 +121,7 @@ func Routes(s Services) []Route {
 	rs = append(rs, saleRoutes(s.Sale)...)
 	rs = append(rs, swapRoutes(s.Swap)...)
 	rs = append(rs, projectRoutes(s.Projects)...)
+	rs = append(rs, submissionRoutes(s.Submissions, s.WakeFunc)...)
 	rs = append(rs, creatorRoutes(s.Creators)...)
 	rs = append(rs, zkRoutes(s.ZK)...)
 	rs = append(rs, projectMemberRoutes(s.Projects)...)
