@@ -33,6 +33,7 @@ func TestEventCatalogueNamesEveryEmitter(t *testing.T) {
 		"ledger/service.go (*Service).write":               {"ledger.movement.posted"},
 		"sound/service.go (*Service).move":                 {"sound.operation.completed"},
 		"project/project.go event":                         {"project."},
+		"marketplace/service.go event":                     {"license."},
 		"swap/operation.go changed":                        {"swap_operation."},
 	}
 	fset := token.NewFileSet()

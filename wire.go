@@ -28,6 +28,7 @@ import (
 	"github.com/creatormusic/platform/idempotency"
 	"github.com/creatormusic/platform/jobs"
 	"github.com/creatormusic/platform/ledger"
+	"github.com/creatormusic/platform/marketplace"
 	"github.com/creatormusic/platform/plan"
 	"github.com/creatormusic/platform/project"
 	"github.com/creatormusic/platform/sound"
@@ -99,7 +100,7 @@ func (p *Platform) services(units routeStore) api.Services {
 	return api.Services{Keys: p.keys, Assets: p.assets, Health: p.healthChecks(), Plans: p.plans,
 		Ledger: ledger.New(), Accounts: p.account, Billing: p.billing, Store: units, Log: p.log, Providers: p.providers,
 		Generation: p.generation, Sound: p.sound, Token: p.token, Sale: p.sale, Wallet: p.wallet, Intents: p.intents,
-		Swap: p.swap, Projects: project.New(), WakeFunc: p.wake}
+		Swap: p.swap, Projects: project.New(), Marketplace: marketplace.New(), WakeFunc: p.wake}
 }
 
 // startAccounts builds the account service.
@@ -516,6 +517,9 @@ func EventCatalogue() []openapi.EventType {
 		// project's event: created, and each status move.
 		row(project.EventCreated, "project", project.IDPrefix, "A project was created (in DRAFT)."),
 		row(project.EventStatusChanged, "project", project.IDPrefix, "A project's status moved one step along its table; payload.from and payload.status say from where to where."),
+		// marketplace's event: an offer made, and withdrawn.
+		row(marketplace.EventLicenseOffered, "license offer", marketplace.OfferPrefix, "A license offer was made on an asset under a rights policy version (payload.rightsPolicy: id, version, hash)."),
+		row(marketplace.EventLicenseWithdrawn, "license offer", marketplace.OfferPrefix, "A license offer was withdrawn; licenses issued under it keep their terms."),
 		row(ledger.EventMovementPosted, mov, "mov_", "A ledger movement was posted (credits, financial, rewards or provider cost)."),
 		row(billing.EventSubscriptionActivated, sub, "sub_", "A checkout's subscription became active."),
 		row(billing.EventSubscriptionRenewed, sub, "sub_", "A subscription started its next period."),
@@ -549,6 +553,7 @@ func FeatureFlags() []FeatureFlag {
 		{Name: genop.FeatureGenerate, Default: true, Doc: "starting music generations"},
 		{Name: sound.FeatureEngine, Default: true, Doc: "starting sound engine operations"},
 		{Name: swap.FeatureSwap, Default: true, Doc: "starting token swaps (quotes)"},
+		{Name: marketplace.FeatureMarketplace, Default: true, Doc: "publishing rights policies and offering licenses"},
 	}
 }
 

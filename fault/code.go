@@ -120,6 +120,13 @@ const (
 	PersistenceNotConfigured  Code = "PERSISTENCE_NOT_CONFIGURED"  // durable storage is not configured
 )
 
+// Marketplace codes.
+const (
+	// TermsMismatch means a terms hash differs from the content hash of the
+	// rights policy version it quotes.
+	TermsMismatch Code = "TERMS_MISMATCH"
+)
+
 // codes lists every code, in declaration order, for Codes.
 var codes = []Code{
 	Internal, InvalidInput, NotFound, RouteNotFound, MethodNotAllowed, PayloadTooLarge,
@@ -135,6 +142,7 @@ var codes = []Code{
 	QuoteMismatch, SlippageOutOfPolicy, PriceImpactExceeded, RouteUnavailable, SimulationFailed,
 	SignatureRejected, SubmissionUncertain, TransactionFailed, VerificationFailed, SettlementFailed,
 	ReconciliationDrift, RequiresReview, SwapPaused, SwapNotConfigured, PersistenceNotConfigured,
+	TermsMismatch,
 }
 
 // Codes returns every code the platform can return, so tables keyed by code

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/uptrace/bun"
@@ -11,16 +12,22 @@ import (
 	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/asset"
 	"github.com/creatormusic/platform/fault"
+	"github.com/creatormusic/platform/marketplace"
+	"github.com/creatormusic/platform/policy"
 	"github.com/creatormusic/platform/store"
 )
 
-// exerciseMarketplace covers asset.ProvenanceWriter and its read: a
-// provenance record round-trips whole with its parents in order and
+// exerciseMarketplace covers marketplace.Store and asset.ProvenanceWriter:
+// a provenance record round-trips whole with its parents in order and
 // unknown facts unknown; a second record of an asset is CONFLICT; a read
-// is confined to the asset's environment.
+// is confined to the asset's environment; no workspace is entitled to an
+// asset yet; an offer round-trips, is read only in its own scope, a second
+// insert of an id is CONFLICT, and its state write is a compare-and-set
+// on the version.
 func exerciseMarketplace(t *testing.T, open Opener) {
 	ctx := context.Background()
 	scope := asset.Scope{TenantID: "ten_1", WorkspaceID: "ws_1", Environment: "test"}
+	sc := access.Scope{TenantID: "ten_1", WorkspaceID: "ws_1", Environment: access.Test}
 	insertAsset := func(tx *store.Tx, sha string, origin asset.Origin) (asset.Asset, error) {
 		return tx.AssetInsert(ctx, asset.Asset{Scope: scope, MediaType: "audio/wav", Size: 10, SHA256: sha, Origin: origin,
 			CreatedBy: asset.Creator{UserID: "usr_1"}})
@@ -72,10 +79,69 @@ func exerciseMarketplace(t *testing.T, open Opener) {
 		if _, err := db.Read().AssetProvenanceGet(ctx, access.Live, out.ID); !fault.Is(err, fault.NotFound) {
 			t.Errorf("read from the other environment: %v, want NOT_FOUND", err)
 		}
+		ok, err := db.Read().EntitledToAsset(ctx, access.Scope{TenantID: "ten_1", WorkspaceID: "ws_2", Environment: access.Test}, out.ID)
+		if err != nil || ok {
+			t.Errorf("EntitledToAsset = %v, %v; no order has issued an entitlement", ok, err)
+		}
+	})
+
+	t.Run("Offers", func(t *testing.T) {
+		db, clock := fresh(t, open)
+		seedWorkspaces(t, db)
+		var o marketplace.Offer
+		err := db.InTx(ctx, func(tx *store.Tx) error {
+			a, err := insertAsset(tx, fmt.Sprintf("%064x", 3), asset.Uploaded)
+			if err != nil {
+				return err
+			}
+			now := tx.Now()
+			o = marketplace.Offer{ID: tx.NewID(marketplace.OfferPrefix), Scope: sc, AssetID: a.ID,
+				Rights: policy.Ref{ID: "rights.ws_1.standard", Version: 2, Hash: fmt.Sprintf("%064x", 9)}, Name: "Sync",
+				Kind: marketplace.KindExclusive, State: marketplace.StateActive, Version: 1, CreatedByUserID: "usr_1",
+				CreatedAt: now, UpdatedAt: now}
+			if err := tx.LicenseOfferInsert(ctx, o); err != nil {
+				return err
+			}
+			if err := tx.LicenseOfferInsert(ctx, o); !fault.Is(err, fault.Conflict) {
+				return fmt.Errorf("a second insert of an id: %v, want CONFLICT", err)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := db.Read().LicenseOfferGet(ctx, sc, o.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(o, got); d != "" {
+			t.Errorf("round trip (-stored +read):\n%s", d)
+		}
+		for _, other := range []access.Scope{{TenantID: "ten_1", WorkspaceID: "ws_2", Environment: access.Test},
+			{TenantID: "ten_1", WorkspaceID: "ws_1", Environment: access.Live}} {
+			if _, err := db.Read().LicenseOfferGet(ctx, other, o.ID); !fault.Is(err, fault.NotFound) {
+				t.Errorf("read from %+v: %v, want NOT_FOUND", other, err)
+			}
+		}
+		clock.Advance(time.Second)
+		w := o
+		w.State, w.Version, w.UpdatedAt = marketplace.StateWithdrawn, 2, clock.Now()
+		if err := db.InTx(ctx, func(tx *store.Tx) error { return tx.LicenseOfferSetState(ctx, w) }); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.InTx(ctx, func(tx *store.Tx) error { return tx.LicenseOfferSetState(ctx, w) }); !fault.Is(err, fault.Conflict) {
+			t.Errorf("a write from a stale read: %v, want CONFLICT", err)
+		}
+		got, err = db.Read().LicenseOfferGet(ctx, sc, o.ID)
+		if err != nil || got.State != marketplace.StateWithdrawn || got.Version != 2 || !got.UpdatedAt.Equal(w.UpdatedAt) ||
+			got.Rights != o.Rights || !got.CreatedAt.Equal(o.CreatedAt) {
+			t.Errorf("after the withdrawal: %+v, %v", got, err)
+		}
 	})
 }
 
-// marketplaceVersion is the migration that adds asset provenance. It is 30 on this branch; the platform's numbering
+// marketplaceVersion is the migration that adds asset provenance and
+// license offers. It is 30 on this branch; the platform's numbering
 // reserves 34 for it, and it moves there when the migrations before it
 // land.
 const marketplaceVersion = 30

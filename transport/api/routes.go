@@ -14,6 +14,7 @@ import (
 	"github.com/creatormusic/platform/generation/credential"
 	genop "github.com/creatormusic/platform/generation/operation"
 	"github.com/creatormusic/platform/ledger"
+	"github.com/creatormusic/platform/marketplace"
 	"github.com/creatormusic/platform/plan"
 	"github.com/creatormusic/platform/project"
 	"github.com/creatormusic/platform/sound"
@@ -60,6 +61,9 @@ type Services struct {
 	Intents *intent.Service
 	// Projects runs projects; nil leaves their routes out.
 	Projects *project.Service
+	// Marketplace runs rights policies, license offers and provenance
+	// reads; nil leaves their routes out.
+	Marketplace *marketplace.Service
 	// WakeFunc, when set, wakes the job workers after a commit that enqueued
 	// work (a generation accepted, a callback merged).
 	WakeFunc func()
@@ -100,5 +104,6 @@ func Routes(s Services) []Route {
 	rs = append(rs, saleRoutes(s.Sale)...)
 	rs = append(rs, swapRoutes(s.Swap)...)
 	rs = append(rs, projectRoutes(s.Projects)...)
+	rs = append(rs, marketplaceRoutes(s.Marketplace)...)
 	return rs
 }

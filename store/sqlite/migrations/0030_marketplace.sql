@@ -1,4 +1,6 @@
--- The marketplace's rights side: asset provenance.
+-- The marketplace's rights side: asset provenance and license offers.
+-- Rights policies are policy versions (policy_versions, id
+-- "rights.<workspace id>.<name>") and need no table of their own.
 --
 -- asset_provenance holds one record per asset, written with the asset in
 -- one unit of work: its origin, creator, the provider and model of
@@ -58,3 +60,25 @@ SELECT s.asset_id, 0, s.parent_asset_id, p.sha256
 FROM sound_outputs s LEFT JOIN assets p ON p.id = s.parent_asset_id
 WHERE TRUE
 ON CONFLICT (asset_id, ordinal) DO NOTHING;
+
+-- license_offers: one row per license offer. An offer is never edited;
+-- state moves active -> withdrawn by compare-and-set on version.
+CREATE TABLE license_offers (
+	id TEXT PRIMARY KEY,
+	tenant_id TEXT NOT NULL REFERENCES tenants (id),
+	workspace_id TEXT NOT NULL REFERENCES workspaces (id),
+	environment TEXT NOT NULL CHECK (environment IN ('test', 'live')),
+	asset_id TEXT NOT NULL REFERENCES assets (id),
+	policy_id TEXT NOT NULL,
+	policy_version INTEGER NOT NULL,
+	terms_hash TEXT NOT NULL,
+	name TEXT NOT NULL,
+	kind TEXT NOT NULL CHECK (kind IN ('non_exclusive', 'exclusive')),
+	state TEXT NOT NULL CHECK (state IN ('active', 'withdrawn')),
+	version BIGINT NOT NULL,
+	created_by_user_id TEXT NOT NULL,
+	created_at TIMESTAMP NOT NULL,
+	updated_at TIMESTAMP NOT NULL
+);
+CREATE INDEX license_offers_scope ON license_offers (tenant_id, workspace_id, environment, id);
+CREATE INDEX license_offers_asset ON license_offers (asset_id);
