@@ -34,7 +34,9 @@ func TestEventCatalogueNamesEveryEmitter(t *testing.T) {
 		"sound/service.go (*Service).move":                 {"sound.operation.completed"},
 		"project/project.go event":                         {"project."},
 		"marketplace/service.go event":                     {"license."},
+		"project/members.go memberChanged":                 {"project.member_changed"},
 		"swap/operation.go changed":                        {"swap_operation."},
+		"web3/zk/service.go (*Service).Record":             {"zk_verification."},
 	}
 	fset := token.NewFileSet()
 	var found []string

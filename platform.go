@@ -35,6 +35,7 @@ import (
 	"github.com/creatormusic/platform/transport/api"
 	"github.com/creatormusic/platform/transport/openapi"
 	"github.com/creatormusic/platform/urlguard"
+	"github.com/creatormusic/platform/web3/zk"
 )
 
 // ContractVersion is the version of the public API contract.
@@ -117,6 +118,9 @@ type Config struct {
 	// Chain configures each environment's Solana cluster and token
 	// registry.
 	Chain ChainConfig
+	// ZK configures the verification of zero-knowledge proofs bound to
+	// transaction intents in each environment.
+	ZK ZKConfig
 	// TrustProxy takes the client address (for login throttling and the
 	// account routes' per-address limits) from the first X-Forwarded-For
 	// entry; set it only behind a proxy that sets it.
@@ -204,6 +208,8 @@ type Platform struct {
 	intents *intent.Service
 	// swap runs token swaps.
 	swap *swap.Service
+	// zk verifies zero-knowledge proofs bound to intents.
+	zk *zk.Service
 	// media is the urlguard policy of the platform's own fetches.
 	media   *urlguard.Guard
 	pool    *jobs.Pool
@@ -453,6 +459,20 @@ type SwapEnvironment struct {
 	// swap transaction's top level beside the base programs (see
 	// swap.Environment.SwapPrograms; Jupiter's is swap.JupiterV6ProgramID).
 	SwapPrograms []chain.Address
+}
+
+// ZKConfig configures POST /api/v1/transactions/{id}/zk-verify in each
+// environment: the circuits whose verifying keys the server pins (by
+// circuit id and version, as snarkjs writes verification_key.json, with
+// the index of the input that binds a proof to tenant, user and intent)
+// and whether verification is enabled. Keys come only from here, never
+// from a request, and are checked when New runs: a bad key fails New. An
+// environment with no circuit, or not enabled, answers the route 503
+// PROVIDER_UNAVAILABLE and reports zk_verification not enabled on
+// /api/v1/web3/capabilities (package web3/zk).
+type ZKConfig struct {
+	// Test and Live are the two environments' verifiers.
+	Test, Live zk.Environment
 }
 
 // GenerationConfig configures music generation. Zero values take the

@@ -21,6 +21,7 @@ import (
 	"github.com/creatormusic/platform/chain/intent"
 	"github.com/creatormusic/platform/chain/token2022"
 	"github.com/creatormusic/platform/chain/wallet"
+	"github.com/creatormusic/platform/creator"
 	"github.com/creatormusic/platform/generation"
 	"github.com/creatormusic/platform/generation/credential"
 	"github.com/creatormusic/platform/generation/operation"
@@ -40,6 +41,7 @@ import (
 	"github.com/creatormusic/platform/transport/api"
 	"github.com/creatormusic/platform/transport/openapi"
 	"github.com/creatormusic/platform/urlguard"
+	"github.com/creatormusic/platform/web3/zk"
 )
 
 // This file is the one list of the platform's domains: how each is built
@@ -67,6 +69,7 @@ func (p *Platform) build(ctx context.Context, cfg Config) error {
 		func() error { return p.startToken(cfg.Chain) },
 		func() error { return p.startIntents(ctx, cfg.Chain) },
 		func() error { return p.startSwap(ctx, cfg.Chain) },
+		func() error { return p.startZK(cfg.ZK) },
 	} {
 		if err := step(); err != nil {
 			return err
@@ -100,7 +103,7 @@ func (p *Platform) services(units routeStore) api.Services {
 	return api.Services{Keys: p.keys, Assets: p.assets, Health: p.healthChecks(), Plans: p.plans,
 		Ledger: ledger.New(), Accounts: p.account, Billing: p.billing, Store: units, Log: p.log, Providers: p.providers,
 		Generation: p.generation, Sound: p.sound, Token: p.token, Sale: p.sale, Wallet: p.wallet, Intents: p.intents,
-		Swap: p.swap, Projects: project.New(), Marketplace: marketplace.New(), WakeFunc: p.wake}
+		Swap: p.swap, Projects: project.New(), Creators: creator.New(), ZK: p.zk, Marketplace: marketplace.New(), WakeFunc: p.wake}
 }
 
 // startAccounts builds the account service.
@@ -338,6 +341,19 @@ func (p *Platform) startSwap(ctx context.Context, cfg ChainConfig) error {
 	return nil
 }
 
+// startZK builds proof verification over each environment's pinned
+// circuits, reading the intents proofs are bound to through the intent
+// service (as their owner reads them).
+func (p *Platform) startZK(cfg ZKConfig) error {
+	svc, err := zk.New(zk.Config{Intents: p.intents,
+		Environments: map[access.Environment]zk.Environment{access.Test: cfg.Test, access.Live: cfg.Live}})
+	if err != nil {
+		return fmt.Errorf("platform: Config.ZK: %w", err)
+	}
+	p.zk = svc
+	return nil
+}
+
 // intentEnvironments are the environments that take intents: those whose
 // configuration has a cluster and a treasury, with their credit packs
 // (or the registry's mint to price the default packs in).
@@ -514,9 +530,10 @@ func EventCatalogue() []openapi.EventType {
 		row(genop.EventExpired, op, genop.IDPrefix, "A generation operation passed its deadline."),
 		row(genop.EventCostDrift, op, genop.IDPrefix, "A provider's reported cost of an attempt differs from the expected cost by more than the configured drift."),
 		row(sound.EventCompleted, snd, sound.IDPrefix, "A sound operation completed."),
-		// project's event: created, and each status move.
+		// project's events: created, each status move, each member change.
 		row(project.EventCreated, "project", project.IDPrefix, "A project was created (in DRAFT)."),
 		row(project.EventStatusChanged, "project", project.IDPrefix, "A project's status moved one step along its table; payload.from and payload.status say from where to where."),
+		row(project.EventMemberChanged, "project", project.IDPrefix, "A member's role on a project was set, replaced or removed; payload.userId, payload.template (null when removed) and payload.previousTemplate (null when new). The aggregate version is the workspace's authority version after the change."),
 		// marketplace's event: an offer made, and withdrawn.
 		row(marketplace.EventLicenseOffered, "license offer", marketplace.OfferPrefix, "A license offer was made on an asset under a rights policy version (payload.rightsPolicy: id, version, hash)."),
 		row(marketplace.EventLicenseWithdrawn, "license offer", marketplace.OfferPrefix, "A license offer was withdrawn; licenses issued under it keep their terms."),
@@ -529,6 +546,9 @@ func EventCatalogue() []openapi.EventType {
 	for _, s := range intent.States() {
 		out = append(out, row(intent.EventType(s), txi, "txi_", "A transaction intent was written in state "+string(s)+"."))
 	}
+	// zk's Record: one type, when a statement is first verified.
+	out = append(out, row(zk.EventVerified, "zk verification", zk.IDPrefix,
+		"A zero-knowledge proof bound to a transaction intent verified and its statement was recorded; it settles nothing."))
 	// swap's changed: one type per state an operation is written in.
 	for _, s := range swap.States() {
 		out = append(out, row(swap.EventType(s), "swap operation", swap.OperationPrefix, "A swap operation was written in state "+string(s)+"."))

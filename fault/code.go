@@ -120,6 +120,14 @@ const (
 	PersistenceNotConfigured  Code = "PERSISTENCE_NOT_CONFIGURED"  // durable storage is not configured
 )
 
+// Proof verification codes (web3/zk).
+const (
+	// StatementMismatch means a proof's statement is not bound to the
+	// caller's tenant, user and intent: its binding input differs from the
+	// one the server computes from its records.
+	StatementMismatch Code = "STATEMENT_MISMATCH"
+)
+
 // Marketplace codes.
 const (
 	// TermsMismatch means a terms hash differs from the content hash of the
@@ -142,6 +150,7 @@ var codes = []Code{
 	QuoteMismatch, SlippageOutOfPolicy, PriceImpactExceeded, RouteUnavailable, SimulationFailed,
 	SignatureRejected, SubmissionUncertain, TransactionFailed, VerificationFailed, SettlementFailed,
 	ReconciliationDrift, RequiresReview, SwapPaused, SwapNotConfigured, PersistenceNotConfigured,
+	StatementMismatch,
 	TermsMismatch,
 }
 

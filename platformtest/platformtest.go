@@ -119,6 +119,9 @@ type Options struct {
 	// SwapFunc, when Chain is set, returns the test environment's swap
 	// configuration, given the cluster and the deployed token.
 	SwapFunc func(t testing.TB, c *chaintest.Cluster, d tokentest.Deployment) platform.SwapEnvironment
+	// ZK configures proof verification (platform.Config.ZK); the zero
+	// value pins no circuit, so the route answers PROVIDER_UNAVAILABLE.
+	ZK platform.ZKConfig
 	// LiveSimulators configures the live environment with loopback
 	// simulators too, so that a test can make live records through the
 	// API: a second payment simulator as the provider's live account
@@ -318,7 +321,7 @@ func New(t testing.TB, opts Options) *System {
 		Store: db, SecretKey: SecretKey, Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Jobs: opts.Jobs, Keys: opts.Keys, SessionLimits: opts.SessionLimits, BlobDir: blobDir, MaxUploadBytes: opts.MaxUploadBytes,
 		Plans: opts.Plans, Mailer: mailer, Passwords: pw, BaseURL: "http://platform.test", InsecureCookies: true, TrustProxy: opts.TrustProxy,
-		AllowLoopback: urlguardtest.Allow(t, simURLs...),
+		AllowLoopback: urlguardtest.Allow(t, simURLs...), ZK: opts.ZK,
 	}
 	p, err := platform.New(ctx, cfg)
 	if err != nil {

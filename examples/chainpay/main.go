@@ -27,6 +27,9 @@
 //     (at most -timeout), then prints the credits after, the difference and
 //     the ledger movement that granted them.
 //
+// -account guest acts as the host's second demo account (its own tenant,
+// the guest wallet DATA/demo-wallet-guest.json) in every mode.
+//
 // Flags: -addr (default http://127.0.0.1:8080), -data (default ./data),
 // -credits (a pack of the credits.packs policy: 100, 500 or 2000 by
 // default), -mint, -timeout. A failed call prints the API's error code and
@@ -85,6 +88,34 @@ type credentials struct {
 	APIKey        string `json:"apiKey"`
 	OwnerEmail    string `json:"ownerEmail"`
 	OwnerPassword string `json:"ownerPassword"`
+	// Guest is the guest account, of its own tenant.
+	Guest *struct {
+		APIKey   string `json:"apiKey"`
+		Email    string `json:"email"`
+		Password string `json:"password"`
+	} `json:"guest"`
+}
+
+// as narrows cred to the account named (owner or guest).
+func (cred credentials) as(account string) (credentials, error) {
+	switch account {
+	case "owner":
+		return cred, nil
+	case "guest":
+		if cred.Guest == nil {
+			return cred, errors.New("the demo credentials hold no guest account: restart the host to add it")
+		}
+		return credentials{APIKey: cred.Guest.APIKey, OwnerEmail: cred.Guest.Email, OwnerPassword: cred.Guest.Password}, nil
+	}
+	return cred, fmt.Errorf("-account %q: want owner or guest", account)
+}
+
+// walletFile returns the keypair file of account's wallet in data.
+func walletFile(data, account string) string {
+	if account == "guest" {
+		return filepath.Join(data, "demo-wallet-guest.json")
+	}
+	return filepath.Join(data, "demo-wallet.json")
 }
 
 func run() error {
@@ -97,7 +128,11 @@ func run() error {
 	message := flag.String("sign-message", "", "wallet mode: print the base58 signature of this `text` and exit")
 	prepared := flag.String("sign-transaction", "", "wallet mode: sign this prepared `message` (base64) and print the submit route's JSON body")
 	payURI := flag.String("pay-uri", "", "wallet mode: pay this Solana Pay transfer request `URI` on the host's cluster and print the signature")
+	acct := flag.String("account", "owner", "the demo `account` to act as: owner (the demo owner and demo-wallet.json) or guest (the guest account and demo-wallet-guest.json)")
 	flag.Parse()
+	if *acct != "owner" && *acct != "guest" {
+		return fmt.Errorf("-account %q: want owner or guest", *acct)
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -105,7 +140,7 @@ func run() error {
 	if *address || *message != "" || *prepared != "" || *payURI != "" {
 		ctx, cancel := context.WithTimeout(ctx, *timeout) // -pay-uri's calls to the cluster
 		defer cancel()
-		return wallet(ctx, *data, *address, *message, *prepared, *payURI)
+		return wallet(ctx, *data, *acct, *address, *message, *prepared, *payURI)
 	}
 
 	var cred credentials
@@ -117,10 +152,13 @@ func run() error {
 	if err := json.Unmarshal(b, &cred); err != nil {
 		return fmt.Errorf("read %s: %w", credPath, err)
 	}
-	if cred.OwnerEmail == "" || cred.OwnerPassword == "" {
-		return fmt.Errorf("%s holds no demo owner email and password", credPath)
+	if cred, err = cred.as(*acct); err != nil {
+		return err
 	}
-	walletPath := filepath.Join(*data, "demo-wallet.json")
+	if cred.OwnerEmail == "" || cred.OwnerPassword == "" {
+		return fmt.Errorf("%s holds no %s email and password", credPath, *acct)
+	}
+	walletPath := walletFile(*data, *acct)
 	key, err := readKeypair(walletPath)
 	if err != nil {
 		return fmt.Errorf("read the demo wallet (start the host first): %w", err)
@@ -278,8 +316,8 @@ func run() error {
 }
 
 // wallet runs one wallet mode with the demo keypair in data.
-func wallet(ctx context.Context, data string, address bool, message, prepared, payURI string) error {
-	key, err := readKeypair(filepath.Join(data, "demo-wallet.json"))
+func wallet(ctx context.Context, data, account string, address bool, message, prepared, payURI string) error {
+	key, err := readKeypair(walletFile(data, account))
 	if err != nil {
 		return fmt.Errorf("read the demo wallet (start the host first): %w", err)
 	}

@@ -34,6 +34,11 @@ func demoFunding() string {
 		grouped(demoWalletDollars/1_000_000), dollarSymbol)
 }
 
+// guestFunding says what the guest wallet receives on every start.
+func guestFunding() string {
+	return fmt.Sprintf("%s SOL and %s TOKEN", grouped(guestWalletLamports/1_000_000_000), grouped(guestWalletTokens/1_000_000_000))
+}
+
 // grouped writes n with its thousands separated by commas.
 func grouped(n uint64) string {
 	s := strconv.FormatUint(n, 10)
@@ -43,8 +48,19 @@ func grouped(n uint64) string {
 	return s
 }
 
-// demoWalletFile is the demo wallet's keypair file in the data folder.
-const demoWalletFile = "demo-wallet.json"
+// demoWalletFile is the demo wallet's keypair file in the data folder,
+// guestWalletFile the guest account's.
+const (
+	demoWalletFile  = "demo-wallet.json"
+	guestWalletFile = "demo-wallet-guest.json"
+)
+
+// The guest wallet's funding on every start: lamports for fees and tokens
+// of the deployed mint to buy with.
+const (
+	guestWalletLamports uint64 = 2_000_000_000       // 2 SOL
+	guestWalletTokens   uint64 = 500 * 1_000_000_000 // 500 tokens
+)
 
 // chainSim is the loopback Solana cluster the host started (-chain-sim).
 type chainSim struct {
@@ -55,6 +71,9 @@ type chainSim struct {
 	treasury string
 	// wallet is the demo wallet's address, walletPath its keypair file.
 	wallet, walletPath string
+	// guest is the guest account's wallet address, guestPath its keypair
+	// file.
+	guest, guestPath string
 	// swap is the swap set-up on the cluster and its aggregator.
 	swap *swapSim
 }
@@ -90,6 +109,13 @@ func startChainSim(ctx context.Context, slot time.Duration, data string) (*chain
 	}
 	var walletAddr chain.Address
 	copy(walletAddr[:], walletKey.Public().(ed25519.PublicKey))
+	guestPath := filepath.Join(data, guestWalletFile)
+	guestKey, err := demoWallet(guestPath)
+	if err != nil {
+		return nil, platform.ChainEnvironment{}, err
+	}
+	var guestAddr chain.Address
+	copy(guestAddr[:], guestKey.Public().(ed25519.PublicKey))
 	// Slot 0 is now, so block times and the cluster's lag read true.
 	now := time.Now().UTC().Truncate(time.Second)
 	c, err := chaintest.New(chaintest.Config{Start: now})
@@ -111,6 +137,11 @@ func startChainSim(ctx context.Context, slot time.Duration, data string) (*chain
 	if _, err := c.MintTo(walletAddr, d.Mint, demoWalletTokens); err != nil {
 		c.Close()
 		return nil, platform.ChainEnvironment{}, fmt.Errorf("chain simulator: fund the demo wallet: %w", err)
+	}
+	c.Airdrop(guestAddr, guestWalletLamports)
+	if _, err := c.MintTo(guestAddr, d.Mint, guestWalletTokens); err != nil {
+		c.Close()
+		return nil, platform.ChainEnvironment{}, fmt.Errorf("chain simulator: fund the guest wallet: %w", err)
 	}
 	ss, swapEnv, err := startSwapSim(c, d, walletAddr)
 	if err != nil {
@@ -138,7 +169,7 @@ func startChainSim(ctx context.Context, slot time.Duration, data string) (*chain
 		Jurisdictions: sale.JurisdictionPolicy{Allowed: []string{"DE", "FR", "GB", "NL", "ES", "IT"}, Blocked: []string{"KP", "IR"}},
 		Disclosure:    sale.Disclosure{Version: "demo-1"}}, Swap: swapEnv}
 	return &chainSim{cluster: c, stop: c.Run(slot), mint: d.Mint.String(), treasury: d.Treasury.String(),
-		wallet: walletAddr.String(), walletPath: walletPath, swap: ss}, env, nil
+		wallet: walletAddr.String(), walletPath: walletPath, guest: guestAddr.String(), guestPath: guestPath, swap: ss}, env, nil
 }
 
 // demoWallet reads the demo wallet's keypair from path, or generates one

@@ -5,10 +5,14 @@
 //
 // On first start it creates a demo tenant, workspace and owner (roles OWNER
 // and DEVELOPER) and a test API key, prints the key once and writes it to
-// DATA/demo-credentials.json (mode 0600) so a person can try the API. It
-// keeps its master secret in DATA/secret.key (mode 0600) and, on SQLite,
-// its database in DATA/platform.db (mode 0600, in a data folder it creates
-// with mode 0700). SIGINT or SIGTERM shuts it down gracefully.
+// DATA/demo-credentials.json (mode 0600) so a person can try the API, and
+// a guest account of a tenant of its own (guest@demo.localhost, with its
+// own test key and password under "guest" in the same file, and on the
+// chain simulator its own funded wallet DATA/demo-wallet-guest.json), the
+// second party of what takes two. It keeps its master secret in
+// DATA/secret.key (mode 0600) and, on SQLite, its database in
+// DATA/platform.db (mode 0600, in a data folder it creates with mode
+// 0700). SIGINT or SIGTERM shuts it down gracefully.
 //
 // Timeouts. A client must send its request headers within 10 seconds (a
 // slower one is disconnected), a whole request within 30 seconds, and take
@@ -121,6 +125,22 @@ type demo struct {
 	// OwnerEmail and OwnerPassword sign the demo owner (super_admin) in.
 	OwnerEmail    string `json:"ownerEmail,omitempty"`
 	OwnerPassword string `json:"ownerPassword,omitempty"`
+	// Guest is the second demo account, of its own tenant.
+	Guest *guest `json:"guest,omitempty"`
+}
+
+// guest is the second demo account: a creator of another tenant (its own
+// workspace, OWNER there, not super_admin) with its own test key and
+// wallet (DATA/demo-wallet-guest.json), so a person can try what takes two
+// parties: submitting to the demo owner's public project, buying a license
+// the demo workspace sells.
+type guest struct {
+	APIKey      string `json:"apiKey"`
+	TenantID    string `json:"tenantId"`
+	WorkspaceID string `json:"workspaceId"`
+	UserID      string `json:"userId"`
+	Email       string `json:"email"`
+	Password    string `json:"password"`
 }
 
 func main() {
@@ -328,40 +348,71 @@ func masterKey(path string) ([]byte, error) {
 	return b, nil
 }
 
-// ensureDemo bootstraps the demo workspace on first start and prints its
-// test key once; later starts read the credentials file.
+// ensureDemo bootstraps the demo workspace and the guest account on first
+// start and prints their test keys once; later starts read the credentials
+// file (and add the guest account to a file written before it existed).
 func ensureDemo(ctx context.Context, p *platform.Platform, path string) (demo, error) {
 	var d demo
-	if b, err := os.ReadFile(path); err == nil {
+	b, err := os.ReadFile(path)
+	switch {
+	case err == nil:
 		if err := json.Unmarshal(b, &d); err != nil {
 			return d, fmt.Errorf("read %s: %w", path, err)
 		}
+	case errors.Is(err, os.ErrNotExist):
+		const ownerEmail = "owner@demo.localhost"
+		password, err := demoPassword()
+		if err != nil {
+			return d, err
+		}
+		boot, err := p.Bootstrap(ctx, platform.BootstrapInput{
+			TenantName: "Demo Tenant", WorkspaceName: "Demo Studio",
+			OwnerEmail: ownerEmail, OwnerName: "Demo Owner", KeyName: "Demo test key", Password: password, SuperAdmin: true,
+		})
+		if err != nil {
+			return d, err
+		}
+		d = demo{APIKey: boot.TestKey, TenantID: boot.TenantID, WorkspaceID: boot.WorkspaceID, OwnerID: boot.OwnerID,
+			OwnerEmail: ownerEmail, OwnerPassword: password}
+		fmt.Printf("Demo workspace created. Test API key (shown once; also in %s, with the owner's password):\n\n  %s\n\n", path, boot.TestKey)
+	default:
+		return d, fmt.Errorf("read %s: %w", path, err)
+	}
+	if d.Guest != nil {
 		return d, nil
 	}
-	pw := make([]byte, 18)
-	if _, err := rand.Read(pw); err != nil {
+	const guestEmail = "guest@demo.localhost"
+	password, err := demoPassword()
+	if err != nil {
 		return d, err
 	}
-	const ownerEmail = "owner@demo.localhost"
-	password := base64.RawURLEncoding.EncodeToString(pw)
 	boot, err := p.Bootstrap(ctx, platform.BootstrapInput{
-		TenantName: "Demo Tenant", WorkspaceName: "Demo Studio",
-		OwnerEmail: ownerEmail, OwnerName: "Demo Owner", KeyName: "Demo test key", Password: password, SuperAdmin: true,
+		TenantName: "Guest Tenant", WorkspaceName: "Guest Studio",
+		OwnerEmail: guestEmail, OwnerName: "Demo Guest", KeyName: "Guest test key", Password: password,
 	})
 	if err != nil {
-		return d, err
+		return d, fmt.Errorf("bootstrap the guest account: %w", err)
 	}
-	d = demo{APIKey: boot.TestKey, TenantID: boot.TenantID, WorkspaceID: boot.WorkspaceID, OwnerID: boot.OwnerID,
-		OwnerEmail: ownerEmail, OwnerPassword: password}
-	b, err := json.MarshalIndent(d, "", "  ")
+	d.Guest = &guest{APIKey: boot.TestKey, TenantID: boot.TenantID, WorkspaceID: boot.WorkspaceID, UserID: boot.OwnerID,
+		Email: guestEmail, Password: password}
+	out, err := json.MarshalIndent(d, "", "  ")
 	if err != nil {
 		return d, err
 	}
-	if err := os.WriteFile(path, b, 0o600); err != nil {
+	if err := os.WriteFile(path, out, 0o600); err != nil {
 		return d, fmt.Errorf("write %s: %w", path, err)
 	}
-	fmt.Printf("Demo workspace created. Test API key (shown once; also in %s, with the owner's password):\n\n  %s\n\n", path, boot.TestKey)
+	fmt.Printf("Guest account created (%s, its own tenant; its test key and password are in %s).\n\n", guestEmail, path)
 	return d, nil
+}
+
+// demoPassword returns a new random password for a demo account.
+func demoPassword() (string, error) {
+	pw := make([]byte, 18)
+	if _, err := rand.Read(pw); err != nil {
+		return "", err
+	}
+	return base64.RawURLEncoding.EncodeToString(pw), nil
 }
 
 // listenAndServe binds addr and only then logs that the host listens, with

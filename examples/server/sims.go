@@ -232,6 +232,10 @@ type chainDeployment struct {
 	// Wallet is the demo wallet's address, Keypair its keypair file.
 	Wallet  string `json:"wallet"`
 	Keypair string `json:"keypair"`
+	// GuestWallet is the guest account's wallet, GuestKeypair its keypair
+	// file.
+	GuestWallet  string `json:"guestWallet"`
+	GuestKeypair string `json:"guestKeypair"`
 }
 
 // services is the map of what runs, for an API listening at base.
@@ -254,7 +258,7 @@ func (s *simulators) services(base string) serviceMap {
 		m.Simulators = append(m.Simulators, simService{Name: "solana", URL: s.chain.cluster.URL(),
 			About: fmt.Sprintf("Solana JSON-RPC cluster (localnet), a slot every %s", s.opts.slot),
 			Chain: &chainDeployment{Network: s.chain.cluster.Network().CAIP2(), Mint: s.chain.mint, Treasury: s.chain.treasury,
-				Wallet: s.chain.wallet, Keypair: s.chain.walletPath}})
+				Wallet: s.chain.wallet, Keypair: s.chain.walletPath, GuestWallet: s.chain.guest, GuestKeypair: s.chain.guestPath}})
 		m.Simulators = append(m.Simulators, simService{Name: "jupiter", URL: s.chain.swap.aggregator.URL(),
 			About: "Jupiter swap API (quotes, swap instructions) over the cluster's pool: the test environment's route provider",
 			Swap:  s.chain.swap.deployment()})
@@ -279,6 +283,7 @@ func (m serviceMap) print(w io.Writer) {
 		if c := s.Chain; c != nil {
 			fmt.Fprintf(w, "              network %s\n              mint %s\n              treasury %s\n", c.Network, c.Mint, c.Treasury)
 			fmt.Fprintf(w, "              demo wallet %s (%s), keypair %s\n", c.Wallet, demoFunding(), c.Keypair)
+			fmt.Fprintf(w, "              guest wallet %s (%s), keypair %s\n", c.GuestWallet, guestFunding(), c.GuestKeypair)
 		}
 		if s.Swap != nil {
 			s.Swap.print(w)

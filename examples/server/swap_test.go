@@ -61,11 +61,12 @@ func TestSwapSimulatorIsReadyToTry(t *testing.T) {
 
 	ctx := context.Background()
 	fee := mustAddress(t, env.FeeRecipient)
-	wallet := mustAddress(t, s.chain.wallet)
+	wallet, guest := mustAddress(t, s.chain.wallet), mustAddress(t, s.chain.guest)
 	for _, want := range []struct {
 		owner, mint chain.Address
 		amount      uint64
-	}{{fee, tokenMint, 0}, {fee, dollar, 0}, {wallet, tokenMint, demoWalletTokens}, {wallet, dollar, demoWalletDollars}} {
+	}{{fee, tokenMint, 0}, {fee, dollar, 0}, {wallet, tokenMint, demoWalletTokens}, {wallet, dollar, demoWalletDollars},
+		{guest, tokenMint, guestWalletTokens}} {
 		ata := chaintest.AssociatedTokenAddress(want.owner, want.mint, token2022.ProgramID())
 		bal, err := c.GetTokenAccountBalance(ctx, ata, chain.Finalized)
 		if err != nil || bal.Amount != want.amount {

@@ -141,10 +141,10 @@ func exerciseMarketplace(t *testing.T, open Opener) {
 }
 
 // marketplaceVersion is the migration that adds asset provenance and
-// license offers. It is 30 on this branch; the platform's numbering
-// reserves 34 for it, and it moves there when the migrations before it
-// land.
-const marketplaceVersion = 30
+// license offers. It is 33, the next free number; the platform's
+// numbering reserves 34 for it, and it moves there when migration 33
+// lands.
+const marketplaceVersion = 33
 
 // ProvenanceBackfill checks the backfill of the marketplace migration on
 // one dialect (arguments as AuditEnvironmentBackfill's): every asset

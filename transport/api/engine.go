@@ -7,6 +7,7 @@ import (
 	"github.com/creatormusic/platform/billing"
 	"github.com/creatormusic/platform/chain/intent"
 	"github.com/creatormusic/platform/chain/wallet"
+	"github.com/creatormusic/platform/creator"
 	"github.com/creatormusic/platform/generation/credential"
 	"github.com/creatormusic/platform/generation/operation"
 	"github.com/creatormusic/platform/ledger"
@@ -20,6 +21,7 @@ import (
 	"github.com/creatormusic/platform/token"
 	"github.com/creatormusic/platform/token/sale"
 	"github.com/creatormusic/platform/transport"
+	"github.com/creatormusic/platform/web3/zk"
 )
 
 // Tx is the unit of work a handler runs in: the engine's (transport.Tx)
@@ -49,6 +51,7 @@ type Tx interface {
 	billing.ActivateStore
 	billing.CancelStore
 	billing.WebhookStore
+	creator.Store
 	credential.Store
 	credential.ObservationReader
 	intent.Store
@@ -63,12 +66,14 @@ type Tx interface {
 	plan.Store
 	policy.Store
 	project.Store
+	project.MemberStore
 	sale.Store
 	sound.Store
 	swap.Store
 	swap.SubmitStore
 	token.Store
 	wallet.Store
+	zk.Store
 }
 
 // Route, Call, Policy and HandlerFunc are the engine's types instantiated

@@ -11,6 +11,7 @@ import (
 	"github.com/creatormusic/platform/billing"
 	"github.com/creatormusic/platform/chain/intent"
 	"github.com/creatormusic/platform/chain/wallet"
+	"github.com/creatormusic/platform/creator"
 	"github.com/creatormusic/platform/generation/credential"
 	genop "github.com/creatormusic/platform/generation/operation"
 	"github.com/creatormusic/platform/ledger"
@@ -21,6 +22,7 @@ import (
 	"github.com/creatormusic/platform/swap"
 	"github.com/creatormusic/platform/token"
 	"github.com/creatormusic/platform/token/sale"
+	"github.com/creatormusic/platform/web3/zk"
 )
 
 // Services are the domain services the route table serves.
@@ -61,6 +63,12 @@ type Services struct {
 	Intents *intent.Service
 	// Projects runs projects; nil leaves their routes out.
 	Projects *project.Service
+	// Creators reads creator profiles by wallet; nil leaves their routes
+	// out.
+	Creators *creator.Service
+	// ZK verifies zero-knowledge proofs bound to transaction intents; nil
+	// leaves its route out and zk_verification not available.
+	ZK *zk.Service
 	// Marketplace runs rights policies, license offers and provenance
 	// reads; nil leaves their routes out.
 	Marketplace *marketplace.Service
@@ -98,12 +106,18 @@ func Routes(s Services) []Route {
 	if s.Intents != nil {
 		cf.paymentsFunc = s.Intents.Configured
 	}
+	if s.ZK != nil {
+		cf.zkFunc = s.ZK.Availability
+	}
 	rs = append(rs, web3Routes(s.Token, cf, s.Store)...)
 	rs = append(rs, walletRoutes(s.Wallet)...)
 	rs = append(rs, intentRoutes(s.Intents)...)
 	rs = append(rs, saleRoutes(s.Sale)...)
 	rs = append(rs, swapRoutes(s.Swap)...)
 	rs = append(rs, projectRoutes(s.Projects)...)
+	rs = append(rs, creatorRoutes(s.Creators)...)
+	rs = append(rs, zkRoutes(s.ZK)...)
+	rs = append(rs, projectMemberRoutes(s.Projects)...)
 	rs = append(rs, marketplaceRoutes(s.Marketplace)...)
 	return rs
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/token"
+	"github.com/creatormusic/platform/web3/zk"
 )
 
 // Web3FeatureView is one chain feature's availability. Enablement is
@@ -147,6 +148,8 @@ type chainFeatures struct {
 	// paymentsFunc reports whether an environment takes transaction intents
 	// and chain payment requests (a cluster and a treasury).
 	paymentsFunc func(access.Environment) bool
+	// zkFunc reports an environment's proof verifier (web3/zk).
+	zkFunc func(access.Environment) zk.Availability
 }
 
 func web3Features(svc *token.Service, cf chainFeatures, v token.View) []Web3FeatureView {
@@ -184,6 +187,10 @@ func web3Features(svc *token.Service, cf chainFeatures, v token.View) []Web3Feat
 			}
 			out = append(out, fv)
 		}
+	}
+	if cf.zkFunc != nil {
+		built["zk_verification"] = true
+		out = append(out, zkFeature(cf.zkFunc(v.Environment)))
 	}
 	for _, f := range notBuilt {
 		if built[f] {
