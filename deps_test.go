@@ -16,7 +16,7 @@ const module = "github.com/creatormusic/platform"
 // them without the HTTP layer, the store or any provider's SDK.
 func domains() []string {
 	return []string{"access", "account", "apikey", "asset", "billing", "chain/intent", "chain/relay", "chain/wallet", "creator", "fault", "fsm",
-		"generation", "generation/credential", "generation/operation", "idempotency", "jobs", "ledger", "money", "outbox",
+		"generation", "generation/credential", "generation/operation", "idempotency", "jobs", "ledger", "marketplace", "money", "outbox",
 		"plan", "policy", "project", "sound", "swap", "token", "token/sale", "web3/cctp", "web3/zk"}
 }
 

@@ -34,6 +34,7 @@ func TestEventCatalogueNamesEveryEmitter(t *testing.T) {
 		"sound/service.go (*Service).move":                 {"sound.operation.completed"},
 		"project/project.go event":                         {"project."},
 		"project/submission.go submissionEvent":            {"submission."},
+		"marketplace/service.go event":                     {"license."},
 		"project/members.go memberChanged":                 {"project.member_changed"},
 		"swap/operation.go changed":                        {"swap_operation."},
 		"web3/zk/service.go (*Service).Record":             {"zk_verification."},

@@ -29,6 +29,7 @@ import (
 	"github.com/creatormusic/platform/idempotency"
 	"github.com/creatormusic/platform/jobs"
 	"github.com/creatormusic/platform/ledger"
+	"github.com/creatormusic/platform/marketplace"
 	"github.com/creatormusic/platform/plan"
 	"github.com/creatormusic/platform/project"
 	"github.com/creatormusic/platform/sound"
@@ -109,7 +110,7 @@ func (p *Platform) services(units routeStore) api.Services {
 	return api.Services{Keys: p.keys, Assets: p.assets, Health: p.healthChecks(), Plans: p.plans,
 		Ledger: ledger.New(), Accounts: p.account, Billing: p.billing, Store: units, Log: p.log, Providers: p.providers,
 		Generation: p.generation, Sound: p.sound, Token: p.token, Sale: p.sale, Wallet: p.wallet, Intents: p.intents,
-		Swap: p.swap, Projects: project.New(), Submissions: p.submissions, Creators: creator.New(), ZK: p.zk, CCTP: p.cctp, WakeFunc: p.wake}
+		Swap: p.swap, Projects: project.New(), Submissions: p.submissions, Creators: creator.New(), ZK: p.zk, CCTP: p.cctp, Marketplace: marketplace.New(), WakeFunc: p.wake}
 }
 
 // startSubmissions builds projects' community submissions over the asset
@@ -586,6 +587,9 @@ func EventCatalogue() []openapi.EventType {
 		row(project.EventSubmissionCreated, "submission", project.SubmissionIDPrefix, "A submission was made to a project (moved from DRAFT to SUBMITTED); payload.projectId names the project."),
 		row(project.EventSubmissionReviewed, "submission", project.SubmissionIDPrefix, "A review moved a submission's status along its table; payload.from and payload.status say from where to where."),
 		row(project.EventMemberChanged, "project", project.IDPrefix, "A member's role on a project was set, replaced or removed; payload.userId, payload.template (null when removed) and payload.previousTemplate (null when new). The aggregate version is the workspace's authority version after the change."),
+		// marketplace's event: an offer made, and withdrawn.
+		row(marketplace.EventLicenseOffered, "license offer", marketplace.OfferPrefix, "A license offer was made on an asset under a rights policy version (payload.rightsPolicy: id, version, hash)."),
+		row(marketplace.EventLicenseWithdrawn, "license offer", marketplace.OfferPrefix, "A license offer was withdrawn; licenses issued under it keep their terms."),
 		row(ledger.EventMovementPosted, mov, "mov_", "A ledger movement was posted (credits, financial, rewards or provider cost)."),
 		row(billing.EventSubscriptionActivated, sub, "sub_", "A checkout's subscription became active."),
 		row(billing.EventSubscriptionRenewed, sub, "sub_", "A subscription started its next period."),
@@ -627,6 +631,7 @@ func FeatureFlags() []FeatureFlag {
 		{Name: sound.FeatureEngine, Default: true, Doc: "starting sound engine operations"},
 		{Name: swap.FeatureSwap, Default: true, Doc: "starting token swaps (quotes)"},
 		{Name: cctp.FeatureCCTP, Default: true, Doc: "starting cross-chain transfers (CCTP)"},
+		{Name: marketplace.FeatureMarketplace, Default: true, Doc: "publishing rights policies and offering licenses"},
 	}
 }
 

@@ -128,6 +128,13 @@ const (
 	StatementMismatch Code = "STATEMENT_MISMATCH"
 )
 
+// Marketplace codes.
+const (
+	// TermsMismatch means a terms hash differs from the content hash of the
+	// rights policy version it quotes.
+	TermsMismatch Code = "TERMS_MISMATCH"
+)
+
 // codes lists every code, in declaration order, for Codes.
 var codes = []Code{
 	Internal, InvalidInput, NotFound, RouteNotFound, MethodNotAllowed, PayloadTooLarge,
@@ -144,6 +151,7 @@ var codes = []Code{
 	SignatureRejected, SubmissionUncertain, TransactionFailed, VerificationFailed, SettlementFailed,
 	ReconciliationDrift, RequiresReview, SwapPaused, SwapNotConfigured, PersistenceNotConfigured,
 	StatementMismatch,
+	TermsMismatch,
 }
 
 // Codes returns every code the platform can return, so tables keyed by code

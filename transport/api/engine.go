@@ -11,6 +11,7 @@ import (
 	"github.com/creatormusic/platform/generation/credential"
 	"github.com/creatormusic/platform/generation/operation"
 	"github.com/creatormusic/platform/ledger"
+	"github.com/creatormusic/platform/marketplace"
 	"github.com/creatormusic/platform/outbox"
 	"github.com/creatormusic/platform/plan"
 	"github.com/creatormusic/platform/policy"
@@ -56,6 +57,7 @@ type Tx interface {
 	credential.ObservationReader
 	intent.Store
 	ledger.Store
+	marketplace.Store
 	outbox.Store
 	operation.AcceptStore
 	operation.CancelStore

@@ -15,6 +15,7 @@ import (
 	"github.com/creatormusic/platform/generation/credential"
 	genop "github.com/creatormusic/platform/generation/operation"
 	"github.com/creatormusic/platform/ledger"
+	"github.com/creatormusic/platform/marketplace"
 	"github.com/creatormusic/platform/plan"
 	"github.com/creatormusic/platform/project"
 	"github.com/creatormusic/platform/sound"
@@ -75,6 +76,9 @@ type Services struct {
 	// CCTP runs cross-chain transfers; nil leaves their routes out and
 	// reports the feature not_available.
 	CCTP *cctp.Service
+	// Marketplace runs rights policies, license offers and provenance
+	// reads; nil leaves their routes out.
+	Marketplace *marketplace.Service
 	// WakeFunc, when set, wakes the job workers after a commit that enqueued
 	// work (a generation accepted, a callback merged).
 	WakeFunc func()
@@ -126,5 +130,6 @@ func Routes(s Services) []Route {
 	rs = append(rs, zkRoutes(s.ZK)...)
 	rs = append(rs, projectMemberRoutes(s.Projects)...)
 	rs = append(rs, cctpRoutes(s.CCTP)...)
+	rs = append(rs, marketplaceRoutes(s.Marketplace)...)
 	return rs
 }
