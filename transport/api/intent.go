@@ -571,7 +571,7 @@ func intentRoutes(svc *intent.Service) []Route {
 					if err := svc.Record(ctx, tx, it); err != nil {
 						return nil, err
 					}
-					return intentView(it), nil
+					return intentView(it.Intent), nil
 				})
 			}}),
 		user(Route{Method: http.MethodGet, Pattern: "/api/v1/transactions/{id}", OperationID: "getTransactionIntent",
