@@ -17,11 +17,12 @@ import (
 
 // FeatureMarketplace is the feature flag that turns the marketplace's
 // mutations on for a workspace (publishing rights policies, offering
-// licenses). The platform seeds it on; reads are not gated.
+// licenses, listing them). The platform seeds it on; reads are not gated,
+// nor is buying, which is a transaction intent.
 const FeatureMarketplace = "marketplace"
 
 // EntitlementSell is the entitlement a workspace needs to publish rights
-// policies and offer licenses (the studio plan's).
+// policies, offer licenses and list them (the studio plan's).
 const EntitlementSell = "marketplace.sell"
 
 // The outbox event types the marketplace writes.
