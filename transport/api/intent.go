@@ -641,9 +641,11 @@ func intentRoutes(svc *intent.Service) []Route {
 				"current state is reported stale and ignored), verifies the effects from the landed transaction (cluster, success, " +
 				"payer and signer, recipient token account and owner, mint, net amount received, reference, memo, non-duplication) and " +
 				"settles once the purpose's threshold is reached (confirmed for credit_purchase). A mismatch moves the intent to " +
-				"REQUIRES_REVIEW with its evidence and credits nothing.",
+				"REQUIRES_REVIEW with its evidence and credits nothing. Checks of one intent that race are settled once: each " +
+				"write is a compare-and-set on the intent, and a check that lost it answers 409 CONFLICT (the intent changed " +
+				"meanwhile; read it again).",
 			Response: ChainStatusView{Intent: exampleIntent()},
-			Errors:   []string{string(fault.NotFound), string(fault.ProviderUnavailable), string(fault.NetworkMismatch)},
+			Errors:   []string{string(fault.NotFound), string(fault.ProviderUnavailable), string(fault.NetworkMismatch), string(fault.Conflict)},
 			Handle: func(ctx context.Context, c *Call) (any, error) {
 				out, err := svc.CheckInternal(intent.WithUnit(ctx, unitOfCall(c)), c.Principal.Environment, c.PathValue("id"))
 				if err != nil {

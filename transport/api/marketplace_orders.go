@@ -302,7 +302,7 @@ func marketplaceOrderRoutes(svc *marketplace.Service) []Route {
 				"(200) and writes nothing. Orders keep the version they bought. An asset the caller's workspace and environment do not " +
 				"hold is 404 (details.field assetId), an unknown offer 404 (licenseId), an offer of another asset 400 (reason " +
 				"license_of_other_asset), a withdrawn offer 409 CONFLICT (reason license_withdrawn); a price that is not a positive " +
-				"64-bit integer is 422 INVALID_AMOUNT. Needs marketplace.create_listing reaching the asset (OWNER and ADMIN any asset of " +
+				"64-bit integer is 400 INVALID_AMOUNT. Needs marketplace.create_listing reaching the asset (OWNER and ADMIN any asset of " +
 				"the workspace, CREATOR its own): without it 403 ACCESS_DENIED whatever the plan; with it, a workspace without the " +
 				"entitlement marketplace.sell is 403 ENTITLEMENT_REQUIRED (SUBSCRIPTION_REQUIRED without a paid plan). Buyers buy a " +
 				"listing with POST /api/v1/transactions/intent, purpose marketplace_order and its listingId: the price, the recipients " +
