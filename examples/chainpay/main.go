@@ -30,6 +30,18 @@
 // -account guest acts as the host's second demo account (its own tenant,
 // the guest wallet DATA/demo-wallet-guest.json) in every mode.
 //
+// Market mode: -buy-listing LISTING buys the license a marketplace
+// listing sells instead of credits. After signing in and verifying the
+// wallet it creates a marketplace_order intent naming only the listing
+// (the server derives the price, the seller's and the platform fee's legs
+// and the mint), prints the review with each leg, signs and submits the
+// prepared transaction, polls until it settles, then prints the order
+// (its state, snapshot and split), the license entitlement and the
+// financial ledger's entry, and downloads the asset's content, which the
+// license opens to the buyer's workspace (to -out FILE when set):
+//
+//	go run ./examples/chainpay -account guest -buy-listing lst_... -out licensed.mp3
+//
 // Flags: -addr (default http://127.0.0.1:8080), -data (default ./data),
 // -credits (a pack of the credits.packs policy: 100, 500 or 2000 by
 // default), -mint, -timeout. A failed call prints the API's error code and
@@ -129,6 +141,8 @@ func run() error {
 	prepared := flag.String("sign-transaction", "", "wallet mode: sign this prepared `message` (base64) and print the submit route's JSON body")
 	payURI := flag.String("pay-uri", "", "wallet mode: pay this Solana Pay transfer request `URI` on the host's cluster and print the signature")
 	acct := flag.String("account", "owner", "the demo `account` to act as: owner (the demo owner and demo-wallet.json) or guest (the guest account and demo-wallet-guest.json)")
+	listing := flag.String("buy-listing", "", "market mode: buy the license this marketplace listing `id` sells (purpose marketplace_order) instead of credits")
+	out := flag.String("out", "", "market mode: write the licensed asset's content to this `file`")
 	flag.Parse()
 	if *acct != "owner" && *acct != "guest" {
 		return fmt.Errorf("-account %q: want owner or guest", *acct)
@@ -168,7 +182,7 @@ func run() error {
 	c := &client{base: strings.TrimRight(*addr, "/"), http: &http.Client{Timeout: 15 * time.Second}}
 	fmt.Printf("Host %s, test mode. Demo wallet %s (keypair %s).\n", c.base, wallet, walletPath)
 
-	if *mint == "" {
+	if *mint == "" && *listing == "" {
 		var dep api.TokenDeploymentView
 		if _, err := c.call(ctx, http.MethodGet, "/api/v1/token/deployment", nil, auth{apiKey: cred.APIKey}, &dep); err != nil {
 			return fmt.Errorf("read the test environment's token deployment: %w", err)
@@ -180,41 +194,17 @@ func run() error {
 		fmt.Printf("Token: mint %s, %s.\n", *mint, dep.State)
 	}
 
-	// 1. Sign in as the demo owner; the session cookie authenticates the rest.
-	var signedIn api.SignedIn
-	res, err := c.call(ctx, http.MethodPost, "/api/v1/auth/login",
-		map[string]string{"email": cred.OwnerEmail, "password": cred.OwnerPassword}, auth{}, &signedIn)
+	// 1. Sign in; the session cookie authenticates the rest.
+	session, err := c.signIn(ctx, cred)
 	if err != nil {
-		return fmt.Errorf("sign in as the demo owner: %w", err)
+		return err
 	}
-	session := auth{}
-	for _, ck := range res.Cookies() {
-		if ck.Name == account.CookieName && ck.Value != "" {
-			session.cookie = ck
-		}
-	}
-	if session.cookie == nil {
-		return fmt.Errorf("sign in as the demo owner: the response set no %s cookie", account.CookieName)
-	}
-	fmt.Printf("Signed in as %s.\n", cred.OwnerEmail)
-
 	// 2. Verify the wallet: sign the challenge's message bytes.
-	var ch api.WalletChallengeView
-	if _, err := c.call(ctx, http.MethodPost, "/api/v1/wallet/challenge",
-		map[string]string{"address": wallet, "purpose": "link_wallet"}, session, &ch); err != nil {
-		return fmt.Errorf("ask for a wallet challenge: %w", err)
+	if err := c.linkWallet(ctx, session, key); err != nil {
+		return err
 	}
-	msgSig := ed25519.Sign(key, []byte(ch.Message))
-	var link api.WalletLinkView
-	if _, err := c.call(ctx, http.MethodPost, "/api/v1/wallet/verify",
-		map[string]string{"challengeId": ch.ID, "signature": solana.SignatureFromBytes(msgSig).String()}, session, &link); err != nil {
-		return fmt.Errorf("verify the wallet: %w", err)
-	}
-	if link.LinkedAt.Before(link.VerifiedAt) {
-		fmt.Printf("Wallet verified again (challenge %s, chain id %s); linked since %s (%s).\n",
-			ch.ID, ch.SignInInput.ChainID, link.LinkedAt.Format(time.RFC3339), link.LinkID)
-	} else {
-		fmt.Printf("Wallet verified (challenge %s, chain id %s) and linked: %s.\n", ch.ID, ch.SignInInput.ChainID, link.LinkID)
+	if *listing != "" {
+		return buyListing(ctx, c, session, key, *listing, *out, *timeout)
 	}
 
 	// 3. The workspace's credits before.
@@ -242,53 +232,15 @@ func run() error {
 		r.Mint, r.Decimals, r.Payer, r.Recipient, r.Network, r.ExpiresAt.Format(time.RFC3339))
 
 	// 5. Sign the prepared message and submit the signed transaction.
-	msg, err := base64.StdEncoding.DecodeString(it.Transaction.MessageBase64)
-	if err != nil {
-		return fmt.Errorf("decode the prepared message: %w", err)
-	}
-	sig := ed25519.Sign(key, msg)
-	// The wire transaction: the signature count (compact-u16 1), the
-	// signature, the message.
-	wire := make([]byte, 0, 1+len(sig)+len(msg))
-	wire = append(append(append(wire, 1), sig...), msg...)
-	signature := solana.SignatureFromBytes(sig).String()
-	if _, err := c.call(ctx, http.MethodPost, "/api/v1/transactions/"+url.PathEscape(it.ID)+"/submit",
-		map[string]string{"signature": signature, "signedTransactionBase64": base64.StdEncoding.EncodeToString(wire)}, session, &it); err != nil {
-		return fmt.Errorf("submit the signed transaction: %w", err)
+	if it, err = c.signAndSubmit(ctx, session, key, it); err != nil {
+		return err
 	}
 	submitted := time.Now()
-	fmt.Printf("Submitted: signature %s (%s, network %s)\n", signature, it.State, it.NetworkState)
 
 	// 6. Poll until the payment settles (or is reconciled already) or ends
 	// otherwise.
-	deadline := time.Now().Add(*timeout)
-	last := it.State + "/" + it.NetworkState
-	for !terminal(it.State) {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("intent %s is still %s (network %s) after %s", it.ID, it.State, it.NetworkState, *timeout)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
-		if _, err := c.call(ctx, http.MethodGet, "/api/v1/transactions/"+url.PathEscape(it.ID), nil, session, &it); err != nil {
-			return fmt.Errorf("read intent %s: %w", it.ID, err)
-		}
-		if now := it.State + "/" + it.NetworkState; now != last {
-			fmt.Printf("  %s (network %s)\n", it.State, it.NetworkState)
-			last = now
-		}
-	}
-	if it.State != "SETTLED" && it.State != "RECONCILED" { // RECONCILED follows SETTLED
-		detail := ""
-		if it.ChainError != nil {
-			detail += ", chain error " + *it.ChainError
-		}
-		for _, m := range it.Evidence {
-			detail += fmt.Sprintf(", %s expected %s got %s", m.Field, m.Expected, m.Actual)
-		}
-		return fmt.Errorf("intent %s ended %s (network %s%s): no credits were granted", it.ID, it.State, it.NetworkState, detail)
+	if it, err = c.awaitSettled(ctx, session, it, *timeout, "no credits were granted"); err != nil {
+		return err
 	}
 	slot := ""
 	if it.Slot != nil {
@@ -336,6 +288,112 @@ func wallet(ctx context.Context, data, account string, address bool, message, pr
 		return err
 	}
 	return payTransferRequest(ctx, os.Stdout, key, rpcURL, payURI)
+}
+
+// signIn signs cred's account in and returns the session.
+func (c *client) signIn(ctx context.Context, cred credentials) (auth, error) {
+	var signedIn api.SignedIn
+	res, err := c.call(ctx, http.MethodPost, "/api/v1/auth/login",
+		map[string]string{"email": cred.OwnerEmail, "password": cred.OwnerPassword}, auth{}, &signedIn)
+	if err != nil {
+		return auth{}, fmt.Errorf("sign in as %s: %w", cred.OwnerEmail, err)
+	}
+	session := auth{}
+	for _, ck := range res.Cookies() {
+		if ck.Name == account.CookieName && ck.Value != "" {
+			session.cookie = ck
+		}
+	}
+	if session.cookie == nil {
+		return auth{}, fmt.Errorf("sign in as %s: the response set no %s cookie", cred.OwnerEmail, account.CookieName)
+	}
+	fmt.Printf("Signed in as %s.\n", cred.OwnerEmail)
+	return session, nil
+}
+
+// linkWallet verifies key's wallet for the session's user: it asks for a
+// link_wallet challenge and posts the signature of its message's bytes (a
+// wallet linked already returns its existing link).
+func (c *client) linkWallet(ctx context.Context, session auth, key ed25519.PrivateKey) error {
+	wallet := solana.PublicKeyFromBytes(key.Public().(ed25519.PublicKey)).String()
+	var ch api.WalletChallengeView
+	if _, err := c.call(ctx, http.MethodPost, "/api/v1/wallet/challenge",
+		map[string]string{"address": wallet, "purpose": "link_wallet"}, session, &ch); err != nil {
+		return fmt.Errorf("ask for a wallet challenge: %w", err)
+	}
+	msgSig := ed25519.Sign(key, []byte(ch.Message))
+	var link api.WalletLinkView
+	if _, err := c.call(ctx, http.MethodPost, "/api/v1/wallet/verify",
+		map[string]string{"challengeId": ch.ID, "signature": solana.SignatureFromBytes(msgSig).String()}, session, &link); err != nil {
+		return fmt.Errorf("verify the wallet: %w", err)
+	}
+	if link.LinkedAt.Before(link.VerifiedAt) {
+		fmt.Printf("Wallet verified again (challenge %s, chain id %s); linked since %s (%s).\n",
+			ch.ID, ch.SignInInput.ChainID, link.LinkedAt.Format(time.RFC3339), link.LinkID)
+	} else {
+		fmt.Printf("Wallet verified (challenge %s, chain id %s) and linked: %s.\n", ch.ID, ch.SignInInput.ChainID, link.LinkID)
+	}
+	return nil
+}
+
+// signAndSubmit signs it's prepared message with key and submits the
+// signature and the signed transaction for the platform to relay.
+func (c *client) signAndSubmit(ctx context.Context, session auth, key ed25519.PrivateKey, it api.TransactionIntentView) (api.TransactionIntentView, error) {
+	if it.Transaction == nil {
+		return it, fmt.Errorf("intent %s (%s) carries no prepared transaction", it.ID, it.State)
+	}
+	msg, err := base64.StdEncoding.DecodeString(it.Transaction.MessageBase64)
+	if err != nil {
+		return it, fmt.Errorf("decode the prepared message: %w", err)
+	}
+	sig := ed25519.Sign(key, msg)
+	// The wire transaction: the signature count (compact-u16 1), the
+	// signature, the message.
+	wire := make([]byte, 0, 1+len(sig)+len(msg))
+	wire = append(append(append(wire, 1), sig...), msg...)
+	signature := solana.SignatureFromBytes(sig).String()
+	if _, err := c.call(ctx, http.MethodPost, "/api/v1/transactions/"+url.PathEscape(it.ID)+"/submit",
+		map[string]string{"signature": signature, "signedTransactionBase64": base64.StdEncoding.EncodeToString(wire)}, session, &it); err != nil {
+		return it, fmt.Errorf("submit the signed transaction: %w", err)
+	}
+	fmt.Printf("Submitted: signature %s (%s, network %s)\n", signature, it.State, it.NetworkState)
+	return it, nil
+}
+
+// awaitSettled polls it every 100ms until it settles (or is reconciled
+// already), printing each change, and fails when it ends otherwise (with
+// nothing, as unsettled says) or timeout passes.
+func (c *client) awaitSettled(ctx context.Context, session auth, it api.TransactionIntentView, timeout time.Duration, unsettled string) (api.TransactionIntentView, error) {
+	deadline := time.Now().Add(timeout)
+	last := it.State + "/" + it.NetworkState
+	for !terminal(it.State) {
+		if time.Now().After(deadline) {
+			return it, fmt.Errorf("intent %s is still %s (network %s) after %s", it.ID, it.State, it.NetworkState, timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return it, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+		if _, err := c.call(ctx, http.MethodGet, "/api/v1/transactions/"+url.PathEscape(it.ID), nil, session, &it); err != nil {
+			return it, fmt.Errorf("read intent %s: %w", it.ID, err)
+		}
+		if now := it.State + "/" + it.NetworkState; now != last {
+			fmt.Printf("  %s (network %s)\n", it.State, it.NetworkState)
+			last = now
+		}
+	}
+	if it.State != "SETTLED" && it.State != "RECONCILED" { // RECONCILED follows SETTLED
+		detail := ""
+		if it.ChainError != nil {
+			detail += ", chain error " + *it.ChainError
+		}
+		for _, m := range it.Evidence {
+			detail += fmt.Sprintf(", %s expected %s got %s", m.Field, m.Expected, m.Actual)
+		}
+		return it, fmt.Errorf("intent %s ended %s (network %s%s): %s", it.ID, it.State, it.NetworkState, detail, unsettled)
+	}
+	return it, nil
 }
 
 // terminal reports whether an intent's business state is final.

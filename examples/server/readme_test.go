@@ -146,8 +146,9 @@ func TestReadmeScript(t *testing.T) {
 
 // TestReadme runs the README's walk-through against a host started once,
 // and checks the outcomes the README promises: the download is the upload,
-// two different MP3 takes, a verified mint, an activated subscription, and
-// both chain payments settled and matched.
+// two different MP3 takes, a verified mint, an activated subscription,
+// both chain payments settled and matched, and a license sold, fulfilled
+// and downloaded by its buyer.
 func TestReadme(t *testing.T) {
 	// The commands the walk-through needs, as the README's set-up section
 	// lists them.
@@ -232,6 +233,9 @@ func TestReadme(t *testing.T) {
 		"Workspace credits after",    // chainpay settled
 		`"outcome": "MATCH"`,         // the Solana Pay transfer reconciled
 		`"refundIssued":false`,       // the cancellation
+		"FULFILLED",                  // the guest's marketplace order
+		"Entitlement ent_",           // its license, issued once
+		"Downloaded asset",           // the licensed track, downloaded by the buyer
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the walk-through's output lacks %q", want)
