@@ -679,3 +679,39 @@ func TestMarketplaceListingRefusals(t *testing.T) {
 		}
 	})
 }
+
+// TestMarketplaceOrderExpires: an order whose intent expires unpaid is
+// EXPIRED, issuing nothing, and frees the exclusive license it held for
+// another buyer's order.
+func TestMarketplaceOrderExpires(t *testing.T) {
+	t.Parallel()
+	platformtest.Dialects(t, platformtest.Options{Chain: true, Jobs: platform.JobsConfig{Disabled: true}}, func(t *testing.T, s *platformtest.System) {
+		m := newMarket(t, s, billing.FeePolicy{FeeBps: 500, MinimumFeeAtomic: "0"}, "exclusive")
+		first := fundedBuyer(t, s, "first@example.test", 100_000_000_000)
+		iv := m.buy(t, first, "first")
+		second := fundedBuyer(t, s, "second@example.test", 100_000_000_000)
+		order := func() *platformtest.Response {
+			return createIntent(s, second, "second-"+strconv.FormatInt(s.Clock.Now().Unix(), 10),
+				map[string]any{"purpose": "marketplace_order", "listingId": m.listing.ID, "wallet": second.wallet.addr})
+		}
+		if r := order(); r.Status != http.StatusConflict {
+			t.Fatalf("while the first order is live: %d %s", r.Status, r.Body)
+		}
+		s.Clock.Advance(16 * time.Minute)
+		var cs api.ChainStatusView
+		checkStatus(s, internalKey(t, s), iv.ID).Data(t, &cs)
+		if cs.Intent.State != "EXPIRED" {
+			t.Fatalf("intent %s, want EXPIRED", cs.Intent.State)
+		}
+		ord := orderOf(t, s, first.cookie, iv.ID)
+		if ord.State != "EXPIRED" || ord.EntitlementID != nil {
+			t.Fatalf("order %+v", ord)
+		}
+		if n := count(t, s, `SELECT COUNT(*) FROM outbox_events WHERE aggregate_id = ? AND type = 'marketplace_order.expired'`, ord.ID); n != 1 {
+			t.Fatalf("%d expired events", n)
+		}
+		if r := order(); r.Status != http.StatusCreated {
+			t.Fatalf("after the first order expired: %d %s", r.Status, r.Body)
+		}
+	})
+}

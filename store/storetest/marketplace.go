@@ -20,8 +20,8 @@ import (
 // exerciseMarketplace covers marketplace.Store and asset.ProvenanceWriter:
 // a provenance record round-trips whole with its parents in order and
 // unknown facts unknown; a second record of an asset is CONFLICT; a read
-// is confined to the asset's environment; no workspace is entitled to an
-// asset yet; an offer round-trips, is read only in its own scope, a second
+// is confined to the asset's environment; a workspace no order issued a
+// license to is not entitled to the asset; an offer round-trips, is read only in its own scope, a second
 // insert of an id is CONFLICT, and its state write is a compare-and-set
 // on the version.
 func exerciseMarketplace(t *testing.T, open Opener) {
@@ -81,7 +81,7 @@ func exerciseMarketplace(t *testing.T, open Opener) {
 		}
 		ok, err := db.Read().EntitledToAsset(ctx, access.Scope{TenantID: "ten_1", WorkspaceID: "ws_2", Environment: access.Test}, out.ID)
 		if err != nil || ok {
-			t.Errorf("EntitledToAsset = %v, %v; no order has issued an entitlement", ok, err)
+			t.Errorf("EntitledToAsset = %v, %v; no order issued ws_2 an entitlement", ok, err)
 		}
 	})
 

@@ -301,8 +301,9 @@ func marketplaceRoutes(svc *marketplace.Service) []Route {
 				"and model of generated audio, the operation that made it, its parents with their content hashes (the source " +
 				"hashes) and its own content hash (the output hash). The record is written with the asset and never changes; assets " +
 				"made before provenance was recorded have a backfilled one (basis backfill) whose unknown parts are null. Readable " +
-				"by the asset's workspace (project.read, API key scope read) and, once marketplace orders issue them, by workspaces " +
-				"holding an entitlement to the asset; any other asset, and any asset of the other environment, is 404.",
+				"by the asset's workspace (project.read, API key scope read) and by workspaces holding a license entitlement to the " +
+				"asset (a settled marketplace order: GET /api/v1/entitlements); any other asset, and any asset of the other " +
+				"environment, is 404.",
 			Response: exampleProvenance(), Errors: []string{string(fault.NotFound)},
 			Handle: func(ctx context.Context, c *Call) (any, error) {
 				p, err := svc.Provenance(ctx, c.Tx, c.Principal, c.PathValue("assetId"))
