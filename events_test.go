@@ -39,6 +39,7 @@ func TestEventCatalogueNamesEveryEmitter(t *testing.T) {
 		"swap/operation.go changed":                        {"swap_operation."},
 		"web3/zk/service.go (*Service).Record":             {"zk_verification."},
 		"web3/cctp/transfer.go changed":                    {"cctp_transfer."},
+		"ai/admin.go emit":                                 {"ai."},
 	}
 	fset := token.NewFileSet()
 	var found []string

@@ -15,6 +15,7 @@ import (
 
 	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/account"
+	"github.com/creatormusic/platform/ai"
 	"github.com/creatormusic/platform/apikey"
 	"github.com/creatormusic/platform/asset"
 	"github.com/creatormusic/platform/billing"
@@ -124,6 +125,9 @@ type Config struct {
 	// ZK configures the verification of zero-knowledge proofs bound to
 	// transaction intents in each environment.
 	ZK ZKConfig
+	// AI configures the AI control plane's providers, model registry and
+	// routing in each environment.
+	AI AIConfig
 	// TrustProxy takes the client address (for login throttling and the
 	// account routes' per-address limits) from the first X-Forwarded-For
 	// entry; set it only behind a proxy that sets it.
@@ -247,11 +251,13 @@ type Platform struct {
 	probes *urlguard.Guard
 	// submissions runs projects' community submissions.
 	submissions *project.Submissions
-	pool        *jobs.Pool
-	limiter     *transport.Limiter
-	handler     http.Handler
-	routes      []api.Route
-	log         *slog.Logger
+	// ai runs the AI control plane's model registry and routing.
+	ai      *ai.Service
+	pool    *jobs.Pool
+	limiter *transport.Limiter
+	handler http.Handler
+	routes  []api.Route
+	log     *slog.Logger
 
 	stop      context.CancelFunc
 	wg        sync.WaitGroup
@@ -516,6 +522,21 @@ type SwapEnvironment struct {
 type ZKConfig struct {
 	// Test and Live are the two environments' verifiers.
 	Test, Live zk.Environment
+}
+
+// AIConfig configures the AI control plane in each environment: its
+// upstream providers (base URL and a reference to the sealed key, never
+// the key), the models seeded into its registry at start (an
+// administrator's later change of a model's enabled flag or prices
+// survives restarts), and the routing policy published where the
+// environment has none (package ai). An environment that lists no model
+// keeps its registry as the database holds it.
+type AIConfig struct {
+	// Test and Live are the two environments' configurations.
+	Test, Live ai.Environment
+	// Health says when a failing model cools down; zero values take
+	// ai.DefaultThreshold and ai.DefaultCooldown.
+	Health ai.HealthPolicy
 }
 
 // GenerationConfig configures music generation. Zero values take the

@@ -13,6 +13,7 @@ import (
 
 	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/account"
+	"github.com/creatormusic/platform/ai"
 	"github.com/creatormusic/platform/apikey"
 	"github.com/creatormusic/platform/asset"
 	"github.com/creatormusic/platform/asset/fsblob"
@@ -74,6 +75,7 @@ func (p *Platform) build(ctx context.Context, cfg Config) error {
 		func() error { return p.startSubmissions(cfg) },
 		func() error { return p.startZK(cfg.ZK) },
 		func() error { return p.startCCTP(cfg.Chain) },
+		func() error { return p.startAI(ctx, cfg.AI) },
 	} {
 		if err := step(); err != nil {
 			return err
@@ -110,7 +112,26 @@ func (p *Platform) services(units routeStore) api.Services {
 	return api.Services{Keys: p.keys, Assets: p.assets, Health: p.healthChecks(), Plans: p.plans,
 		Ledger: ledger.New(), Accounts: p.account, Billing: p.billing, Store: units, Log: p.log, Providers: p.providers,
 		Generation: p.generation, Sound: p.sound, Token: p.token, Sale: p.sale, Wallet: p.wallet, Intents: p.intents,
-		Swap: p.swap, Projects: project.New(), Submissions: p.submissions, Creators: creator.New(), ZK: p.zk, CCTP: p.cctp, Marketplace: marketplace.New(), WakeFunc: p.wake}
+		Swap: p.swap, Projects: project.New(), Submissions: p.submissions, Creators: creator.New(), ZK: p.zk, CCTP: p.cctp, Marketplace: marketplace.New(), AI: p.ai, WakeFunc: p.wake}
+}
+
+// startAI builds the AI control plane's registry and routing and seeds
+// each environment's registry and routing policy from the configuration,
+// one unit of work per environment (every host does it on start;
+// seeding twice changes nothing).
+func (p *Platform) startAI(ctx context.Context, cfg AIConfig) error {
+	svc, err := ai.New(ai.Config{Environments: map[access.Environment]ai.Environment{access.Test: cfg.Test, access.Live: cfg.Live},
+		Health: cfg.Health})
+	if err != nil {
+		return fmt.Errorf("platform: Config.AI: %w", err)
+	}
+	for _, env := range []access.Environment{access.Test, access.Live} {
+		if err := p.db.InTx(ctx, func(tx *store.Tx) error { return svc.Seed(ctx, tx, env) }); err != nil {
+			return fmt.Errorf("platform: seed the %s AI registry: %w", env, err)
+		}
+	}
+	p.ai = svc
+	return nil
 }
 
 // startSubmissions builds projects' community submissions over the asset
@@ -606,6 +627,13 @@ func EventCatalogue() []openapi.EventType {
 	for _, s := range swap.States() {
 		out = append(out, row(swap.EventType(s), "swap operation", swap.OperationPrefix, "A swap operation was written in state "+string(s)+"."))
 	}
+	// ai's emit: a model changed by an administrator, a routing policy
+	// version published.
+	out = append(out,
+		row(ai.EventModelUpdated, "AI model", ai.ModelAggregatePrefix, "An administrator changed a model of an environment's registry "+
+			"(enabled, prices); payload.modelId names it. The aggregate id is ai_model: and the model id, at the model's version."),
+		row(ai.EventRoutingPublished, "AI routing policy", ai.PolicyRouting, "A new version of an environment's routing policy was "+
+			"published; payload.version, payload.hash and payload.changedTasks (the tasks whose route it changed)."))
 	// web3/cctp's changed: one type per state a transfer is written in.
 	for _, s := range cctp.States() {
 		out = append(out, row(cctp.EventType(s), "cross-chain transfer", cctp.IDPrefix, "A cross-chain transfer was written in state "+string(s)+"."))

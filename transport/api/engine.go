@@ -2,6 +2,7 @@ package api
 
 import (
 	"github.com/creatormusic/platform/account"
+	"github.com/creatormusic/platform/ai"
 	"github.com/creatormusic/platform/apikey"
 	"github.com/creatormusic/platform/asset"
 	"github.com/creatormusic/platform/billing"
@@ -41,6 +42,7 @@ type Tx interface {
 	account.AdminStore
 	account.AuditReader
 	account.OnboardingStore
+	ai.Store
 	apikey.Store
 	asset.Store
 	billing.CheckoutPreparer

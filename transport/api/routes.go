@@ -6,6 +6,7 @@ import (
 	"github.com/creatormusic/platform/transport"
 
 	"github.com/creatormusic/platform/account"
+	"github.com/creatormusic/platform/ai"
 	"github.com/creatormusic/platform/apikey"
 	"github.com/creatormusic/platform/asset"
 	"github.com/creatormusic/platform/billing"
@@ -79,6 +80,9 @@ type Services struct {
 	// Marketplace runs rights policies, license offers and provenance
 	// reads; nil leaves their routes out.
 	Marketplace *marketplace.Service
+	// AI runs the AI control plane's model registry and routing; nil
+	// leaves those routes out.
+	AI *ai.Service
 	// WakeFunc, when set, wakes the job workers after a commit that enqueued
 	// work (a generation accepted, a callback merged).
 	WakeFunc func()
@@ -131,5 +135,6 @@ func Routes(s Services) []Route {
 	rs = append(rs, projectMemberRoutes(s.Projects)...)
 	rs = append(rs, cctpRoutes(s.CCTP)...)
 	rs = append(rs, marketplaceRoutes(s.Marketplace)...)
+	rs = append(rs, aiRoutes(s.AI)...)
 	return rs
 }
