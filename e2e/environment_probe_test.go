@@ -373,6 +373,10 @@ func TestEnvironmentProbe(t *testing.T) {
 	t.Parallel()
 	opts := billingOptions()
 	opts.LiveSimulators = true
+	// The AI registry's live rows (models, providers, their health) come
+	// from the configuration: each environment has its own, with ids of
+	// its own here, so that a live id in a test answer is a leak.
+	opts.AI = aiConfig()
 	platformtest.Dialects(t, opts, func(t *testing.T, s *platformtest.System) {
 		ctx := context.Background()
 		o := bootstrapOwner(t, s, "Probe")
@@ -495,6 +499,11 @@ func TestEnvironmentProbe(t *testing.T) {
 			"listMembers":             {call: session, unscoped: "a membership belongs to the workspace in both environments"},
 			"listSessions":            {call: session, unscoped: "a session acts in either environment, by request"},
 			"listProviders":           {call: key, unscoped: "the catalog of providers, answered for the caller's environment"},
+			"listAiModels":            {call: key}, // any member; the registry of the caller's environment
+			"listAiProviders":         {call: key},
+			"listAiAdminModels":       {call: session}, // the owner is super_admin
+			"listAiAdminProviders":    {call: session},
+			"listAiHealth":            {call: session},
 		}
 
 		type answer struct {

@@ -143,6 +143,10 @@ type Options struct {
 	// urlguardtest.Resolver) and trusts the server's certificate. The zero
 	// value keeps the host's resolver and roots.
 	Outbound platform.Outbound
+	// AI configures the AI control plane's providers, models and routing
+	// in each environment (platform.Config.AI); the zero value configures
+	// none.
+	AI platform.AIConfig
 	// AllowLoopback lists the base URLs of more servers on loopback
 	// (https://127.0.0.1:port, as httptest.Server.URL is) that the
 	// platform's outbound fetches may reach, beside the simulators: their
@@ -345,7 +349,7 @@ func New(t testing.TB, opts Options) *System {
 		Store: db, SecretKey: SecretKey, Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Jobs: opts.Jobs, Keys: opts.Keys, SessionLimits: opts.SessionLimits, BlobDir: blobDir, MaxUploadBytes: opts.MaxUploadBytes,
 		Plans: opts.Plans, Mailer: mailer, Passwords: pw, BaseURL: "http://platform.test", InsecureCookies: true, TrustProxy: opts.TrustProxy,
-		AllowLoopback: urlguardtest.Allow(t, simURLs...), Outbound: opts.Outbound, ZK: opts.ZK,
+		AllowLoopback: urlguardtest.Allow(t, simURLs...), Outbound: opts.Outbound, ZK: opts.ZK, AI: opts.AI,
 	}
 	p, err := platform.New(ctx, cfg)
 	if err != nil {
