@@ -88,8 +88,11 @@ func ProviderKinds() []ProviderKind { return []ProviderKind{KindOpenAICompatible
 func (k ProviderKind) Valid() bool { return slices.Contains(ProviderKinds(), k) }
 
 // idPattern is the form of provider and model ids: lower-case letters,
-// digits and . _ : / -, starting with a letter or digit.
-var idPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9._:/-]{0,99}$`)
+// digits and . _ : -, starting with a letter or digit. A slash is not
+// allowed, since an id is one path segment of the routes that name it
+// (an upstream name such as OpenRouter's "openai/gpt-4o" keeps its slash:
+// it is the model's Upstream, not its id).
+var idPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9._:-]{0,99}$`)
 
 // ValidID reports whether s is a well-formed provider or model id.
 func ValidID(s string) bool { return idPattern.MatchString(s) }
@@ -135,7 +138,7 @@ func (p ProviderConfig) Host() string {
 // validate checks the provider's configuration.
 func (p ProviderConfig) validate() error {
 	if !ValidID(p.ID) {
-		return fmt.Errorf("provider id %q: want lower-case letters, digits and . _ : / -", p.ID)
+		return fmt.Errorf("provider id %q: want lower-case letters, digits and . _ : -", p.ID)
 	}
 	if !p.Kind.Valid() {
 		return fmt.Errorf("provider %s: kind %q is not one of %v", p.ID, p.Kind, ProviderKinds())
@@ -226,7 +229,7 @@ func (m Model) normalize() Model {
 // providers.
 func (m Model) validate(providers []ProviderConfig) error {
 	if !ValidID(m.ID) {
-		return fmt.Errorf("model id %q: want lower-case letters, digits and . _ : / -", m.ID)
+		return fmt.Errorf("model id %q: want lower-case letters, digits and . _ : -", m.ID)
 	}
 	if !slices.ContainsFunc(providers, func(p ProviderConfig) bool { return p.ID == m.ProviderID }) {
 		return fmt.Errorf("model %s: provider %q is not configured in its environment", m.ID, m.ProviderID)

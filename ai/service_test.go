@@ -53,6 +53,7 @@ func admin(env access.Environment) *access.Principal {
 func TestNewRefusesBadConfiguration(t *testing.T) {
 	for name, mutate := range map[string]func(*ai.Environment){
 		"unknown provider": func(e *ai.Environment) { e.Models[0].ProviderID = "nobody" },
+		"slash in an id":   func(e *ai.Environment) { e.Models[0].ID = "openai/gpt-4o" },
 		"float price":      func(e *ai.Environment) { e.Models[0].InputPrice = "1.5e-7" },
 		"no chat":          func(e *ai.Environment) { e.Models[0].Capabilities = []ai.Capability{ai.CapJSONOutput} },
 		"bad privacy":      func(e *ai.Environment) { e.Models[0].Privacy = "secret" },
