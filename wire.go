@@ -118,7 +118,7 @@ func (p *Platform) services(units routeStore) api.Services {
 // startAI builds the AI control plane's registry and routing and seeds
 // each environment's registry and routing policy from the configuration,
 // one unit of work per environment (every host does it on start;
-// seeding twice changes nothing).
+// seeding twice changes nothing, and hosts starting together converge).
 func (p *Platform) startAI(ctx context.Context, cfg AIConfig) error {
 	svc, err := ai.New(ai.Config{Environments: map[access.Environment]ai.Environment{access.Test: cfg.Test, access.Live: cfg.Live},
 		Health: cfg.Health})
@@ -126,7 +126,7 @@ func (p *Platform) startAI(ctx context.Context, cfg AIConfig) error {
 		return fmt.Errorf("platform: Config.AI: %w", err)
 	}
 	for _, env := range []access.Environment{access.Test, access.Live} {
-		if err := p.db.InTx(ctx, func(tx *store.Tx) error { return svc.Seed(ctx, tx, env) }); err != nil {
+		if err := svc.Seed(ctx, ai.RunFunc(store.Runner[ai.Store](p.db)), env); err != nil {
 			return fmt.Errorf("platform: seed the %s AI registry: %w", env, err)
 		}
 	}

@@ -37,6 +37,9 @@ func newMem() *memStore {
 	return &memStore{now: epoch, models: map[string]ai.Model{}, health: map[string]ai.Health{}}
 }
 
+// run runs fn on m, as a unit of work.
+func (m *memStore) run(_ context.Context, fn func(ai.Store) error) error { return fn(m) }
+
 func key(env access.Environment, id string) string { return string(env) + "/" + id }
 
 func (m *memStore) Now() time.Time { return m.now }

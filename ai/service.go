@@ -135,7 +135,28 @@ const Publisher = "platform"
 // HealthPolicy returns the service's cooldown policy, defaults applied.
 func (s *Service) HealthPolicy() HealthPolicy { return s.cfg.Health }
 
-// Seed makes env's registry match its configuration, in st's unit of
+// RunFunc runs fn in one unit of work of the store, committed when fn
+// returns nil (store.Runner[ai.Store]).
+type RunFunc func(ctx context.Context, fn func(st Store) error) error
+
+// seedAttempts bounds Seed's retries after losing a race to another host.
+const seedAttempts = 3
+
+// Seed makes env's registry match its configuration (see seed), in its
+// own unit of work run. Hosts starting together race to seed: the one
+// that loses the race for a model's row seeds again, over the winner's
+// rows, which then usually needs no write at all.
+func (s *Service) Seed(ctx context.Context, run RunFunc, env access.Environment) error {
+	var err error
+	for range seedAttempts {
+		if err = run(ctx, func(st Store) error { return s.seed(ctx, st, env) }); !fault.Is(err, fault.Conflict) {
+			return err
+		}
+	}
+	return err
+}
+
+// seed makes env's registry match its configuration, in st's unit of
 // work: a configured model missing from the store is added; a stored one
 // takes the configuration's provider, upstream name, capabilities,
 // context window and privacy class, and its enabled flag and prices too
@@ -144,8 +165,9 @@ func (s *Service) HealthPolicy() HealthPolicy { return s.cfg.Health }
 // retired (kept, never routed to) and comes back when listed again. An
 // environment whose configuration lists no model is left as it is. The
 // configured routing policy is published when env has none. Every host
-// seeds on start; seeding twice changes nothing.
-func (s *Service) Seed(ctx context.Context, st Store, env access.Environment) error {
+// seeds on start; seeding twice changes nothing. CONFLICT when another
+// unit of work wrote a model meanwhile.
+func (s *Service) seed(ctx context.Context, st Store, env access.Environment) error {
 	const op = "ai.Seed"
 	e := s.cfg.Environments[env]
 	if len(e.Models) == 0 {

@@ -84,10 +84,10 @@ func TestSeed(t *testing.T) {
 	ctx := context.Background()
 	st := newMem()
 	svc := newService(t, config())
-	if err := svc.Seed(ctx, st, access.Live); err != nil {
+	if err := svc.Seed(ctx, st.run, access.Live); err != nil {
 		t.Fatal(err)
 	}
-	if err := svc.Seed(ctx, st, access.Test); err != nil {
+	if err := svc.Seed(ctx, st.run, access.Test); err != nil {
 		t.Fatal(err)
 	}
 	reg, err := svc.Registry(ctx, st, access.Live)
@@ -111,7 +111,7 @@ func TestSeed(t *testing.T) {
 	}
 
 	// Seeding again changes nothing.
-	if err := svc.Seed(ctx, st, access.Live); err != nil {
+	if err := svc.Seed(ctx, st.run, access.Live); err != nil {
 		t.Fatal(err)
 	}
 	if m, _ := st.AIModelGet(ctx, access.Live, "gpt-small"); m.Version != 1 {
@@ -140,7 +140,7 @@ func TestSeed(t *testing.T) {
 	e.Models = e.Models[:2]
 	e.Routing = &ai.RoutingPolicy{Tasks: map[ai.Task]ai.TaskRoute{ai.TaskChat: {Primary: "claude", Privacy: anyPrivacy}}}
 	cfg.Environments[access.Live] = e
-	if err := newService(t, cfg).Seed(ctx, st, access.Live); err != nil {
+	if err := newService(t, cfg).Seed(ctx, st.run, access.Live); err != nil {
 		t.Fatal(err)
 	}
 	small, _ = st.AIModelGet(ctx, access.Live, "gpt-small")
@@ -162,14 +162,14 @@ func TestSeed(t *testing.T) {
 		t.Fatalf("configuration overrode a published policy: %+v", rt)
 	}
 	// Listed again, it returns.
-	if err := svc.Seed(ctx, st, access.Live); err != nil {
+	if err := svc.Seed(ctx, st.run, access.Live); err != nil {
 		t.Fatal(err)
 	}
 	if large, _ := st.AIModelGet(ctx, access.Live, "gpt-large"); large.Retired {
 		t.Fatalf("a model listed again stays retired: %+v", large)
 	}
 	// A host configuring no models leaves the registry alone.
-	if err := newService(t, ai.Config{}).Seed(ctx, st, access.Live); err != nil {
+	if err := newService(t, ai.Config{}).Seed(ctx, st.run, access.Live); err != nil {
 		t.Fatal(err)
 	}
 	if ms, _ := st.AIModelList(ctx, access.Live); len(ms) != 3 || ms[0].Retired || ms[1].Retired || ms[2].Retired {
@@ -190,7 +190,7 @@ func TestPublishRouting(t *testing.T) {
 	e.Routing = nil
 	cfg.Environments[access.Live] = e
 	svc := newService(t, cfg)
-	if err := svc.Seed(ctx, st, access.Live); err != nil {
+	if err := svc.Seed(ctx, st.run, access.Live); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := svc.Routing(ctx, st, access.Live); !fault.Is(err, fault.NotFound) {
@@ -296,7 +296,7 @@ func TestPublishTaskRace(t *testing.T) {
 	ctx := context.Background()
 	mem := newMem()
 	svc := newService(t, config())
-	if err := svc.Seed(ctx, mem, access.Live); err != nil {
+	if err := svc.Seed(ctx, mem.run, access.Live); err != nil {
 		t.Fatal(err)
 	}
 	st := &raceStore{memStore: mem}
@@ -324,7 +324,7 @@ func TestUpdateModel(t *testing.T) {
 	ctx := context.Background()
 	st := newMem()
 	svc := newService(t, config())
-	if err := svc.Seed(ctx, st, access.Live); err != nil {
+	if err := svc.Seed(ctx, st.run, access.Live); err != nil {
 		t.Fatal(err)
 	}
 	st.now = epoch.Add(time.Hour)
@@ -381,7 +381,7 @@ func TestRecordOutcomeAndRoute(t *testing.T) {
 	if _, err := svc.Route(ctx, st, ai.TaskChat, ai.Caller{Environment: access.Live}); !fault.Is(err, fault.ProviderUnavailable) {
 		t.Fatalf("route without a policy: %v", err)
 	}
-	if err := svc.Seed(ctx, st, access.Live); err != nil {
+	if err := svc.Seed(ctx, st.run, access.Live); err != nil {
 		t.Fatal(err)
 	}
 	res, err := svc.Route(ctx, st, ai.TaskChat, ai.Caller{Environment: access.Live})
@@ -414,5 +414,38 @@ func TestRecordOutcomeAndRoute(t *testing.T) {
 	}
 	if _, err := svc.RecordOutcome(ctx, st, access.Live, ai.Observation{Model: "gpt-small", Outcome: "meh", At: epoch}); !fault.Is(err, fault.InvalidInput) {
 		t.Fatalf("an unknown outcome: %v", err)
+	}
+}
+
+// seedRaceStore loses the race for the first model row it inserts:
+// another host inserts the row first.
+type seedRaceStore struct {
+	*memStore
+	raced bool
+}
+
+func (r *seedRaceStore) AIModelInsert(ctx context.Context, m ai.Model) error {
+	if !r.raced {
+		r.raced = true
+		if err := r.memStore.AIModelInsert(ctx, m); err != nil {
+			return err
+		}
+		return fault.E("race", fault.Conflict, "")
+	}
+	return r.memStore.AIModelInsert(ctx, m)
+}
+
+// TestSeedRace: a host that loses the race for a model's row to another
+// host starting at the same time seeds again over the winner's rows and
+// starts.
+func TestSeedRace(t *testing.T) {
+	ctx := context.Background()
+	st := &seedRaceStore{memStore: newMem()}
+	run := func(_ context.Context, fn func(ai.Store) error) error { return fn(st) }
+	if err := newService(t, config()).Seed(ctx, run, access.Live); err != nil {
+		t.Fatalf("seed after a lost race: %v", err)
+	}
+	if ms, _ := st.AIModelList(ctx, access.Live); len(ms) != 3 || !st.raced {
+		t.Fatalf("after the race: %d models (raced %v)", len(ms), st.raced)
 	}
 }

@@ -130,6 +130,44 @@ func exerciseAI(t *testing.T, open Opener) {
 		}
 	})
 
+	t.Run("ConcurrentSeeds", func(t *testing.T) {
+		db, _ := fresh(t, open)
+		cfg := ai.Config{Environments: map[access.Environment]ai.Environment{access.Live: {
+			Providers: []ai.ProviderConfig{{ID: "openai", Kind: ai.KindOpenAICompatible, DisplayName: "OpenAI", BaseURL: "https://api.openai.com/v1", KeyRef: "k"}},
+		}}}
+		e := cfg.Environments[access.Live]
+		for _, id := range []string{"a", "b", "c"} {
+			e.Models = append(e.Models, ai.ModelConfig{ID: id, ProviderID: "openai", Upstream: id, Capabilities: []ai.Capability{ai.CapChat},
+				ContextWindow: 1000, Privacy: ai.PrivacyStandard, InputPrice: "0.000001", OutputPrice: "0.000002"})
+		}
+		cfg.Environments[access.Live] = e
+		svc, err := ai.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Hosts starting together seed at once; every one succeeds.
+		var wg sync.WaitGroup
+		errs := make(chan error, 4)
+		for range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs <- svc.Seed(ctx, ai.RunFunc(store.Runner[ai.Store](db)), access.Live)
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Fatalf("a concurrent seed: %v", err)
+			}
+		}
+		ms, err := db.Read().AIModelList(ctx, access.Live)
+		if err != nil || len(ms) != 3 || ms[0].Version != 1 || ms[2].Version != 1 {
+			t.Fatalf("after concurrent seeds: %+v, %v", ms, err)
+		}
+	})
+
 	t.Run("ConcurrentObservationsAllCount", func(t *testing.T) {
 		db, _ := fresh(t, open)
 		svc, err := ai.New(ai.Config{})
