@@ -136,19 +136,21 @@ type Observation struct {
 // It starts empty: nothing is known of a model until it is called, and
 // configuration never makes one healthy.
 type Health struct {
-	// Environment and ModelID name the model.
+	// Environment is the environment of the observed calls.
 	Environment access.Environment
-	ModelID     string
+	// ModelID names the model.
+	ModelID string
 	// ConsecutiveFailures counts unhealthy outcomes since the last success.
 	ConsecutiveFailures int
-	// LastFailure and LastFailureAt are the last unhealthy outcome.
-	LastFailure   Outcome
+	// LastFailure is the last unhealthy outcome ("" when none).
+	LastFailure Outcome
+	// LastFailureAt is when it happened.
 	LastFailureAt time.Time
 	// LastSuccessAt is when the model last answered.
 	LastSuccessAt time.Time
-	// CooldownUntil, when after now, leaves the model out of routing;
-	// CooldownCause is the outcome that cooled it.
+	// CooldownUntil, when after now, leaves the model out of routing.
 	CooldownUntil time.Time
+	// CooldownCause is the outcome that cooled it.
 	CooldownCause Outcome
 	// Successes, Failures (unhealthy outcomes) and Rejections (refusals of
 	// a request) count every observation.

@@ -196,11 +196,11 @@ type Model struct {
 	AdminChanged bool
 	// Version counts the record's writes, from 1.
 	Version int64
-	// CreatedAt and UpdatedAt bound the record's life so far; UpdatedBy
-	// names who wrote it last (a principal's stable id, or "platform"
-	// for configuration).
+	// CreatedAt and UpdatedAt bound the record's life so far.
 	CreatedAt, UpdatedAt time.Time
-	UpdatedBy            string
+	// UpdatedBy names who wrote it last: a principal's stable id, or
+	// Publisher for configuration.
+	UpdatedBy string
 }
 
 // Has reports whether the model has capability c.

@@ -137,9 +137,9 @@ type Resolution struct {
 	Policy policy.Ref
 	// Strategy is the task's strategy.
 	Strategy Strategy
-	// Model and Provider are the chosen model and its provider (zero when
-	// none could serve).
-	Model    Model
+	// Model is the chosen model (zero when none could serve).
+	Model Model
+	// Provider is the chosen model's provider.
 	Provider ProviderConfig
 	// Reason is why the model was chosen.
 	Reason Reason

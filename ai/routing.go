@@ -92,10 +92,10 @@ type TaskRoute struct {
 	// Privacy lists the privacy classes the task's models may have; a
 	// model of another class is never used for it.
 	Privacy []PrivacyClass `json:"privacyClasses"`
-	// MaxInputPrice and MaxOutputPrice, when set, are the most one input
-	// and one output unit may cost (the budget): a model priced above
-	// either is never used for the task.
-	MaxInputPrice  Price `json:"maxInputPrice,omitempty"`
+	// MaxInputPrice, when set, is the most one input unit may cost (the
+	// budget): a model priced above it is never used for the task.
+	MaxInputPrice Price `json:"maxInputPrice,omitempty"`
+	// MaxOutputPrice, when set, is the most one output unit may cost.
 	MaxOutputPrice Price `json:"maxOutputPrice,omitempty"`
 	// Strategy is how the allowed models are ordered.
 	Strategy Strategy `json:"strategy"`
@@ -119,9 +119,10 @@ type Routing struct {
 	Ref policy.Ref
 	// Policy is the version's content.
 	Policy RoutingPolicy
-	// CreatedAt is when the version was published; CreatedBy who
-	// published it (a principal's stable id, or "platform").
+	// CreatedAt is when the version was published.
 	CreatedAt time.Time
+	// CreatedBy is who published it: a principal's stable id, or
+	// Publisher for configuration.
 	CreatedBy string
 }
 
