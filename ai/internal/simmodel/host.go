@@ -1,8 +1,10 @@
 package simmodel
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -62,7 +64,7 @@ func NewHost(name, addr string, clock simctl.Clock, key string, refuse func(http
 
 // Serve starts serving once the routes are mounted.
 func (h *Host) Serve() {
-	h.srv = &http.Server{Handler: h.Events.Middleware(h.Mux), ReadHeaderTimeout: 10 * time.Second,
+	h.srv = &http.Server{Handler: h.logRequests(h.Mux), ReadHeaderTimeout: 10 * time.Second,
 		BaseContext: func(net.Listener) context.Context { return h.run.Context() }}
 	h.run.Go(func(context.Context) { _ = h.srv.Serve(h.ln) })
 }
@@ -123,11 +125,75 @@ func (h *Host) ResetIDs() {
 	h.mu.Unlock()
 }
 
+// maxLoggedBody is how much of a request's body the log keeps.
+const maxLoggedBody = 64 << 10
+
+// logRequests records every API request (not the control routes) in the
+// request log as its answer starts, before the client can read any of it,
+// so that a test that got an answer finds its request logged; a request
+// that was never answered is recorded when its handler returns.
+func (h *Host) logRequests(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == simctl.Prefix || strings.HasPrefix(r.URL.Path, simctl.Prefix+"/") {
+			next.ServeHTTP(w, r)
+			return
+		}
+		var body []byte
+		if r.Body != nil {
+			b, err := io.ReadAll(io.LimitReader(r.Body, maxLoggedBody+1))
+			body = b
+			rest := io.Reader(r.Body)
+			if err != nil || len(b) <= maxLoggedBody {
+				rest = bytes.NewReader(nil)
+			}
+			r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(b), rest))
+			if len(body) > maxLoggedBody {
+				body = body[:maxLoggedBody]
+			}
+		}
+		lw := &logWriter{ResponseWriter: w, log: func(status int) {
+			h.Events.Record(simctl.Event{Kind: simctl.KindRequest, Name: r.Method + " " + r.URL.RequestURI(), Status: status,
+				Header: r.Header.Clone(), Body: body})
+		}}
+		defer lw.record(0)
+		next.ServeHTTP(lw, r)
+	})
+}
+
+// logWriter records its request once, at the first status written.
+type logWriter struct {
+	http.ResponseWriter
+	log  func(status int)
+	done bool
+}
+
+func (w *logWriter) record(status int) {
+	if !w.done {
+		w.done = true
+		w.log(status)
+	}
+}
+
+// WriteHeader implements http.ResponseWriter.
+func (w *logWriter) WriteHeader(code int) {
+	w.record(code)
+	w.ResponseWriter.WriteHeader(code)
+}
+
+// Write implements http.ResponseWriter.
+func (w *logWriter) Write(b []byte) (int, error) {
+	w.record(http.StatusOK)
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection (Flush).
+func (w *logWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
 // Request is an API request the simulator answered.
 type Request struct {
 	// Method and Path say what was asked.
 	Method, Path string
-	// Status is the status answered.
+	// Status is the status answered; 0 when the request got no answer.
 	Status int
 	// Header is what the client sent.
 	Header http.Header

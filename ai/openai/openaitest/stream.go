@@ -140,6 +140,6 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, h http.Header, r
 			return
 		}
 	}
+	rec(includeUsage, a.finish) // before [DONE]: a client that read it sees the record
 	_ = sse.Raw("data: [DONE]\n\n")
-	rec(includeUsage, a.finish)
 }
