@@ -344,6 +344,20 @@ func TestExtraFieldsAreTolerated(t *testing.T) {
 	}
 }
 
+func TestStreamWithoutDoneAfterFinishAndUsage(t *testing.T) {
+	r := newRig(t, nil)
+	r.sim.Fail("sim-gpt", openaitest.Fault{Kind: openaitest.FaultNoDone}, 1)
+	s, err := r.c.Stream(context.Background(), user("hi"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	evs, err := drain(t, s)
+	if err != nil || evs[len(evs)-1].Kind != ai.EventDone || !s.Response().UsageReported || s.Response().Content != "Echo: hi" {
+		t.Fatalf("stream = %+v, %v", s.Response(), err)
+	}
+}
+
 func TestRefusalTable(t *testing.T) {
 	cases := []struct {
 		name      string

@@ -220,6 +220,7 @@ func (s *Stream) finish() {
 	r := s.acc.Response()
 	s.queue = append(s.queue, ai.Event{Kind: ai.EventDone, Finish: r.Finish, Usage: r.Usage})
 	s.done = true
+	s.release() // nothing more is read: stop the deadlines now
 }
 
 func (s *Stream) fail(f ai.Failure) {

@@ -70,6 +70,7 @@
 //	slow              headers, then Fault.Delay before any chunk (JSON: before the body)
 //	no_headers        Fault.Delay before the headers
 //	extra_fields      unknown fields everywhere: reasoning, system_fingerprint fp_ollama, obfuscation, usage cost, ": OPENROUTER PROCESSING"
+//	no_done           a stream that ends after its finish and usage chunks without "data: [DONE]" (a deviation some servers have)
 //
 // # Control routes and the request log
 //
@@ -143,6 +144,7 @@ const (
 	FaultSlow            FaultKind = "slow"
 	FaultNoHeaders       FaultKind = "no_headers"
 	FaultExtraFields     FaultKind = "extra_fields"
+	FaultNoDone          FaultKind = "no_done"
 )
 
 // The rate-limit hints Fault.Hint picks.

@@ -141,5 +141,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, h http.Header, r
 		}
 	}
 	rec(includeUsage, a.finish) // before [DONE]: a client that read it sees the record
-	_ = sse.Raw("data: [DONE]\n\n")
+	if f.Kind != FaultNoDone {
+		_ = sse.Raw("data: [DONE]\n\n")
+	}
 }
