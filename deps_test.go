@@ -17,7 +17,7 @@ const module = "github.com/creatormusic/platform"
 func domains() []string {
 	return []string{"access", "account", "apikey", "asset", "billing", "chain/intent", "chain/relay", "chain/wallet", "fault", "fsm",
 		"generation", "generation/credential", "generation/operation", "idempotency", "jobs", "ledger", "money", "outbox",
-		"plan", "policy", "project", "sound", "swap", "token", "token/sale"}
+		"plan", "policy", "project", "sound", "swap", "token", "token/sale", "web3/x402"}
 }
 
 // forbidden reports why a domain may not import path, or "".
