@@ -34,6 +34,8 @@ func TestEventCatalogueNamesEveryEmitter(t *testing.T) {
 		"sound/service.go (*Service).move":                 {"sound.operation.completed"},
 		"project/project.go event":                         {"project."},
 		"swap/operation.go changed":                        {"swap_operation."},
+		"web3/x402/grant.go (*Service).changed":            {"x402_settlement."},
+		"web3/x402/grant.go (*Service).Consume":            {"x402_grant.consumed"},
 	}
 	fset := token.NewFileSet()
 	var found []string

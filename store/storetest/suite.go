@@ -36,6 +36,7 @@ func Exercise(t *testing.T, open Opener) {
 	t.Run("Intent", func(t *testing.T) { exerciseIntent(t, open) })
 	t.Run("Sound", func(t *testing.T) { exerciseSound(t, open) })
 	t.Run("Project", func(t *testing.T) { exerciseProject(t, open) })
+	t.Run("X402", func(t *testing.T) { exerciseX402(t, open) })
 	t.Run("Outbox", func(t *testing.T) { exerciseOutbox(t, open) })
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/creatormusic/platform/token"
 	"github.com/creatormusic/platform/token/sale"
 	"github.com/creatormusic/platform/transport"
+	"github.com/creatormusic/platform/web3/x402"
 )
 
 // Tx is the unit of work a handler runs in: the engine's (transport.Tx)
@@ -67,6 +68,7 @@ type Tx interface {
 	swap.SubmitStore
 	token.Store
 	wallet.Store
+	x402.Store
 }
 
 // Route, Call, Policy and HandlerFunc are the engine's types instantiated

@@ -20,6 +20,7 @@ import (
 	"github.com/creatormusic/platform/swap"
 	"github.com/creatormusic/platform/token"
 	"github.com/creatormusic/platform/token/sale"
+	"github.com/creatormusic/platform/web3/x402"
 )
 
 // Services are the domain services the route table serves.
@@ -60,6 +61,9 @@ type Services struct {
 	Intents *intent.Service
 	// Projects runs projects; nil leaves their routes out.
 	Projects *project.Service
+	// X402 runs the payment-required protocol; nil leaves its routes
+	// out, and a sound analysis then takes no payment grant.
+	X402 *x402.Service
 	// WakeFunc, when set, wakes the job workers after a commit that enqueued
 	// work (a generation accepted, a callback merged).
 	WakeFunc func()
@@ -88,17 +92,19 @@ func Routes(s Services) []Route {
 	rs = append(rs, feeRoutes(s.Billing)...)
 	rs = append(rs, providerRoutes(s.Providers)...)
 	rs = append(rs, generationRoutes(s.Generation, s.WakeFunc, s.Log)...)
-	rs = append(rs, soundRoutes(s.Sound)...)
+	rs = append(rs, soundRoutes(s.Sound, s.X402)...)
 	rs = append(rs, tokenRoutes(s.Token)...)
 	cf := chainFeatures{wallet: s.Wallet != nil}
 	if s.Intents != nil {
 		cf.paymentsFunc = s.Intents.Configured
 	}
+	cf.paymentRequired = s.X402
 	rs = append(rs, web3Routes(s.Token, cf, s.Store)...)
 	rs = append(rs, walletRoutes(s.Wallet)...)
 	rs = append(rs, intentRoutes(s.Intents)...)
 	rs = append(rs, saleRoutes(s.Sale)...)
 	rs = append(rs, swapRoutes(s.Swap)...)
 	rs = append(rs, projectRoutes(s.Projects)...)
+	rs = append(rs, x402Routes(s.X402)...)
 	return rs
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/token"
+	"github.com/creatormusic/platform/web3/x402"
 )
 
 // Web3FeatureView is one chain feature's availability. Enablement is
@@ -147,6 +148,11 @@ type chainFeatures struct {
 	// paymentsFunc reports whether an environment takes transaction intents
 	// and chain payment requests (a cluster and a treasury).
 	paymentsFunc func(access.Environment) bool
+	// paymentRequired is the payment-required protocol; nil when not
+	// built. paymentRequiredState is its state in the caller's
+	// environment, read per request (nil for the document's example).
+	paymentRequired      *x402.Service
+	paymentRequiredState *x402.Capability
 }
 
 func web3Features(svc *token.Service, cf chainFeatures, v token.View) []Web3FeatureView {
@@ -184,6 +190,14 @@ func web3Features(svc *token.Service, cf chainFeatures, v token.View) []Web3Feat
 			}
 			out = append(out, fv)
 		}
+	}
+	if pr := cf.paymentRequiredState; pr != nil {
+		// Configured is not verified: nothing is offered until the
+		// facilitator's check of the configuration passed.
+		built["payment_required_protocol"] = true
+		fv := Web3FeatureView{Feature: "payment_required_protocol", Enabled: pr.Configured && pr.Verified, Configured: pr.Configured,
+			Verified: pr.Verified, Reason: optional(pr.Reason)}
+		out = append(out, fv)
 	}
 	for _, f := range notBuilt {
 		if built[f] {
@@ -231,26 +245,34 @@ func web3Routes(svc *token.Service, cf chainFeatures, clock transport.Clock) []R
 	if svc == nil {
 		return nil
 	}
-	read := func(build func(v token.View) any) func(ctx context.Context, c *Call) (any, error) {
+	read := func(build func(v token.View, cf chainFeatures) any) func(ctx context.Context, c *Call) (any, error) {
 		return func(ctx context.Context, c *Call) (any, error) {
 			v, err := svc.View(ctx, callerEnvironment(c), c.Tx)
 			if err != nil {
 				return nil, err
 			}
-			return build(v), nil
+			rcf := cf
+			if cf.paymentRequired != nil {
+				pr, err := cf.paymentRequired.Capability(ctx, c.Tx, v.Environment)
+				if err != nil {
+					return nil, err
+				}
+				rcf.paymentRequiredState = &pr
+			}
+			return build(v, rcf), nil
 		}
 	}
-	caps := func(v token.View) any {
+	caps := func(v token.View, cf chainFeatures) any {
 		return Web3CapabilitiesView{Environment: string(v.Environment), Network: optional(v.Network()), Features: web3Features(svc, cf, v)}
 	}
-	deploy := func(v token.View) any {
+	deploy := func(v token.View, _ chainFeatures) any {
 		return Web3DeploymentView{Environment: string(v.Environment), Cluster: string(v.Config.Cluster), Network: optional(v.Network()),
 			Configured: svc.HasChain(v.Environment), Health: clusterHealth(svc, v, clock.Now()), Token: tokenLine(v),
 			Programs: ProgramIDsView{System: "11111111111111111111111111111111", Token2022: token.ProgramID(),
 				AssociatedToken: "ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL", Memo: "MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr",
 				ComputeBudget: "ComputeBudget111111111111111111111111111111"}}
 	}
-	integ := func(v token.View) any {
+	integ := func(v token.View, cf chainFeatures) any {
 		return ChainIntegrationView{Environment: string(v.Environment), Provider: "solana", Cluster: string(v.Config.Cluster),
 			Network: optional(v.Network()), Configured: svc.HasChain(v.Environment), Health: clusterHealth(svc, v, clock.Now()),
 			Token: tokenLine(v), Features: web3Features(svc, cf, v)}
@@ -260,8 +282,11 @@ func web3Routes(svc *token.Service, cf chainFeatures, clock transport.Clock) []R
 		{Method: http.MethodGet, Pattern: "/api/v1/web3/capabilities", OperationID: "getWeb3Capabilities", Tag: transport.TagWeb3,
 			Summary: "List the chain features and their availability",
 			Description: "Each chain feature with enabled, configured, verified and the reason when not enabled. Enablement is " +
-				"separate from deployment. Features this release does not serve are disabled with reason not_available." + tokenEnvNote,
-			Auth: transport.AuthPublic, OptionalAuth: true, Response: caps(empty).(Web3CapabilitiesView), Handle: read(caps)},
+				"separate from deployment. Features this release does not serve are disabled with reason not_available. " +
+				"payment_required_protocol is configured when the environment has a facilitator, a cluster and resources, " +
+				"verified when the newest check of that configuration passed, and enabled when both; its reason is " +
+				"not_configured, not_checked or the failed check's reason." + tokenEnvNote,
+			Auth: transport.AuthPublic, OptionalAuth: true, Response: caps(empty, cf).(Web3CapabilitiesView), Handle: read(caps)},
 		{Method: http.MethodGet, Pattern: "/api/v1/web3/deployment", OperationID: "getWeb3Deployment", Tag: transport.TagWeb3,
 			Summary: "Get the chain deployment",
 			Description: "The caller's environment's cluster: its network as CAIP-2 (read from the genesis hash), its health as " +
