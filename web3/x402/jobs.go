@@ -78,11 +78,13 @@ func (s *Service) watchJob(ctx context.Context, j jobs.Job) error {
 	})
 }
 
-// ScheduleNew enqueues a check now for every configured environment whose
-// configuration no check has read yet.
+// ScheduleNew enqueues a check now when a configured environment's
+// configuration has no check yet (once per start of a host: a
+// configuration seen before, then replaced, is checked again when it
+// comes back).
 func (s *Service) ScheduleNew(ctx context.Context, run jobs.RunFunc) error {
 	read := s.cfg.ReadFunc()
-	var due []string
+	due := false
 	for _, env := range []access.Environment{access.Test, access.Live} {
 		e, ok := s.env(env)
 		if !ok {
@@ -92,15 +94,13 @@ func (s *Service) ScheduleNew(ctx context.Context, run jobs.RunFunc) error {
 		if err != nil {
 			return fmt.Errorf("x402: schedule the check: %w", err)
 		}
-		if c == nil {
-			due = append(due, e.configHash()[:16])
-		}
+		due = due || c == nil
 	}
-	if len(due) == 0 {
+	if !due {
 		return nil
 	}
 	return run(ctx, func(st jobs.Scheduler) error {
-		_, err := st.JobInsert(ctx, jobs.InsertParams{Kind: JobCheck, UniqueKey: JobCheck + ":start:" + fmt.Sprint(due)})
+		_, err := st.JobInsert(ctx, jobs.InsertParams{Kind: JobCheck, UniqueKey: JobCheck + ":start:" + st.Now().Format(time.RFC3339Nano)})
 		return err
 	})
 }

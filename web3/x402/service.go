@@ -44,10 +44,14 @@ func (e Environment) Configured() bool {
 	return e.Facilitator != nil && e.Chain != nil && len(e.Resources) > 0
 }
 
-// configHash identifies what a check of e verifies: the facilitator, the
-// asset and its decimals, and payTo.
+// configHash identifies what a check of e verifies: the facilitator
+// (with the local one's fee payer), the asset and its decimals, and payTo.
 func (e Environment) configHash() string {
-	sum := sha256.Sum256([]byte(strings.Join([]string{"x402-config/v1", e.Facilitator.Name(), e.Asset.String(),
+	name := e.Facilitator.Name()
+	if l, ok := e.Facilitator.(*Local); ok {
+		name += ":" + l.FeePayer().String()
+	}
+	sum := sha256.Sum256([]byte(strings.Join([]string{"x402-config/v1", name, e.Asset.String(),
 		fmt.Sprint(e.Decimals), e.PayTo.String()}, "|")))
 	return hex.EncodeToString(sum[:])
 }
