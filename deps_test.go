@@ -15,9 +15,9 @@ const module = "github.com/creatormusic/platform"
 // outside world only through their own ports, so an embedder can build on
 // them without the HTTP layer, the store or any provider's SDK.
 func domains() []string {
-	return []string{"access", "account", "apikey", "asset", "billing", "chain/intent", "chain/relay", "chain/wallet", "fault", "fsm",
-		"generation", "generation/credential", "generation/operation", "idempotency", "jobs", "ledger", "money", "outbox",
-		"plan", "policy", "project", "sound", "swap", "token", "token/sale", "web3/x402"}
+	return []string{"access", "account", "apikey", "asset", "billing", "chain/intent", "chain/relay", "chain/wallet", "creator", "fault", "fsm",
+		"generation", "generation/credential", "generation/operation", "idempotency", "jobs", "ledger", "marketplace", "money", "outbox",
+		"plan", "policy", "project", "sound", "swap", "token", "token/sale", "web3/cctp", "web3/x402", "web3/zk"}
 }
 
 // forbidden reports why a domain may not import path, or "".
@@ -31,7 +31,8 @@ func forbidden(path string) string {
 		return "the store"
 	}
 	for _, sdk := range []string{"github.com/stripe/stripe-go", "github.com/gagliardetto/solana-go", "github.com/uptrace/bun",
-		"modernc.org/sqlite", "github.com/jackc/pgx", "github.com/lib/pq", "github.com/pb33f/libopenapi"} {
+		"modernc.org/sqlite", "github.com/jackc/pgx", "github.com/lib/pq", "github.com/pb33f/libopenapi",
+		"github.com/ethereum/go-ethereum"} {
 		if path == sdk || strings.HasPrefix(path, sdk+"/") {
 			return "an SDK (" + sdk + ")"
 		}

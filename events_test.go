@@ -33,7 +33,12 @@ func TestEventCatalogueNamesEveryEmitter(t *testing.T) {
 		"ledger/service.go (*Service).write":               {"ledger.movement.posted"},
 		"sound/service.go (*Service).move":                 {"sound.operation.completed"},
 		"project/project.go event":                         {"project."},
+		"project/submission.go submissionEvent":            {"submission."},
+		"marketplace/service.go event":                     {"license."},
+		"project/members.go memberChanged":                 {"project.member_changed"},
 		"swap/operation.go changed":                        {"swap_operation."},
+		"web3/zk/service.go (*Service).Record":             {"zk_verification."},
+		"web3/cctp/transfer.go changed":                    {"cctp_transfer."},
 		"web3/x402/grant.go (*Service).changed":            {"x402_settlement."},
 		"web3/x402/grant.go (*Service).Consume":            {"x402_grant.consumed"},
 	}

@@ -51,10 +51,11 @@ func TestJobClassesRefuseUnclassedKind(t *testing.T) {
 		"billing.renewal": "money", "billing.apply_event": "money", "billing.provider_cancel": "money",
 		"plan.monthly_grant": "money", "plan.schedule_grants": "money", "token.verify": "money", "token.verify.schedule": "money",
 		"swap.registry.verify": "money", "swap.registry.verify.schedule": "money", "swap.watch": "money", "swap.reconcile": "money", "swap.expire": "money",
+		"cctp.verify": "money", "cctp.verify.schedule": "money",
 		"intent.relay": "money", "intent.watch": "money", "intent.reconcile": "money", "intent.sweep": "money",
 		"x402.watch": "money", "x402.check": "money",
 		"generation.dispatch": "provider", "generation.poll": "provider", "generation.ingest": "provider",
-		"generation.reconcile": "provider", "generation.expire": "provider", "generation.ambiguous": "provider",
+		"generation.reconcile": "provider", "generation.expire": "provider", "generation.ambiguous": "provider", "submission.probe": "provider",
 		"sound.run": "audio", "sound.expire": "maintenance", "idempotency.prune": "maintenance", "assets.clean_staging": "maintenance",
 	}
 	got := map[string]string{}

@@ -2,6 +2,7 @@ package platform
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -26,6 +27,7 @@ import (
 	"github.com/creatormusic/platform/internal/secret"
 	"github.com/creatormusic/platform/jobs"
 	"github.com/creatormusic/platform/plan"
+	"github.com/creatormusic/platform/project"
 	"github.com/creatormusic/platform/sound"
 	"github.com/creatormusic/platform/store"
 	"github.com/creatormusic/platform/swap"
@@ -35,7 +37,9 @@ import (
 	"github.com/creatormusic/platform/transport/api"
 	"github.com/creatormusic/platform/transport/openapi"
 	"github.com/creatormusic/platform/urlguard"
+	"github.com/creatormusic/platform/web3/cctp"
 	"github.com/creatormusic/platform/web3/x402"
+	"github.com/creatormusic/platform/web3/zk"
 )
 
 // ContractVersion is the version of the public API contract.
@@ -118,6 +122,9 @@ type Config struct {
 	// Chain configures each environment's Solana cluster and token
 	// registry.
 	Chain ChainConfig
+	// ZK configures the verification of zero-knowledge proofs bound to
+	// transaction intents in each environment.
+	ZK ZKConfig
 	// TrustProxy takes the client address (for login throttling and the
 	// account routes' per-address limits) from the first X-Forwarded-For
 	// entry; set it only behind a proxy that sets it.
@@ -131,6 +138,32 @@ type Config struct {
 	// stays refused (package urlguard), and an entry that is not a loopback
 	// address with a port fails New. Leave it empty in production.
 	AllowLoopback []netip.AddrPort
+	// Outbound tunes the URL guards of the platform's outbound fetches of
+	// URLs someone else named: provider media (named by callbacks and
+	// polls) and submitted asset URLs (package project, Probes). The zero
+	// value is production's: the host's resolver and trusted roots.
+	Outbound Outbound
+}
+
+// Outbound is what the platform's outbound URL guards (package urlguard)
+// resolve host names with and trust in TLS. Tests set both, so that
+// HTTPS servers on loopback answer for public-looking names their
+// certificates cover (with the servers' exact addresses in
+// AllowLoopback) and other names resolve to private addresses, with no
+// real DNS; production leaves both nil. Neither widens the guard's
+// policy: every address a name resolves to is judged as before.
+type Outbound struct {
+	// Resolver looks up host names; nil means net.DefaultResolver.
+	Resolver urlguard.Resolver
+	// RootCAs are the certificate authorities TLS trusts; nil means the
+	// host's.
+	RootCAs *x509.CertPool
+}
+
+// guardConfig returns cfg with the resolver and roots of o.
+func (o Outbound) guardConfig(cfg urlguard.Config) urlguard.Config {
+	cfg.Resolver, cfg.RootCAs = o.Resolver, o.RootCAs
+	return cfg
 }
 
 // JobsConfig configures the job worker pool that New starts. The pool runs
@@ -207,13 +240,21 @@ type Platform struct {
 	swap *swap.Service
 	// x402 runs the payment-required protocol.
 	x402 *x402.Service
-	// media is the urlguard policy of the platform's own fetches.
-	media   *urlguard.Guard
-	pool    *jobs.Pool
-	limiter *transport.Limiter
-	handler http.Handler
-	routes  []api.Route
-	log     *slog.Logger
+	// zk verifies zero-knowledge proofs bound to intents.
+	zk *zk.Service
+	// cctp runs cross-chain transfers.
+	cctp *cctp.Service
+	// media is the urlguard policy of the platform's own fetches of
+	// provider media; probes that of submitted asset URLs.
+	media  *urlguard.Guard
+	probes *urlguard.Guard
+	// submissions runs projects' community submissions.
+	submissions *project.Submissions
+	pool        *jobs.Pool
+	limiter     *transport.Limiter
+	handler     http.Handler
+	routes      []api.Route
+	log         *slog.Logger
 
 	stop      context.CancelFunc
 	wg        sync.WaitGroup
@@ -353,8 +394,10 @@ func (p *Platform) Close() error {
 		}
 		p.stop()
 		p.wg.Wait()
-		if p.media != nil {
-			p.media.CloseIdleConnections()
+		for _, g := range []*urlguard.Guard{p.media, p.probes} {
+			if g != nil {
+				g.CloseIdleConnections()
+			}
 		}
 	})
 	return p.closeErr
@@ -390,13 +433,14 @@ func (s routeStore) Now() time.Time { return s.db.Now() }
 // ChainClient is what the platform asks of a Solana cluster: the token
 // registry's reads, the chain payment path's sends and transaction reads,
 // the swap domain's balance, blockhash and account reads (the token
-// balance the sale's verification reads among them), and what the
-// payment-required protocol's local facilitator sends and reads.
-// chain/solanarpc.Client satisfies it.
+// balance the sale's verification reads among them), the cross-chain
+// transfers' mint reads, and what the payment-required protocol's local
+// facilitator sends and reads. chain/solanarpc.Client satisfies it.
 type ChainClient interface {
 	token.ChainClient
 	intent.ChainClient
 	swap.ChainClient
+	cctp.SolanaClient
 	x402.ChainClient
 }
 
@@ -439,6 +483,11 @@ type ChainEnvironment struct {
 	CreditPacks *intent.CreditPacks
 	// Swap configures token swaps on the environment's cluster.
 	Swap SwapEnvironment
+	// CCTP configures cross-chain transfers (USDC from EVM chains to the
+	// environment's cluster through CCTP V2); its Solana is set from
+	// Client, which it needs. nil leaves them not configured: their routes
+	// answer 503 and the capability says so.
+	CCTP *cctp.Environment
 	// X402 configures the payment-required protocol on the environment's
 	// cluster.
 	X402 X402Environment
@@ -510,6 +559,20 @@ type SwapEnvironment struct {
 	// swap transaction's top level beside the base programs (see
 	// swap.Environment.SwapPrograms; Jupiter's is swap.JupiterV6ProgramID).
 	SwapPrograms []chain.Address
+}
+
+// ZKConfig configures POST /api/v1/transactions/{id}/zk-verify in each
+// environment: the circuits whose verifying keys the server pins (by
+// circuit id and version, as snarkjs writes verification_key.json, with
+// the index of the input that binds a proof to tenant, user and intent)
+// and whether verification is enabled. Keys come only from here, never
+// from a request, and are checked when New runs: a bad key fails New. An
+// environment with no circuit, or not enabled, answers the route 503
+// PROVIDER_UNAVAILABLE and reports zk_verification not enabled on
+// /api/v1/web3/capabilities (package web3/zk).
+type ZKConfig struct {
+	// Test and Live are the two environments' verifiers.
+	Test, Live zk.Environment
 }
 
 // GenerationConfig configures music generation. Zero values take the

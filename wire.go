@@ -21,6 +21,7 @@ import (
 	"github.com/creatormusic/platform/chain/intent"
 	"github.com/creatormusic/platform/chain/token2022"
 	"github.com/creatormusic/platform/chain/wallet"
+	"github.com/creatormusic/platform/creator"
 	"github.com/creatormusic/platform/generation"
 	"github.com/creatormusic/platform/generation/credential"
 	"github.com/creatormusic/platform/generation/operation"
@@ -28,6 +29,7 @@ import (
 	"github.com/creatormusic/platform/idempotency"
 	"github.com/creatormusic/platform/jobs"
 	"github.com/creatormusic/platform/ledger"
+	"github.com/creatormusic/platform/marketplace"
 	"github.com/creatormusic/platform/plan"
 	"github.com/creatormusic/platform/project"
 	"github.com/creatormusic/platform/sound"
@@ -39,7 +41,10 @@ import (
 	"github.com/creatormusic/platform/transport/api"
 	"github.com/creatormusic/platform/transport/openapi"
 	"github.com/creatormusic/platform/urlguard"
+	"github.com/creatormusic/platform/web3/cctp"
+	"github.com/creatormusic/platform/web3/cctp/evmrpc"
 	"github.com/creatormusic/platform/web3/x402"
+	"github.com/creatormusic/platform/web3/zk"
 )
 
 // This file is the one list of the platform's domains: how each is built
@@ -67,6 +72,9 @@ func (p *Platform) build(ctx context.Context, cfg Config) error {
 		func() error { return p.startToken(cfg.Chain) },
 		func() error { return p.startIntents(ctx, cfg.Chain) },
 		func() error { return p.startSwap(ctx, cfg.Chain) },
+		func() error { return p.startSubmissions(cfg) },
+		func() error { return p.startZK(cfg.ZK) },
+		func() error { return p.startCCTP(cfg.Chain) },
 		func() error { return p.startX402(cfg.Chain) },
 	} {
 		if err := step(); err != nil {
@@ -93,6 +101,9 @@ func (p *Platform) schedule(ctx context.Context, kinds []jobs.Kind, s jobs.RunFu
 	if err := p.swap.ScheduleNew(ctx, s); err != nil {
 		return fmt.Errorf("platform: schedule swap registry verification: %w", err)
 	}
+	if err := p.cctp.ScheduleNew(ctx, s); err != nil {
+		return fmt.Errorf("platform: schedule cross-chain readiness: %w", err)
+	}
 	if err := p.x402.ScheduleNew(ctx, s); err != nil {
 		return fmt.Errorf("platform: schedule the payment-required protocol's check: %w", err)
 	}
@@ -104,7 +115,26 @@ func (p *Platform) services(units routeStore) api.Services {
 	return api.Services{Keys: p.keys, Assets: p.assets, Health: p.healthChecks(), Plans: p.plans,
 		Ledger: ledger.New(), Accounts: p.account, Billing: p.billing, Store: units, Log: p.log, Providers: p.providers,
 		Generation: p.generation, Sound: p.sound, Token: p.token, Sale: p.sale, Wallet: p.wallet, Intents: p.intents,
-		Swap: p.swap, Projects: project.New(), X402: p.x402, WakeFunc: p.wake}
+		Swap: p.swap, Projects: project.New(), Submissions: p.submissions, Creators: creator.New(), ZK: p.zk, CCTP: p.cctp, Marketplace: marketplace.New(), X402: p.x402,
+		WakeFunc: p.wake}
+}
+
+// startSubmissions builds projects' community submissions over the asset
+// service, with the URL guard of submitted asset URLs (https only, the
+// probe's bounds, Config.AllowLoopback and Config.Outbound).
+func (p *Platform) startSubmissions(cfg Config) error {
+	g, err := urlguard.New(cfg.Outbound.guardConfig(project.ProbeGuardConfig(cfg.AllowLoopback)))
+	if err != nil {
+		return fmt.Errorf("platform: Config.AllowLoopback: %w", err)
+	}
+	p.probes = g
+	svc, err := project.NewSubmissions(project.SubmissionConfig{Assets: p.assets, Guard: g,
+		ProbeRun: store.Runner[project.ProbeStore](p.db), ProbeReadFunc: store.Reader[project.ProbeStore](p.db)})
+	if err != nil {
+		return fmt.Errorf("platform: submissions: %w", err)
+	}
+	p.submissions = svc
+	return nil
 }
 
 // startAccounts builds the account service.
@@ -230,7 +260,7 @@ func (p *Platform) startGeneration(ctx context.Context, cfg Config, providers *c
 		base = account.DefaultBaseURL
 	}
 	tuning := g.Tuning
-	media, err := urlguard.New(generation.MediaGuardConfig(cfg.AllowLoopback))
+	media, err := urlguard.New(cfg.Outbound.guardConfig(generation.MediaGuardConfig(cfg.AllowLoopback)))
 	if err != nil {
 		return fmt.Errorf("platform: Config.AllowLoopback: %w", err)
 	}
@@ -339,6 +369,42 @@ func (p *Platform) startSwap(ctx context.Context, cfg ChainConfig) error {
 		return fmt.Errorf("platform: %w", err)
 	}
 	p.swap = svc
+	return nil
+}
+
+// startZK builds proof verification over each environment's pinned
+// circuits, reading the intents proofs are bound to through the intent
+// service (as their owner reads them).
+func (p *Platform) startZK(cfg ZKConfig) error {
+	svc, err := zk.New(zk.Config{Intents: p.intents,
+		Environments: map[access.Environment]zk.Environment{access.Test: cfg.Test, access.Live: cfg.Live}})
+	if err != nil {
+		return fmt.Errorf("platform: Config.ZK: %w", err)
+	}
+	p.zk = svc
+	return nil
+}
+
+// startCCTP builds cross-chain transfers over the environments that
+// configure them, each minting on the environment's own cluster.
+func (p *Platform) startCCTP(cfg ChainConfig) error {
+	envs := map[access.Environment]cctp.Environment{}
+	for env, e := range map[access.Environment]ChainEnvironment{access.Test: cfg.Test, access.Live: cfg.Live} {
+		if e.CCTP == nil {
+			continue
+		}
+		if e.Client == nil {
+			return fmt.Errorf("platform: %s cross-chain transfers need the environment's cluster (ChainEnvironment.Client)", env)
+		}
+		ce := *e.CCTP
+		ce.Solana = e.Client
+		envs[env] = ce
+	}
+	svc, err := cctp.New(cctp.Config{Environments: envs, Recovery: evmrpc.Recovery{}, Clock: p.db, Run: store.Runner[cctp.Store](p.db)})
+	if err != nil {
+		return fmt.Errorf("platform: %w", err)
+	}
+	p.cctp = svc
 	return nil
 }
 
@@ -491,9 +557,11 @@ func (p *Platform) jobKinds() []jobs.Kind {
 		p.verify.Jobs(),
 		p.intents.Jobs(),
 		p.swap.Jobs(),
+		p.cctp.Jobs(),
 		p.x402.Jobs(),
 		idempotency.Jobs(store.Runner[idempotency.PruneStore](p.db)),
 		p.assets.Jobs(),
+		p.submissions.Jobs(),
 	)
 }
 
@@ -572,9 +640,16 @@ func EventCatalogue() []openapi.EventType {
 		row(genop.EventExpired, op, genop.IDPrefix, "A generation operation passed its deadline."),
 		row(genop.EventCostDrift, op, genop.IDPrefix, "A provider's reported cost of an attempt differs from the expected cost by more than the configured drift."),
 		row(sound.EventCompleted, snd, sound.IDPrefix, "A sound operation completed."),
-		// project's event: created, and each status move.
+		// project's events: created, each status move, each member change.
 		row(project.EventCreated, "project", project.IDPrefix, "A project was created (in DRAFT)."),
 		row(project.EventStatusChanged, "project", project.IDPrefix, "A project's status moved one step along its table; payload.from and payload.status say from where to where."),
+		// project's submission event: created, and each review move.
+		row(project.EventSubmissionCreated, "submission", project.SubmissionIDPrefix, "A submission was made to a project (moved from DRAFT to SUBMITTED); payload.projectId names the project."),
+		row(project.EventSubmissionReviewed, "submission", project.SubmissionIDPrefix, "A review moved a submission's status along its table; payload.from and payload.status say from where to where."),
+		row(project.EventMemberChanged, "project", project.IDPrefix, "A member's role on a project was set, replaced or removed; payload.userId, payload.template (null when removed) and payload.previousTemplate (null when new). The aggregate version is the workspace's authority version after the change."),
+		// marketplace's event: an offer made, and withdrawn.
+		row(marketplace.EventLicenseOffered, "license offer", marketplace.OfferPrefix, "A license offer was made on an asset under a rights policy version (payload.rightsPolicy: id, version, hash)."),
+		row(marketplace.EventLicenseWithdrawn, "license offer", marketplace.OfferPrefix, "A license offer was withdrawn; licenses issued under it keep their terms."),
 		row(ledger.EventMovementPosted, mov, "mov_", "A ledger movement was posted (credits, financial, rewards or provider cost)."),
 		row(billing.EventSubscriptionActivated, sub, "sub_", "A checkout's subscription became active."),
 		row(billing.EventSubscriptionRenewed, sub, "sub_", "A subscription started its next period."),
@@ -584,9 +659,16 @@ func EventCatalogue() []openapi.EventType {
 	for _, s := range intent.States() {
 		out = append(out, row(intent.EventType(s), txi, "txi_", "A transaction intent was written in state "+string(s)+"."))
 	}
+	// zk's Record: one type, when a statement is first verified.
+	out = append(out, row(zk.EventVerified, "zk verification", zk.IDPrefix,
+		"A zero-knowledge proof bound to a transaction intent verified and its statement was recorded; it settles nothing."))
 	// swap's changed: one type per state an operation is written in.
 	for _, s := range swap.States() {
 		out = append(out, row(swap.EventType(s), "swap operation", swap.OperationPrefix, "A swap operation was written in state "+string(s)+"."))
+	}
+	// web3/cctp's changed: one type per state a transfer is written in.
+	for _, s := range cctp.States() {
+		out = append(out, row(cctp.EventType(s), "cross-chain transfer", cctp.IDPrefix, "A cross-chain transfer was written in state "+string(s)+"."))
 	}
 	// x402's changed: one type per state a payment settlement is written
 	// in; Consume: a grant spent.
@@ -616,6 +698,8 @@ func FeatureFlags() []FeatureFlag {
 		{Name: genop.FeatureGenerate, Default: true, Doc: "starting music generations"},
 		{Name: sound.FeatureEngine, Default: true, Doc: "starting sound engine operations"},
 		{Name: swap.FeatureSwap, Default: true, Doc: "starting token swaps (quotes)"},
+		{Name: cctp.FeatureCCTP, Default: true, Doc: "starting cross-chain transfers (CCTP)"},
+		{Name: marketplace.FeatureMarketplace, Default: true, Doc: "publishing rights policies and offering licenses"},
 		{Name: x402.FeaturePayments, Default: true, Doc: "verifying and settling payments of the payment-required protocol"},
 	}
 }

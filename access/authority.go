@@ -185,6 +185,12 @@ type Resource struct {
 	AssigneeUserIDs []string
 	// ProjectID is the project the resource belongs to; "" for none.
 	ProjectID string
+	// IsProject says the resource is project ProjectID itself, not a
+	// resource inside it: a user holding a project-scoped assignment to
+	// that project counts as assigned to it, so an assigned grant (a
+	// collaborator's project.read and project.update) reaches the project
+	// without listing its members in AssigneeUserIDs.
+	IsProject bool
 	// WorkspaceID is the resource's workspace; "" means the request's.
 	WorkspaceID string
 }
@@ -215,7 +221,8 @@ func (gr boundGrant) reaches(a *Authority, r *Resource) bool {
 		return false
 	}
 	own := r.OwnerUserID != "" && r.OwnerUserID == a.UserID
-	assigned := own || (a.UserID != "" && slices.Contains(r.AssigneeUserIDs, a.UserID))
+	assigned := own || (a.UserID != "" && slices.Contains(r.AssigneeUserIDs, a.UserID)) ||
+		(r.IsProject && r.ProjectID != "" && a.assignedToProject(r.ProjectID))
 	switch gr.Scope {
 	case GrantOwn:
 		return own

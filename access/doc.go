@@ -18,8 +18,11 @@
 // entitlements and flags, the super_admin platform role and the count of
 // verified wallets. Its grants are the union of its roles' and templates'
 // grants; a project-scoped assignment's grants are capped at GrantProject and
-// reach only that project; an explicit deny removes a permission whatever
-// grants it. Entitlements never grant authority. super_admin grants no
+// reach only that project, and its holder counts as assigned to the project
+// itself (Resource.IsProject), so a collaborator's assigned project.read
+// and project.update reach it; an explicit deny removes a permission
+// whatever grants it. Nobody gives or takes a template holding more than
+// itself holds on the project (Authority.CanAssign). Entitlements never grant authority. super_admin grants no
 // permission: routes that need it say so (Input.RequireSuperAdmin).
 //
 // # Freshness

@@ -101,7 +101,8 @@ const (
 	// GrantOwn reaches resources the user owns (Resource.OwnerUserID).
 	GrantOwn GrantScope = "own"
 	// GrantAssigned adds resources the user is assigned to
-	// (Resource.AssigneeUserIDs).
+	// (Resource.AssigneeUserIDs), and a project the user holds a
+	// project-scoped assignment to (Resource.IsProject).
 	GrantAssigned GrantScope = "assigned"
 	// GrantProject adds every resource of a project in which the user holds a
 	// project-scoped role-template assignment.

@@ -5,9 +5,20 @@
 // An asset is an immutable record of one media file in a tenant's workspace
 // and environment (design.md, Environments): its media type, size, SHA-256,
 // the audio parameters its header claims (sample rate, channels, bit depth,
-// duration) and its provenance (uploaded, generated or derived; spec,
-// Marketplace: provenance). The bytes live in a BlobStore, addressed by their
-// SHA-256, so two assets with the same content share one blob.
+// duration) and its origin (uploaded, generated, remixed or derived). The
+// bytes live in a BlobStore, addressed by their SHA-256, so two assets with
+// the same content share one blob.
+//
+// # Provenance
+//
+// Every asset has one Provenance record (spec, Rights and marketplace:
+// origin, creator, provider and model, parents, source and output hashes),
+// written by Service.Upload in the unit of work that inserts the asset row,
+// from the origin, creator and Lineage its maker passes: an upload knows
+// its creator; a generation ingest adds the provider, model and operation;
+// a sound output adds its operation and its input as parent, whose content
+// hash Upload reads in that unit of work. A record is never changed. The
+// marketplace serves it (package marketplace).
 //
 // # Claims
 //
@@ -60,13 +71,16 @@ const (
 	Generated Origin = "generated"
 	// Derived bytes were computed from other assets (stems, masters).
 	Derived Origin = "derived"
+	// Remixed bytes are a new work made from other assets. No path makes
+	// one yet; the spec's provenance names it.
+	Remixed Origin = "remixed"
 )
 
 // Origins returns every origin, in declaration order.
-func Origins() []Origin { return []Origin{Uploaded, Generated, Derived} }
+func Origins() []Origin { return []Origin{Uploaded, Generated, Derived, Remixed} }
 
 // Valid reports whether o is a known origin.
-func (o Origin) Valid() bool { return o == Uploaded || o == Generated || o == Derived }
+func (o Origin) Valid() bool { return o == Uploaded || o == Generated || o == Derived || o == Remixed }
 
 // Scope is the tenant, workspace and environment every asset belongs to and
 // every query is bounded by.
@@ -120,6 +134,7 @@ type Asset struct {
 // Store is the persistence port of assets, implemented by store on
 // *store.Tx. Every read is scoped.
 type Store interface {
+	ProvenanceWriter
 	// AssetInsert stores a new asset. It assigns ID ("ast_") and CreatedAt
 	// from the unit of work when they are empty and returns the stored record.
 	AssetInsert(ctx context.Context, a Asset) (Asset, error)

@@ -79,6 +79,9 @@ type UploadInput struct {
 	Filename string
 	// Origin defaults to Uploaded.
 	Origin Origin
+	// Lineage is what the maker knows of the content's sources; it goes
+	// into the asset's Provenance with Origin and Creator.
+	Lineage Lineage
 	// Plan is the plan in effect for Scope's workspace in its environment:
 	// it selects the storage quota (Config.QuotaFunc). A Generated asset is
 	// counted but never refused.
@@ -86,16 +89,17 @@ type UploadInput struct {
 }
 
 // UnitFunc runs one unit of work (a transaction): it calls insert with the
-// Store bound to it, which writes the asset row and returns the stored
-// asset, and makes its own writes beside it (a request receipt, the
+// Store bound to it, which writes the asset row and its provenance record
+// and returns the stored asset, and makes its own writes beside it (a request receipt, the
 // operation an ingested or derived asset belongs to), all committed
 // together. An error rolls the asset row back.
 type UnitFunc func(ctx context.Context, insert func(Store) (Asset, error)) error
 
 // Upload stages in.Body in the blob store while hashing it, sniffs the
 // staged bytes, checks them against the declared type, publishes the blob
-// and inserts the asset row in the unit of work that unit runs. read serves
-// the reference check after a failed insert.
+// and inserts the asset row with its Provenance (origin, creator, in.Lineage,
+// the parents' and the content's hashes) in the unit of work that unit runs.
+// read serves the reference check after a failed insert.
 //
 // Errors: INVALID_INPUT (details.field "file") for empty, truncated,
 // malformed or mislabelled content (details.detected says what it is),
@@ -208,8 +212,14 @@ func (s *Service) Upload(ctx context.Context, read Store, in UploadInput, unit U
 		if !ok {
 			return Asset{}, quotaError(op, quota, used)
 		}
-		a, err = st.AssetInsert(ctx, row)
-		return a, err
+		if a, err = st.AssetInsert(ctx, row); err != nil {
+			return Asset{}, err
+		}
+		p, err := provenance(ctx, st, a, in.Lineage)
+		if err != nil {
+			return Asset{}, err
+		}
+		return a, st.AssetProvenanceInsert(ctx, p)
 	})
 	if err != nil {
 		if created {

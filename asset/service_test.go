@@ -22,6 +22,12 @@ type memStore struct {
 	rows      []asset.Asset
 	failWrite error
 	stored    map[asset.Scope]int64
+	prov      []asset.Provenance
+}
+
+func (m *memStore) AssetProvenanceInsert(ctx context.Context, p asset.Provenance) error {
+	m.prov = append(m.prov, p)
+	return nil
 }
 
 func (m *memStore) AssetStorageAdd(ctx context.Context, s asset.Scope, bytes, quota int64) (int64, bool, error) {
@@ -289,5 +295,44 @@ func TestUploadStorageQuota(t *testing.T) {
 	other := asset.Scope{TenantID: "ten_1", WorkspaceID: "ws_1", Environment: "live"}
 	if _, err := svc.Upload(ctx, st, asset.UploadInput{Scope: other, Body: bytes.NewReader(wav), Plan: "tiny"}, st.unit); err != nil {
 		t.Fatalf("other environment: %v", err)
+	}
+}
+
+// TestUploadRecordsProvenance: Upload writes the asset's provenance in
+// its unit of work, with the parents' content hashes read there; a parent
+// of another scope fails the upload.
+func TestUploadRecordsProvenance(t *testing.T) {
+	ctx := context.Background()
+	svc, _ := newService(t, 0)
+	st := &memStore{}
+	in, err := svc.Upload(ctx, st, asset.UploadInput{Scope: scope, Body: bytes.NewReader(assettest.WAV(48000, 2, 4800)),
+		DeclaredType: "audio/wav", Creator: asset.Creator{UserID: "usr_1", KeyID: "key_1"}}, st.unit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.prov) != 1 {
+		t.Fatalf("%d provenance records after an upload", len(st.prov))
+	}
+	up := st.prov[0]
+	if up.AssetID != in.ID || up.Origin != asset.Uploaded || up.CreatorUserID != "usr_1" || up.OutputSHA256 != in.SHA256 ||
+		up.Basis != asset.BasisCreation || up.Provider != "" || len(up.Parents) != 0 || up.Scope != scope {
+		t.Fatalf("upload provenance = %+v", up)
+	}
+	out, err := svc.Upload(ctx, st, asset.UploadInput{Scope: scope, Body: bytes.NewReader(assettest.WAV(44100, 1, 4410)),
+		DeclaredType: "audio/wav", Creator: asset.Creator{UserID: "usr_2"}, Origin: asset.Derived,
+		Lineage: asset.Lineage{OperationID: "snd_1", ParentIDs: []string{in.ID}}}, st.unit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := st.prov[1]
+	if d.AssetID != out.ID || d.Origin != asset.Derived || d.OperationID != "snd_1" || d.OutputSHA256 != out.SHA256 ||
+		len(d.Parents) != 1 || d.Parents[0] != (asset.Parent{AssetID: in.ID, SHA256: in.SHA256}) {
+		t.Fatalf("derived provenance = %+v", d)
+	}
+	other := asset.Scope{TenantID: "ten_1", WorkspaceID: "ws_2", Environment: "test"}
+	_, err = svc.Upload(ctx, st, asset.UploadInput{Scope: other, Body: bytes.NewReader(assettest.WAV(44100, 1, 441)),
+		DeclaredType: "audio/wav", Origin: asset.Derived, Lineage: asset.Lineage{ParentIDs: []string{in.ID}}}, st.unit)
+	if !fault.Is(err, fault.NotFound) || len(st.prov) != 2 {
+		t.Fatalf("a parent of another scope: %v, %d records", err, len(st.prov))
 	}
 }

@@ -271,6 +271,12 @@ func TestOutboxEnvironment(t *testing.T) {
 type probeRoute struct {
 	call  func(env access.Environment) platformtest.Request
 	query string
+	// path, when set, is the path the route is called at in env (a
+	// route with path parameters); the route's pattern otherwise.
+	path func(env access.Environment) string
+	// also are further queries the route is probed with, each as a list
+	// of its own with its own live rows (the public project listing).
+	also []string
 	// unscoped, when set, says why the route's items belong to no
 	// environment (the live answer's ids are not live rows); its test
 	// answer is still searched for every live id.
@@ -332,6 +338,9 @@ func probePages(t *testing.T, s *platformtest.System, rt api.Route, pr probeRout
 		}
 		req := pr.call(env)
 		req.Method, req.Path = http.MethodGet, rt.Pattern
+		if pr.path != nil {
+			req.Path = pr.path(env)
+		}
 		if len(q) > 0 {
 			req.Path += "?" + q.Encode()
 		}
@@ -380,7 +389,7 @@ func TestEnvironmentProbe(t *testing.T) {
 		// version (liveAuditRows), an API key and its outbox event, a
 		// provider credential, and a subscription with its checkout,
 		// credit grant, audit event and outbox events.
-		liveAuditRows(t, s, o)
+		_, memberID := liveAuditRows(t, s, o)
 		if r, _ := createKey(t, s, o.key(access.Live), map[string]any{"name": "live probe", "scopes": []string{"read"}}, ""); r.Status != http.StatusCreated {
 			t.Fatalf("live key: %d %s", r.Status, r.Body)
 		}
@@ -407,10 +416,48 @@ func TestEnvironmentProbe(t *testing.T) {
 		if r.Status != http.StatusOK || chk.Status != "activated" {
 			t.Fatalf("live reconcile: %d %s", r.Status, r.Body)
 		}
-		// A live project, private to the workspace.
+		// A live project, private to the workspace, and a public one of
+		// the owner, whose wallet is verified (a wallet link holds in both
+		// environments), for the public listing and the creator's.
 		r = s.Do(o.session(access.Live, http.MethodPost, "/api/v1/projects", map[string]string{"title": "Live probe", "type": "single"}))
 		if r.Status != http.StatusCreated {
 			t.Fatalf("live project: %d %s", r.Status, r.Body)
+		}
+		r = s.Do(o.session(access.Live, http.MethodPost, "/api/v1/projects", map[string]string{"title": "Live public probe", "type": "single",
+			"visibility": "public"}))
+		if r.Status != http.StatusCreated {
+			t.Fatalf("live public project: %d %s", r.Status, r.Body)
+		}
+		ownerWallet := newWalletKey(t)
+		linkWallet(t, s, person{email: o.email, cookie: o.cookie}, ownerWallet)
+		// A project with a member in each environment: the test
+		// credential lists the test one's.
+		projects := map[access.Environment]string{}
+		for _, env := range []access.Environment{access.Live, access.Test} {
+			r = s.Do(o.session(env, http.MethodPost, "/api/v1/projects", map[string]string{"title": string(env) + " members probe", "type": "single"}))
+			var pv api.ProjectView
+			r.Data(t, &pv)
+			if r.Status != http.StatusCreated {
+				t.Fatalf("%s project: %d %s", env, r.Status, r.Body)
+			}
+			projects[env] = pv.ID
+			r = s.Do(o.session(env, http.MethodPut, "/api/v1/projects/"+pv.ID+"/members/"+memberID, map[string]string{"template": "collaborator"}))
+			if r.Status != http.StatusOK {
+				t.Fatalf("%s project member: %d %s", env, r.Status, r.Body)
+			}
+		}
+		// The live one, opened, holds a live submission of a live asset;
+		// the test credential lists the test one's submissions.
+		if r := s.Do(o.session(access.Live, http.MethodPost, "/api/v1/projects/"+projects[access.Live]+"/status", map[string]string{"status": "OPEN"})); r.Status != http.StatusOK {
+			t.Fatalf("open the live project: %d %s", r.Status, r.Body)
+		}
+		r = upload(s, o.key(access.Live), "audio/wav", pcmWAV(8000, 800, func(int) float64 { return 0.25 }))
+		var liveAsset api.AssetView
+		r.Data(t, &liveAsset)
+		r = s.Do(o.session(access.Live, http.MethodPost, "/api/v1/submissions", map[string]any{"projectId": projects[access.Live],
+			"type": "audio", "title": "Live take", "assetId": liveAsset.ID}))
+		if r.Status != http.StatusCreated {
+			t.Fatalf("live submission: %d %s", r.Status, r.Body)
 		}
 		// No route of this system moves the live financial, provider-cost
 		// or rewards ledgers (live generation and rewards have no provider
@@ -429,6 +476,8 @@ func TestEnvironmentProbe(t *testing.T) {
 
 		key := func(env access.Environment) platformtest.Request { return platformtest.Request{Key: o.key(env)} }
 		session := func(env access.Environment) platformtest.Request { return o.session(env, "", "", nil) }
+		projectMembers := func(env access.Environment) string { return "/api/v1/projects/" + projects[env] + "/members" }
+		projectSubmissions := func(env access.Environment) string { return "/api/v1/projects/" + projects[env] + "/submissions" }
 		probes := map[string]probeRoute{
 			"listAuditEvents":         {call: key}, // the bootstrap keys hold audit:read
 			"listApiKeys":             {call: key},
@@ -438,7 +487,10 @@ func TestEnvironmentProbe(t *testing.T) {
 			"listProviderCredentials": {call: key},
 			"listSubscriptionHistory": {call: session},
 			"listFeePolicyVersions":   {call: session}, // the owner is super_admin
-			"listProjects":            {call: session},
+			"listProjects":            {call: session, also: []string{"visibility=public"}},
+			"listCreatorProjects":     {call: key, path: func(access.Environment) string { return "/api/v1/creators/" + ownerWallet.addr + "/projects" }}, // scope read
+			"listProjectMembers":      {call: session, path: projectMembers},
+			"listProjectSubmissions":  {call: session, path: projectSubmissions},
 			"listOutboxEvents":        {call: func(env access.Environment) platformtest.Request { return platformtest.Request{Key: internal[env]} }, query: "unpublished=false"},
 			"listMembers":             {call: session, unscoped: "a membership belongs to the workspace in both environments"},
 			"listSessions":            {call: session, unscoped: "a session acts in either environment, by request"},
@@ -466,22 +518,25 @@ func TestEnvironmentProbe(t *testing.T) {
 				t.Errorf("list route %s %s (%s) is not probed: add how a test credential calls it", rt.Method, rt.Pattern, rt.OperationID)
 				continue
 			}
-			_, liveItems := probePages(t, s, rt, pr, access.Live)
-			if pr.unscoped == "" {
-				for _, it := range liveItems {
-					id := cmp.Or(it.ID, it.Hash)
-					if id == "" || it.Environment != "" && it.Environment != "live" {
-						t.Errorf("%s (live) answers an item without an id or of another environment: %+v", rt.OperationID, it)
-						continue
+			for _, q := range append([]string{pr.query}, pr.also...) {
+				pr.query = q
+				_, liveItems := probePages(t, s, rt, pr, access.Live)
+				if pr.unscoped == "" {
+					for _, it := range liveItems {
+						id := cmp.Or(it.ID, it.Hash)
+						if id == "" || it.Environment != "" && it.Environment != "live" {
+							t.Errorf("%s?%s (live) answers an item without an id or of another environment: %+v", rt.OperationID, q, it)
+							continue
+						}
+						live[id] = rt.OperationID
 					}
-					live[id] = rt.OperationID
+					if len(liveItems) == 0 {
+						t.Errorf("%s?%s: no live row was made for it; the probe would not see it leak", rt.OperationID, q)
+					}
 				}
-				if len(liveItems) == 0 {
-					t.Errorf("%s: no live row was made for it; the probe would not see it leak", rt.OperationID)
-				}
+				bodies, items := probePages(t, s, rt, pr, access.Test)
+				tests = append(tests, answer{rt.OperationID, bodies, items})
 			}
-			bodies, items := probePages(t, s, rt, pr, access.Test)
-			tests = append(tests, answer{rt.OperationID, bodies, items})
 		}
 		for op := range probes {
 			if !seen[op] {
@@ -511,6 +566,7 @@ func TestEnvironmentProbe(t *testing.T) {
 			{Key: o.key(access.Test), Path: "/api/v1/api-keys/" + o.boot.LiveKeyID + "/limits"},
 			o.session(access.Test, "", "/api/v1/saas/checkout/"+chk.ID, nil),
 			o.session(access.Test, "", "/api/v1/saas/checkout/"+chk.ID+"?environment=test", nil),
+			o.session(access.Test, "", "/api/v1/projects/"+projects[access.Live]+"/members", nil),
 		}
 		credentials := 0
 		for id, from := range live {

@@ -148,6 +148,12 @@ func TestCreditPurchaseOnChain(t *testing.T) {
 			if iv.GrossAtomic != "1020408164" || iv.FeeAtomic != "20408164" {
 				t.Fatalf("gross %s fee %s", iv.GrossAtomic, iv.FeeAtomic)
 			}
+			// One leg, the treasury's, whose amounts are the intent's.
+			if len(iv.Legs) != 1 || iv.Legs[0] != (api.IntentLegView{Role: "treasury", Recipient: iv.Recipient,
+				RecipientTokenAccount: iv.RecipientTokenAccount, GrossAtomic: iv.GrossAtomic, FeeAtomic: iv.FeeAtomic, NetAtomic: iv.NetAtomic}) ||
+				len(iv.Review.Legs) != 1 || iv.Review.Legs[0].Net != "1" || iv.Review.Legs[0].Recipient != iv.Recipient {
+				t.Fatalf("legs %+v review legs %+v", iv.Legs, iv.Review.Legs)
+			}
 			// The same key and body replay the intent; another body is a conflict.
 			if r := createIntent(s, p, "buy-100", body); r.Status != http.StatusCreated || r.Header.Get("Idempotent-Replayed") != "true" {
 				t.Fatalf("replay: %d %s", r.Status, r.Body)

@@ -120,6 +120,21 @@ const (
 	PersistenceNotConfigured  Code = "PERSISTENCE_NOT_CONFIGURED"  // durable storage is not configured
 )
 
+// Proof verification codes (web3/zk).
+const (
+	// StatementMismatch means a proof's statement is not bound to the
+	// caller's tenant, user and intent: its binding input differs from the
+	// one the server computes from its records.
+	StatementMismatch Code = "STATEMENT_MISMATCH"
+)
+
+// Marketplace codes.
+const (
+	// TermsMismatch means a terms hash differs from the content hash of the
+	// rights policy version it quotes.
+	TermsMismatch Code = "TERMS_MISMATCH"
+)
+
 // codes lists every code, in declaration order, for Codes.
 var codes = []Code{
 	Internal, InvalidInput, NotFound, RouteNotFound, MethodNotAllowed, PayloadTooLarge,
@@ -135,6 +150,8 @@ var codes = []Code{
 	QuoteMismatch, SlippageOutOfPolicy, PriceImpactExceeded, RouteUnavailable, SimulationFailed,
 	SignatureRejected, SubmissionUncertain, TransactionFailed, VerificationFailed, SettlementFailed,
 	ReconciliationDrift, RequiresReview, SwapPaused, SwapNotConfigured, PersistenceNotConfigured,
+	StatementMismatch,
+	TermsMismatch,
 }
 
 // Codes returns every code the platform can return, so tables keyed by code

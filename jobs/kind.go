@@ -18,7 +18,9 @@ const (
 	// chain payment intents, token and sale verification.
 	ClassMoney = "money"
 	// ClassProvider runs music generation's provider work: dispatch,
-	// polls, ingest, reconciliation, expiry and ambiguity resolution.
+	// polls, ingest, reconciliation, expiry and ambiguity resolution; and
+	// the probes of submitted asset URLs, whose workers also mostly wait
+	// on the network.
 	ClassProvider = "provider"
 	// ClassAudio runs sound engine operations, with a per-workspace limit.
 	ClassAudio = "audio"

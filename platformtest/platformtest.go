@@ -4,7 +4,8 @@
 // captured log, and a client that validates every response against the
 // OpenAPI document the platform serves. The platform's URL guard
 // (Config.AllowLoopback) and the adapters' guarded clients let through
-// exactly the simulators' loopback addresses, nothing else on loopback. New
+// exactly the simulators' loopback addresses (and those of the servers a
+// test adds, Options.AllowLoopback), nothing else on loopback. New
 // returns once the jobs due at start (the free plan's first grants) have
 // run, so that a test starts from a quiet system. At cleanup it checks
 // every outbox event the system wrote against platform.EventCatalogue.
@@ -57,6 +58,7 @@ import (
 	"github.com/creatormusic/platform/transport"
 	"github.com/creatormusic/platform/transport/openapi"
 	"github.com/creatormusic/platform/urlguard/urlguardtest"
+	"github.com/creatormusic/platform/web3/cctp"
 )
 
 // PostgresOnlyEnv names the variable that, set to 1, makes New skip
@@ -119,6 +121,14 @@ type Options struct {
 	// SwapFunc, when Chain is set, returns the test environment's swap
 	// configuration, given the cluster and the deployed token.
 	SwapFunc func(t testing.TB, c *chaintest.Cluster, d tokentest.Deployment) platform.SwapEnvironment
+	// ZK configures proof verification (platform.Config.ZK); the zero
+	// value pins no circuit, so the route answers PROVIDER_UNAVAILABLE.
+	ZK platform.ZKConfig
+	// CCTPFunc, when Chain is set, returns the test environment's
+	// cross-chain transfer configuration given the cluster (whose Solana
+	// side it sets up: chaintest's InstallCCTP), with the EVM and
+	// attestation simulators it starts.
+	CCTPFunc func(t testing.TB, c *chaintest.Cluster) *cctp.Environment
 	// X402Func, when Chain is set, returns the test environment's
 	// payment-required protocol configuration, given the cluster and the
 	// deployed token (web3/x402/x402test deploys a payment asset).
@@ -130,6 +140,18 @@ type Options struct {
 	// as the live music adapter, for customer keys alone. Without it the
 	// live environment has no payment or music provider.
 	LiveSimulators bool
+	// Outbound is the resolver and the trusted roots of the platform's
+	// outbound URL guards (platform.Config.Outbound): a test serving HTTPS
+	// from loopback resolves names its certificate covers to its server
+	// (httptest's covers example.com and *.example.com; see
+	// urlguardtest.Resolver) and trusts the server's certificate. The zero
+	// value keeps the host's resolver and roots.
+	Outbound platform.Outbound
+	// AllowLoopback lists the base URLs of more servers on loopback
+	// (https://127.0.0.1:port, as httptest.Server.URL is) that the
+	// platform's outbound fetches may reach, beside the simulators: their
+	// exact addresses join platform.Config.AllowLoopback.
+	AllowLoopback []string
 }
 
 // System is a running platform under test.
@@ -289,6 +311,7 @@ func New(t testing.TB, opts Options) *System {
 		music.PlatformKeys.Test[generation.ProviderB] = generation.Credential{APIKey: provB.APIKey()}
 		simURLs = append(simURLs, provA.URL())
 	}
+	simURLs = append(simURLs, opts.AllowLoopback...)
 	// The server starts before the platform so that its address is the
 	// providers' callback base; it serves once the platform is built.
 	var handler atomic.Pointer[http.Handler]
@@ -317,6 +340,10 @@ func New(t testing.TB, opts Options) *System {
 			chainCfg.Test.Swap = opts.SwapFunc(t, cluster, deployed)
 			cluster.AdvanceSlots(40) // the swap's accounts are finalized
 		}
+		if opts.CCTPFunc != nil {
+			chainCfg.Test.CCTP = opts.CCTPFunc(t, cluster)
+			cluster.AdvanceSlots(40) // the mint and the programs are finalized
+		}
 		if opts.X402Func != nil {
 			chainCfg.Test.X402 = opts.X402Func(t, cluster, deployed)
 			cluster.AdvanceSlots(40) // the payment asset's accounts are finalized
@@ -326,7 +353,7 @@ func New(t testing.TB, opts Options) *System {
 		Store: db, SecretKey: SecretKey, Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Jobs: opts.Jobs, Keys: opts.Keys, SessionLimits: opts.SessionLimits, BlobDir: blobDir, MaxUploadBytes: opts.MaxUploadBytes,
 		Plans: opts.Plans, Mailer: mailer, Passwords: pw, BaseURL: "http://platform.test", InsecureCookies: true, TrustProxy: opts.TrustProxy,
-		AllowLoopback: urlguardtest.Allow(t, simURLs...),
+		AllowLoopback: urlguardtest.Allow(t, simURLs...), Outbound: opts.Outbound, ZK: opts.ZK,
 	}
 	p, err := platform.New(ctx, cfg)
 	if err != nil {

@@ -90,9 +90,10 @@ type Project struct {
 	CreatedAt, UpdatedAt time.Time
 }
 
-// Resource returns the project as the access evaluator sees it.
+// Resource returns the project as the access evaluator sees it: the
+// project itself, which its members (package doc, Members) are assigned to.
 func (p Project) Resource() *access.Resource {
-	return &access.Resource{OwnerUserID: p.OwnerUserID, ProjectID: p.ID, WorkspaceID: p.Scope.WorkspaceID}
+	return &access.Resource{OwnerUserID: p.OwnerUserID, ProjectID: p.ID, IsProject: true, WorkspaceID: p.Scope.WorkspaceID}
 }
 
 // Filter narrows a list.
@@ -102,10 +103,30 @@ type Filter struct {
 	Status        Status
 	CreatorUserID string
 	Type          Type
-	// ReaderUserID, when set, keeps only the projects owned by that user
-	// or public (a caller whose read grant is narrower than the
-	// workspace).
+	// ReaderUserID, when set, keeps only the projects owned by that user,
+	// assigned to that user (a project-scoped role), or public (a caller
+	// whose read grant is narrower than the workspace).
 	ReaderUserID string
+	// Visibility is "" to list the caller's workspace's projects, or
+	// VisibilityPublic to list the public projects of every tenant in the
+	// caller's environment (package doc, Lists).
+	Visibility Visibility
+}
+
+// Validate returns INVALID_INPUT naming the field when f's status, type
+// or visibility is not one a list takes.
+func (f Filter) Validate() error {
+	const op = "project.Filter"
+	if f.Status != "" && !f.Status.Valid() {
+		return fault.Invalid(op, "status", "status is not a project status.")
+	}
+	if f.Type != "" && !slices.Contains(Types(), f.Type) {
+		return fault.Invalid(op, "type", "type is not a project type.")
+	}
+	if f.Visibility != "" && f.Visibility != VisibilityPublic {
+		return fault.Invalid(op, "visibility", "visibility, when given, must be public.")
+	}
+	return nil
 }
 
 // Store is the port the service reads and writes through, bound to one
@@ -123,6 +144,10 @@ type Store interface {
 	// ProjectList returns up to limit projects of sc matching f, newest
 	// first, with ids below before ("" for the newest).
 	ProjectList(ctx context.Context, sc access.Scope, f Filter, before string, limit int) ([]Project, error)
+	// ProjectListPublic returns up to limit public projects of every
+	// tenant in env matching f's status, type and creator, newest first,
+	// with ids below before ("" for the newest).
+	ProjectListPublic(ctx context.Context, env access.Environment, f Filter, before string, limit int) ([]Project, error)
 	// ProjectSetStatus writes p's status, version and update time when
 	// the stored version is p.Version-1. CONFLICT otherwise.
 	ProjectSetStatus(ctx context.Context, p Project) error
@@ -209,31 +234,45 @@ func (s *Service) Get(ctx context.Context, st Store, p *access.Principal, a *acc
 	if err != nil {
 		return Project{}, fault.Wrap(op, err)
 	}
-	if pr.Scope.TenantID == p.TenantID && pr.Scope.WorkspaceID == p.WorkspaceID {
-		if pr.Visibility == VisibilityPublic || a.Reaches(p, access.ProjectRead, pr.Resource()) {
-			return pr, nil
-		}
-	} else if pr.Visibility == VisibilityPublic && p.UserID != "" {
-		return pr, nil
+	if !pr.readableBy(p, a) {
+		return Project{}, fault.E(op, fault.NotFound, "No such project.")
 	}
-	return Project{}, fault.E(op, fault.NotFound, "No such project.")
+	return pr, nil
 }
 
-// List returns up to limit projects of p's workspace and environment
-// matching f, newest first, with ids below before (package doc, Lists).
+// readableBy reports whether p, holding a, may read pr (package doc,
+// Visibility); pr is of p's environment.
+func (pr Project) readableBy(p *access.Principal, a *access.Authority) bool {
+	if pr.Scope.TenantID == p.TenantID && pr.Scope.WorkspaceID == p.WorkspaceID {
+		return pr.Visibility == VisibilityPublic || a.Reaches(p, access.ProjectRead, pr.Resource())
+	}
+	return pr.Visibility == VisibilityPublic && p.UserID != ""
+}
+
+// List returns up to limit projects matching f, newest first, with ids
+// below before (package doc, Lists): those of p's workspace and
+// environment, or with f.Visibility VisibilityPublic the public ones of
+// every tenant in p's environment. INVALID_INPUT for a bad filter;
+// ACCESS_DENIED for a public list asked by a principal without a user.
 func (s *Service) List(ctx context.Context, st Store, p *access.Principal, a *access.Authority, f Filter, before string, limit int) ([]Project, error) {
 	const op = "project.List"
-	if f.Status != "" && !f.Status.Valid() {
-		return nil, fault.Invalid(op, "status", "status is not a project status.")
-	}
-	if f.Type != "" && !slices.Contains(Types(), f.Type) {
-		return nil, fault.Invalid(op, "type", "type is not a project type.")
+	if err := f.Validate(); err != nil {
+		return nil, err
 	}
 	f.ReaderUserID = ""
-	if sc, ok := a.Has(access.ProjectRead); !ok || !sc.Covers(access.GrantWorkspace) {
-		f.ReaderUserID = p.UserID
+	var out []Project
+	var err error
+	if f.Visibility == VisibilityPublic {
+		if p.UserID == "" {
+			return nil, fault.E(op, fault.AccessDenied, "")
+		}
+		out, err = st.ProjectListPublic(ctx, p.Environment, f, before, limit)
+	} else {
+		if sc, ok := a.Has(access.ProjectRead); !ok || !sc.Covers(access.GrantWorkspace) {
+			f.ReaderUserID = p.UserID
+		}
+		out, err = st.ProjectList(ctx, p.Scope(), f, before, limit)
 	}
-	out, err := st.ProjectList(ctx, p.Scope(), f, before, limit)
 	if err != nil {
 		return nil, fault.Wrap(op, err)
 	}

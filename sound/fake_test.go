@@ -30,6 +30,7 @@ type memStore struct {
 	outputs map[string][]Output
 	jobs    []jobs.InsertParams
 	events  []outbox.Event
+	prov    map[string]asset.Provenance
 }
 
 var _ Store = (*memStore)(nil)
@@ -73,6 +74,16 @@ func (m *memStore) AssetGet(_ context.Context, s asset.Scope, id string) (asset.
 }
 
 func (m *memStore) AssetReferenced(context.Context, string) (bool, error) { return true, nil }
+
+func (m *memStore) AssetProvenanceInsert(_ context.Context, p asset.Provenance) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.prov == nil {
+		m.prov = map[string]asset.Provenance{}
+	}
+	m.prov[p.AssetID] = p
+	return nil
+}
 
 func (m *memStore) AssetStorageAdd(context.Context, asset.Scope, int64, int64) (int64, bool, error) {
 	return 0, true, nil

@@ -211,7 +211,7 @@ func (s *Service) finishOutput(ctx context.Context, id string, tmp *os.File) err
 }
 
 // persist stores body as the operation's output name (origin derived,
-// parent the input), once, in one unit of work; the last output also
+// parent the input, both in its provenance), once, in one unit of work; the last output also
 // completes the operation with result. An operation that ended meanwhile
 // gets no asset.
 func (s *Service) persist(ctx context.Context, o Operation, name string, body io.Reader, spec OutputSpec, result json.RawMessage, last bool) error {
@@ -221,7 +221,7 @@ func (s *Service) persist(ctx context.Context, o Operation, name string, body io
 	}
 	in := asset.UploadInput{Scope: assetScope(o.Scope), Creator: asset.Creator{UserID: o.CreatedByUserID, KeyID: o.CreatedByKeyID},
 		Body: body, DeclaredType: mediaType, Filename: fmt.Sprintf("%s-%s.%s", o.ID, name, spec.Format), Origin: asset.Derived,
-		Plan: o.Plan}
+		Lineage: asset.Lineage{OperationID: o.ID, ParentIDs: []string{o.InputAssetID}}, Plan: o.Plan}
 	_, err := s.cfg.Assets.Upload(ctx, s.cfg.ReadFunc(), in, func(ctx context.Context, insert func(asset.Store) (asset.Asset, error)) error {
 		return s.cfg.Run(ctx, func(st Store) error {
 			a, err := insert(st)

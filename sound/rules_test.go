@@ -485,6 +485,15 @@ func TestRunStoresOutputs(t *testing.T) {
 	if err != nil || a.MediaType != "audio/wav" || a.Origin != "derived" {
 		t.Fatalf("output asset = %+v, %v", a, err)
 	}
+	// Each output's provenance, written with it, names the operation and
+	// the input with its content hash.
+	for _, out := range outs {
+		pr := r.st.prov[out.AssetID]
+		if pr.Origin != "derived" || pr.OperationID != o.ID || len(pr.Parents) != 1 || pr.Parents[0].AssetID != in.ID ||
+			pr.Parents[0].SHA256 != in.SHA256 || pr.OutputSHA256 == "" || pr.OutputSHA256 == in.SHA256 {
+			t.Fatalf("provenance of %s = %+v", out.Name, pr)
+		}
+	}
 	if got := r.op(t, o.ID); got.Status != StatusCompleted || !contains(string(got.Result), `"stems":["bass","drums"]`) {
 		t.Fatalf("operation = %s %s", got.Status, got.Result)
 	}

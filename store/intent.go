@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -89,6 +90,21 @@ type intentBody struct {
 	ReconciliationID      string    `json:"reconciliationId,omitempty"`
 	ReconciliationOutcome string    `json:"reconciliationOutcome,omitempty"`
 	ReconciledAt          time.Time `json:"reconciledAt"`
+	// Legs (0030) are the frozen legs of an intent whose purpose priced
+	// several recipients; absent for one payment to the treasury, so those
+	// bodies are written as before legs existed.
+	Legs []intentLegJS `json:"legs,omitempty"`
+}
+
+// intentLegJS is the stored form of an intent.Leg: addresses in base58,
+// amounts as JSON numbers (a u64 round-trips through encoding/json).
+type intentLegJS struct {
+	Role        string `json:"role"`
+	Recipient   string `json:"recipient"`
+	Destination string `json:"destination"`
+	GrossAtomic uint64 `json:"grossAtomic"`
+	FeeAtomic   uint64 `json:"feeAtomic"`
+	NetAtomic   uint64 `json:"netAtomic"`
 }
 
 // intentMismatchJS is the stored form of an intent.Mismatch.
@@ -125,6 +141,10 @@ func newIntentBody(it intent.Intent) intentBody {
 		for i, m := range it.Evidence {
 			b.Evidence[i] = intentMismatchJS{Field: m.Field, Expected: m.Expected, Actual: m.Actual}
 		}
+	}
+	for _, l := range it.Legs {
+		b.Legs = append(b.Legs, intentLegJS{Role: l.Role, Recipient: l.Recipient.String(), Destination: l.Destination.String(),
+			GrossAtomic: l.GrossAtomic, FeeAtomic: l.FeeAtomic, NetAtomic: l.NetAtomic})
 	}
 	return b
 }
@@ -168,6 +188,21 @@ func (b intentBody) intent() (intent.Intent, error) {
 			it.Evidence[i] = intent.Mismatch{Field: m.Field, Expected: m.Expected, Actual: m.Actual}
 		}
 	}
+	for i, l := range b.Legs {
+		leg := intent.Leg{Role: l.Role, GrossAtomic: l.GrossAtomic, FeeAtomic: l.FeeAtomic, NetAtomic: l.NetAtomic}
+		for _, a := range []struct {
+			name string
+			text string
+			dst  *chain.Address
+		}{{"recipient", l.Recipient, &leg.Recipient}, {"destination", l.Destination, &leg.Destination}} {
+			k, err := token2022.ParsePublicKey(a.text)
+			if err != nil {
+				return intent.Intent{}, fmt.Errorf("store: intent %s: legs[%d].%s: %w", b.ID, i, a.name, err)
+			}
+			*a.dst = k
+		}
+		it.Legs = append(it.Legs, leg)
+	}
 	return it, nil
 }
 
@@ -180,7 +215,9 @@ func nullString(s string) *string {
 }
 
 // InsertIntent implements intent.Store: CONFLICT when the id or the
-// business reference is taken.
+// business reference is taken, or when its legs repeat a role or a
+// recipient. The legs are in the body and, copied, in
+// transaction_intent_legs (0030), one row each, written here only.
 func (tx *Tx) InsertIntent(ctx context.Context, it intent.Intent) error {
 	const op = "store.InsertIntent"
 	body, err := json.Marshal(newIntentBody(it))
@@ -199,6 +236,19 @@ func (tx *Tx) InsertIntent(ctx context.Context, it intent.Intent) error {
 	}
 	if !ok {
 		return fault.E(op, fault.Conflict, "The transaction intent already exists.").With("intentId", it.ID)
+	}
+	for i, l := range it.Legs {
+		res, err := tx.idb.ExecContext(ctx, `INSERT INTO transaction_intent_legs (intent_id, leg_index, role, recipient, destination,
+			gross_atomic, fee_atomic, net_atomic) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`, it.ID, i, l.Role,
+			l.Recipient.String(), l.Destination.String(), strconv.FormatUint(l.GrossAtomic, 10), strconv.FormatUint(l.FeeAtomic, 10),
+			strconv.FormatUint(l.NetAtomic, 10))
+		ok, err := inserted(op, res, err)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fault.E(op, fault.Conflict, "The intent's legs repeat a role or a recipient.").With("intentId", it.ID).With("leg", i)
+		}
 	}
 	return nil
 }

@@ -73,6 +73,27 @@ func (tx *Tx) ProjectGet(ctx context.Context, env access.Environment, id string)
 func (tx *Tx) ProjectList(ctx context.Context, sc access.Scope, f project.Filter, before string, limit int) ([]project.Project, error) {
 	q := projectSelect + ` WHERE tenant_id = ? AND workspace_id = ? AND environment = ?`
 	args := []any{sc.TenantID, sc.WorkspaceID, string(sc.Environment)}
+	if f.ReaderUserID != "" {
+		q += ` AND (owner_user_id = ? OR visibility = 'public' OR id IN
+			(SELECT project_id FROM role_assignments WHERE workspace_id = ? AND user_id = ? AND project_id <> ''))`
+		args = append(args, f.ReaderUserID, sc.WorkspaceID, f.ReaderUserID)
+	}
+	return tx.projectPage(ctx, "store.ProjectList", q, args, f, before, limit)
+}
+
+// ProjectListPublic implements project.Store (and creator.Store): the
+// public projects of every tenant in env, newest first. The literal
+// visibility condition lets both databases use the partial indexes
+// projects_public and projects_public_owner.
+func (tx *Tx) ProjectListPublic(ctx context.Context, env access.Environment, f project.Filter, before string, limit int) ([]project.Project, error) {
+	q := projectSelect + ` WHERE visibility = 'public' AND environment = ?`
+	return tx.projectPage(ctx, "store.ProjectListPublic", q, []any{string(env)}, f, before, limit)
+}
+
+// projectPage runs q (a projectSelect with its WHERE begun) narrowed by
+// f's status, type and creator and by the keyset position before, newest
+// first, and returns up to limit projects.
+func (tx *Tx) projectPage(ctx context.Context, op, q string, args []any, f project.Filter, before string, limit int) ([]project.Project, error) {
 	if f.Status != "" {
 		q += ` AND status = ?`
 		args = append(args, string(f.Status))
@@ -85,10 +106,6 @@ func (tx *Tx) ProjectList(ctx context.Context, sc access.Scope, f project.Filter
 		q += ` AND owner_user_id = ?`
 		args = append(args, f.CreatorUserID)
 	}
-	if f.ReaderUserID != "" {
-		q += ` AND (owner_user_id = ? OR visibility = 'public')`
-		args = append(args, f.ReaderUserID)
-	}
 	if before != "" {
 		q += ` AND id < ?`
 		args = append(args, before)
@@ -97,7 +114,7 @@ func (tx *Tx) ProjectList(ctx context.Context, sc access.Scope, f project.Filter
 	args = append(args, limit)
 	var rows []projectRow
 	if err := tx.idb.NewRaw(q, args...).Scan(ctx, &rows); err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return nil, errf("store.ProjectList", err)
+		return nil, errf(op, err)
 	}
 	out := make([]project.Project, 0, len(rows))
 	for _, r := range rows {

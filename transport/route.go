@@ -205,7 +205,8 @@ type Route[T Tx] struct {
 	// AdmitFunc, when set, runs first, before the body is read, the caller is
 	// authenticated or a transaction opens, with the request and the
 	// platform's time. It refuses requests by their origin (the account
-	// routes' per-address rate) so a refused request costs nothing more.
+	// routes' per-address rate) or by their shape (the creator routes'
+	// wallet path parameter) so a refused request costs nothing more.
 	AdmitFunc func(r *http.Request, now time.Time) error
 	// Handle serves the route. Nil only for routes served by Raw.
 	Handle HandlerFunc[T]

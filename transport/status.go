@@ -61,6 +61,7 @@ func statusRows() []codeRow {
 		{fault.IdempotencyInProgress, http.StatusConflict, "the first request with this Idempotency-Key is still running"},
 		{fault.ResultNotReady, http.StatusConflict, "the operation has not completed yet"},
 		{fault.QuoteMismatch, http.StatusConflict, "the request differs from the quote it references"},
+		{fault.TermsMismatch, http.StatusConflict, "the terms hash differs from the content hash of the rights policy version it quotes"},
 		{fault.ReconciliationDrift, http.StatusConflict, "reconciliation found drift; the operation is held"},
 		{fault.RequiresReview, http.StatusConflict, "a person must review the operation before it continues"},
 
@@ -89,6 +90,7 @@ func statusRows() []codeRow {
 		{fault.SignatureRejected, http.StatusUnprocessableEntity, "the signature does not verify"},
 		{fault.TransactionFailed, http.StatusUnprocessableEntity, "the chain reports the transaction failed"},
 		{fault.VerificationFailed, http.StatusUnprocessableEntity, "the on-chain effects do not match the intent"},
+		{fault.StatementMismatch, http.StatusUnprocessableEntity, "the proof's statement is not bound to the caller's tenant, user and intent"},
 
 		{fault.RateLimited, http.StatusTooManyRequests, "a rate, budget or concurrency limit was reached; see Retry-After"},
 

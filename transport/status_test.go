@@ -59,6 +59,7 @@ func TestStatusOf(t *testing.T) {
 		fault.ResultNotReady:           409,
 		fault.InvalidState:             409,
 		fault.QuoteMismatch:            409,
+		fault.TermsMismatch:            409,
 		fault.ResultExpired:            410,
 		fault.QuoteExpired:             410,
 		fault.PayloadTooLarge:          413,

@@ -99,6 +99,7 @@ type Cluster struct {
 	dropNext    int
 	failNext    int
 	confirmXtra uint64
+	cctp        *CCTPConfig // InstallCCTP's receive side; nil until installed
 
 	faults simctl.Script[Fault] // by method; simctl.AnyKey for every method
 	calls  sync.Map             // method -> *atomic.Int64

@@ -96,6 +96,15 @@
 // failure logs Anchor's "AnchorError occurred. Error Code: …" line and,
 // like any failed transaction, moves nothing but the fee.
 //
+// # The CCTP V2 receive side
+//
+// InstallCCTP deploys MessageTransmitterV2 and TokenMessengerMinterV2 at
+// their real program ids; the transmitter's receive_message verifies an
+// attestation through a hook (web3/cctp/iristest's Verify), refuses a used
+// nonce as Anchor's init does (Custom(0)), writes the used-nonce account
+// and mints the amount minus the fee executed to the message's recipient
+// (cctp.go lists its accounts and errors).
+//
 // A landed transaction is processed at once, confirmed ConfirmAfter slots
 // later (plus any ConfirmDelay) and finalized FinalizeAfter slots later. The
 // clock only moves when told to: AdvanceSlots, SetEpoch, or Run in the

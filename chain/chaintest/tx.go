@@ -444,6 +444,8 @@ func (b *bank) run(prog chain.Address, accts []int, data []byte, memos *[]string
 		return b.runToken(prog, accts, data)
 	case poolProgram:
 		return b.runPool(accts, data)
+	case cctpTransmitterProgram:
+		return b.runReceiveMessage(accts, data)
 	}
 	return 0, nil, namedErr("UnsupportedProgramId")
 }

@@ -37,12 +37,45 @@
 // user's verified wallet, prices the request, then reads the cluster
 // (genesis hash -> CAIP-2, epoch, mint, blockhash) and freezes: actor,
 // network, payer and its Token-2022 ATA, the environment's treasury and
-// its ATA, mint and decimals (from the mint account), gross, transfer fee
-// and net, the fee epoch and schedule, the policy reference, the business
+// its ATA (or each leg), mint and decimals (from the mint account), gross,
+// transfer fee and net, the fee epoch and schedule, the policy reference, the business
 // reference "<purpose>:<intent id>", a reference key, the memo (the intent
 // id) and the expiry; EconomicsHash covers all of it and Submit and
 // reconciliation recompute it (and rebuild the prepared message) before
 // acting.
+//
+// # Legs
+//
+// A purpose prices either one payment to the environment's treasury
+// (Price.NetAtomic: credit_purchase) or an ordered list of legs
+// (Price.Legs, at most MaxLegs), each a PriceLeg {Role, Recipient wallet,
+// NetAtomic}: a marketplace sale splits the buyer's payment into the
+// seller's payout net of the platform fee and the platform fee to the fee
+// recipient, in one transaction, without the platform ever holding the
+// seller's money. The intent freezes each leg (Leg: role, recipient, the
+// recipient's Token-2022 associated token account for the mint, gross,
+// transfer fee, net), each grossed up on its own because the mint
+// withholds its fee per transfer instruction (freezeLegs); the intent's
+// GrossAtomic, FeeAtomic and NetAtomic are then the totals, and Recipient
+// and Destination the first leg's. An intent without Legs keeps its
+// single leg to the treasury (PaymentLegs derives it), and with it the
+// canonical form, economics hash and prepared message it always had.
+//
+// Decision, a missing recipient account: every leg's destination is read
+// at creation and the intent is refused (WALLET_REQUIRED naming
+// "legs[i].recipient", with a reason) when it is missing, frozen, not the
+// recipient's account of the mint, or requires a memo it would not get;
+// the prepared transaction never creates accounts (checkDestinations
+// says why). Roles and recipients are distinct, the payer is none of
+// them, and a purpose that prices malformed legs fails with INTERNAL.
+//
+// Verification and reconciliation check every leg: the transaction's
+// token instructions are matched to the legs in order, so a missing,
+// extra, short, misdirected or wrong-mint leg is a mismatch naming it
+// ("legs[1].net", check "chain.legs[1].net"). A chain payment request
+// names one recipient, so an intent with several has none
+// (CAPABILITY_UNSUPPORTED): its prepared transaction is the only way to
+// pay it.
 //
 // Decision, gross-up: a pack price is what the treasury must receive. The
 // payer sends the smallest gross whose transfer fee at the current epoch
@@ -73,12 +106,15 @@
 // A legacy message: fee payer first, then writable non-signers (source and
 // destination token accounts), then read-only non-signers, each group in
 // order of first appearance; instructions: a Memo (MemoSq4…) carrying the
-// intent id, immediately before the transfer, and the transfer last —
+// intent id, immediately before the first transfer, and the transfers
+// last, one per leg in leg order —
 // Token-2022 TransferCheckedWithFee (26, 1, amount, decimals, fee) when the
 // mint has a TransferFeeConfig, else TransferChecked (12, amount, decimals)
-// — with accounts source (w), mint, destination (w), owner (s) and the
-// reference. No compute-budget instruction. The destination ATA must exist
-// (the treasury's accounts are provisioned once per mint).
+// — each with accounts source (w), mint, the leg's destination (w), owner
+// (s) and the reference (on every transfer: see buildMessage). No
+// compute-budget instruction. The destination ATAs must exist (the
+// treasury's accounts are provisioned once per mint; legs' are checked at
+// creation).
 //
 // # Submission and relay
 //
@@ -124,7 +160,8 @@
 // caller's: cluster, success, fee payer and signer, the transfer last and of
 // Token-2022, its accounts and amounts, the reference, the memo, and the
 // treasury account's balance change (post − pre, missing pre = 0) equal to
-// the expected net, owned by the treasury, of the mint. Any mismatch moves
+// the expected net, owned by the treasury, of the mint — for an intent
+// with Legs, every leg's transfer and its destination's change. Any mismatch moves
 // the intent to REQUIRES_REVIEW with the mismatches as evidence and credits
 // nothing. A match moves it to VERIFIED; at the purpose's threshold the
 // Settle hook runs once, in the same unit of work as the move to SETTLED.

@@ -108,17 +108,24 @@ type Intent struct {
 	// account for Mint.
 	Payer  chain.Address
 	Source chain.Address
-	// Recipient is the environment's treasury wallet; Destination its
-	// Token-2022 associated token account for Mint.
+	// Recipient is the wallet paid and Destination its Token-2022
+	// associated token account for Mint: the environment's treasury for
+	// an intent without Legs, else the first leg's recipient and account.
 	Recipient   chain.Address
 	Destination chain.Address
+	// Legs are the frozen legs of an intent whose purpose priced legs, in
+	// transfer order; nil for one payment to the treasury, whose one leg
+	// is Recipient, Destination and the amounts (PaymentLegs gives every
+	// intent's legs).
+	Legs []Leg
 	// Mint, TokenProgram and Decimals identify the asset.
 	Mint         chain.Address
 	TokenProgram chain.Address
 	Decimals     uint8
 	// GrossAtomic is what the payer sends, FeeAtomic the transfer fee
-	// withheld on it at FeeEpoch, NetAtomic what the recipient receives
-	// (GrossAtomic − FeeAtomic, the purpose's price).
+	// withheld on it at FeeEpoch, NetAtomic what the recipients receive
+	// (GrossAtomic − FeeAtomic, the purpose's price): totals over the legs,
+	// each leg's transfer being grossed up on its own.
 	GrossAtomic uint64
 	FeeAtomic   uint64
 	NetAtomic   uint64
@@ -236,9 +243,34 @@ type frozen struct {
 	RequestFingerprint string    `json:"requestFingerprint"`
 }
 
+// frozenLegs is the canonical form of an intent with legs (schema
+// intent-economics/v2): every v1 item, then the legs in transfer order.
+type frozenLegs struct {
+	frozen
+	Legs []frozenLeg `json:"legs"`
+}
+
+// frozenLeg is one leg in canonical form.
+type frozenLeg struct {
+	Role        string `json:"role"`
+	Recipient   string `json:"recipient"`
+	Destination string `json:"destination"`
+	Gross       string `json:"gross"`
+	Fee         string `json:"fee"`
+	Net         string `json:"net"`
+}
+
 // ComputeEconomicsHash returns the hex SHA-256 of the intent's frozen items in
 // canonical form. Create stores it; Submit and reconciliation recompute it
 // and refuse an intent whose stored economics no longer match.
+//
+// An intent without Legs (one payment to the treasury) hashes its
+// intent-economics/v1 form, unchanged since it was introduced, so intents
+// created before legs existed still verify. An intent with Legs hashes
+// intent-economics/v2: the v1 items (Recipient and Destination the first
+// leg's, amounts the totals) followed by every leg's role, recipient,
+// destination, gross, fee and net, in order. The schema name is hashed
+// too, so neither form can pass for the other.
 func ComputeEconomicsHash(it Intent) string {
 	u := func(v uint64) string { return strconv.FormatUint(v, 10) }
 	f := frozen{
@@ -253,7 +285,18 @@ func ComputeEconomicsHash(it Intent) string {
 		HasTransferFee: it.HasTransferFee, Reference: it.Reference.String(), Memo: it.Memo,
 		ExpiresAt: it.ExpiresAt.UTC().Format(time.RFC3339Nano), RequestFingerprint: it.RequestFingerprint,
 	}
-	b, _ := json.Marshal(f)
+	var b []byte
+	if len(it.Legs) == 0 {
+		b, _ = json.Marshal(f)
+	} else {
+		f.Schema = "intent-economics/v2"
+		fl := frozenLegs{frozen: f, Legs: make([]frozenLeg, len(it.Legs))}
+		for i, l := range it.Legs {
+			fl.Legs[i] = frozenLeg{Role: l.Role, Recipient: l.Recipient.String(), Destination: l.Destination.String(),
+				Gross: u(l.GrossAtomic), Fee: u(l.FeeAtomic), Net: u(l.NetAtomic)}
+		}
+		b, _ = json.Marshal(fl)
+	}
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }
@@ -289,20 +332,34 @@ func integrity(op string, it Intent) error {
 }
 
 // buildMessage builds the prepared transaction's message from the frozen
-// items: a Memo with the intent id immediately before the transfer, and the
-// transfer last (TransferCheckedWithFee when the mint has a transfer fee
-// config, else TransferChecked) with accounts source (w), mint,
-// destination (w), owner (s) and the reference as a read-only non-signer.
+// items: a Memo with the intent id immediately before the first transfer,
+// then one transfer per leg in leg order, the transfers last
+// (TransferCheckedWithFee of the leg's gross and fee when the mint has a
+// transfer fee config, else TransferChecked) with accounts source (w),
+// mint, the leg's destination (w), owner (s) and the reference as a
+// read-only non-signer. For an intent without Legs that is the memo and
+// the one transfer to the treasury, byte for byte as before legs existed.
+//
+// Decision, the reference on every transfer: getSignaturesForAddress
+// indexes a transaction under every account key it carries, so one
+// occurrence would do for the search; every transfer carries it anyway,
+// so each is the Solana Pay shape (exactly one account after the four
+// required ones) and verification checks every leg alike. The key is
+// listed once; each further transfer costs one index byte.
 func buildMessage(it Intent) ([]byte, error) {
-	transfer := message.TransferChecked(it.TokenProgram, it.Source, it.Mint, it.Destination, it.Payer, it.GrossAtomic, it.Decimals)
-	if it.HasTransferFee {
-		transfer = message.TransferCheckedWithFee(it.Source, it.Mint, it.Destination, it.Payer, it.GrossAtomic, it.Decimals, it.FeeAtomic)
-		// The message calls the frozen program, which creation sets to
-		// Token-2022, the one program with transfer fees.
-		transfer.ProgramID = it.TokenProgram
+	ixs := []message.Instruction{message.Memo(it.Memo)}
+	for _, l := range it.PaymentLegs() {
+		transfer := message.TransferChecked(it.TokenProgram, it.Source, it.Mint, l.Destination, it.Payer, l.GrossAtomic, it.Decimals)
+		if it.HasTransferFee {
+			transfer = message.TransferCheckedWithFee(it.Source, it.Mint, l.Destination, it.Payer, l.GrossAtomic, it.Decimals, l.FeeAtomic)
+			// The message calls the frozen program, which creation sets to
+			// Token-2022, the one program with transfer fees.
+			transfer.ProgramID = it.TokenProgram
+		}
+		transfer.Accounts = append(transfer.Accounts, message.AccountMeta{Key: it.Reference})
+		ixs = append(ixs, transfer)
 	}
-	transfer.Accounts = append(transfer.Accounts, message.AccountMeta{Key: it.Reference})
-	msg, err := message.CompileLegacy(it.Payer, it.Transaction.Blockhash, []message.Instruction{message.Memo(it.Memo), transfer})
+	msg, err := message.CompileLegacy(it.Payer, it.Transaction.Blockhash, ixs)
 	if err != nil {
 		return nil, fault.Wrap("intent.buildMessage", err)
 	}
@@ -323,13 +380,30 @@ type Review struct {
 	// Mint and Decimals identify the token.
 	Mint     string
 	Decimals uint8
-	// Payer and Recipient are wallets; Network the CAIP-2 id.
+	// Payer and Recipient are wallets (Recipient the first leg's);
+	// Network the CAIP-2 id.
 	Payer     string
 	Recipient string
 	Network   string
+	// Legs are every recipient with what it is sent and receives, in
+	// transfer order (one, the treasury, for an intent without Legs).
+	Legs []ReviewLeg
 	// ExpiresAt is the earlier of the intent's and the prepared
 	// transaction's expiry.
 	ExpiresAt time.Time
+}
+
+// ReviewLeg is one recipient on a review screen.
+type ReviewLeg struct {
+	// Role names the leg, such as "treasury", "seller" or "platform_fee".
+	Role string
+	// Recipient is the wallet paid.
+	Recipient string
+	// Pay is what the payer sends in this leg, Fee the transfer fee
+	// withheld on it and Net what the recipient receives, in user units.
+	Pay string
+	Fee string
+	Net string
 }
 
 // Review returns the review items of it.
@@ -338,10 +412,15 @@ func (it Intent) Review() Review {
 	if !it.Transaction.ExpiresAt.IsZero() && it.Transaction.ExpiresAt.Before(exp) {
 		exp = it.Transaction.ExpiresAt
 	}
-	return Review{
+	r := Review{
 		Purpose: it.Purpose, Description: it.Description, Quantity: it.Quantity,
 		Pay: FormatAtomic(it.GrossAtomic, it.Decimals), Fee: FormatAtomic(it.FeeAtomic, it.Decimals),
 		Net: FormatAtomic(it.NetAtomic, it.Decimals), Mint: it.Mint.String(), Decimals: it.Decimals,
 		Payer: it.Payer.String(), Recipient: it.Recipient.String(), Network: it.Network, ExpiresAt: exp,
 	}
+	for _, l := range it.PaymentLegs() {
+		r.Legs = append(r.Legs, ReviewLeg{Role: l.Role, Recipient: l.Recipient.String(), Pay: FormatAtomic(l.GrossAtomic, it.Decimals),
+			Fee: FormatAtomic(l.FeeAtomic, it.Decimals), Net: FormatAtomic(l.NetAtomic, it.Decimals)})
+	}
+	return r
 }

@@ -88,9 +88,35 @@ func PaymentURI(recipient chain.Address, amount string, mint, reference chain.Ad
 	return b.String()
 }
 
-// Requirements lists what verification demands of a payment for it.
+// Requirements lists what verification demands of a payment for it. For
+// an intent with Legs, the transfer items are listed per leg, in transfer
+// order, under the names its mismatches take ("legs[1].net").
 func Requirements(it Intent) []Requirement {
 	u := func(v uint64) string { return strconv.FormatUint(v, 10) }
+	if len(it.Legs) > 0 {
+		out := []Requirement{
+			{"network", it.Network},
+			{"success", "the transaction succeeds"},
+			{"payer", it.Payer.String()},
+			{"source", it.Source.String()},
+			{"mint", it.Mint.String()},
+			{"program", it.TokenProgram.String()},
+			{"instruction", "a memo, then one TransferChecked or TransferCheckedWithFee per leg in leg order, last"},
+			{"legs", u(uint64(len(it.Legs)))},
+		}
+		for i, l := range it.Legs {
+			out = append(out,
+				Requirement{legField(i, "role"), l.Role},
+				Requirement{legField(i, "recipient"), l.Recipient.String()},
+				Requirement{legField(i, "destination"), l.Destination.String()},
+				Requirement{legField(i, "amount"), u(l.GrossAtomic)},
+				Requirement{legField(i, "net"), u(l.NetAtomic)})
+		}
+		return append(out,
+			Requirement{"reference", it.Reference.String()},
+			Requirement{"memo", it.Memo},
+			Requirement{"expiresAt", it.ExpiresAt.UTC().Format(time.RFC3339)})
+	}
 	return []Requirement{
 		{"network", it.Network},
 		{"success", "the transaction succeeds"},
@@ -118,10 +144,16 @@ func Requirements(it Intent) []Requirement {
 // validator checking "received ≥ amount" would fail on a fee mint; ours
 // checks the net.)
 //
+// A Solana Pay transfer request names one recipient, so an intent that
+// pays several (MultiRecipient) has none: it is paid only by its prepared
+// transaction, which carries every leg's transfer.
+//
 // Errors: UNAUTHENTICATED; ACCESS_DENIED for an API key; NOT_FOUND;
-// QUOTE_EXPIRED when the intent has expired; CONFLICT when the intent is
-// no longer awaiting payment; VERIFICATION_FAILED when its stored
-// economics no longer match their hash.
+// CAPABILITY_UNSUPPORTED (details reason "multi_recipient_intent", legs)
+// for an intent with more than one recipient; QUOTE_EXPIRED when the
+// intent has expired; CONFLICT when the intent is no longer awaiting
+// payment; VERIFICATION_FAILED when its stored economics no longer match
+// their hash.
 func (s *Service) RequestPayment(ctx context.Context, p *access.Principal, id string) (PaymentRequest, error) {
 	const op = "intent.RequestPayment"
 	actor, err := actorOf(op, p)
@@ -136,6 +168,10 @@ func (s *Service) RequestPayment(ctx context.Context, p *access.Principal, id st
 		}
 		if err := owned(op, it, actor); err != nil {
 			return err
+		}
+		if it.MultiRecipient() {
+			return fault.E(op, fault.CapabilityUnsupported, "a chain payment request names one recipient; this intent pays several "+
+				"and is paid only by its prepared transaction").With("reason", ReasonMultiRecipient).With("legs", len(it.PaymentLegs()))
 		}
 		if pr, err := st.PaymentRequestByIntent(ctx, it.ID); err == nil {
 			out = pr
@@ -167,6 +203,10 @@ func (s *Service) RequestPayment(ctx context.Context, p *access.Principal, id st
 	}
 	return out, nil
 }
+
+// ReasonMultiRecipient is details.reason of the CAPABILITY_UNSUPPORTED
+// that RequestPayment answers for an intent with more than one recipient.
+const ReasonMultiRecipient = "multi_recipient_intent"
 
 // paymentRequest derives the payment request of it.
 func paymentRequest(it Intent, id, label string, now time.Time) PaymentRequest {

@@ -28,16 +28,32 @@ type PriceInput struct {
 	Actor Actor
 	// Request is the caller's request; Wallet is already verified.
 	Request Request
+	// Treasury is the actor's environment's treasury wallet, for a
+	// purpose that pays it as one of several legs (a platform fee).
+	Treasury chain.Address
 }
 
 // Price is a purpose's economics for one request. The intent domain adds
 // the chain's part (transfer fee, gross amount, accounts) and freezes it.
+//
+// A purpose prices either one payment to the environment's treasury
+// (NetAtomic, Legs empty: credit_purchase) or an ordered list of legs,
+// each paying its own recipient (Legs, NetAtomic zero: a sale split into
+// the seller's payout and the platform fee). Setting both is a bug of the
+// purpose (INTERNAL).
 type Price struct {
 	// Mint is the payment mint; it must be a Token-2022 mint.
 	Mint chain.Address
-	// NetAtomic is what the recipient must receive, in the mint's atomic
-	// units, after any transfer fee.
+	// NetAtomic is what the treasury must receive, in the mint's atomic
+	// units, after any transfer fee, when Legs is empty; zero otherwise.
 	NetAtomic uint64
+	// Legs are the recipients, in transfer order, 1 to MaxLegs of them,
+	// with distinct roles and recipients, none the payer and each a
+	// positive net; every recipient must already hold its Token-2022
+	// associated token account for Mint (Create refuses the intent with
+	// WALLET_REQUIRED otherwise). Empty means one leg to the treasury of
+	// NetAtomic.
+	Legs []PriceLeg
 	// Quantity is what is bought, in the purpose's unit (credits for
 	// credit_purchase), as a canonical decimal string.
 	Quantity string

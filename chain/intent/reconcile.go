@@ -199,6 +199,15 @@ func (c *checklist) outcome() ReconciliationOutcome {
 //   - chain.gross (the transfer's amount), chain.net (what the treasury's
 //     account gained, post − pre), chain.fee (gross − net, the fee
 //     withheld) against the frozen gross, net and fee (drift).
+//   - for an intent with Legs, in place of the transfer checks above:
+//     chain.legs (one token instruction per leg), chain.instruction (the
+//     transfers last, one after another), chain.memo (immediately before
+//     the first), then for each leg i chain.legs[i].program,
+//     .instruction, .source, .mint, .destination, .recipient (the leg's
+//     recipient owns its destination), .reference, .decimals (review)
+//     and chain.legs[i].gross, .net, .fee (drift); a missing leg is
+//     chain.legs[i].instruction "missing" and a token instruction beyond
+//     the legs chain.legs[i] (review).
 //   - settlement.movements: exactly one movement (review: none means the
 //     effect is missing, two mean it was applied twice).
 //   - settlement.scope: that movement is in the intent's tenant,
@@ -251,6 +260,10 @@ func compareChain(c *checklist, it Intent, rec ChainRecord) {
 		}
 	}
 	c.add("chain.signer", it.Payer.String(), signer, review)
+	if len(it.Legs) > 0 {
+		compareLegs(c, it, tx)
+		return
+	}
 
 	n := len(tx.Instructions)
 	if n == 0 {
@@ -323,6 +336,95 @@ func compareChain(c *checklist, it Intent, rec ChainRecord) {
 		c.add("chain.fee", u(it.FeeAtomic), diff(tk.Amount, post.Amount-before), drift)
 	} else {
 		c.add("chain.fee", u(it.FeeAtomic), "unknown", drift)
+	}
+}
+
+// compareLegs adds the transfer checks of an intent with Legs, each
+// leg's named chain.legs[i].<check>.
+func compareLegs(c *checklist, it Intent, tx chain.Transaction) {
+	u := func(v uint64) string { return strconv.FormatUint(v, 10) }
+	tokens := tokenInstructions(tx)
+	c.add("chain.legs", u(uint64(len(it.Legs))), u(uint64(len(tokens))), review)
+	layout := "transfers last"
+	if !transfersLast(tx, tokens) {
+		layout = "other instructions among or after the transfers"
+	}
+	c.add("chain.instruction", "transfers last", layout, review)
+	memo := "absent"
+	if len(tokens) > 0 && tokens[0] > 0 && isMemoProgram(tx.Instructions[tokens[0]-1].ProgramID) {
+		memo = string(tx.Instructions[tokens[0]-1].Data)
+	} else if it.Origin == OriginReference {
+		memo = it.Memo
+	}
+	c.add("chain.memo", it.Memo, memo, review)
+	for i := range max(len(it.Legs), len(tokens)) {
+		name := func(check string) string { return "chain." + legField(i, check) }
+		switch {
+		case i >= len(tokens):
+			c.add(name("instruction"), "TransferChecked or TransferCheckedWithFee", "missing", review)
+			continue
+		case i >= len(it.Legs):
+			c.add(name(""), "absent", "token instruction "+u(uint64(tokens[i])), review)
+			continue
+		}
+		l, ix := it.Legs[i], tx.Instructions[tokens[i]]
+		c.add(name("program"), it.TokenProgram.String(), ix.ProgramID.String(), review)
+		tk, ok := message.DecodeTransfer(ix.Data)
+		kind := "other"
+		switch {
+		case ok && tk.WithFee:
+			kind = "TransferCheckedWithFee"
+		case ok:
+			kind = "TransferChecked"
+		}
+		c.addIf(name("instruction"), "TransferChecked or TransferCheckedWithFee", kind, ok, review)
+		acct := func(k int) string {
+			if k < len(ix.Accounts) {
+				return ix.Accounts[k].String()
+			}
+			return "missing"
+		}
+		c.add(name("source"), it.Source.String(), acct(0), review)
+		post, pre := tokenBalances(tx, l.Destination)
+		mint := acct(1)
+		if post != nil && post.Mint != it.Mint {
+			mint = post.Mint.String()
+		}
+		c.add(name("mint"), it.Mint.String(), mint, review)
+		c.add(name("destination"), l.Destination.String(), acct(2), review)
+		owner := "missing"
+		if post != nil {
+			owner = post.Owner.String()
+		}
+		c.add(name("recipient"), l.Recipient.String(), owner, review)
+		refs := "missing"
+		if len(ix.Accounts) > 4 {
+			parts := make([]string, 0, len(ix.Accounts)-4)
+			for _, a := range ix.Accounts[4:] {
+				parts = append(parts, a.String())
+			}
+			refs = strings.Join(parts, ",")
+		}
+		c.add(name("reference"), it.Reference.String(), refs, review)
+		if !ok {
+			continue
+		}
+		c.add(name("decimals"), u(uint64(it.Decimals)), u(uint64(tk.Decimals)), review)
+		c.add(name("gross"), u(l.GrossAtomic), u(tk.Amount), drift)
+		if post == nil {
+			c.add(name("net"), u(l.NetAtomic), "missing", review)
+			continue
+		}
+		var before uint64
+		if pre != nil {
+			before = pre.Amount
+		}
+		c.add(name("net"), u(l.NetAtomic), diff(post.Amount, before), drift)
+		if post.Amount >= before {
+			c.add(name("fee"), u(l.FeeAtomic), diff(tk.Amount, post.Amount-before), drift)
+		} else {
+			c.add(name("fee"), u(l.FeeAtomic), "unknown", drift)
+		}
 	}
 }
 

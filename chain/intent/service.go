@@ -194,10 +194,14 @@ func network(ctx context.Context, op string, c ChainClient) (string, error) {
 // naming "recipient" or "amount" when the caller sent either, "purpose"
 // for an unknown purpose, "wallet", "mint" or "credits" for malformed or
 // unoffered values (also a mint that is not an initialized, transferable
-// Token-2022 mint); WALLET_REQUIRED when the wallet is not a verified
-// wallet of the user; INVALID_AMOUNT when no payment covers the price
-// after the transfer fee; SERVICE_UNAVAILABLE without a configured
-// cluster; PROVIDER_UNAVAILABLE when the cluster cannot be read.
+// Token-2022 mint), and "wallet" when the payer is one of the legs'
+// recipients; WALLET_REQUIRED when the wallet is not a verified wallet of
+// the user, or (details field "legs[i].recipient", role and reason) when
+// a leg's recipient has no usable token account for the mint
+// (checkDestinations); INVALID_AMOUNT when no payment covers the price
+// after the transfer fee; INTERNAL when the purpose priced malformed legs
+// (checkPriceLegs); SERVICE_UNAVAILABLE without a configured cluster;
+// PROVIDER_UNAVAILABLE when the cluster cannot be read.
 func (s *Service) Create(ctx context.Context, p *access.Principal, req Request) (Intent, error) {
 	it, err := s.Prepare(ctx, p, req)
 	if err != nil {
@@ -248,9 +252,12 @@ func (s *Service) Prepare(ctx context.Context, p *access.Principal, req Request)
 	if err != nil {
 		return Intent{}, err
 	}
-	price, err := purpose.Price(ctx, PriceInput{Actor: actor, Request: req})
+	price, err := purpose.Price(ctx, PriceInput{Actor: actor, Request: req, Treasury: envc.Treasury})
 	if err != nil {
 		return Intent{}, fault.Wrap(op, err)
+	}
+	if err := checkPriceLegs(op, price, payer); err != nil {
+		return Intent{}, err
 	}
 
 	// Chain reads, outside any unit of work.
@@ -267,19 +274,33 @@ func (s *Service) Prepare(ctx context.Context, p *access.Principal, req Request)
 	if err != nil {
 		return Intent{}, chainErr(op, "epochInfo", err)
 	}
-	bh, err := c.GetLatestBlockhash(ctx, chain.Confirmed)
-	if err != nil {
-		return Intent{}, chainErr(op, "latestBlockhash", err)
-	}
 
 	var schedule token2022.TransferFee
 	feeCfg, hasFee := mint.TransferFeeConfig()
 	if hasFee {
 		schedule = feeCfg.EpochFee(epoch.Epoch)
 	}
-	gross, fee, err := GrossUp(price.NetAtomic, schedule)
+	recipient, net := envc.Treasury, price.NetAtomic
+	var legs []Leg
+	var gross, fee uint64
+	if len(price.Legs) == 0 {
+		if gross, fee, err = GrossUp(net, schedule); err != nil {
+			return Intent{}, fault.Wrap(op, err)
+		}
+	} else {
+		if legs, gross, fee, net, err = freezeLegs(op, price.Legs, price.Mint, schedule); err != nil {
+			return Intent{}, err
+		}
+		if err := checkDestinations(ctx, op, c, price.Mint, legs); err != nil {
+			return Intent{}, err
+		}
+		recipient = legs[0].Recipient
+	}
+	// The blockhash last, so that the prepared transaction lives as long
+	// as it can.
+	bh, err := c.GetLatestBlockhash(ctx, chain.Confirmed)
 	if err != nil {
-		return Intent{}, fault.Wrap(op, err)
+		return Intent{}, chainErr(op, "latestBlockhash", err)
 	}
 
 	now := s.cfg.Clock.Now().UTC()
@@ -290,9 +311,9 @@ func (s *Service) Prepare(ctx context.Context, p *access.Principal, req Request)
 		Quantity: price.Quantity, Description: price.Description, Policy: price.Policy,
 		Network: netID,
 		Payer:   payer, Source: token2022.AssociatedTokenAddress(payer, price.Mint),
-		Recipient: envc.Treasury, Destination: token2022.AssociatedTokenAddress(envc.Treasury, price.Mint),
+		Recipient: recipient, Destination: token2022.AssociatedTokenAddress(recipient, price.Mint), Legs: legs,
 		Mint: price.Mint, TokenProgram: token2022.ProgramID(), Decimals: mint.Decimals,
-		GrossAtomic: gross, FeeAtomic: fee, NetAtomic: price.NetAtomic, FeeEpoch: epoch.Epoch,
+		GrossAtomic: gross, FeeAtomic: fee, NetAtomic: net, FeeEpoch: epoch.Epoch,
 		TransferFee: schedule, HasTransferFee: hasFee,
 		Reference: DeriveReference(s.cfg.ReferenceKey, id), Memo: id,
 		CreatedAt: now, ExpiresAt: now.Add(s.cfg.TTL),

@@ -94,6 +94,17 @@
 // payer is funded with 1 SOL on every start (examples/x402buy buys one).
 // The cluster lives in memory: each start deploys new mints and a new
 // pool.
+//
+// Cross-chain transfers. -cctp-sim (off by default; needs -chain-sim)
+// starts a loopback EVM node (web3/cctp/evmtest: Base Sepolia's chain id,
+// CCTP domain 6 and testnet CCTP V2 contracts) and a loopback attestation
+// service (web3/cctp/iristest, on Iris's V2 wire, attesting a burn on its
+// third lookup), and sets up on the cluster a USDC mint, the CCTP V2
+// receive side and the demo wallet's USDC token account. The test
+// environment's cross-chain transfers read them through their adapters;
+// the readiness job proves them at start, so GET /api/v1/web3/capabilities
+// with the demo test key shows cross_chain_transfers configured, verified
+// and enabled. Without the flag it shows not_configured.
 package main
 
 import (
@@ -170,6 +181,7 @@ func run() error {
 	providerAdvance := flag.Duration("provider-sim-advance", 3*time.Second, "how long each simulated music task stays in a stage")
 	chainSim := flag.Bool("chain-sim", true, "start the loopback Solana cluster (a deployed mint, sale and swap pool) and its Jupiter aggregator for the test environment")
 	chainSlot := flag.Duration("chain-sim-slot", 400*time.Millisecond, "the simulated cluster's slot time")
+	cctpSim := flag.Bool("cctp-sim", false, "start the loopback EVM node and CCTP attestation service for the test environment's cross-chain transfers (needs -chain-sim)")
 	flag.Parse()
 
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -206,7 +218,7 @@ func run() error {
 		return err
 	}
 	sims, err := startSimulators(ctx, simOptions{stripe: *stripeSim, providers: *providerSim, advance: *providerAdvance,
-		chain: *chainSim, slot: *chainSlot, secret: key}, *data, log)
+		chain: *chainSim, slot: *chainSlot, cctp: *cctpSim, secret: key}, *data, log)
 	if err != nil {
 		return err
 	}

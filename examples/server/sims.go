@@ -15,6 +15,8 @@ import (
 	"github.com/creatormusic/platform"
 	"github.com/creatormusic/platform/billing/stripepay"
 	"github.com/creatormusic/platform/billing/stripetest"
+	"github.com/creatormusic/platform/chain"
+	"github.com/creatormusic/platform/chain/token2022"
 	"github.com/creatormusic/platform/generation"
 	"github.com/creatormusic/platform/generation/credential"
 	"github.com/creatormusic/platform/generation/providera"
@@ -41,6 +43,10 @@ type simOptions struct {
 	chain bool
 	// slot is the simulated cluster's slot time.
 	slot time.Duration
+	// cctp starts the loopback EVM node and attestation service for the
+	// test environment's cross-chain transfers, with their receive side
+	// on the cluster (needs chain).
+	cctp bool
 	// secret is the host's master secret, which seals the
 	// payment-required protocol's fee payer at rest.
 	secret []byte
@@ -61,6 +67,8 @@ type simulators struct {
 	chain *chainSim
 	// chainEnv is the test environment's chain configuration.
 	chainEnv platform.ChainEnvironment
+	// cctp is the cross-chain transfer set-up.
+	cctp *cctpSim
 }
 
 // startSimulators starts the simulators o asks for; data is the host's
@@ -93,8 +101,20 @@ func startSimulators(ctx context.Context, o simOptions, data string, log *slog.L
 			return s, err
 		}
 	}
+	if o.cctp && !o.chain {
+		return s, errors.New("-cctp-sim needs -chain-sim: the mint is verified on the simulated cluster")
+	}
 	if o.chain {
 		if s.chain, s.chainEnv, err = startChainSim(ctx, o.slot, data, o.secret); err != nil {
+			return s, err
+		}
+	}
+	if o.cctp {
+		var wallet chain.Address
+		if wallet, err = token2022.ParsePublicKey(s.chain.wallet); err != nil {
+			return s, err
+		}
+		if s.cctp, s.chainEnv.CCTP, err = startCCTPSim(s.chain.cluster, wallet); err != nil {
 			return s, err
 		}
 	}
@@ -188,6 +208,8 @@ func (s *simulators) close() {
 	if s.stripe != nil {
 		s.stripe.Close()
 	}
+	s.cctp.close()
+	s.cctp = nil
 	s.chain.close()
 	s.chain = nil
 }
@@ -208,7 +230,8 @@ type serviceMap struct {
 
 // simService is one simulator the host started.
 type simService struct {
-	// Name is stripe, provider-a, provider-b, solana or jupiter.
+	// Name is stripe, provider-a, provider-b, solana, jupiter, evm or
+	// attestations.
 	Name string `json:"name"`
 	// URL is where it listens on loopback.
 	URL string `json:"url"`
@@ -222,6 +245,8 @@ type simService struct {
 	// Swap is the swap set-up the aggregator routes through (jupiter
 	// only).
 	Swap *swapDeployment `json:"swap,omitempty"`
+	// CCTP is the cross-chain transfer set-up (evm only).
+	CCTP *cctpDeployment `json:"cctp,omitempty"`
 }
 
 // chainDeployment is what the host deployed on the simulated cluster.
@@ -269,6 +294,9 @@ func (s *simulators) services(base string) serviceMap {
 			About: "Jupiter swap API (quotes, swap instructions) over the cluster's pool: the test environment's route provider",
 			Swap:  s.chain.swap.deployment()})
 	}
+	if s.cctp != nil {
+		m.Simulators = append(m.Simulators, s.cctp.services()...)
+	}
 	return m
 }
 
@@ -296,6 +324,9 @@ func (m serviceMap) print(w io.Writer) {
 		}
 		if s.Swap != nil {
 			s.Swap.print(w)
+		}
+		if s.CCTP != nil {
+			s.CCTP.print(w)
 		}
 	}
 }

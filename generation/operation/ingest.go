@@ -56,6 +56,13 @@ func (s *Service) ingest(ctx context.Context, ref jobRef) error {
 		return nil
 	}
 	out := o.Snapshot.Outputs[ref.Slot]
+	// The attempt that delivered the outputs names the provider the
+	// asset's provenance records; the unit below checks that it is still
+	// the operation's current one.
+	delivered, err := read.GenerationAttemptGet(ctx, o.CurrentAttemptID)
+	if err != nil {
+		return err
+	}
 	media, err := s.cfg.Fetcher.Fetch(ctx, out.AudioURL)
 	if err != nil {
 		return err
@@ -65,6 +72,7 @@ func (s *Service) ingest(ctx context.Context, ref jobRef) error {
 		Scope:   asset.Scope{TenantID: o.Scope.TenantID, WorkspaceID: o.Scope.WorkspaceID, Environment: string(o.Scope.Environment)},
 		Creator: asset.Creator{UserID: o.CreatedByUserID, KeyID: o.CreatedByKeyID},
 		Body:    media.Body, DeclaredType: "audio/mpeg", Filename: fmt.Sprintf("%s-%d.mp3", o.ID, ref.Slot+1), Origin: asset.Generated,
+		Lineage: asset.Lineage{Provider: string(delivered.Provider), Model: o.Request.Model, OperationID: o.ID},
 	}
 	_, err = s.cfg.Assets.Upload(ctx, read, in, func(ctx context.Context, insert func(asset.Store) (asset.Asset, error)) error {
 		return s.cfg.IngestRunFunc(ctx, func(st IngestStore) error {
@@ -91,6 +99,11 @@ func (s *Service) ingest(ctx context.Context, ref jobRef) error {
 			a, err := st.GenerationAttemptGet(ctx, o.CurrentAttemptID)
 			if err != nil {
 				return err
+			}
+			if a.ID != delivered.ID {
+				// Not the attempt the provenance names: the job runs again
+				// and reads the current one.
+				return fmt.Errorf("ingest %s: the current attempt changed during ingestion", o.ID)
 			}
 			_, err = s.commit(ctx, st, o, next, effects, a)
 			return err

@@ -2,9 +2,11 @@ package storetest
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -120,6 +122,98 @@ func exerciseIntent(t *testing.T, open Opener) {
 		}
 		if diff := cmp.Diff(full, get(t, db, full.ID)); diff != "" {
 			t.Fatalf("a refused insert changed the intent:\n%s", diff)
+		}
+	})
+
+	t.Run("Legs", func(t *testing.T) {
+		db, _ := setup(t)
+		// legRows reads the copied rows of an intent, in leg order.
+		legRows := func(t *testing.T, id string) []string {
+			t.Helper()
+			var rows []struct {
+				Index       int    `bun:"leg_index"`
+				Role        string `bun:"role"`
+				Recipient   string `bun:"recipient"`
+				Destination string `bun:"destination"`
+				Gross       string `bun:"gross_atomic"`
+				Fee         string `bun:"fee_atomic"`
+				Net         string `bun:"net_atomic"`
+			}
+			if err := db.Read().IDB().NewRaw(`SELECT leg_index, role, recipient, destination, CAST(gross_atomic AS TEXT) AS gross_atomic,
+				CAST(fee_atomic AS TEXT) AS fee_atomic, CAST(net_atomic AS TEXT) AS net_atomic FROM transaction_intent_legs
+				WHERE intent_id = ? ORDER BY leg_index`, id).Scan(ctx, &rows); err != nil && !errors.Is(err, sql.ErrNoRows) {
+				t.Fatal(err)
+			}
+			var out []string
+			for _, r := range rows {
+				out = append(out, fmt.Sprintf("%d %s %s %s %s/%s/%s", r.Index, r.Role, r.Recipient, r.Destination, r.Gross, r.Fee, r.Net))
+			}
+			return out
+		}
+		split := freshIntent("txi_split", Epoch)
+		split.Purpose, split.BusinessReference = "split_sale", "split_sale:txi_split"
+		split.Legs = sampleLegs(split)
+		insert(t, db, split)
+		// Every read path returns the legs.
+		if diff := cmp.Diff(split, get(t, db, split.ID)); diff != "" {
+			t.Fatalf("round trip (-stored +read):\n%s", diff)
+		}
+		var locked intent.Intent
+		if err := db.InTx(ctx, func(tx *store.Tx) (err error) { locked, err = tx.LockIntent(ctx, split.ID); return err }); err != nil {
+			t.Fatal(err)
+		}
+		listed, err := db.Read().IntentsToReconcile(ctx, 10)
+		if err != nil || len(listed) != 1 {
+			t.Fatalf("listed %d, %v", len(listed), err)
+		}
+		for _, got := range []intent.Intent{locked, listed[0]} {
+			if diff := cmp.Diff(split, got); diff != "" {
+				t.Fatalf("read (-stored +read):\n%s", diff)
+			}
+		}
+		want := []string{
+			"0 seller " + split.Recipient.String() + " " + split.Destination.String() + " 18446744073709551615/9223372036854775808/9223372036854775807",
+			"1 platform_fee " + testAddress(6).String() + " " + testAddress(7).String() + " 10201/201/10000",
+		}
+		if got := legRows(t, split.ID); !cmp.Equal(got, want) {
+			t.Fatalf("leg rows = %v, want %v", got, want)
+		}
+		// An update rewrites the body and leaves the frozen rows alone.
+		next := split
+		next.Version, next.State = 2, intent.StateSubmitted
+		if err := update(db, next, 1); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(next, get(t, db, split.ID)); diff != "" || !cmp.Equal(legRows(t, split.ID), want) {
+			t.Fatalf("after update: %s %v", diff, legRows(t, split.ID))
+		}
+		// One payment to the treasury has no legs: no rows, no "legs" in
+		// its body, which is written as before legs existed.
+		single := freshIntent("txi_single", Epoch)
+		insert(t, db, single)
+		var body string
+		if err := db.Read().IDB().NewRaw(`SELECT body FROM transaction_intents WHERE id = ?`, single.ID).Scan(ctx, &body); err != nil {
+			t.Fatal(err)
+		}
+		if got := get(t, db, single.ID); got.Legs != nil || strings.Contains(body, `"legs"`) || len(legRows(t, single.ID)) != 0 {
+			t.Fatalf("single payment: legs %v, body %s, rows %v", got.Legs, body, legRows(t, single.ID))
+		}
+		// Roles and recipients are unique within an intent: nothing is stored.
+		for _, dup := range []func(ls []intent.Leg){
+			func(ls []intent.Leg) { ls[1].Role = ls[0].Role },
+			func(ls []intent.Leg) { ls[1].Recipient = ls[0].Recipient },
+		} {
+			bad := freshIntent("txi_dup", Epoch)
+			bad.BusinessReference = "split_sale:txi_dup"
+			bad.Legs = sampleLegs(bad)
+			dup(bad.Legs)
+			err := db.InTx(ctx, func(tx *store.Tx) error { return tx.InsertIntent(ctx, bad) })
+			if !fault.Is(err, fault.Conflict) {
+				t.Fatalf("duplicate leg = %v, want CONFLICT", err)
+			}
+			if _, err := db.Read().Intent(ctx, bad.ID); !fault.Is(err, fault.NotFound) {
+				t.Fatalf("a refused intent was stored: %v", err)
+			}
 		}
 	})
 
@@ -613,7 +707,17 @@ func sampleIntent(id string, at time.Time) intent.Intent {
 	it.ReconciliationID = "rec_" + id
 	it.ReconciliationOutcome = intent.OutcomeDriftDetected
 	it.ReconciledAt = it.CreatedAt.Add(5*time.Minute + 1)
+	it.Legs = sampleLegs(it)
 	return it
+}
+
+// sampleLegs are two legs of it: the first to its recipient and
+// destination, amounts up to the u64 maximum.
+func sampleLegs(it intent.Intent) []intent.Leg {
+	return []intent.Leg{
+		{Role: "seller", Recipient: it.Recipient, Destination: it.Destination, GrossAtomic: 1<<64 - 1, FeeAtomic: 1 << 63, NetAtomic: 1<<63 - 1},
+		{Role: "platform_fee", Recipient: testAddress(6), Destination: testAddress(7), GrossAtomic: 10_201, FeeAtomic: 201, NetAtomic: 10_000},
+	}
 }
 
 // samplePaymentRequest is the payment request of it with every field set.

@@ -36,6 +36,12 @@ func Exercise(t *testing.T, open Opener) {
 	t.Run("Intent", func(t *testing.T) { exerciseIntent(t, open) })
 	t.Run("Sound", func(t *testing.T) { exerciseSound(t, open) })
 	t.Run("Project", func(t *testing.T) { exerciseProject(t, open) })
+	t.Run("Submission", func(t *testing.T) { exerciseSubmission(t, open) })
+	t.Run("Creator", func(t *testing.T) { exerciseCreator(t, open) })
+	t.Run("ZK", func(t *testing.T) { exerciseZK(t, open) })
+	t.Run("ProjectMembers", func(t *testing.T) { exerciseProjectMembers(t, open) })
+	t.Run("CCTP", func(t *testing.T) { exerciseCCTP(t, open) })
+	t.Run("Marketplace", func(t *testing.T) { exerciseMarketplace(t, open) })
 	t.Run("X402", func(t *testing.T) { exerciseX402(t, open) })
 	t.Run("Outbox", func(t *testing.T) { exerciseOutbox(t, open) })
 }

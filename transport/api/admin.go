@@ -92,11 +92,11 @@ type AuditActor struct {
 
 // AuditTarget is what an audit event acted on: a user (id: the user id), a
 // workspace, an invitation (id: the invited email), a subscription, a
-// policy (id: the policy id, such as fees.marketplace) or a project (id:
-// the project id).
+// policy (id: the policy id, such as fees.marketplace), a project (id:
+// the project id) or a submission (id: the submission id).
 type AuditTarget struct {
 	// Type is the kind of resource acted on.
-	Type string `json:"type" example:"user" enum:"user,workspace,invitation,subscription,policy,project"`
+	Type string `json:"type" example:"user" enum:"user,workspace,invitation,subscription,policy,project,submission"`
 	// ID is the id of the resource acted on.
 	ID string `json:"id" example:"usr_01jd0000000000000000000001"`
 }

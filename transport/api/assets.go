@@ -32,7 +32,7 @@ type AssetView struct {
 	SHA256    string `json:"sha256" doc:"Lowercase hex SHA-256 of the content; the content's ETag." example:"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"`
 	// Claimed holds the audio parameters the file's header claims.
 	Claimed  AssetClaims `json:"claimed" doc:"The audio parameters the file's header claims, read without decoding: claims, not measurements. A header can claim an hour over a few kilobytes of audio, or a few seconds over an hour of it; sound operations count what they decode against their own bound whatever is claimed here (analysis measures the real duration)."`
-	Origin   string      `json:"origin" doc:"Provenance of the bytes." enum:"uploaded,generated,derived" example:"uploaded"`
+	Origin   string      `json:"origin" doc:"How the bytes came to be; the asset's provenance route tells more. No route makes a remixed asset yet." enum:"uploaded,generated,derived,remixed" example:"uploaded"`
 	Filename string      `json:"filename" doc:"The client's file name, sanitized; empty when none was sent." example:"take-1.wav"`
 	// CreatedBy is who created the asset.
 	CreatedBy AssetCreator `json:"createdBy"`

@@ -7,9 +7,11 @@ import (
 	"github.com/creatormusic/platform/billing"
 	"github.com/creatormusic/platform/chain/intent"
 	"github.com/creatormusic/platform/chain/wallet"
+	"github.com/creatormusic/platform/creator"
 	"github.com/creatormusic/platform/generation/credential"
 	"github.com/creatormusic/platform/generation/operation"
 	"github.com/creatormusic/platform/ledger"
+	"github.com/creatormusic/platform/marketplace"
 	"github.com/creatormusic/platform/outbox"
 	"github.com/creatormusic/platform/plan"
 	"github.com/creatormusic/platform/policy"
@@ -19,7 +21,9 @@ import (
 	"github.com/creatormusic/platform/token"
 	"github.com/creatormusic/platform/token/sale"
 	"github.com/creatormusic/platform/transport"
+	"github.com/creatormusic/platform/web3/cctp"
 	"github.com/creatormusic/platform/web3/x402"
+	"github.com/creatormusic/platform/web3/zk"
 )
 
 // Tx is the unit of work a handler runs in: the engine's (transport.Tx)
@@ -49,10 +53,12 @@ type Tx interface {
 	billing.ActivateStore
 	billing.CancelStore
 	billing.WebhookStore
+	creator.Store
 	credential.Store
 	credential.ObservationReader
 	intent.Store
 	ledger.Store
+	marketplace.Store
 	outbox.Store
 	operation.AcceptStore
 	operation.CancelStore
@@ -62,12 +68,16 @@ type Tx interface {
 	plan.Store
 	policy.Store
 	project.Store
+	project.SubmitStore
+	project.MemberStore
 	sale.Store
 	sound.Store
 	swap.Store
 	swap.SubmitStore
 	token.Store
 	wallet.Store
+	zk.Store
+	cctp.Store
 	x402.Store
 }
 

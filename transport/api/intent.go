@@ -62,18 +62,59 @@ type ReviewView struct {
 	Decimals int `json:"decimals" example:"9"`
 	// Payer is the verified wallet that pays (base58).
 	Payer string `json:"payer" example:"4Nd1mBQtrMJVYVfKf2PJy9NZUZdTAsp7D4xWLs4gDB4T"`
-	// Recipient is the environment's treasury wallet that receives the payment (base58).
+	// Recipient is the wallet that receives the payment (base58): the environment's treasury, or,
+	// when the payment has several recipients, the first leg's; legs lists them all.
 	Recipient string `json:"recipient" example:"Treasury11111111111111111111111111111111111"`
 	// Network is the Solana cluster, as a CAIP-2 chain id.
 	Network string `json:"network" example:"solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp"`
+	// Legs are every recipient of the payment with what it is sent and receives, in transfer
+	// order; one (the treasury) for a payment to the platform.
+	Legs []ReviewLegView `json:"legs"`
 	// ExpiresAt is when the payment offer expires.
 	ExpiresAt time.Time `json:"expiresAt"`
 }
 
+// ReviewLegView is one recipient of a payment on a review screen.
+type ReviewLegView struct {
+	// Role names the recipient's part: treasury, or a purpose's role such as seller or platform_fee.
+	Role string `json:"role" example:"seller"`
+	// Recipient is the wallet paid (base58).
+	Recipient string `json:"recipient" example:"Seller1111111111111111111111111111111111111"`
+	// Pay is what the payer sends to this recipient, in user units, a decimal string.
+	Pay string `json:"pay" example:"4.591836"`
+	// Fee is the token's transfer fee withheld on this recipient's transfer, in user units.
+	Fee string `json:"fee" example:"0.091836"`
+	// Net is what this recipient receives, in user units.
+	Net string `json:"net" example:"4.5"`
+}
+
+// IntentLegView is one frozen leg of a transaction intent: a recipient, its token account and
+// the amounts of its own transfer instruction.
+type IntentLegView struct {
+	// Role names the leg's part, stable within the intent: treasury for a payment to the platform,
+	// else the purpose's role, such as seller or platform_fee.
+	Role string `json:"role" example:"treasury"`
+	// Recipient is the wallet the leg pays (base58).
+	Recipient string `json:"recipient" example:"Treasury11111111111111111111111111111111111"`
+	// RecipientTokenAccount is the recipient's Token-2022 token account for the mint that the
+	// leg's transfer credits (base58).
+	RecipientTokenAccount string `json:"recipientTokenAccount" example:"Dst1111111111111111111111111111111111111111"`
+	// GrossAtomic is what the payer sends in this leg's transfer, in atomic units, an integer
+	// string: the leg's net plus its transfer fee.
+	GrossAtomic string `json:"grossAtomic" example:"5102040817"`
+	// FeeAtomic is the transfer fee withheld on this leg's transfer, in atomic units, an integer
+	// string; each transfer's fee is computed on its own amount.
+	FeeAtomic string `json:"feeAtomic" example:"102040817"`
+	// NetAtomic is what the recipient must receive, in atomic units, an integer string; effect
+	// verification demands exactly this.
+	NetAtomic string `json:"netAtomic" example:"5000000000"`
+}
+
 // MismatchView is one effect that differed from the intent.
 type MismatchView struct {
-	// Field names the effect that differed, such as netAmount, mint or recipient.
-	Field string `json:"field" example:"netAmount"`
+	// Field names the effect that differed, such as net, mint or recipient; for an intent with
+	// several legs, a leg's effect is named with its position, such as legs[1].net.
+	Field string `json:"field" example:"net"`
 	// Expected is the intent's value.
 	Expected string `json:"expected" example:"5000000000"`
 	// Actual is the value the chain shows.
@@ -82,7 +123,7 @@ type MismatchView struct {
 
 // ReconciliationCheckView is one comparison of a reconciliation.
 type ReconciliationCheckView struct {
-	Check    string `json:"check" example:"chain.net" doc:"What was compared: intent.economicsHash; chain.read, chain.network, chain.transaction, chain.signature, chain.success, chain.signer, chain.program, chain.instruction, chain.source, chain.mint, chain.destination, chain.recipient, chain.reference, chain.memo, chain.decimals, chain.gross, chain.net, chain.fee (the landed transaction read again at the purpose's threshold; amounts in the mint's atomic units); settlement.movements, settlement.scope, settlement.amount, settlement.balanced (the settlement's ledger movements, amounts in credits)."`
+	Check    string `json:"check" example:"chain.net" doc:"What was compared: intent.economicsHash; chain.read, chain.network, chain.transaction, chain.signature, chain.success, chain.signer, chain.program, chain.instruction, chain.source, chain.mint, chain.destination, chain.recipient, chain.reference, chain.memo, chain.decimals, chain.gross, chain.net, chain.fee (the landed transaction read again at the purpose's threshold; amounts in the mint's atomic units; for an intent with several legs, chain.legs then each leg's checks as chain.legs[i].program ... chain.legs[i].fee); settlement.movements, settlement.scope, settlement.amount, settlement.balanced (the settlement's ledger movements, amounts in credits)."`
 	Expected string `json:"expected" example:"1000000000" doc:"What the intent's frozen economics or the purpose's pricing expect."`
 	Actual   string `json:"actual" example:"999999999" doc:"What the chain or the ledger shows."`
 	Passed   bool   `json:"passed" example:"false" doc:"Whether actual agrees with expected."`
@@ -139,10 +180,14 @@ type TransactionIntentView struct {
 	Payer string `json:"payer" example:"4Nd1mBQtrMJVYVfKf2PJy9NZUZdTAsp7D4xWLs4gDB4T"`
 	// SourceTokenAccount is the payer's token account the transfer debits (base58).
 	SourceTokenAccount string `json:"sourceTokenAccount" example:"Src1111111111111111111111111111111111111111"`
-	// Recipient is the environment's treasury wallet (base58).
+	// Recipient is the wallet paid (base58): the environment's treasury, or, for an intent with
+	// several legs, the first leg's recipient.
 	Recipient string `json:"recipient" example:"Treasury11111111111111111111111111111111111"`
-	// RecipientTokenAccount is the treasury's token account the transfer credits (base58).
+	// RecipientTokenAccount is that recipient's token account the transfer credits (base58).
 	RecipientTokenAccount string `json:"recipientTokenAccount" example:"Dst1111111111111111111111111111111111111111"`
+	// Legs are the payment's recipients in transfer order, each paid by its own transfer in the
+	// one prepared transaction; a single leg (role treasury) for a payment to the platform.
+	Legs []IntentLegView `json:"legs"`
 	// Mint is the token paid with (base58 mint address).
 	Mint string `json:"mint" example:"Mint111111111111111111111111111111111111111"`
 	// TokenProgram is the mint's token program (base58), Token-2022 for mints with a transfer fee.
@@ -150,12 +195,13 @@ type TransactionIntentView struct {
 	// Decimals is the mint's decimals: an atomic amount is the user amount times 10^decimals.
 	Decimals int `json:"decimals" example:"9"`
 	// GrossAtomic is the amount the payer sends, in atomic units, an integer string: the net plus
-	// the transfer fee.
+	// the transfer fee (summed over the legs).
 	GrossAtomic string `json:"grossAtomic" example:"5102040817"`
 	// FeeAtomic is the mint's transfer fee withheld on the transfer, in atomic units, an integer
-	// string.
+	// string (summed over the legs' transfers).
 	FeeAtomic string `json:"feeAtomic" example:"102040817"`
-	// NetAtomic is what the treasury must receive, in atomic units, an integer string.
+	// NetAtomic is what the recipients must receive, in atomic units, an integer string (summed
+	// over the legs; the treasury's alone for a payment to the platform).
 	NetAtomic string `json:"netAtomic" example:"5000000000"`
 	// FeeEpoch is the epoch whose transfer fee configuration the fee was computed with.
 	FeeEpoch uint64 `json:"feeEpoch" example:"12"`
@@ -167,7 +213,7 @@ type TransactionIntentView struct {
 	// Policy is the pricing policy version that priced the intent.
 	Policy PolicyRefView `json:"policy"`
 	// EconomicsHash is the lowercase hex SHA-256 of everything the intent froze at
-	// creation (network, payer, recipient, mint, amounts, fee, policy, references and
+	// creation (network, payer, recipient and every leg, mint, amounts, fee, policy, references and
 	// expiry); submission and reconciliation recompute it before acting.
 	EconomicsHash string `json:"economicsHash" example:"5ab30000000000000000000000000000000000000000000000000000000000ff"`
 	// Transaction is the prepared transaction while the intent awaits
@@ -336,11 +382,21 @@ func intentView(it intent.Intent) TransactionIntentView {
 		Policy:        PolicyRefView{ID: it.Policy.ID, Version: it.Policy.Version, Hash: it.Policy.Hash},
 		EconomicsHash: it.EconomicsHash,
 		Review: ReviewView{Purpose: r.Purpose, Description: r.Description, Quantity: r.Quantity, Pay: r.Pay, Fee: r.Fee, Net: r.Net,
-			Mint: r.Mint, Decimals: int(r.Decimals), Payer: r.Payer, Recipient: r.Recipient, Network: r.Network, ExpiresAt: r.ExpiresAt},
+			Mint: r.Mint, Decimals: int(r.Decimals), Payer: r.Payer, Recipient: r.Recipient, Network: r.Network, ExpiresAt: r.ExpiresAt,
+			Legs: make([]ReviewLegView, 0, len(r.Legs))},
+		Legs:      []IntentLegView{},
 		Signature: optional(it.Signature), LastError: optional(string(it.LastError)), ChainError: optional(it.ChainError),
 		SendAttempts: it.SendAttempts, Evidence: []MismatchView{}, ExpiresAt: it.ExpiresAt, CreatedAt: it.CreatedAt,
 		SubmittedAt: timePtr(it.SubmittedAt), VerifiedAt: timePtr(it.VerifiedAt), SettledAt: timePtr(it.SettledAt),
 		ReconciledAt: timePtr(it.ReconciledAt), UpdatedAt: it.UpdatedAt}
+	for _, l := range r.Legs {
+		v.Review.Legs = append(v.Review.Legs, ReviewLegView{Role: l.Role, Recipient: l.Recipient, Pay: l.Pay, Fee: l.Fee, Net: l.Net})
+	}
+	for _, l := range it.PaymentLegs() {
+		v.Legs = append(v.Legs, IntentLegView{Role: l.Role, Recipient: l.Recipient.String(), RecipientTokenAccount: l.Destination.String(),
+			GrossAtomic: strconv.FormatUint(l.GrossAtomic, 10), FeeAtomic: strconv.FormatUint(l.FeeAtomic, 10),
+			NetAtomic: strconv.FormatUint(l.NetAtomic, 10)})
+	}
 	if it.State == intent.StateCreated {
 		v.Transaction = &PreparedTransactionView{UnsignedTransactionBase64: it.Transaction.UnsignedBase64(),
 			MessageBase64: base64.StdEncoding.EncodeToString(it.Transaction.Message), Blockhash: it.Transaction.Blockhash,
@@ -418,6 +474,8 @@ func exampleIntent() TransactionIntentView {
 	return TransactionIntentView{ID: "txi_0123456789abcdef0123456789abcdef", Object: "transaction_intent", Environment: "test",
 		Purpose: "credit_purchase", State: "CREATED", NetworkState: "unsent", Decimals: 9, GrossAtomic: "5102040817",
 		FeeAtomic: "102040817", NetAtomic: "5000000000", Evidence: []MismatchView{},
+		Legs:        []IntentLegView{{Role: "treasury", GrossAtomic: "5102040817", FeeAtomic: "102040817", NetAtomic: "5000000000"}},
+		Review:      ReviewView{Legs: []ReviewLegView{{Role: "treasury", Pay: "5.102040817", Fee: "0.102040817", Net: "5"}}},
 		Transaction: &PreparedTransactionView{UnsignedTransactionBase64: "AQAAAA==", MessageBase64: "AQAAAA==", ExpiresAt: t},
 		ExpiresAt:   t, CreatedAt: t, UpdatedAt: t}
 }
@@ -474,7 +532,8 @@ func intentRoutes(svc *intent.Service) []Route {
 		"reference, a label, message and the intent id as memo (spaces as %20), the atomic and display amounts, the expiry, what " +
 		"verification will require, and the URI as an SVG QR code. The QR is transport, never proof: the payment is found by its " +
 		"reference and verified from the chain. With a transfer fee, the recipient receives the amount minus the fee; the intent's " +
-		"net already accounts for it."
+		"net already accounts for it. A transfer request names one recipient, so an intent with several legs has none: 422 " +
+		"CAPABILITY_UNSUPPORTED (details.reason multi_recipient_intent); its prepared transaction is the only way to pay it."
 	return []Route{
 		user(Route{Method: http.MethodPost, Pattern: "/api/v1/transactions/intent", OperationID: "createTransactionIntent",
 			Permission: access.BillingManage, Idempotency: transport.IdempotencyRequired, OwnUnitOfWork: true, Status: http.StatusCreated,
@@ -486,7 +545,11 @@ func intentRoutes(svc *intent.Service) []Route {
 				"net after the Token-2022 transfer fee at the current epoch (the payer sends enough for the treasury to receive the pack " +
 				"price), the policy version and hash, the business reference, a unique reference account and the expiry. The prepared " +
 				"transaction carries a memo with the intent id and then the transfer (TransferCheckedWithFee when the mint has a fee) " +
-				"with the reference as a read-only account. A caller-supplied recipient or amount is 422. Needs a signed-in user " +
+				"with the reference as a read-only account. A purpose may split the payment into legs (up to 4 recipients, such as a " +
+				"seller's payout and a platform fee), each paid by its own transfer in the same transaction and grossed up for its own " +
+				"transfer fee; legs lists them and the amounts are their totals. A leg whose recipient has no usable token account " +
+				"for the mint is 422 WALLET_REQUIRED with details.field legs[i].recipient and details.reason. A caller-supplied " +
+				"recipient or amount is 422. Needs a signed-in user " +
 				"(API keys are refused) with billing.manage. Idempotency-Key is required: the same key and body return the same intent; " +
 				"another body is 409 IDEMPOTENCY_CONFLICT.",
 			Request: IntentRequest{Purpose: "credit_purchase", Credits: "500", Mint: "Mint111111111111111111111111111111111111111",
@@ -586,7 +649,8 @@ func intentRoutes(svc *intent.Service) []Route {
 			Idempotency: transport.IdempotencyNone, OwnUnitOfWork: true, Summary: "Create a chain payment request for an intent",
 			Description: chainPayDesc + " recipient and amount in the body are accepted and ignored.",
 			Request:     ChainPayRequestBody{TransactionIntentID: "txi_0123456789abcdef0123456789abcdef"},
-			Response:    exampleChainPay(), Errors: []string{string(fault.NotFound), string(fault.InvalidState)},
+			Response:    exampleChainPay(), Errors: []string{string(fault.NotFound), string(fault.InvalidState),
+				string(fault.CapabilityUnsupported)},
 			Handle: func(ctx context.Context, c *Call) (any, error) {
 				var in ChainPayRequestBody
 				if err := c.Decode(&in); err != nil {
@@ -600,7 +664,8 @@ func intentRoutes(svc *intent.Service) []Route {
 		user(Route{Method: http.MethodPost, Pattern: "/api/v1/transactions/{id}/chain-pay", OperationID: "createIntentChainPayment",
 			Idempotency: transport.IdempotencyNone, OwnUnitOfWork: true, Summary: "Create an intent's chain payment request",
 			Description: chainPayDesc + " Recipient, mint, amount, decimals and expiry are derived from the intent.",
-			Response:    exampleChainPay(), Errors: []string{string(fault.NotFound), string(fault.InvalidState)},
+			Response:    exampleChainPay(), Errors: []string{string(fault.NotFound), string(fault.InvalidState),
+				string(fault.CapabilityUnsupported)},
 			Handle: func(ctx context.Context, c *Call) (any, error) {
 				return requestPayment(ctx, c, c.PathValue("id"))
 			}}),

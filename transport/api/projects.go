@@ -91,14 +91,21 @@ func exampleProject() ProjectView {
 const projectCursorPrefix = "prj:"
 
 // projectListBinding is what a project list cursor is bound to: the
-// caller's tenant, workspace and environment and the list's filters, as a
-// short digest. A cursor read under another binding is refused, so a
-// cursor never carries a position into another tenant's list or another
-// filter's. Forging one gains nothing: the list is scoped by the caller
-// whatever the cursor says.
+// caller's tenant, workspace and environment and the list's filters
+// (visibility included), as a short digest. A cursor read under another
+// binding is refused, so a cursor never carries a position into another
+// tenant's list, another filter's, or between the workspace's list and
+// the public one. Forging one gains nothing: the list is scoped by the
+// caller whatever the cursor says.
 func projectListBinding(p *access.Principal, f project.Filter) string {
-	sum := sha256.Sum256([]byte(strings.Join([]string{p.TenantID, p.WorkspaceID, string(p.Environment), string(f.Status),
-		f.CreatorUserID, string(f.Type)}, "\x00")))
+	return cursorBinding("projects", p.TenantID, p.WorkspaceID, string(p.Environment), string(f.Visibility), string(f.Status),
+		f.CreatorUserID, string(f.Type))
+}
+
+// cursorBinding returns the short digest of parts that a list cursor is
+// bound to.
+func cursorBinding(parts ...string) string {
+	sum := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
 	return hex.EncodeToString(sum[:8])
 }
 
@@ -125,6 +132,34 @@ func projectCursor(s, binding string) (string, error) {
 func encodeProjectCursor(pos, binding string) *string {
 	s := base64.RawURLEncoding.EncodeToString([]byte(projectCursorPrefix + pos + ":" + binding))
 	return &s
+}
+
+// projectPage answers one keyset page of a project list whose cursor is
+// bound to binding: it reads limit and cursor (INVALID_INPUT for a bad
+// one), asks list for one project more than the page holds, and returns
+// the page.
+func projectPage(c *Call, binding string, list func(before string, n int) ([]project.Project, error)) (ProjectPage, error) {
+	limit, err := transport.PageLimit(c)
+	if err != nil {
+		return ProjectPage{}, err
+	}
+	before, err := projectCursor(c.Query("cursor"), binding)
+	if err != nil {
+		return ProjectPage{}, err
+	}
+	ps, err := list(before, limit+1)
+	if err != nil {
+		return ProjectPage{}, err
+	}
+	page := ProjectPage{Items: []ProjectView{}}
+	if len(ps) > limit {
+		ps = ps[:limit]
+		page.HasMore, page.NextCursor = true, encodeProjectCursor(ps[limit-1].ID, binding)
+	}
+	for _, p := range ps {
+		page.Items = append(page.Items, projectView(p))
+	}
+	return page, nil
 }
 
 // projectRoutes are the project routes (spec, Projects and submissions):
@@ -172,40 +207,26 @@ func projectRoutes(svc *project.Service) []Route {
 		read(Route{Method: http.MethodGet, Pattern: "/api/v1/projects", OperationID: "listProjects",
 			Summary: "List projects",
 			Description: "The projects of the caller's workspace and environment, newest first (by id, which orders by creation to the millisecond). A caller whose project.read grant is " +
-				"narrower than the workspace (MEMBER, DEVELOPER) sees its own and the public ones. Filters: status, creator (a user id: " +
-				"the owner) and type; an unknown status or type is 400 INVALID_INPUT. limit is 1 to 100 (default 20). cursor is the " +
-				"previous page's nextCursor: it is bound to the caller's tenant, workspace, environment and the filters, and any other " +
-				"cursor (forged, another tenant's, or read with other filters) is 400 INVALID_INPUT. Public projects of other tenants " +
-				"are read by id.",
+				"narrower than the workspace (MEMBER, DEVELOPER) sees its own, those it holds a project role on, and the public ones. With visibility=public the list is " +
+				"instead the community's: the public projects of every tenant in the caller's environment, in the same order, where " +
+				"creators find projects of other tenants to take part in; a workspace project never appears in it, and nothing of the " +
+				"other environment does. Filters: status, creator (a user id: the owner) and type; an unknown status or type, or a " +
+				"visibility other than public, is 400 INVALID_INPUT. limit is 1 to 100 (default 20). cursor is the " +
+				"previous page's nextCursor: it is bound to the caller's tenant, workspace, environment and the filters (visibility " +
+				"included), and any other cursor (forged, another tenant's, or read with other filters) is 400 INVALID_INPUT. Public " +
+				"projects of other tenants are also read by id.",
 			Query: append(pageQuery("cHJqOnByal8wMWpkOmFiYw"),
 				transport.Param{Name: "status", Description: "Keeps projects in this status (DRAFT, OPEN, IN_PRODUCTION, REVIEW, COMPLETED, ARCHIVED).", Example: "OPEN"},
 				transport.Param{Name: "creator", Description: "Keeps projects owned by this user id.", Example: "usr_01jd0000000000000000000000"},
-				transport.Param{Name: "type", Description: "Keeps projects of this type (music_video, album, single, remix, soundtrack, other).", Example: "music_video"}),
+				transport.Param{Name: "type", Description: "Keeps projects of this type (music_video, album, single, remix, soundtrack, other).", Example: "music_video"},
+				transport.Param{Name: "visibility", Description: "public lists the public projects of every tenant in the caller's environment instead of the caller's workspace's projects; the only value taken.", Example: "public"}),
 			Response: ProjectPage{Items: []ProjectView{ex}},
 			Handle: func(ctx context.Context, c *Call) (any, error) {
-				f := project.Filter{Status: project.Status(c.Query("status")), CreatorUserID: c.Query("creator"), Type: project.Type(c.Query("type"))}
-				limit, err := transport.PageLimit(c)
-				if err != nil {
-					return nil, err
-				}
-				binding := projectListBinding(c.Principal, f)
-				before, err := projectCursor(c.Query("cursor"), binding)
-				if err != nil {
-					return nil, err
-				}
-				ps, err := svc.List(ctx, c.Tx, c.Principal, c.Authority, f, before, limit+1)
-				if err != nil {
-					return nil, err
-				}
-				page := ProjectPage{Items: []ProjectView{}}
-				if len(ps) > limit {
-					ps = ps[:limit]
-					page.HasMore, page.NextCursor = true, encodeProjectCursor(ps[limit-1].ID, binding)
-				}
-				for _, p := range ps {
-					page.Items = append(page.Items, projectView(p))
-				}
-				return page, nil
+				f := project.Filter{Status: project.Status(c.Query("status")), CreatorUserID: c.Query("creator"), Type: project.Type(c.Query("type")),
+					Visibility: project.Visibility(c.Query("visibility"))}
+				return projectPage(c, projectListBinding(c.Principal, f), func(before string, n int) ([]project.Project, error) {
+					return svc.List(ctx, c.Tx, c.Principal, c.Authority, f, before, n)
+				})
 			}}),
 		read(Route{Method: http.MethodGet, Pattern: "/api/v1/projects/{id}", OperationID: "getProject",
 			Summary: "Get a project",

@@ -11,16 +11,20 @@ import (
 	"github.com/creatormusic/platform/billing"
 	"github.com/creatormusic/platform/chain/intent"
 	"github.com/creatormusic/platform/chain/wallet"
+	"github.com/creatormusic/platform/creator"
 	"github.com/creatormusic/platform/generation/credential"
 	genop "github.com/creatormusic/platform/generation/operation"
 	"github.com/creatormusic/platform/ledger"
+	"github.com/creatormusic/platform/marketplace"
 	"github.com/creatormusic/platform/plan"
 	"github.com/creatormusic/platform/project"
 	"github.com/creatormusic/platform/sound"
 	"github.com/creatormusic/platform/swap"
 	"github.com/creatormusic/platform/token"
 	"github.com/creatormusic/platform/token/sale"
+	"github.com/creatormusic/platform/web3/cctp"
 	"github.com/creatormusic/platform/web3/x402"
+	"github.com/creatormusic/platform/web3/zk"
 )
 
 // Services are the domain services the route table serves.
@@ -61,6 +65,21 @@ type Services struct {
 	Intents *intent.Service
 	// Projects runs projects; nil leaves their routes out.
 	Projects *project.Service
+	// Submissions runs projects' community submissions; nil leaves their
+	// routes out.
+	Submissions *project.Submissions
+	// Creators reads creator profiles by wallet; nil leaves their routes
+	// out.
+	Creators *creator.Service
+	// ZK verifies zero-knowledge proofs bound to transaction intents; nil
+	// leaves its route out and zk_verification not available.
+	ZK *zk.Service
+	// CCTP runs cross-chain transfers; nil leaves their routes out and
+	// reports the feature not_available.
+	CCTP *cctp.Service
+	// Marketplace runs rights policies, license offers and provenance
+	// reads; nil leaves their routes out.
+	Marketplace *marketplace.Service
 	// X402 runs the payment-required protocol; nil leaves its routes
 	// out, and a sound analysis then takes no payment grant.
 	X402 *x402.Service
@@ -98,6 +117,12 @@ func Routes(s Services) []Route {
 	if s.Intents != nil {
 		cf.paymentsFunc = s.Intents.Configured
 	}
+	if s.ZK != nil {
+		cf.zkFunc = s.ZK.Availability
+	}
+	if s.CCTP != nil {
+		cf.crossChainFunc = cctpFeature(s.CCTP)
+	}
 	cf.paymentRequired = s.X402
 	rs = append(rs, web3Routes(s.Token, cf, s.Store)...)
 	rs = append(rs, walletRoutes(s.Wallet)...)
@@ -105,6 +130,12 @@ func Routes(s Services) []Route {
 	rs = append(rs, saleRoutes(s.Sale)...)
 	rs = append(rs, swapRoutes(s.Swap)...)
 	rs = append(rs, projectRoutes(s.Projects)...)
+	rs = append(rs, submissionRoutes(s.Submissions, s.WakeFunc)...)
+	rs = append(rs, creatorRoutes(s.Creators)...)
+	rs = append(rs, zkRoutes(s.ZK)...)
+	rs = append(rs, projectMemberRoutes(s.Projects)...)
+	rs = append(rs, cctpRoutes(s.CCTP)...)
+	rs = append(rs, marketplaceRoutes(s.Marketplace)...)
 	rs = append(rs, x402Routes(s.X402)...)
 	return rs
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/token"
 	"github.com/creatormusic/platform/web3/x402"
+	"github.com/creatormusic/platform/web3/zk"
 )
 
 // Web3FeatureView is one chain feature's availability. Enablement is
@@ -137,7 +138,9 @@ type ChainIntegrationView struct {
 // notBuilt are the spec's chain features other than the token registry.
 // Each is reported disabled with reason not_available unless this host
 // serves it: wallet verification when the wallet service is configured,
-// transaction intents and chain payments when the payment path is.
+// transaction intents and chain payments when the payment path is,
+// cross-chain transfers when their service is built (with the state its
+// readiness runs give).
 var notBuilt = []string{"wallet_verification", "transaction_intents", "chain_payments", "swap", "cross_chain_transfers",
 	"payment_required_protocol", "zk_verification"}
 
@@ -148,6 +151,13 @@ type chainFeatures struct {
 	// paymentsFunc reports whether an environment takes transaction intents
 	// and chain payment requests (a cluster and a treasury).
 	paymentsFunc func(access.Environment) bool
+	// zkFunc reports an environment's proof verifier (web3/zk).
+	zkFunc func(access.Environment) zk.Availability
+	// crossChainFunc reads the cross-chain transfers' line of an
+	// environment (its readiness runs); crossChain is its answer for the
+	// request at hand.
+	crossChainFunc func(ctx context.Context, tx Tx, env access.Environment) (Web3FeatureView, error)
+	crossChain     *Web3FeatureView
 	// paymentRequired is the payment-required protocol; nil when not
 	// built. paymentRequiredState is its state in the caller's
 	// environment, read per request (nil for the document's example).
@@ -190,6 +200,14 @@ func web3Features(svc *token.Service, cf chainFeatures, v token.View) []Web3Feat
 			}
 			out = append(out, fv)
 		}
+	}
+	if cf.zkFunc != nil {
+		built["zk_verification"] = true
+		out = append(out, zkFeature(cf.zkFunc(v.Environment)))
+	}
+	if cf.crossChain != nil {
+		built["cross_chain_transfers"] = true
+		out = append(out, *cf.crossChain)
 	}
 	if pr := cf.paymentRequiredState; pr != nil {
 		// Configured is not verified: nothing is offered until the
@@ -252,6 +270,13 @@ func web3Routes(svc *token.Service, cf chainFeatures, clock transport.Clock) []R
 				return nil, err
 			}
 			rcf := cf
+			if cf.crossChainFunc != nil {
+				x, err := cf.crossChainFunc(ctx, c.Tx, v.Environment)
+				if err != nil {
+					return nil, err
+				}
+				rcf.crossChain = &x
+			}
 			if cf.paymentRequired != nil {
 				pr, err := cf.paymentRequired.Capability(ctx, c.Tx, v.Environment)
 				if err != nil {

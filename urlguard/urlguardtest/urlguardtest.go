@@ -5,8 +5,11 @@
 package urlguardtest
 
 import (
+	"context"
+	"net"
 	"net/http"
 	"net/netip"
+	"strings"
 	"testing"
 
 	"github.com/creatormusic/platform/urlguard"
@@ -46,4 +49,28 @@ func Guard(t testing.TB, cfg urlguard.Config, simURLs ...string) *urlguard.Guard
 func Client(t testing.TB, simURLs ...string) *http.Client {
 	t.Helper()
 	return Guard(t, urlguard.Config{AllowHTTP: true}, simURLs...).Client()
+}
+
+// Resolver is a urlguard.Resolver that answers from a table: each host
+// name (lower case) resolves to its addresses, and every other name is
+// not found, so no test touches real DNS. Tests resolve names their TLS
+// servers' certificates cover (httptest's covers example.com and
+// *.example.com) to those servers' loopback addresses, or to private
+// addresses to see them refused.
+type Resolver map[string][]netip.Addr
+
+// LookupNetIP implements urlguard.Resolver; network "ip4" or "ip6" keeps
+// the addresses of that family.
+func (r Resolver) LookupNetIP(_ context.Context, network, host string) ([]netip.Addr, error) {
+	var out []netip.Addr
+	for _, a := range r[strings.ToLower(host)] {
+		if network == "ip4" && !a.Is4() || network == "ip6" && a.Is4() {
+			continue
+		}
+		out = append(out, a)
+	}
+	if len(out) == 0 {
+		return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+	}
+	return out, nil
 }

@@ -1,4 +1,4 @@
--- Version 30 serves the payment-required protocol (web3/x402).
+-- Version 36 serves the payment-required protocol (web3/x402).
 --
 -- An idempotency record keeps the response headers its route documents
 -- that the first answer carried (a PAYMENT-RESPONSE, say), as a JSON
@@ -13,7 +13,7 @@ ALTER TABLE idempotency_records ADD COLUMN response_headers TEXT;
 -- with the hash of the transaction it carried. payload and requirements
 -- keep the payment and its requirements as JSON so the watch can ask the
 -- facilitator again; version is a compare-and-set counter, and state
--- leaves SUBMITTING once. The amount is an atomic integer, NUMERIC(39,0).
+-- leaves SUBMITTING once. The amount is a canonical atomic integer as TEXT.
 CREATE TABLE x402_settlements (
 	id TEXT PRIMARY KEY,
 	tenant_id TEXT NOT NULL,
@@ -27,7 +27,7 @@ CREATE TABLE x402_settlements (
 	network TEXT NOT NULL,
 	asset TEXT NOT NULL,
 	pay_to TEXT NOT NULL,
-	amount_atomic NUMERIC(39,0) NOT NULL CHECK (amount_atomic > 0),
+	amount_atomic TEXT NOT NULL CHECK (amount_atomic NOT LIKE '-%'),
 	payer TEXT NOT NULL,
 	payload TEXT NOT NULL,
 	requirements TEXT NOT NULL,
@@ -38,8 +38,8 @@ CREATE TABLE x402_settlements (
 	slot BIGINT NOT NULL DEFAULT 0,
 	error_reason TEXT NOT NULL DEFAULT '',
 	version BIGINT NOT NULL,
-	created_at TIMESTAMPTZ NOT NULL,
-	updated_at TIMESTAMPTZ NOT NULL,
+	created_at TIMESTAMP NOT NULL,
+	updated_at TIMESTAMP NOT NULL,
 	UNIQUE (tenant_id, workspace_id, environment, idem_key)
 );
 
@@ -57,8 +57,8 @@ CREATE TABLE x402_grants (
 	settlement_id TEXT NOT NULL UNIQUE REFERENCES x402_settlements (id),
 	state TEXT NOT NULL CHECK (state IN ('AVAILABLE', 'CONSUMED')),
 	used_by TEXT NOT NULL DEFAULT '',
-	created_at TIMESTAMPTZ NOT NULL,
-	consumed_at TIMESTAMPTZ
+	created_at TIMESTAMP NOT NULL,
+	consumed_at TIMESTAMP
 );
 CREATE INDEX x402_grants_available ON x402_grants (tenant_id, workspace_id, environment, resource_id, state, created_at);
 
@@ -72,5 +72,5 @@ CREATE TABLE x402_checks (
 	network TEXT NOT NULL,
 	fee_payer TEXT NOT NULL,
 	token_program TEXT NOT NULL,
-	checked_at TIMESTAMPTZ NOT NULL
+	checked_at TIMESTAMP NOT NULL
 );
