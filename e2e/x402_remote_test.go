@@ -66,6 +66,12 @@ func TestX402RemoteFacilitator(t *testing.T) {
 		if got := fx.received(t); got != 2*x402Price {
 			t.Fatalf("payTo received %d: the payment should have landed", got)
 		}
+		// The key's request recorded no answer yet, but its settlement holds
+		// the key: another payment under it is a conflict all the same.
+		_, _, third := fx.requirements(t, key)
+		if c := fx.settle(key, "remote-2", header(t, fx.pay(t, third))); c.Status != http.StatusConflict || c.Code() != "IDEMPOTENCY_CONFLICT" {
+			t.Fatalf("another payment under the uncertain key: %d %s", c.Status, c.Body)
+		}
 		ctx := context.Background()
 		scope := access.Scope{TenantID: s.Boot.TenantID, WorkspaceID: s.Boot.WorkspaceID, Environment: access.Test}
 		set, err := s.DB.Read().X402SettlementByKey(ctx, scope, "remote-2")

@@ -110,7 +110,8 @@ func (fx *x402Fixture) startSimulator(t testing.TB, c *chaintest.Cluster, signer
 
 // requirements reads the analysis's requirements as key ("" for an
 // anonymous caller) and returns the answer, its data and what
-// PAYMENT-REQUIRED carries (zero without the header).
+// PAYMENT-REQUIRED carries (without the header, on a 200 with a grant,
+// the same object read from the data).
 func (fx *x402Fixture) requirements(t *testing.T, key string) (*platformtest.Response, api.X402PaymentRequiredView, x402.PaymentRequired) {
 	t.Helper()
 	r := fx.s.Do(platformtest.Request{Method: http.MethodGet, Path: "/api/v1/x402/requirements/sound-analysis", Key: key})
@@ -122,6 +123,12 @@ func (fx *x402Fixture) requirements(t *testing.T, key string) (*platformtest.Res
 	if h := r.Header.Get(x402.HeaderRequired); h != "" {
 		if err := x402.DecodeHeader(h, &pr); err != nil {
 			t.Fatalf("PAYMENT-REQUIRED: %v", err)
+		}
+	} else if r.Status == http.StatusOK {
+		pr = x402.PaymentRequired{X402Version: v.X402Version, Error: v.Error, Resource: x402.ResourceInfo{URL: v.Resource.URL}}
+		for _, a := range v.Accepts {
+			pr.Accepts = append(pr.Accepts, x402.Requirements{Scheme: a.Scheme, Network: a.Network, Amount: a.Amount, Asset: a.Asset,
+				PayTo: a.PayTo, MaxTimeoutSeconds: a.MaxTimeoutSeconds, Extra: x402.Extra{FeePayer: a.Extra.FeePayer, Memo: a.Extra.Memo}})
 		}
 	}
 	return r, v, pr

@@ -137,7 +137,13 @@ func (s *Service) resume(ctx context.Context, e Environment, set Settlement, fir
 	}
 	if !first {
 		var err error
-		if set, err = s.countAttempt(ctx, set); err != nil {
+		set, err = s.countAttempt(ctx, set)
+		if fault.Is(err, fault.Conflict) {
+			// Another attempt (the watch, a retry) counted itself first and
+			// is asking the facilitator: its outcome is recorded for both.
+			return Settled{}, uncertain("x402.resume", set.Signature, err)
+		}
+		if err != nil {
 			return Settled{}, err
 		}
 		if set.State.Final() {
@@ -173,6 +179,10 @@ func (s *Service) countAttempt(ctx context.Context, set Settlement) (Settlement,
 	})
 	return out, err
 }
+
+// confirmPoll spaces the status reads that check a facilitator's success
+// on the environment's cluster: a slot.
+const confirmPoll = 400 * time.Millisecond
 
 // outcome is what one call of the facilitator established.
 type outcome struct {
@@ -234,7 +244,7 @@ func (s *Service) settleOnce(ctx context.Context, e Environment, set Settlement)
 			return outcome{event: EventConfirm, signature: resp.Transaction, slot: st.Slot, response: SettleResponse{Success: true,
 				Payer: set.Payer, Transaction: resp.Transaction, Network: set.Network, Amount: set.Amount.String()}}, nil
 		}
-		t := time.NewTimer(400 * time.Millisecond)
+		t := time.NewTimer(confirmPoll)
 		select {
 		case <-ctx.Done():
 			t.Stop()
