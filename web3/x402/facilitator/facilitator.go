@@ -54,7 +54,8 @@ const maxRetryAfter = 2 * time.Second
 // Config configures a Client.
 type Config struct {
 	// BaseURL is the facilitator's base URL, which /verify, /settle and
-	// /supported are appended to. Required.
+	// /supported are appended to; it names the facilitator in checks and
+	// views, so it carries no credentials. Required.
 	BaseURL string
 	// HTTPClient makes the requests; nil means a urlguard client (https,
 	// public addresses only), which BaseURL must pass.
@@ -77,8 +78,10 @@ var _ x402.Facilitator = (*Client)(nil)
 func New(cfg Config) (*Client, error) {
 	const op = "facilitator.New"
 	u, err := url.Parse(cfg.BaseURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
-		return nil, fault.Invalid(op, "baseUrl", "The facilitator's base URL must be an absolute http(s) URL without query.")
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		// The URL is the facilitator's name in checks and views: it carries
+		// no credentials.
+		return nil, fault.Invalid(op, "baseUrl", "The facilitator's base URL must be an absolute http(s) URL without query or user.")
 	}
 	if cfg.Timeout < 0 {
 		return nil, fault.Invalid(op, "timeout", "The timeout must not be negative.")

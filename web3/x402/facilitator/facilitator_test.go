@@ -226,7 +226,7 @@ func TestSettleOnTheSimulator(t *testing.T) {
 }
 
 func TestNewRefusesBadURLs(t *testing.T) {
-	for _, u := range []string{"", "ftp://x", "http://x/?q=1", "https://127.0.0.1:9/"} {
+	for _, u := range []string{"", "ftp://x", "http://x/?q=1", "https://127.0.0.1:9/", "https://user:secret@facilitator.example.com"} {
 		if _, err := facilitator.New(facilitator.Config{BaseURL: u}); err == nil {
 			t.Errorf("%q accepted", u)
 		}
