@@ -168,7 +168,7 @@ func TestReadme(t *testing.T) {
 
 	bin, work := t.TempDir(), t.TempDir()
 	build := exec.CommandContext(ctx, "go", "build", "-o", bin+string(os.PathSeparator),
-		"./examples/server", "./examples/soundmeter", "./examples/chainpay")
+		"./examples/server", "./examples/soundmeter", "./examples/chainpay", "./examples/x402buy")
 	build.Dir = "../.."
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build the examples: %v\n%s", err, out)
@@ -231,6 +231,8 @@ func TestReadme(t *testing.T) {
 		`"status":"activated"`,       // the checkout's reconcile
 		"Workspace credits after",    // chainpay settled
 		`"outcome": "MATCH"`,         // the Solana Pay transfer reconciled
+		"PAYMENT-RESPONSE success",   // x402buy settled its payment
+		"grant x4g_",                 // and spent the grant on an analysis
 		`"refundIssued":false`,       // the cancellation
 	} {
 		if !strings.Contains(got, want) {

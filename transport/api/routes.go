@@ -23,6 +23,7 @@ import (
 	"github.com/creatormusic/platform/token"
 	"github.com/creatormusic/platform/token/sale"
 	"github.com/creatormusic/platform/web3/cctp"
+	"github.com/creatormusic/platform/web3/x402"
 	"github.com/creatormusic/platform/web3/zk"
 )
 
@@ -79,6 +80,9 @@ type Services struct {
 	// Marketplace runs rights policies, license offers and provenance
 	// reads; nil leaves their routes out.
 	Marketplace *marketplace.Service
+	// X402 runs the payment-required protocol; nil leaves its routes
+	// out, and a sound analysis then takes no payment grant.
+	X402 *x402.Service
 	// WakeFunc, when set, wakes the job workers after a commit that enqueued
 	// work (a generation accepted, a callback merged).
 	WakeFunc func()
@@ -107,7 +111,7 @@ func Routes(s Services) []Route {
 	rs = append(rs, feeRoutes(s.Billing)...)
 	rs = append(rs, providerRoutes(s.Providers)...)
 	rs = append(rs, generationRoutes(s.Generation, s.WakeFunc, s.Log)...)
-	rs = append(rs, soundRoutes(s.Sound)...)
+	rs = append(rs, soundRoutes(s.Sound, s.X402)...)
 	rs = append(rs, tokenRoutes(s.Token)...)
 	cf := chainFeatures{wallet: s.Wallet != nil}
 	if s.Intents != nil {
@@ -119,6 +123,7 @@ func Routes(s Services) []Route {
 	if s.CCTP != nil {
 		cf.crossChainFunc = cctpFeature(s.CCTP)
 	}
+	cf.paymentRequired = s.X402
 	rs = append(rs, web3Routes(s.Token, cf, s.Store)...)
 	rs = append(rs, walletRoutes(s.Wallet)...)
 	rs = append(rs, intentRoutes(s.Intents)...)
@@ -131,5 +136,6 @@ func Routes(s Services) []Route {
 	rs = append(rs, projectMemberRoutes(s.Projects)...)
 	rs = append(rs, cctpRoutes(s.CCTP)...)
 	rs = append(rs, marketplaceRoutes(s.Marketplace)...)
+	rs = append(rs, x402Routes(s.X402)...)
 	return rs
 }
