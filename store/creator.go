@@ -94,7 +94,8 @@ func (tx *Tx) ContributionList(ctx context.Context, env access.Environment, user
 		ID    string `bun:"id"`
 		Title string `bun:"title"`
 	}
-	if err := tx.idb.NewRaw(`SELECT id, title FROM projects WHERE id IN (?)`, bun.In(ids)).Scan(ctx, &titles); err != nil {
+	err := tx.idb.NewRaw(`SELECT id, title FROM projects WHERE id IN (?)`, bun.In(ids)).Scan(ctx, &titles)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, errf(op, err)
 	}
 	title := make(map[string]string, len(titles))

@@ -133,8 +133,9 @@ func admitWallet(r *http.Request, _ time.Time) error {
 
 // creatorRoutes are the creator reads (spec, Challenges, creators,
 // rewards): a creator's profile, public projects and contributions, found
-// by a verified wallet. Any signed-in caller reads them (a session of an active member,
-// or an API key with scope read), in the caller's environment.
+// by a verified wallet. Any signed-in caller reads them (a session of an
+// active member, or an API key with scope read), in the caller's
+// environment.
 func creatorRoutes(svc *creator.Service) []Route {
 	if svc == nil {
 		return nil
