@@ -516,6 +516,24 @@ func fieldDocs() map[string]map[string]string {
 		"github.com/creatormusic/platform/transport/api.CodeRequest": {
 			"Code": "code is the single-use code from the mailed link or the handoff.",
 		},
+		"github.com/creatormusic/platform/transport/api.ContributionPage": {
+			"HasMore":    "hasMore is true when another page follows.",
+			"Items":      "items are the page's contributions, newest first (by submission).",
+			"NextCursor": "nextCursor is passed as cursor, with the same filter, to read the next page; null on the last.",
+		},
+		"github.com/creatormusic/platform/transport/api.ContributionView": {
+			"AcceptedAt":   "acceptedAt is when the project's reviewer accepted it.",
+			"AssetID":      "assetId is the platform asset (of the submitter's workspace) the work is; null when asset URLs name it.",
+			"Assets":       "assets are the work's parts, in order, as the submission shows them: one per asset URL with what the platform's fetch found, or one holding the platform asset's snapshot.",
+			"Description":  "description is the submission's description.",
+			"ID":           "id is the submission's id (GET /api/v1/submissions/{id} reads it whole).",
+			"Object":       "object is always \"contribution\".",
+			"ProjectID":    "projectId is the public project the submission was accepted into.",
+			"ProjectTitle": "projectTitle is that project's title.",
+			"SubmittedAt":  "submittedAt is when the submission was made.",
+			"Title":        "title is the submission's title.",
+			"Type":         "type is what the submission is.",
+		},
 		"github.com/creatormusic/platform/transport/api.CreateCCTPTransferRequest": {
 			"Amount":            "amount is the USDC to burn in atomic units (6 decimals), an integer string from 1 to 10000000000000 (10,000,000 USDC).",
 			"DestinationDomain": "destinationDomain is the CCTP domain of the destination: 5, Solana, where the mint is verified.",
@@ -538,6 +556,7 @@ func fieldDocs() map[string]map[string]string {
 			"Type":        "type is what the submission is.",
 		},
 		"github.com/creatormusic/platform/transport/api.CreatorCountsView": {
+			"Contributions":  "contributions is how many of the creator's submissions were accepted into public projects, in every tenant: the contributions route's items.",
 			"PublicProjects": "publicProjects is how many public projects the creator owns, in every tenant.",
 		},
 		"github.com/creatormusic/platform/transport/api.CreatorView": {
