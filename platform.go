@@ -39,6 +39,7 @@ import (
 	"github.com/creatormusic/platform/transport/openapi"
 	"github.com/creatormusic/platform/urlguard"
 	"github.com/creatormusic/platform/web3/cctp"
+	"github.com/creatormusic/platform/web3/x402"
 	"github.com/creatormusic/platform/web3/zk"
 )
 
@@ -241,6 +242,8 @@ type Platform struct {
 	intents *intent.Service
 	// swap runs token swaps.
 	swap *swap.Service
+	// x402 runs the payment-required protocol.
+	x402 *x402.Service
 	// zk verifies zero-knowledge proofs bound to intents.
 	zk *zk.Service
 	// cctp runs cross-chain transfers.
@@ -436,13 +439,15 @@ func (s routeStore) Now() time.Time { return s.db.Now() }
 // ChainClient is what the platform asks of a Solana cluster: the token
 // registry's reads, the chain payment path's sends and transaction reads,
 // the swap domain's balance, blockhash and account reads (the token
-// balance the sale's verification reads among them), and the cross-chain
-// transfers' mint reads. chain/solanarpc.Client satisfies it.
+// balance the sale's verification reads among them), the cross-chain
+// transfers' mint reads, and what the payment-required protocol's local
+// facilitator sends and reads. chain/solanarpc.Client satisfies it.
 type ChainClient interface {
 	token.ChainClient
 	intent.ChainClient
 	swap.ChainClient
 	cctp.SolanaClient
+	x402.ChainClient
 }
 
 // ChainConfig configures each environment's cluster and token registry.
@@ -459,6 +464,8 @@ type ChainConfig struct {
 	// reconciles every open transaction intent; zero means 5 seconds. A
 	// submitted intent is also watched every second until it ends.
 	SweepEvery time.Duration
+	// X402 tunes the payment-required protocol's timings.
+	X402 X402Tuning
 }
 
 // ChainEnvironment is one environment's cluster and registry.
@@ -487,6 +494,56 @@ type ChainEnvironment struct {
 	// Client, which it needs. nil leaves them not configured: their routes
 	// answer 503 and the capability says so.
 	CCTP *cctp.Environment
+	// X402 configures the payment-required protocol on the environment's
+	// cluster.
+	X402 X402Environment
+}
+
+// X402Environment is one environment's payment-required protocol
+// (web3/x402): resources bought per use with a token payment on the
+// environment's cluster. Without resources the protocol is not
+// configured there and its routes answer 503 SERVICE_UNAVAILABLE.
+type X402Environment struct {
+	// Resources are the offers, each one use of its kind for an exact
+	// amount of Asset.
+	Resources []x402.Resource
+	// Asset is the mint (base58) the resources are priced in; Decimals
+	// its decimals, which the configuration's check compares with the
+	// mint's.
+	Asset    string
+	Decimals uint8
+	// PayTo is the wallet (base58) whose associated token account of
+	// Asset receives the payments; empty means the environment's
+	// Treasury.
+	PayTo string
+	// FeePayer signs as the local facilitator's fee payer
+	// (x402.NewKeySigner over a key from the host's configuration). The
+	// key stays in memory: the platform never returns, logs or stores it,
+	// and the signer prints its address alone.
+	FeePayer x402.Signer
+	// Facilitator, when set, is a remote facilitator
+	// (web3/x402/facilitator) that verifies and settles instead of the
+	// local one; FeePayer is then unused.
+	Facilitator x402.Facilitator
+	// MaxTimeoutSeconds is the requirements' maxTimeoutSeconds; zero
+	// means 60.
+	MaxTimeoutSeconds int
+}
+
+// X402Tuning tunes the payment-required protocol's timings; zero values
+// take the defaults of web3/x402.Config.
+type X402Tuning struct {
+	// SettleTimeout bounds how long a settle request waits for the
+	// chain's confirmation (30 seconds).
+	SettleTimeout time.Duration
+	// WatchEvery spaces the watch of a settlement whose request did not
+	// see its outcome (5 seconds).
+	WatchEvery time.Duration
+	// CheckEvery is the period of the configuration's check (one hour).
+	CheckEvery time.Duration
+	// PollInterval spaces the local facilitator's status reads while it
+	// waits for confirmation (400ms).
+	PollInterval time.Duration
 }
 
 // SwapEnvironment is one environment's swap configuration. With Client,

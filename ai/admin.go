@@ -53,10 +53,10 @@ const (
 // longer sets its enabled flag or prices. Errors: INVALID_INPUT naming
 // the field (no change asked, a malformed price); NOT_FOUND for a model
 // env's registry does not list; CONFLICT when a concurrent write won.
-func (s *Service) UpdateModel(ctx context.Context, st Store, p *access.Principal, id string, ch ModelChange) (Model, bool, error) {
+func (s *Service) UpdateModel(ctx context.Context, st Store, p *access.Principal, id string, ch ModelChange) (RegistryModel, bool, error) {
 	const op = "ai.UpdateModel"
 	if ch.Enabled == nil && ch.InputPrice == nil && ch.OutputPrice == nil {
-		return Model{}, false, fault.Invalid(op, "enabled", "Change at least one of enabled, inputPrice and outputPrice.")
+		return RegistryModel{}, false, fault.Invalid(op, "enabled", "Change at least one of enabled, inputPrice and outputPrice.")
 	}
 	prices := map[string]*string{"inputPrice": ch.InputPrice, "outputPrice": ch.OutputPrice}
 	parsed := map[string]Price{}
@@ -66,19 +66,19 @@ func (s *Service) UpdateModel(ctx context.Context, st Store, p *access.Principal
 		}
 		pr, err := ParsePrice(*prices[name])
 		if err != nil {
-			return Model{}, false, fault.Invalid(op, name, err.Error()+".")
+			return RegistryModel{}, false, fault.Invalid(op, name, err.Error()+".")
 		}
 		parsed[name] = pr
 	}
 	if !ValidID(id) {
-		return Model{}, false, errNoModel(op)
+		return RegistryModel{}, false, errNoModel(op)
 	}
 	cur, err := st.AIModelGet(ctx, p.Environment, id)
 	if fault.Is(err, fault.NotFound) {
-		return Model{}, false, errNoModel(op)
+		return RegistryModel{}, false, errNoModel(op)
 	}
 	if err != nil {
-		return Model{}, false, fault.Wrap(op, err)
+		return RegistryModel{}, false, fault.Wrap(op, err)
 	}
 	next := cur
 	if ch.Enabled != nil {
@@ -96,22 +96,22 @@ func (s *Service) UpdateModel(ctx context.Context, st Store, p *access.Principal
 	next.AdminChanged = true
 	next.Version, next.UpdatedAt, next.UpdatedBy = cur.Version+1, st.Now(), p.StableID()
 	if err := st.AIModelUpdate(ctx, next); err != nil {
-		return Model{}, false, fault.Wrap(op, err)
+		return RegistryModel{}, false, fault.Wrap(op, err)
 	}
-	editable := func(m Model) map[string]any {
+	editable := func(m RegistryModel) map[string]any {
 		return map[string]any{"enabled": m.Enabled, "inputPrice": m.InputPrice, "outputPrice": m.OutputPrice}
 	}
 	payload, err := json.Marshal(map[string]any{"modelId": next.ID, "providerId": next.ProviderID, "enabled": next.Enabled,
 		"inputPrice": next.InputPrice, "outputPrice": next.OutputPrice, "version": next.Version})
 	if err != nil {
-		return Model{}, false, fault.Wrap(op, err)
+		return RegistryModel{}, false, fault.Wrap(op, err)
 	}
 	if err := emit(ctx, st, p, EventModelUpdated, ModelAggregatePrefix+next.ID, next.Version, payload); err != nil {
-		return Model{}, false, fault.Wrap(op, err)
+		return RegistryModel{}, false, fault.Wrap(op, err)
 	}
 	if err := account.Audit(ctx, st, p, account.AuditEntry{Action: ActionModelUpdated, TargetType: TargetModel, TargetID: next.ID,
 		RequestID: ch.RequestID, Before: editable(cur), After: editable(next)}); err != nil {
-		return Model{}, false, fault.Wrap(op, err)
+		return RegistryModel{}, false, fault.Wrap(op, err)
 	}
 	return next, true, nil
 }

@@ -1,6 +1,8 @@
 package ai
 
 import (
+	"context"
+	"errors"
 	"slices"
 	"time"
 
@@ -34,12 +36,15 @@ const (
 	// OutcomeInvalidRequest: the provider refused the request as
 	// malformed for another reason.
 	OutcomeInvalidRequest Outcome = "invalid_request"
+	// OutcomeCancelled: the caller gave up (its context was cancelled);
+	// it says nothing of the model and is not recorded.
+	OutcomeCancelled Outcome = "cancelled"
 )
 
 // Outcomes lists every outcome.
 func Outcomes() []Outcome {
 	return []Outcome{OutcomeSuccess, OutcomeRateLimit, OutcomeServer, OutcomeTimeout, OutcomeAuth, OutcomeCredits,
-		OutcomeContextWindow, OutcomeContentPolicy, OutcomeInvalidRequest}
+		OutcomeContextWindow, OutcomeContentPolicy, OutcomeInvalidRequest, OutcomeCancelled}
 }
 
 // Valid reports whether o is a known outcome.
@@ -57,18 +62,43 @@ func (o Outcome) Unhealthy() bool {
 	return false
 }
 
-// ReasonContextWindow is the details.reason an adapter sets on the
-// INVALID_INPUT of a request that does not fit the model's context.
-const ReasonContextWindow = "context_window"
-
-// OutcomeOf classifies an error a provider adapter returned by its
-// fault code: RATE_LIMITED, PROVIDER_UNAVAILABLE (and uncoded errors),
-// PROVIDER_TIMEOUT, PROVIDER_CREDENTIAL_INVALID, PROVIDER_CREDITS_EXHAUSTED,
-// CONTENT_POLICY_REJECTED, and INVALID_INPUT (context_window when its
-// details.reason says so). A nil error is a success.
+// OutcomeOf classifies an error a provider adapter returned (Provider):
+// by its class (ClassOf), and an error of no adapter by its fault code.
+// Rate limits, exhausted credits and refused keys are their own
+// outcomes; server failures, unreadable answers and interrupted streams
+// are server failures, or timeouts when their code is PROVIDER_TIMEOUT;
+// a context overflow, a content refusal and a request refused as built
+// are refusals of the request. A nil error is a success; the caller's own
+// cancellation is OutcomeCancelled.
 func OutcomeOf(err error) Outcome {
 	if err == nil {
 		return OutcomeSuccess
+	}
+	timeout := fault.Is(err, fault.ProviderTimeout)
+	switch ClassOf(err) {
+	case ClassRateLimit:
+		return OutcomeRateLimit
+	case ClassCredits:
+		return OutcomeCredits
+	case ClassAuth:
+		return OutcomeAuth
+	case ClassContext:
+		return OutcomeContextWindow
+	case ClassFilter:
+		return OutcomeContentPolicy
+	case ClassRequest:
+		return OutcomeInvalidRequest
+	case ClassServer, ClassMalformed, ClassInterrupted:
+		if timeout {
+			return OutcomeTimeout
+		}
+		return OutcomeServer
+	}
+	switch {
+	case errors.Is(err, context.Canceled):
+		return OutcomeCancelled
+	case errors.Is(err, context.DeadlineExceeded):
+		return OutcomeTimeout
 	}
 	switch fault.CodeOf(err) {
 	case fault.RateLimited:
@@ -82,9 +112,6 @@ func OutcomeOf(err error) Outcome {
 	case fault.ContentPolicyRejected:
 		return OutcomeContentPolicy
 	case fault.InvalidInput:
-		if _, _, d := fault.Public(err); d["reason"] == ReasonContextWindow {
-			return OutcomeContextWindow
-		}
 		return OutcomeInvalidRequest
 	}
 	return OutcomeServer
@@ -206,9 +233,13 @@ func (h Health) Status(t time.Time) HealthStatus {
 // the failure streak and any cooldown and feeds the latency mean; an
 // unhealthy outcome extends the streak and, at p's threshold, cools the
 // model until o.At plus p's cooldown; a refusal of the request is only
-// counted. It is pure: the store writes its result.
+// counted; a cancelled call changes nothing. It is pure: the store
+// writes its result.
 func Observe(h Health, o Observation, p HealthPolicy) Health {
 	p = p.withDefaults()
+	if o.Outcome == OutcomeCancelled {
+		return h
+	}
 	switch {
 	case o.Outcome == OutcomeSuccess:
 		h.ConsecutiveFailures, h.CooldownUntil, h.CooldownCause = 0, time.Time{}, ""

@@ -1,6 +1,7 @@
 package ai_test
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -64,23 +65,42 @@ func TestObserve(t *testing.T) {
 	}
 }
 
-// TestOutcomeOf: adapters' errors classify by their codes.
+// TestOutcomeOf: adapters' errors classify by their class, other errors
+// by their code; the caller's cancellation is not the model's failure.
 func TestOutcomeOf(t *testing.T) {
-	for err, want := range map[error]ai.Outcome{
-		nil:                                 ai.OutcomeSuccess,
-		fault.E("x", fault.RateLimited, ""): ai.OutcomeRateLimit,
-		fault.E("x", fault.ProviderUnavailable, ""):                                  ai.OutcomeServer,
-		fault.E("x", fault.ProviderTimeout, ""):                                      ai.OutcomeTimeout,
-		fault.E("x", fault.ProviderCredentialInvalid, ""):                            ai.OutcomeAuth,
-		fault.E("x", fault.ProviderCreditsExhausted, ""):                             ai.OutcomeCredits,
-		fault.E("x", fault.ContentPolicyRejected, ""):                                ai.OutcomeContentPolicy,
-		fault.E("x", fault.InvalidInput, "").With("reason", ai.ReasonContextWindow):  ai.OutcomeContextWindow,
-		fault.Wrap("y", fault.E("x", fault.InvalidInput, "").With("field", "model")): ai.OutcomeInvalidRequest,
-		errors.New("connection reset"):                                               ai.OutcomeServer,
+	adapter := func(code fault.Code, class ai.ErrorClass) error {
+		return fault.Wrap("ai.Complete", ai.Failure{Code: code, Class: class}.Err("openai.Complete"))
+	}
+	for _, tc := range []struct {
+		err  error
+		want ai.Outcome
+	}{
+		{nil, ai.OutcomeSuccess},
+		{adapter(fault.RateLimited, ai.ClassRateLimit), ai.OutcomeRateLimit},
+		{adapter(fault.ProviderCreditsExhausted, ai.ClassCredits), ai.OutcomeCredits},
+		{adapter(fault.ProviderUnavailable, ai.ClassAuth), ai.OutcomeAuth},
+		{adapter(fault.ProviderUnavailable, ai.ClassServer), ai.OutcomeServer},
+		{adapter(fault.ProviderUnavailable, ai.ClassMalformed), ai.OutcomeServer},
+		{adapter(fault.ProviderUnavailable, ai.ClassInterrupted), ai.OutcomeServer},
+		{adapter(fault.ProviderTimeout, ai.ClassServer), ai.OutcomeTimeout},
+		{adapter(fault.ProviderTimeout, ai.ClassInterrupted), ai.OutcomeTimeout},
+		{adapter(fault.InvalidInput, ai.ClassContext), ai.OutcomeContextWindow},
+		{adapter(fault.InvalidInput, ai.ClassRequest), ai.OutcomeInvalidRequest},
+		{adapter(fault.ContentPolicyRejected, ai.ClassFilter), ai.OutcomeContentPolicy},
+		{fault.Wrap("ai.Complete", context.Canceled), ai.OutcomeCancelled},
+		{fault.Wrap("ai.Complete", context.DeadlineExceeded), ai.OutcomeTimeout},
+		{fault.E("x", fault.RateLimited, ""), ai.OutcomeRateLimit},
+		{fault.E("x", fault.ProviderCredentialInvalid, ""), ai.OutcomeAuth},
+		{fault.E("x", fault.InvalidInput, ""), ai.OutcomeInvalidRequest},
+		{errors.New("connection reset"), ai.OutcomeServer},
 	} {
-		if got := ai.OutcomeOf(err); got != want {
-			t.Errorf("OutcomeOf(%v) = %s, want %s", err, got, want)
+		if got := ai.OutcomeOf(tc.err); got != tc.want {
+			t.Errorf("OutcomeOf(%v) = %s, want %s", tc.err, got, tc.want)
 		}
+	}
+	h := ai.Health{ConsecutiveFailures: 2, Failures: 2, Version: 2}
+	if got := ai.Observe(h, ai.Observation{Model: "m", Outcome: ai.OutcomeCancelled, At: epoch}, ai.HealthPolicy{}); got != h {
+		t.Errorf("a cancelled call changed the record: %+v", got)
 	}
 }
 

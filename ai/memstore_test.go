@@ -22,8 +22,8 @@ type memStore struct {
 	mu       sync.Mutex
 	now      time.Time
 	seq      int
-	models   map[string]ai.Model  // env/id
-	health   map[string]ai.Health // env/id
+	models   map[string]ai.RegistryModel // env/id
+	health   map[string]ai.Health        // env/id
 	policies []policy.Version
 	events   []outbox.Event
 	audits   []account.AuditEvent
@@ -34,7 +34,7 @@ type memStore struct {
 var _ ai.Store = (*memStore)(nil)
 
 func newMem() *memStore {
-	return &memStore{now: epoch, models: map[string]ai.Model{}, health: map[string]ai.Health{}}
+	return &memStore{now: epoch, models: map[string]ai.RegistryModel{}, health: map[string]ai.Health{}}
 }
 
 // run runs fn on m, as a unit of work.
@@ -108,30 +108,30 @@ func (m *memStore) PolicyHistory(context.Context, policy.Scope, string, policy.H
 	return nil, nil
 }
 
-func (m *memStore) AIModelList(_ context.Context, env access.Environment) ([]ai.Model, error) {
+func (m *memStore) AIModelList(_ context.Context, env access.Environment) ([]ai.RegistryModel, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var out []ai.Model
+	var out []ai.RegistryModel
 	for _, x := range m.models {
 		if x.Environment == env {
 			out = append(out, x)
 		}
 	}
-	slices.SortFunc(out, func(a, b ai.Model) int { return cmp.Compare(a.ID, b.ID) })
+	slices.SortFunc(out, func(a, b ai.RegistryModel) int { return cmp.Compare(a.ID, b.ID) })
 	return out, nil
 }
 
-func (m *memStore) AIModelGet(_ context.Context, env access.Environment, id string) (ai.Model, error) {
+func (m *memStore) AIModelGet(_ context.Context, env access.Environment, id string) (ai.RegistryModel, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	x, ok := m.models[key(env, id)]
 	if !ok {
-		return ai.Model{}, fault.E("mem", fault.NotFound, "")
+		return ai.RegistryModel{}, fault.E("mem", fault.NotFound, "")
 	}
 	return x, nil
 }
 
-func (m *memStore) AIModelInsert(_ context.Context, x ai.Model) error {
+func (m *memStore) AIModelInsert(_ context.Context, x ai.RegistryModel) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if _, ok := m.models[key(x.Environment, x.ID)]; ok {
@@ -141,7 +141,7 @@ func (m *memStore) AIModelInsert(_ context.Context, x ai.Model) error {
 	return nil
 }
 
-func (m *memStore) AIModelUpdate(_ context.Context, x ai.Model) error {
+func (m *memStore) AIModelUpdate(_ context.Context, x ai.RegistryModel) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	cur, ok := m.models[key(x.Environment, x.ID)]

@@ -161,11 +161,12 @@ const MaxModels = 200
 // MaxContextWindow bounds a model's context window, in units.
 const MaxContextWindow = 100_000_000
 
-// Model is one model of an environment's registry. Configuration seeds
-// it (every field but the record's bookkeeping); an administrator may
-// change Enabled and the prices (ModelChange), and that change survives
-// restarts.
-type Model struct {
+// RegistryModel is one model of an environment's registry: what the
+// platform offers (a Model is what a provider says it serves).
+// Configuration seeds it (every field but the record's bookkeeping); an
+// administrator may change Enabled and the prices (ModelChange), and that
+// change survives restarts.
+type RegistryModel struct {
 	// Environment is the registry the model belongs to.
 	Environment access.Environment
 	// ID names the model on the platform ("gpt-4o-mini").
@@ -204,17 +205,17 @@ type Model struct {
 }
 
 // Has reports whether the model has capability c.
-func (m Model) Has(c Capability) bool { return slices.Contains(m.Capabilities, c) }
+func (m RegistryModel) Has(c Capability) bool { return slices.Contains(m.Capabilities, c) }
 
 // Cost returns the cost of in input and out output units at the model's
 // prices, exactly.
-func (m Model) Cost(in, out int64) (Price, error) {
+func (m RegistryModel) Cost(in, out int64) (Price, error) {
 	return Cost(m.InputPrice, in, m.OutputPrice, out)
 }
 
 // normalize returns the model with its capabilities deduplicated and in
 // Capabilities order.
-func (m Model) normalize() Model {
+func (m RegistryModel) normalize() RegistryModel {
 	var caps []Capability
 	for _, c := range Capabilities() {
 		if slices.Contains(m.Capabilities, c) {
@@ -227,7 +228,7 @@ func (m Model) normalize() Model {
 
 // validate checks a configured model against its environment's
 // providers.
-func (m Model) validate(providers []ProviderConfig) error {
+func (m RegistryModel) validate(providers []ProviderConfig) error {
 	if !ValidID(m.ID) {
 		return fmt.Errorf("model id %q: want lower-case letters, digits and . _ : -", m.ID)
 	}
@@ -269,14 +270,14 @@ type Registry struct {
 	Providers []ProviderConfig
 	// Models are the environment's models, in id order, retired ones
 	// included.
-	Models []Model
+	Models []RegistryModel
 }
 
 // Model returns model id, and whether the registry holds it.
-func (r Registry) Model(id string) (Model, bool) {
-	i := slices.IndexFunc(r.Models, func(m Model) bool { return m.ID == id })
+func (r Registry) Model(id string) (RegistryModel, bool) {
+	i := slices.IndexFunc(r.Models, func(m RegistryModel) bool { return m.ID == id })
 	if i < 0 {
-		return Model{}, false
+		return RegistryModel{}, false
 	}
 	return r.Models[i], true
 }
@@ -292,7 +293,7 @@ func (r Registry) Provider(id string) (ProviderConfig, bool) {
 
 // Available reports whether model m can be routed to at all: listed by
 // the configuration, enabled, and served by a configured provider.
-func (r Registry) Available(m Model) bool {
+func (r Registry) Available(m RegistryModel) bool {
 	p, ok := r.Provider(m.ProviderID)
 	return ok && p.Configured() && m.Enabled && !m.Retired
 }

@@ -138,7 +138,7 @@ type Resolution struct {
 	// Strategy is the task's strategy.
 	Strategy Strategy
 	// Model is the chosen model (zero when none could serve).
-	Model Model
+	Model RegistryModel
 	// Provider is the chosen model's provider.
 	Provider ProviderConfig
 	// Reason is why the model was chosen.
@@ -186,7 +186,7 @@ func Resolve(task Task, rt Routing, reg Registry, health map[string]Health, c Ca
 	// route allows the model for this request at all), then availability.
 	type judged struct {
 		Candidate
-		model     Model
+		model     RegistryModel
 		requested bool   // passes capability, privacy and budget
 		cause     Reason // the fallback reason its unavailability gives
 	}
@@ -340,7 +340,7 @@ func Resolve(task Task, rt Routing, reg Registry, health map[string]Health, c Ca
 // tooSmall reports whether m's context window cannot hold the request:
 // smaller than its estimated units, or no larger than that of a model
 // that already failed it for its context window.
-func tooSmall(m Model, reg Registry, c Caller) bool {
+func tooSmall(m RegistryModel, reg Registry, c Caller) bool {
 	if need := c.InputUnits + c.OutputUnits; need > 0 && m.ContextWindow < need {
 		return true
 	}

@@ -16,8 +16,8 @@ var epoch = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 // eight models covering every exclusion.
 func fixture() ai.Registry {
 	all := []ai.Capability{ai.CapChat, ai.CapJSONOutput, ai.CapTools, ai.CapStreaming}
-	m := func(id, prov string, caps []ai.Capability, ctx int64, priv ai.PrivacyClass, in, out string) ai.Model {
-		return ai.Model{Environment: access.Live, ID: id, ProviderID: prov, Upstream: id + "-upstream", Capabilities: caps,
+	m := func(id, prov string, caps []ai.Capability, ctx int64, priv ai.PrivacyClass, in, out string) ai.RegistryModel {
+		return ai.RegistryModel{Environment: access.Live, ID: id, ProviderID: prov, Upstream: id + "-upstream", Capabilities: caps,
 			ContextWindow: ctx, Privacy: priv, InputPrice: ai.Price(in), OutputPrice: ai.Price(out), Enabled: true, Version: 1}
 	}
 	disabled := m("disabled", "openai", all, 128000, ai.PrivacyStandard, "0.0000001", "0.0000001")
@@ -31,7 +31,7 @@ func fixture() ai.Registry {
 			{ID: "off", Kind: ai.KindOpenAICompatible, DisplayName: "No key", BaseURL: "https://api.example.com/v1"},
 			{ID: "openai", Kind: ai.KindOpenAICompatible, DisplayName: "OpenAI", BaseURL: "https://api.openai.com/v1", KeyRef: "openai"},
 		},
-		Models: []ai.Model{
+		Models: []ai.RegistryModel{
 			m("claude", "anthropic", all, 200000, ai.PrivacyNoRetention, "0.000003", "0.000015"),
 			disabled,
 			m("ghost", "off", all, 128000, ai.PrivacyStandard, "0.0000001", "0.0000001"),

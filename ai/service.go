@@ -13,7 +13,7 @@ import (
 )
 
 // ModelConfig is one model as the host's configuration lists it (see
-// Model for the fields).
+// RegistryModel for the fields).
 type ModelConfig struct {
 	// ID names the model on the platform.
 	ID string
@@ -64,13 +64,13 @@ type Service struct {
 	cfg Config
 	// models are each environment's configured models, validated and
 	// normalized, in id order.
-	models map[access.Environment][]Model
+	models map[access.Environment][]RegistryModel
 }
 
 // New validates cfg and returns a Service.
 func New(cfg Config) (*Service, error) {
 	cfg.Health = cfg.Health.withDefaults()
-	s := &Service{cfg: cfg, models: map[access.Environment][]Model{}}
+	s := &Service{cfg: cfg, models: map[access.Environment][]RegistryModel{}}
 	for env, e := range cfg.Environments {
 		if !env.Valid() {
 			return nil, fmt.Errorf("ai: unknown environment %q", env)
@@ -88,7 +88,7 @@ func New(cfg Config) (*Service, error) {
 		if len(e.Models) > MaxModels {
 			return nil, fmt.Errorf("ai: %s: at most %d models", env, MaxModels)
 		}
-		var ms []Model
+		var ms []RegistryModel
 		for _, mc := range e.Models {
 			m, err := mc.model(env)
 			if err == nil {
@@ -97,12 +97,12 @@ func New(cfg Config) (*Service, error) {
 			if err != nil {
 				return nil, fmt.Errorf("ai: %s: %w", env, err)
 			}
-			if slices.ContainsFunc(ms, func(x Model) bool { return x.ID == m.ID }) {
+			if slices.ContainsFunc(ms, func(x RegistryModel) bool { return x.ID == m.ID }) {
 				return nil, fmt.Errorf("ai: %s: model %s is configured twice", env, m.ID)
 			}
 			ms = append(ms, m)
 		}
-		slices.SortFunc(ms, func(a, b Model) int { return cmp.Compare(a.ID, b.ID) })
+		slices.SortFunc(ms, func(a, b RegistryModel) int { return cmp.Compare(a.ID, b.ID) })
 		s.models[env] = ms
 		if e.Routing != nil {
 			reg := Registry{Environment: env, Providers: e.Providers, Models: ms}
@@ -115,16 +115,16 @@ func New(cfg Config) (*Service, error) {
 }
 
 // model returns mc as a registry model of env, its prices canonical.
-func (mc ModelConfig) model(env access.Environment) (Model, error) {
+func (mc ModelConfig) model(env access.Environment) (RegistryModel, error) {
 	in, err := ParsePrice(mc.InputPrice)
 	if err != nil {
-		return Model{}, fmt.Errorf("model %s: input price %q: %w", mc.ID, mc.InputPrice, err)
+		return RegistryModel{}, fmt.Errorf("model %s: input price %q: %w", mc.ID, mc.InputPrice, err)
 	}
 	out, err := ParsePrice(mc.OutputPrice)
 	if err != nil {
-		return Model{}, fmt.Errorf("model %s: output price %q: %w", mc.ID, mc.OutputPrice, err)
+		return RegistryModel{}, fmt.Errorf("model %s: output price %q: %w", mc.ID, mc.OutputPrice, err)
 	}
-	return Model{Environment: env, ID: mc.ID, ProviderID: mc.ProviderID, Upstream: mc.Upstream, Capabilities: mc.Capabilities,
+	return RegistryModel{Environment: env, ID: mc.ID, ProviderID: mc.ProviderID, Upstream: mc.Upstream, Capabilities: mc.Capabilities,
 		ContextWindow: mc.ContextWindow, Privacy: mc.Privacy, InputPrice: in, OutputPrice: out, Enabled: !mc.Disabled}.normalize(), nil
 }
 
@@ -179,7 +179,7 @@ func (s *Service) seed(ctx context.Context, st Store, env access.Environment) er
 	}
 	now := st.Now()
 	for _, m := range s.models[env] {
-		i := slices.IndexFunc(stored, func(x Model) bool { return x.ID == m.ID })
+		i := slices.IndexFunc(stored, func(x RegistryModel) bool { return x.ID == m.ID })
 		if i < 0 {
 			m.Version, m.CreatedAt, m.UpdatedAt, m.UpdatedBy = 1, now, now, Publisher
 			if err := st.AIModelInsert(ctx, m); err != nil {
@@ -199,7 +199,7 @@ func (s *Service) seed(ctx context.Context, st Store, env access.Environment) er
 		}
 	}
 	for _, cur := range stored {
-		if cur.Retired || slices.ContainsFunc(s.models[env], func(m Model) bool { return m.ID == cur.ID }) {
+		if cur.Retired || slices.ContainsFunc(s.models[env], func(m RegistryModel) bool { return m.ID == cur.ID }) {
 			continue
 		}
 		next := cur
@@ -224,7 +224,7 @@ func (s *Service) seed(ctx context.Context, st Store, env access.Environment) er
 
 // write stores next as the configuration's change of cur, when it
 // differs.
-func (s *Service) write(ctx context.Context, st Store, cur, next Model, now time.Time) error {
+func (s *Service) write(ctx context.Context, st Store, cur, next RegistryModel, now time.Time) error {
 	if sameModel(cur, next) {
 		return nil
 	}
@@ -233,7 +233,7 @@ func (s *Service) write(ctx context.Context, st Store, cur, next Model, now time
 }
 
 // sameModel reports whether a and b hold the same registry fields.
-func sameModel(a, b Model) bool {
+func sameModel(a, b RegistryModel) bool {
 	return a.ProviderID == b.ProviderID && a.Upstream == b.Upstream && slices.Equal(a.Capabilities, b.Capabilities) &&
 		a.ContextWindow == b.ContextWindow && a.Privacy == b.Privacy && a.InputPrice == b.InputPrice && a.OutputPrice == b.OutputPrice &&
 		a.Enabled == b.Enabled && a.Retired == b.Retired
@@ -258,17 +258,17 @@ func (s *Service) Registry(ctx context.Context, st Store, env access.Environment
 
 // Model reads model id of env's registry; NOT_FOUND for one it does not
 // list or that its configuration retired.
-func (s *Service) Model(ctx context.Context, st Store, env access.Environment, id string) (Model, error) {
-	const op = "ai.Model"
+func (s *Service) Model(ctx context.Context, st Store, env access.Environment, id string) (RegistryModel, error) {
+	const op = "ai.RegistryModel"
 	if !ValidID(id) {
-		return Model{}, errNoModel(op)
+		return RegistryModel{}, errNoModel(op)
 	}
 	m, err := st.AIModelGet(ctx, env, id)
 	if fault.Is(err, fault.NotFound) || err == nil && m.Retired {
-		return Model{}, errNoModel(op)
+		return RegistryModel{}, errNoModel(op)
 	}
 	if err != nil {
-		return Model{}, fault.Wrap(op, err)
+		return RegistryModel{}, fault.Wrap(op, err)
 	}
 	return m, nil
 }
@@ -342,7 +342,8 @@ const healthAttempts = 8
 // returns the model's health afterwards. Concurrent observations of a
 // model are all counted: the store compare-and-sets the record's version
 // and a loser reads again. The completion path calls it after every
-// provider call, success or failure. INVALID_INPUT for an unknown
+// provider call, success or failure (OutcomeOf classifies the adapter's
+// error); a cancelled call is not recorded. INVALID_INPUT for an unknown
 // outcome or an observation without a time; CONFLICT when it kept losing
 // races.
 func (s *Service) RecordOutcome(ctx context.Context, st Store, env access.Environment, o Observation) (Health, error) {
@@ -360,6 +361,9 @@ func (s *Service) RecordOutcome(ctx context.Context, st Store, env access.Enviro
 		}
 		if err != nil {
 			return Health{}, fault.Wrap(op, err)
+		}
+		if o.Outcome == OutcomeCancelled {
+			return cur, nil // the caller gave up: nothing to record
 		}
 		next := Observe(cur, o, s.cfg.Health)
 		err = st.AIHealthPut(ctx, next)

@@ -424,7 +424,7 @@ type seedRaceStore struct {
 	raced bool
 }
 
-func (r *seedRaceStore) AIModelInsert(ctx context.Context, m ai.Model) error {
+func (r *seedRaceStore) AIModelInsert(ctx context.Context, m ai.RegistryModel) error {
 	if !r.raced {
 		r.raced = true
 		if err := r.memStore.AIModelInsert(ctx, m); err != nil {

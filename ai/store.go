@@ -20,15 +20,15 @@ type Store interface {
 	account.AuditWriter
 	// AIModelList returns every model of env's registry, retired ones
 	// included, in id order.
-	AIModelList(ctx context.Context, env access.Environment) ([]Model, error)
+	AIModelList(ctx context.Context, env access.Environment) ([]RegistryModel, error)
 	// AIModelGet reads model id of env's registry; NOT_FOUND when none.
-	AIModelGet(ctx context.Context, env access.Environment, id string) (Model, error)
+	AIModelGet(ctx context.Context, env access.Environment, id string) (RegistryModel, error)
 	// AIModelInsert stores a new model (Version 1); CONFLICT when env's
 	// registry holds its id.
-	AIModelInsert(ctx context.Context, m Model) error
+	AIModelInsert(ctx context.Context, m RegistryModel) error
 	// AIModelUpdate writes m when the stored version is m.Version-1;
 	// CONFLICT otherwise.
-	AIModelUpdate(ctx context.Context, m Model) error
+	AIModelUpdate(ctx context.Context, m RegistryModel) error
 	// AIHealthList returns env's health records, in model id order.
 	AIHealthList(ctx context.Context, env access.Environment) ([]Health, error)
 	// AIHealthGet reads the health record of model id in env; NOT_FOUND

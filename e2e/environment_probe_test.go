@@ -429,6 +429,8 @@ func TestEnvironmentProbe(t *testing.T) {
 		}
 		r = s.Do(o.session(access.Live, http.MethodPost, "/api/v1/projects", map[string]string{"title": "Live public probe", "type": "single",
 			"visibility": "public"}))
+		var livePublic api.ProjectView
+		r.Data(t, &livePublic)
 		if r.Status != http.StatusCreated {
 			t.Fatalf("live public project: %d %s", r.Status, r.Body)
 		}
@@ -462,6 +464,23 @@ func TestEnvironmentProbe(t *testing.T) {
 			"type": "audio", "title": "Live take", "assetId": liveAsset.ID}))
 		if r.Status != http.StatusCreated {
 			t.Fatalf("live submission: %d %s", r.Status, r.Body)
+		}
+		// The owner's live submission to its public project, accepted: a
+		// contribution of the owner's wallet.
+		if r := s.Do(o.session(access.Live, http.MethodPost, "/api/v1/projects/"+livePublic.ID+"/status", map[string]string{"status": "OPEN"})); r.Status != http.StatusOK {
+			t.Fatalf("open the live public project: %d %s", r.Status, r.Body)
+		}
+		r = s.Do(o.session(access.Live, http.MethodPost, "/api/v1/submissions", map[string]any{"projectId": livePublic.ID,
+			"type": "audio", "title": "Live contribution", "assetId": liveAsset.ID}))
+		var contribution api.SubmissionView
+		r.Data(t, &contribution)
+		if r.Status != http.StatusCreated {
+			t.Fatalf("live public submission: %d %s", r.Status, r.Body)
+		}
+		for _, to := range []string{"UNDER_REVIEW", "ACCEPTED"} {
+			if r := s.Do(o.session(access.Live, http.MethodPost, "/api/v1/submissions/"+contribution.ID+"/review", map[string]string{"status": to})); r.Status != http.StatusOK {
+				t.Fatalf("review the live contribution (%s): %d %s", to, r.Status, r.Body)
+			}
 		}
 		// No route of this system moves the live financial, provider-cost
 		// or rewards ledgers (live generation and rewards have no provider
@@ -505,6 +524,11 @@ func TestEnvironmentProbe(t *testing.T) {
 			"listAiAdminProviders":    {call: session},
 			"listAiHealth":            {call: session},
 		}
+		// The owner's contributions (scope read): its accepted live
+		// submission to its public project.
+		probes["listCreatorContributions"] = probeRoute{call: key, path: func(access.Environment) string {
+			return "/api/v1/creators/" + ownerWallet.addr + "/contributions"
+		}}
 
 		type answer struct {
 			op     string

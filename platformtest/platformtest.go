@@ -129,6 +129,10 @@ type Options struct {
 	// side it sets up: chaintest's InstallCCTP), with the EVM and
 	// attestation simulators it starts.
 	CCTPFunc func(t testing.TB, c *chaintest.Cluster) *cctp.Environment
+	// X402Func, when Chain is set, returns the test environment's
+	// payment-required protocol configuration, given the cluster and the
+	// deployed token (web3/x402/x402test deploys a payment asset).
+	X402Func func(t testing.TB, c *chaintest.Cluster, d tokentest.Deployment) platform.X402Environment
 	// LiveSimulators configures the live environment with loopback
 	// simulators too, so that a test can make live records through the
 	// API: a second payment simulator as the provider's live account
@@ -343,6 +347,10 @@ func New(t testing.TB, opts Options) *System {
 		if opts.CCTPFunc != nil {
 			chainCfg.Test.CCTP = opts.CCTPFunc(t, cluster)
 			cluster.AdvanceSlots(40) // the mint and the programs are finalized
+		}
+		if opts.X402Func != nil {
+			chainCfg.Test.X402 = opts.X402Func(t, cluster, deployed)
+			cluster.AdvanceSlots(40) // the payment asset's accounts are finalized
 		}
 	}
 	cfg := platform.Config{Payments: payments, PaymentTimeout: opts.PaymentTimeout, MusicProviders: music, Generation: gen, Chain: chainCfg,

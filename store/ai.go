@@ -34,21 +34,21 @@ type aiModelRow struct {
 	UpdatedBy     string    `bun:"updated_by"`
 }
 
-func (r aiModelRow) model() ai.Model {
+func (r aiModelRow) model() ai.RegistryModel {
 	var caps []ai.Capability
 	for _, c := range strings.Split(r.Capabilities, ",") {
 		if c != "" {
 			caps = append(caps, ai.Capability(c))
 		}
 	}
-	return ai.Model{Environment: access.Environment(r.Environment), ID: r.ID, ProviderID: r.ProviderID, Upstream: r.UpstreamModel,
+	return ai.RegistryModel{Environment: access.Environment(r.Environment), ID: r.ID, ProviderID: r.ProviderID, Upstream: r.UpstreamModel,
 		Capabilities: caps, ContextWindow: r.ContextWindow, Privacy: ai.PrivacyClass(r.PrivacyClass), InputPrice: ai.Price(r.InputPrice),
 		OutputPrice: ai.Price(r.OutputPrice), Enabled: r.Enabled, Retired: r.Retired, AdminChanged: r.AdminChanged, Version: r.Version,
 		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), UpdatedBy: r.UpdatedBy}
 }
 
 // capabilityList is m's capabilities as the column holds them.
-func capabilityList(m ai.Model) string {
+func capabilityList(m ai.RegistryModel) string {
 	parts := make([]string, len(m.Capabilities))
 	for i, c := range m.Capabilities {
 		parts[i] = string(c)
@@ -60,12 +60,12 @@ const aiModelSelect = `SELECT environment, id, provider_id, upstream_model, capa
 	output_price, enabled, retired, admin_changed, version, created_at, updated_at, updated_by FROM ai_models`
 
 // AIModelList implements ai.Store.
-func (tx *Tx) AIModelList(ctx context.Context, env access.Environment) ([]ai.Model, error) {
+func (tx *Tx) AIModelList(ctx context.Context, env access.Environment) ([]ai.RegistryModel, error) {
 	var rows []aiModelRow
 	if err := tx.idb.NewRaw(aiModelSelect+` WHERE environment = ? ORDER BY id`, string(env)).Scan(ctx, &rows); err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, errf("store.AIModelList", err)
 	}
-	out := make([]ai.Model, 0, len(rows))
+	out := make([]ai.RegistryModel, 0, len(rows))
 	for _, r := range rows {
 		out = append(out, r.model())
 	}
@@ -73,16 +73,16 @@ func (tx *Tx) AIModelList(ctx context.Context, env access.Environment) ([]ai.Mod
 }
 
 // AIModelGet implements ai.Store.
-func (tx *Tx) AIModelGet(ctx context.Context, env access.Environment, id string) (ai.Model, error) {
+func (tx *Tx) AIModelGet(ctx context.Context, env access.Environment, id string) (ai.RegistryModel, error) {
 	var r aiModelRow
 	if err := tx.idb.NewRaw(aiModelSelect+` WHERE environment = ? AND id = ?`, string(env), id).Scan(ctx, &r); err != nil {
-		return ai.Model{}, notFound("store.AIModelGet", err)
+		return ai.RegistryModel{}, notFound("store.AIModelGet", err)
 	}
 	return r.model(), nil
 }
 
 // AIModelInsert implements ai.Store.
-func (tx *Tx) AIModelInsert(ctx context.Context, m ai.Model) error {
+func (tx *Tx) AIModelInsert(ctx context.Context, m ai.RegistryModel) error {
 	const op = "store.AIModelInsert"
 	res, err := tx.idb.ExecContext(ctx, `INSERT INTO ai_models (environment, id, provider_id, upstream_model, capabilities,
 		context_window, privacy_class, input_price, output_price, enabled, retired, admin_changed, version, created_at, updated_at,
@@ -101,7 +101,7 @@ func (tx *Tx) AIModelInsert(ctx context.Context, m ai.Model) error {
 }
 
 // AIModelUpdate implements ai.Store: a compare-and-set on version.
-func (tx *Tx) AIModelUpdate(ctx context.Context, m ai.Model) error {
+func (tx *Tx) AIModelUpdate(ctx context.Context, m ai.RegistryModel) error {
 	const op = "store.AIModelUpdate"
 	res, err := tx.idb.ExecContext(ctx, `UPDATE ai_models SET provider_id = ?, upstream_model = ?, capabilities = ?,
 		context_window = ?, privacy_class = ?, input_price = ?, output_price = ?, enabled = ?, retired = ?, admin_changed = ?,

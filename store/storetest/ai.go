@@ -23,8 +23,8 @@ import (
 // observations of one model through the service are all counted.
 func exerciseAI(t *testing.T, open Opener) {
 	ctx := context.Background()
-	model := func(env access.Environment, id string) ai.Model {
-		return ai.Model{Environment: env, ID: id, ProviderID: "openai", Upstream: "gpt-4o-mini-2024-07-18",
+	model := func(env access.Environment, id string) ai.RegistryModel {
+		return ai.RegistryModel{Environment: env, ID: id, ProviderID: "openai", Upstream: "gpt-4o-mini-2024-07-18",
 			Capabilities: []ai.Capability{ai.CapChat, ai.CapJSONOutput, ai.CapStreaming}, ContextWindow: 128000,
 			Privacy: ai.PrivacyNoRetention, InputPrice: "0.00000015", OutputPrice: "0.0000006", Enabled: true, Version: 1,
 			CreatedAt: Epoch, UpdatedAt: Epoch, UpdatedBy: ai.Publisher}
@@ -36,7 +36,7 @@ func exerciseAI(t *testing.T, open Opener) {
 		a := model(access.Live, "a-model")
 		a.Retired, a.AdminChanged, a.Enabled = true, true, false
 		err := db.InTx(ctx, func(tx *store.Tx) error {
-			for _, m := range []ai.Model{b, a, model(access.Test, "a-model")} {
+			for _, m := range []ai.RegistryModel{b, a, model(access.Test, "a-model")} {
 				if err := tx.AIModelInsert(ctx, m); err != nil {
 					return err
 				}
@@ -53,7 +53,7 @@ func exerciseAI(t *testing.T, open Opener) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff([]ai.Model{a, b}, got); diff != "" {
+		if diff := cmp.Diff([]ai.RegistryModel{a, b}, got); diff != "" {
 			t.Errorf("live list (-stored +read):\n%s", diff)
 		}
 		if _, err := db.Read().AIModelGet(ctx, access.Test, "b-model"); !fault.Is(err, fault.NotFound) {

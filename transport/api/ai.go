@@ -353,14 +353,14 @@ func strs[S ~string](in []S) []string {
 	return out
 }
 
-func aiModelView(reg ai.Registry, m ai.Model) AIModelView {
+func aiModelView(reg ai.Registry, m ai.RegistryModel) AIModelView {
 	return AIModelView{ID: m.ID, Object: "ai_model", Environment: string(m.Environment), ProviderID: m.ProviderID,
 		UpstreamModel: m.Upstream, Capabilities: strs(m.Capabilities), ContextWindow: m.ContextWindow, PrivacyClass: string(m.Privacy),
 		InputPrice: string(m.InputPrice), OutputPrice: string(m.OutputPrice), Currency: "USD", Unit: "token", Enabled: m.Enabled,
 		Available: reg.Available(m)}
 }
 
-func aiAdminModelView(reg ai.Registry, m ai.Model) AIAdminModelView {
+func aiAdminModelView(reg ai.Registry, m ai.RegistryModel) AIAdminModelView {
 	v := aiModelView(reg, m)
 	return AIAdminModelView{ID: v.ID, Object: v.Object, Environment: v.Environment, ProviderID: v.ProviderID, UpstreamModel: v.UpstreamModel,
 		Capabilities: v.Capabilities, ContextWindow: v.ContextWindow, PrivacyClass: v.PrivacyClass, InputPrice: v.InputPrice,

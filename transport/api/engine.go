@@ -23,6 +23,7 @@ import (
 	"github.com/creatormusic/platform/token/sale"
 	"github.com/creatormusic/platform/transport"
 	"github.com/creatormusic/platform/web3/cctp"
+	"github.com/creatormusic/platform/web3/x402"
 	"github.com/creatormusic/platform/web3/zk"
 )
 
@@ -79,6 +80,7 @@ type Tx interface {
 	wallet.Store
 	zk.Store
 	cctp.Store
+	x402.Store
 }
 
 // Route, Call, Policy and HandlerFunc are the engine's types instantiated
