@@ -35,6 +35,7 @@ func TestEventCatalogueNamesEveryEmitter(t *testing.T) {
 		"project/project.go event":                         {"project."},
 		"project/submission.go submissionEvent":            {"submission."},
 		"marketplace/service.go event":                     {"license."},
+		"marketplace/service.go emit":                      {"listing.", "marketplace_order.", "entitlement."},
 		"project/members.go memberChanged":                 {"project.member_changed"},
 		"swap/operation.go changed":                        {"swap_operation."},
 		"web3/zk/service.go (*Service).Record":             {"zk_verification."},

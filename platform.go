@@ -27,6 +27,7 @@ import (
 	"github.com/creatormusic/platform/idempotency"
 	"github.com/creatormusic/platform/internal/secret"
 	"github.com/creatormusic/platform/jobs"
+	"github.com/creatormusic/platform/marketplace"
 	"github.com/creatormusic/platform/plan"
 	"github.com/creatormusic/platform/project"
 	"github.com/creatormusic/platform/sound"
@@ -240,6 +241,9 @@ type Platform struct {
 	wallet *wallet.Service
 	// intents runs the chain payment path.
 	intents *intent.Service
+	// market runs the marketplace: rights, listings and the reads of
+	// orders and entitlements (its orders are an intent purpose).
+	market *marketplace.Service
 	// swap runs token swaps.
 	swap *swap.Service
 	// x402 runs the payment-required protocol.

@@ -117,7 +117,7 @@ func (p *Platform) services(units routeStore) api.Services {
 	return api.Services{Keys: p.keys, Assets: p.assets, Health: p.healthChecks(), Plans: p.plans,
 		Ledger: ledger.New(), Accounts: p.account, Billing: p.billing, Store: units, Log: p.log, Providers: p.providers,
 		Generation: p.generation, Sound: p.sound, Token: p.token, Sale: p.sale, Wallet: p.wallet, Intents: p.intents,
-		Swap: p.swap, Projects: project.New(), Submissions: p.submissions, Creators: creator.New(), ZK: p.zk, CCTP: p.cctp, Marketplace: marketplace.New(), X402: p.x402,
+		Swap: p.swap, Projects: project.New(), Submissions: p.submissions, Creators: creator.New(), ZK: p.zk, CCTP: p.cctp, Marketplace: p.market, X402: p.x402,
 		AI: p.ai, WakeFunc: p.wake}
 }
 
@@ -345,6 +345,14 @@ func (p *Platform) startIntents(ctx context.Context, cfg ChainConfig) error {
 	if err := reg.Register(intent.CreditPurchase(intent.PolicyPacks(read), intent.SettleCredits, intent.CreditSettlement)); err != nil {
 		return fmt.Errorf("platform: intents: %w", err)
 	}
+	orders, err := marketplace.NewOrders(marketplace.OrdersConfig{ReadFunc: store.Reader[marketplace.OrderStore](p.db),
+		StoreFunc: marketUnit})
+	if err != nil {
+		return fmt.Errorf("platform: marketplace orders: %w", err)
+	}
+	if err := reg.Register(orders.Purpose()); err != nil {
+		return fmt.Errorf("platform: intents: %w", err)
+	}
 	envs, err := intentEnvironments(cfg)
 	if err != nil {
 		return err
@@ -364,7 +372,21 @@ func (p *Platform) startIntents(ctx context.Context, cfg ChainConfig) error {
 		return fmt.Errorf("platform: %w", err)
 	}
 	p.intents = svc
+	// Listings read their mint from the cluster as intents do, and their
+	// payout wallet from wallet verification's links.
+	p.market = marketplace.New(marketplace.Config{Mints: svc, Wallets: wallet.Links{ReadFunc: store.Reader[wallet.LinkReader](p.db)}})
 	return nil
+}
+
+// marketUnit is the marketplace's ports of an intent's unit of work: the
+// store's transaction implements both, so an order's writes commit with
+// its intent's.
+func marketUnit(st intent.Store) (marketplace.OrderStore, error) {
+	ms, ok := st.(marketplace.OrderStore)
+	if !ok {
+		return nil, fmt.Errorf("platform: the intent unit of work %T holds no marketplace store", st)
+	}
+	return ms, nil
 }
 
 // startSwap builds the swap domain over each environment's cluster and
@@ -671,6 +693,9 @@ func EventCatalogue() []openapi.EventType {
 		// marketplace's event: an offer made, and withdrawn.
 		row(marketplace.EventLicenseOffered, "license offer", marketplace.OfferPrefix, "A license offer was made on an asset under a rights policy version (payload.rightsPolicy: id, version, hash)."),
 		row(marketplace.EventLicenseWithdrawn, "license offer", marketplace.OfferPrefix, "A license offer was withdrawn; licenses issued under it keep their terms."),
+		// marketplace's listings and the entitlements orders issue.
+		row(marketplace.EventListingPublished, "listing", marketplace.ListingPrefix, "A listing version was published: the first, or one superseding the listing's previous version (aggregate version: the listing version)."),
+		row(marketplace.EventEntitlementIssued, "license entitlement", marketplace.EntitlementPrefix, "A settled order issued its buyer's license entitlement to the asset (payload.orderId, payload.terms)."),
 		row(ledger.EventMovementPosted, mov, "mov_", "A ledger movement was posted (credits, financial, rewards or provider cost)."),
 		row(billing.EventSubscriptionActivated, sub, "sub_", "A checkout's subscription became active."),
 		row(billing.EventSubscriptionRenewed, sub, "sub_", "A subscription started its next period."),
@@ -679,6 +704,11 @@ func EventCatalogue() []openapi.EventType {
 	// intent.Service.changed: one type per state an intent is written in.
 	for _, s := range intent.States() {
 		out = append(out, row(intent.EventType(s), txi, "txi_", "A transaction intent was written in state "+string(s)+"."))
+	}
+	// marketplace's orders: one type per state an order is written in.
+	for _, st := range marketplace.OrderStates() {
+		out = append(out, row(marketplace.OrderEventType(st), "marketplace order", marketplace.OrderPrefix,
+			"A marketplace order was written in state "+string(st)+"."))
 	}
 	// zk's Record: one type, when a statement is first verified.
 	out = append(out, row(zk.EventVerified, "zk verification", zk.IDPrefix,
@@ -727,7 +757,7 @@ func FeatureFlags() []FeatureFlag {
 		{Name: sound.FeatureEngine, Default: true, Doc: "starting sound engine operations"},
 		{Name: swap.FeatureSwap, Default: true, Doc: "starting token swaps (quotes)"},
 		{Name: cctp.FeatureCCTP, Default: true, Doc: "starting cross-chain transfers (CCTP)"},
-		{Name: marketplace.FeatureMarketplace, Default: true, Doc: "publishing rights policies and offering licenses"},
+		{Name: marketplace.FeatureMarketplace, Default: true, Doc: "publishing rights policies, offering licenses and listing them for sale"},
 		{Name: x402.FeaturePayments, Default: true, Doc: "verifying and settling payments of the payment-required protocol"},
 	}
 }

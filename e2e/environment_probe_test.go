@@ -15,9 +15,11 @@ import (
 	"github.com/creatormusic/platform"
 	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/ledger"
+	"github.com/creatormusic/platform/marketplace"
 	"github.com/creatormusic/platform/money"
 	"github.com/creatormusic/platform/outbox"
 	"github.com/creatormusic/platform/platformtest"
+	"github.com/creatormusic/platform/policy"
 	"github.com/creatormusic/platform/store"
 	"github.com/creatormusic/platform/transport"
 	"github.com/creatormusic/platform/transport/api"
@@ -497,6 +499,11 @@ func TestEnvironmentProbe(t *testing.T) {
 			}
 		}
 
+		// No cluster serves live here, so no live order can be paid through
+		// the API: a live order and the license entitlement its settlement
+		// would issue are written as the marketplace writes them.
+		liveOrder(t, s, o.boot.TenantID, o.boot.WorkspaceID, liveAsset.ID)
+
 		key := func(env access.Environment) platformtest.Request { return platformtest.Request{Key: o.key(env)} }
 		session := func(env access.Environment) platformtest.Request { return o.session(env, "", "", nil) }
 		projectMembers := func(env access.Environment) string { return "/api/v1/projects/" + projects[env] + "/members" }
@@ -523,6 +530,8 @@ func TestEnvironmentProbe(t *testing.T) {
 			"listAiAdminModels":       {call: session}, // the owner is super_admin
 			"listAiAdminProviders":    {call: session},
 			"listAiHealth":            {call: session},
+			"listMarketplaceOrders":   {call: key}, // the bootstrap keys hold ledger:read
+			"listEntitlements":        {call: key},
 		}
 		// The owner's contributions (scope read): its accepted live
 		// submission to its public project.
@@ -623,4 +632,30 @@ func TestEnvironmentProbe(t *testing.T) {
 // probePostings is a two-line movement of amount from one account to another.
 func probePostings(from, to string, amount money.Atomic) []ledger.Posting {
 	return []ledger.Posting{{Account: from, Direction: ledger.Debit, Amount: amount}, {Account: to, Direction: ledger.Credit, Amount: amount}}
+}
+
+// liveOrder stores a fulfilled live order of workspace ws buying asset
+// from itself, and its license entitlement, in one unit of work.
+func liveOrder(t *testing.T, s *platformtest.System, tenantID, ws, assetID string) {
+	t.Helper()
+	ctx := context.Background()
+	sc := access.Scope{TenantID: tenantID, WorkspaceID: ws, Environment: access.Live}
+	err := s.DB.InTx(ctx, func(tx *store.Tx) error {
+		now := tx.Now()
+		o := marketplace.Order{ID: tx.NewID(marketplace.OrderPrefix), Version: 8, State: marketplace.OrderFulfilled, IntentID: "txi_live_probe",
+			Buyer: sc, BuyerUserID: "usr_live", CreatedAt: now, UpdatedAt: now,
+			Snapshot: marketplace.Snapshot{ListingID: "lst_live", ListingVersion: 1, AssetID: assetID, Title: "Live", Seller: sc,
+				PriceAtomic: 1_000, Decimals: 6, LicenseID: "lic_live", LicenseKind: marketplace.KindNonExclusive,
+				FeePolicy: policy.Ref{ID: "fees.marketplace", Version: 1}, MinimumFeeAtomic: "0", SellerNetAtomic: 1_000}}
+		e := marketplace.Entitlement{ID: tx.NewID(marketplace.EntitlementPrefix), Holder: sc, AssetID: assetID, Seller: sc,
+			LicenseID: "lic_live", OrderID: o.ID, IntentID: o.IntentID, CreatedAt: now}
+		o.EntitlementID = e.ID
+		if err := tx.OrderInsert(ctx, o); err != nil {
+			return err
+		}
+		return tx.EntitlementInsert(ctx, e)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }

@@ -21,7 +21,7 @@ func seller(t *testing.T) (*memStore, marketplace.RightsPolicy, marketplace.Righ
 	ctx := context.Background()
 	st := newMemStore()
 	p, a := member("usr_1", "ws_1", access.RoleOwner)
-	svc := marketplace.New()
+	svc := marketplace.New(marketplace.Config{})
 	v1, _, err := svc.PublishRights(ctx, st, p, a, marketplace.PublishRequest{Name: "standard", Rules: standardRules()})
 	if err != nil {
 		t.Fatal(err)
@@ -56,7 +56,7 @@ func TestOfferLicense(t *testing.T) {
 	ctx := context.Background()
 	st, v1, _ := seller(t)
 	p, a := member("usr_1", "ws_1", access.RoleCreator)
-	o, err := marketplace.New().OfferLicense(ctx, st, p, a, offerOf("ast_mine", v1.Ref))
+	o, err := marketplace.New(marketplace.Config{}).OfferLicense(ctx, st, p, a, offerOf("ast_mine", v1.Ref))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func TestOfferLicense(t *testing.T) {
 func TestOfferRefusals(t *testing.T) {
 	ctx := context.Background()
 	st, v1, v2 := seller(t)
-	svc := marketplace.New()
+	svc := marketplace.New(marketplace.Config{})
 	owner, oa := member("usr_1", "ws_1", access.RoleOwner)
 	creator, ca := member("usr_1", "ws_1", access.RoleCreator)
 	other, ta := member("usr_2", "ws_2", access.RoleOwner)
@@ -150,7 +150,7 @@ func TestOfferRefusals(t *testing.T) {
 func TestWithdrawLicense(t *testing.T) {
 	ctx := context.Background()
 	st, v1, _ := seller(t)
-	svc := marketplace.New()
+	svc := marketplace.New(marketplace.Config{})
 	p, a := member("usr_1", "ws_1", access.RoleCreator)
 	o, err := svc.OfferLicense(ctx, st, p, a, offerOf("ast_mine", v1.Ref))
 	if err != nil {
@@ -205,7 +205,7 @@ func TestProvenanceRead(t *testing.T) {
 	rec := asset.Provenance{AssetID: "ast_1", Scope: asset.Scope{TenantID: "ten_1", WorkspaceID: "ws_1", Environment: "test"},
 		Origin: asset.Uploaded, OutputSHA256: "ab", Basis: asset.BasisCreation}
 	st.provenance["ast_1"] = rec
-	svc := marketplace.New()
+	svc := marketplace.New(marketplace.Config{})
 	own, _ := member("usr_1", "ws_1", access.RoleViewer)
 	if got, err := svc.Provenance(ctx, st, own, "ast_1"); err != nil || got.AssetID != "ast_1" {
 		t.Fatalf("own workspace: %+v, %v", got, err)

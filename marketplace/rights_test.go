@@ -41,7 +41,7 @@ func wantFault(t *testing.T, what string, err error, code fault.Code, details ma
 func TestPublishRightsVersions(t *testing.T) {
 	ctx := context.Background()
 	st := newMemStore()
-	svc := marketplace.New()
+	svc := marketplace.New(marketplace.Config{})
 	p, a := member("usr_1", "ws_1", access.RoleCreator)
 	r1 := standardRules()
 	v1, created, err := svc.PublishRights(ctx, st, p, a, marketplace.PublishRequest{Name: "standard", Rules: r1, RequestID: "req_1"})
@@ -94,7 +94,7 @@ func TestRightsHashIsCanonical(t *testing.T) {
 	ctx := context.Background()
 	st := newMemStore()
 	p, a := member("usr_1", "ws_1", access.RoleOwner)
-	v, _, err := marketplace.New().PublishRights(ctx, st, p, a, marketplace.PublishRequest{Name: "standard", Rules: standardRules()})
+	v, _, err := marketplace.New(marketplace.Config{}).PublishRights(ctx, st, p, a, marketplace.PublishRequest{Name: "standard", Rules: standardRules()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +118,7 @@ func TestRulesValidation(t *testing.T) {
 	ctx := context.Background()
 	st := newMemStore()
 	p, a := member("usr_1", "ws_1", access.RoleOwner)
-	svc := marketplace.New()
+	svc := marketplace.New(marketplace.Config{})
 	cases := []struct {
 		name   string
 		edit   func(r *marketplace.Rules)
@@ -174,7 +174,7 @@ func TestPublishNeedsTheGrant(t *testing.T) {
 	st := newMemStore()
 	for _, role := range []access.Role{access.RoleViewer, access.RoleMember, access.RoleModerator} {
 		p, a := member("usr_1", "ws_1", role)
-		_, _, err := marketplace.New().PublishRights(ctx, st, p, a, marketplace.PublishRequest{Name: "standard", Rules: standardRules()})
+		_, _, err := marketplace.New(marketplace.Config{}).PublishRights(ctx, st, p, a, marketplace.PublishRequest{Name: "standard", Rules: standardRules()})
 		wantFault(t, string(role), err, fault.AccessDenied, map[string]any{"permission": "marketplace.create_listing"})
 	}
 	if len(st.versions) != 0 {

@@ -108,15 +108,6 @@ func (tx *Tx) AssetProvenanceGet(ctx context.Context, env access.Environment, id
 	return p, nil
 }
 
-// EntitledToAsset implements marketplace.Store. Entitlements to assets
-// are issued by the settlement of marketplace orders, which the platform
-// does not take yet: no workspace holds one, and the answer is false
-// without a query. The orders part replaces this body with a read of the
-// entitlements it records; nothing else grants one.
-func (tx *Tx) EntitledToAsset(ctx context.Context, holder access.Scope, assetID string) (bool, error) {
-	return false, nil
-}
-
 type offerRow struct {
 	ID              string    `bun:"id"`
 	TenantID        string    `bun:"tenant_id"`

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"time"
 
 	"github.com/creatormusic/platform/access"
@@ -106,20 +107,43 @@ func walletCAS(op string, res sql.Result, err error) error {
 	return nil
 }
 
+// linkRow is one wallet_links row.
+type linkRow struct {
+	ID         string    `bun:"id"`
+	TenantID   string    `bun:"tenant_id"`
+	UserID     string    `bun:"user_id"`
+	Network    string    `bun:"network"`
+	Address    string    `bun:"address"`
+	VerifiedAt time.Time `bun:"verified_at"`
+}
+
+func (r linkRow) link() wallet.Link {
+	return wallet.Link{ID: r.ID, TenantID: r.TenantID, UserID: r.UserID, Network: r.Network, Address: r.Address,
+		VerifiedAt: r.VerifiedAt.UTC()}
+}
+
 // WalletLinkGet implements wallet.Store.
 func (tx *Tx) WalletLinkGet(ctx context.Context, tenantID, network, address string) (wallet.Link, error) {
-	var r struct {
-		ID         string    `bun:"id"`
-		TenantID   string    `bun:"tenant_id"`
-		UserID     string    `bun:"user_id"`
-		Network    string    `bun:"network"`
-		Address    string    `bun:"address"`
-		VerifiedAt time.Time `bun:"verified_at"`
-	}
+	var r linkRow
 	if err := tx.idb.NewRaw(`SELECT id, tenant_id, user_id, network, address, verified_at FROM wallet_links
 		WHERE tenant_id = ? AND network = ? AND address = ?`, tenantID, network, address).Scan(ctx, &r); err != nil {
 		return wallet.Link{}, notFound("store.WalletLinkGet", err)
 	}
-	return wallet.Link{ID: r.ID, TenantID: r.TenantID, UserID: r.UserID, Network: r.Network, Address: r.Address,
-		VerifiedAt: r.VerifiedAt.UTC()}, nil
+	return r.link(), nil
+}
+
+// WalletLinksOfUser implements wallet.LinkReader: oldest first (the
+// wallet_links_user index).
+func (tx *Tx) WalletLinksOfUser(ctx context.Context, tenantID, network, userID string) ([]wallet.Link, error) {
+	var rows []linkRow
+	if err := tx.idb.NewRaw(`SELECT id, tenant_id, user_id, network, address, verified_at FROM wallet_links
+		WHERE tenant_id = ? AND user_id = ? AND network = ? ORDER BY verified_at, id`, tenantID, userID, network).Scan(ctx, &rows); err != nil &&
+		!errors.Is(err, sql.ErrNoRows) {
+		return nil, errf("store.WalletLinksOfUser", err)
+	}
+	out := make([]wallet.Link, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, r.link())
+	}
+	return out, nil
 }

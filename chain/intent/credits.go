@@ -168,6 +168,9 @@ func CreditPurchase(packs PacksFunc, settle SettleFunc, settlement SettlementFun
 		Settlement: settlement,
 		Price: func(ctx context.Context, in PriceInput) (Price, error) {
 			const op = "intent.CreditPurchase.Price"
+			if in.Request.ListingID != "" {
+				return Price{}, fault.Invalid(op, "listingId", "listingId names what a marketplace_order buys; a credit purchase buys a pack")
+			}
 			if in.Request.Mint == "" {
 				return Price{}, fault.Invalid(op, "mint", "mint is required")
 			}

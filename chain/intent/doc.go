@@ -23,7 +23,17 @@
 // credit_purchase, finalized for treasury and reward flows), a Price that
 // derives the economics from the request, a Settle hook that runs in the
 // unit of work moving the intent to SETTLED, and a Settlement reader that
-// reads back what Settle wrote, for reconciliation. credit_purchase is
+// reads back what Settle wrote, for reconciliation. A purpose that keeps a
+// business object of its own beside the intent (marketplace_order: the
+// order and its snapshot) adds two optional hooks: Open records it from
+// Price.Terms in the unit of work that records the intent (Prepare returns
+// a Draft carrying the terms; Record runs Open), and Track runs in every
+// unit of work that writes one of its intents, after the write, so the
+// object follows the intent (submitted, confirming, expired, failed, under
+// review) and commits with it; in the unit that settles, Track runs after
+// Settle. The terms are the purpose's: the intent neither stores nor
+// hashes them. PaymentMint reads a mint by Create's rules for a domain
+// that prices in one ahead of any intent (a listing). credit_purchase is
 // provided here, priced by the "credits.packs" policy (CreditPacks,
 // PolicyPacks; SeedCreditPacks publishes each environment's at start),
 // settled by a grant on the credit ledger and read back from it
@@ -187,6 +197,11 @@
 // model) and a record that is missing or now failed. The spec's FAILED
 // outcome does not apply to payment intents: a transaction that failed
 // never settles (the intent is FAILED before settlement, nothing credited).
+// A purpose that pays legs names, in its Settlement's LegCredits, the
+// account its settlement credits with each leg's net, and each is compared
+// (settlement.legs[i].amount); such a purpose may leave Credit empty when
+// what it sells is no amount on an account (a license), and
+// settlement.amount is then not compared.
 // Nothing is ever corrected: no ledger write, no reversal (spec, Errors 5).
 // A cluster that cannot be read leaves the intent RECONCILING and the job
 // retries with back-off; after its bounded attempts the outcome is

@@ -30,9 +30,9 @@ func (a Actor) Scope() access.Scope {
 	return access.Scope{TenantID: a.TenantID, WorkspaceID: a.WorkspaceID, Environment: a.Environment}
 }
 
-// Request is a create-intent request. Purpose, Credits, Mint and Wallet
-// are the economic input; Recipient and Amount exist only to be refused:
-// the server derives both and a caller that sends either gets
+// Request is a create-intent request. Purpose, Credits, ListingID, Mint
+// and Wallet are the economic input; Recipient and Amount exist only to be
+// refused: the server derives both and a caller that sends either gets
 // INVALID_INPUT naming it.
 type Request struct {
 	// Purpose names a registered purpose, such as "credit_purchase".
@@ -40,6 +40,10 @@ type Request struct {
 	// Credits is the pack size for credit_purchase, a canonical integer
 	// string.
 	Credits string `json:"credits,omitempty"`
+	// ListingID names the marketplace listing a marketplace_order buys;
+	// its price, recipients and fees are derived from the listing and the
+	// fee policy, never from the caller.
+	ListingID string `json:"listingId,omitempty"`
 	// Mint is the payment mint (base58).
 	Mint string `json:"mint"`
 	// Wallet is the payer, one of the user's verified wallets (base58).
@@ -50,11 +54,19 @@ type Request struct {
 }
 
 // RequestFingerprint is the hex SHA-256 of a request's economic input
-// (purpose, credits, mint, wallet) in a fixed canonical form. The
+// (purpose, credits, listing, mint, wallet) in a fixed canonical form. The
 // idempotency layer compares it to tell a replay from a key reused with
-// materially different input (IDEMPOTENCY_CONFLICT).
+// materially different input (IDEMPOTENCY_CONFLICT): a key reused with
+// another listing is another request. A request without a listing keeps
+// the intent-request/v1 form it always had, so the fingerprints frozen in
+// existing intents still describe their requests; one with a listing is
+// intent-request/v2, the v1 items then the listing id.
 func RequestFingerprint(r Request) string {
-	b, _ := json.Marshal([]string{"intent-request/v1", r.Purpose, r.Credits, r.Mint, r.Wallet})
+	items := []string{"intent-request/v1", r.Purpose, r.Credits, r.Mint, r.Wallet}
+	if r.ListingID != "" {
+		items = []string{"intent-request/v2", r.Purpose, r.Credits, r.Mint, r.Wallet, r.ListingID}
+	}
+	b, _ := json.Marshal(items)
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }
@@ -183,6 +195,17 @@ type Intent struct {
 	ReconciliationID      string
 	ReconciliationOutcome ReconciliationOutcome
 	ReconciledAt          time.Time
+}
+
+// Draft is an intent Prepare froze and Record has not saved yet: the
+// intent, and the terms its purpose's Price returned (Price.Terms), which
+// Record hands to the purpose's Open hook. The terms are never stored with
+// the intent nor hashed: a purpose that keeps them records them itself, in
+// the unit of work that records the intent.
+type Draft struct {
+	Intent
+	// Terms is Price.Terms, nil for a purpose that returns none.
+	Terms any
 }
 
 // Origin says how an intent's signature became known.

@@ -81,10 +81,20 @@ func (s *Service) Jobs() []jobs.Kind {
 
 // changed runs in every unit of work that writes an intent: it records
 // the intent's event (EventType, with the reconciliation's id and outcome
-// once reconciled) and schedules the intent's next job: the relay and the
-// watch after a submit, the reconciliation in the unit that settles it.
-// The workers are woken once the unit has committed.
+// once reconciled), runs the purpose's Track hook, and schedules the
+// intent's next job: the relay and the watch after a submit, the
+// reconciliation in the unit that settles it. The workers are woken once
+// the unit has committed.
 func (s *Service) changed(ctx context.Context, st Store, it Intent) error {
+	p, err := s.cfg.Registry.Lookup(it.Purpose)
+	if err != nil {
+		return err
+	}
+	if p.Track != nil {
+		if err := p.Track(ctx, st, it); err != nil {
+			return err
+		}
+	}
 	event := map[string]any{"id": it.ID, "purpose": it.Purpose, "state": it.State,
 		"networkState": it.NetworkState, "signature": it.Signature}
 	if it.ReconciliationID != "" {

@@ -61,6 +61,11 @@ type Price struct {
 	Description string
 	// Policy is the policy version that priced it.
 	Policy PolicyRef
+	// Terms is the purpose's own record of what it priced (a marketplace
+	// order's snapshot), handed to its Open hook in the unit of work that
+	// records the intent; nil when the purpose keeps none. The intent
+	// neither stores nor hashes it.
+	Terms any
 }
 
 // PriceFunc derives a purpose's economics from a request. It validates the
@@ -84,6 +89,20 @@ type SettleFunc func(ctx context.Context, st Store, it Intent) error
 // Settlement, not an error; errors are the store's.
 type SettlementFunc func(ctx context.Context, st Store, it Intent) (Settlement, error)
 
+// OpenFunc records a purpose's own business object for a new intent (a
+// marketplace order) in the unit of work that records the intent (st),
+// from the terms its Price returned (Price.Terms). An error rolls the
+// intent back with it.
+type OpenFunc func(ctx context.Context, st Store, it Intent, terms any) error
+
+// TrackFunc follows an intent's state in the purpose's own records: it
+// runs in every unit of work that writes an intent of the purpose (st),
+// after the write, with the intent as written, so that the purpose's
+// object moves with the intent (a marketplace order submitted, expired or
+// under review) and commits with it. It runs after Settle in the unit
+// that settles the intent. An error rolls the unit back.
+type TrackFunc func(ctx context.Context, st Store, it Intent) error
+
 // Purpose is one registered kind of transaction intent, owned by the
 // domain that settles it.
 type Purpose struct {
@@ -100,6 +119,10 @@ type Purpose struct {
 	// Settlement reads the effect back for reconciliation (Compare).
 	// Required: every value-moving flow ends with reconciliation.
 	Settlement SettlementFunc
+	// Open, when set, records the purpose's own object with a new intent.
+	Open OpenFunc
+	// Track, when set, moves the purpose's own object with its intent.
+	Track TrackFunc
 }
 
 // validPurposeName reports whether name is lower-case snake case: a letter,

@@ -117,6 +117,12 @@ type Settlement struct {
 	// any workspace or environment of the intent's tenant. Exactly one,
 	// in the intent's own scope, is expected.
 	Movements []SettlementMovement
+	// LegCredits maps a leg's role to the account the settlement credits
+	// with that leg's net (a sale's seller proceeds and platform fee), for
+	// a purpose that prices legs; each named leg is checked. Credit may
+	// then be empty: what is bought (a license) is no amount on an
+	// account, and settlement.amount is not checked.
+	LegCredits map[string]string
 }
 
 // SettlementMovement is one movement of a settlement with its postings.
@@ -213,7 +219,10 @@ func (c *checklist) outcome() ReconciliationOutcome {
 //   - settlement.scope: that movement is in the intent's tenant,
 //     workspace and environment (review).
 //   - settlement.amount: it credits Settlement.Credit with the quantity
-//     the purpose priced (drift).
+//     the purpose priced (drift); skipped when Credit is empty.
+//   - settlement.legs[i].amount: for each leg whose role
+//     Settlement.LegCredits names, the movement credits that account with
+//     the leg's net (drift).
 //   - settlement.balanced: its debits equal its credits (drift).
 //
 // The outcome is REQUIRES_REVIEW when a review check failed, else
@@ -472,7 +481,7 @@ func compareSettlement(c *checklist, it Intent, s Settlement) {
 		}
 	}
 	c.add("settlement.scope", scopeText(want), scopeText(m.Scope), review)
-	var debits, credits, credited money.Sum
+	var debits, credits money.Sum
 	overflow := false
 	for _, p := range m.Postings {
 		var err error
@@ -482,20 +491,38 @@ func compareSettlement(c *checklist, it Intent, s Settlement) {
 			debits, err = debits.AddAtomic(p.Amount)
 		}
 		overflow = overflow || err != nil
-		if p.Account == s.Credit {
-			if p.Credit {
-				credited, err = credited.AddAtomic(p.Amount)
-			} else {
-				credited, err = credited.SubAtomic(p.Amount)
+	}
+	// credited is what m credits account with, net of debits to it.
+	credited := func(account string) string {
+		var sum money.Sum
+		for _, p := range m.Postings {
+			if p.Account != account {
+				continue
 			}
-			overflow = overflow || err != nil
+			var err error
+			if p.Credit {
+				sum, err = sum.AddAtomic(p.Amount)
+			} else {
+				sum, err = sum.SubAtomic(p.Amount)
+			}
+			if err != nil {
+				return "overflow"
+			}
+		}
+		return sum.String()
+	}
+	if s.Credit != "" {
+		amount := credited(s.Credit)
+		if overflow {
+			amount = "overflow"
+		}
+		c.add("settlement.amount", it.Quantity, amount, drift)
+	}
+	for i, l := range it.Legs {
+		if account, ok := s.LegCredits[l.Role]; ok {
+			c.add("settlement."+legField(i, "amount"), strconv.FormatUint(l.NetAtomic, 10), credited(account), drift)
 		}
 	}
-	amount := credited.String()
-	if overflow {
-		amount = "overflow"
-	}
-	c.add("settlement.amount", it.Quantity, amount, drift)
 	balanced := "balanced"
 	if debits.Cmp(credits) != 0 || overflow {
 		balanced = "debits " + debits.String() + ", credits " + credits.String()

@@ -203,76 +203,86 @@ func network(ctx context.Context, op string, c ChainClient) (string, error) {
 // (checkPriceLegs); SERVICE_UNAVAILABLE without a configured cluster;
 // PROVIDER_UNAVAILABLE when the cluster cannot be read.
 func (s *Service) Create(ctx context.Context, p *access.Principal, req Request) (Intent, error) {
-	it, err := s.Prepare(ctx, p, req)
+	d, err := s.Prepare(ctx, p, req)
 	if err != nil {
 		return Intent{}, err
 	}
-	if err := s.run(ctx, func(st Store) error { return s.Record(ctx, st, it) }); err != nil {
+	if err := s.run(ctx, func(st Store) error { return s.Record(ctx, st, d) }); err != nil {
 		return Intent{}, fault.Wrap("intent.Create", err)
 	}
-	return it, nil
+	return d.Intent, nil
 }
 
 // Prepare is Create's first half: it checks the request, reads the
 // cluster (outside any unit of work) and returns the frozen intent with
-// its prepared transaction, unsaved. Record saves it; a caller that owns
-// the transaction (an HTTP route committing its idempotency record with
-// the intent) calls the two itself.
-func (s *Service) Prepare(ctx context.Context, p *access.Principal, req Request) (Intent, error) {
+// its prepared transaction and its purpose's terms, unsaved. Record saves
+// it; a caller that owns the transaction (an HTTP route committing its
+// idempotency record with the intent) calls the two itself. Errors as
+// Create's.
+func (s *Service) Prepare(ctx context.Context, p *access.Principal, req Request) (Draft, error) {
+	it, terms, err := s.prepare(ctx, p, req)
+	if err != nil {
+		return Draft{}, err
+	}
+	return Draft{Intent: it, Terms: terms}, nil
+}
+
+// prepare freezes the intent and returns it with its purpose's terms.
+func (s *Service) prepare(ctx context.Context, p *access.Principal, req Request) (Intent, any, error) {
 	const op = "intent.Create"
 	actor, err := actorOf(op, p)
 	if err != nil {
-		return Intent{}, err
+		return Intent{}, nil, err
 	}
 	if len(req.Recipient) > 0 {
-		return Intent{}, fault.Invalid(op, "recipient", "the recipient is set by the server, never by the caller")
+		return Intent{}, nil, fault.Invalid(op, "recipient", "the recipient is set by the server, never by the caller")
 	}
 	if len(req.Amount) > 0 {
-		return Intent{}, fault.Invalid(op, "amount", "the amount is derived from the purpose, never sent by the caller")
+		return Intent{}, nil, fault.Invalid(op, "amount", "the amount is derived from the purpose, never sent by the caller")
 	}
 	purpose, err := s.cfg.Registry.Lookup(req.Purpose)
 	if err != nil {
-		return Intent{}, fault.Wrap(op, err)
+		return Intent{}, nil, fault.Wrap(op, err)
 	}
 	if req.Wallet == "" {
-		return Intent{}, fault.E(op, fault.WalletRequired, "a verified wallet is required").With("field", "wallet")
+		return Intent{}, nil, fault.E(op, fault.WalletRequired, "a verified wallet is required").With("field", "wallet")
 	}
 	payer, err := token2022.ParsePublicKey(req.Wallet)
 	if err != nil {
-		return Intent{}, fault.Invalid(op, "wallet", "wallet is a base58 address")
+		return Intent{}, nil, fault.Invalid(op, "wallet", "wallet is a base58 address")
 	}
 	ok, err := s.cfg.Wallets.Verified(ctx, actor.TenantID, actor.UserID, payer)
 	if err != nil {
-		return Intent{}, fault.Wrap(op, err)
+		return Intent{}, nil, fault.Wrap(op, err)
 	}
 	if !ok {
-		return Intent{}, fault.E(op, fault.WalletRequired, "the wallet is not a verified wallet of this user").With("field", "wallet")
+		return Intent{}, nil, fault.E(op, fault.WalletRequired, "the wallet is not a verified wallet of this user").With("field", "wallet")
 	}
 	envc, err := s.env(op, actor.Environment)
 	if err != nil {
-		return Intent{}, err
+		return Intent{}, nil, err
 	}
 	price, err := purpose.Price(ctx, PriceInput{Actor: actor, Request: req, Treasury: envc.Treasury})
 	if err != nil {
-		return Intent{}, fault.Wrap(op, err)
+		return Intent{}, nil, fault.Wrap(op, err)
 	}
 	if err := checkPriceLegs(op, price, payer); err != nil {
-		return Intent{}, err
+		return Intent{}, nil, err
 	}
 
 	// Chain reads, outside any unit of work.
 	c := envc.Client
 	netID, err := network(ctx, op, c)
 	if err != nil {
-		return Intent{}, err
+		return Intent{}, nil, err
 	}
 	mint, err := readMint(ctx, op, c, price.Mint)
 	if err != nil {
-		return Intent{}, err
+		return Intent{}, nil, err
 	}
 	epoch, err := c.GetEpochInfo(ctx, chain.Confirmed)
 	if err != nil {
-		return Intent{}, chainErr(op, "epochInfo", err)
+		return Intent{}, nil, chainErr(op, "epochInfo", err)
 	}
 
 	var schedule token2022.TransferFee
@@ -285,14 +295,14 @@ func (s *Service) Prepare(ctx context.Context, p *access.Principal, req Request)
 	var gross, fee uint64
 	if len(price.Legs) == 0 {
 		if gross, fee, err = GrossUp(net, schedule); err != nil {
-			return Intent{}, fault.Wrap(op, err)
+			return Intent{}, nil, fault.Wrap(op, err)
 		}
 	} else {
 		if legs, gross, fee, net, err = freezeLegs(op, price.Legs, price.Mint, schedule); err != nil {
-			return Intent{}, err
+			return Intent{}, nil, err
 		}
 		if err := checkDestinations(ctx, op, c, price.Mint, legs); err != nil {
-			return Intent{}, err
+			return Intent{}, nil, err
 		}
 		recipient = legs[0].Recipient
 	}
@@ -300,7 +310,7 @@ func (s *Service) Prepare(ctx context.Context, p *access.Principal, req Request)
 	// as it can.
 	bh, err := c.GetLatestBlockhash(ctx, chain.Confirmed)
 	if err != nil {
-		return Intent{}, chainErr(op, "latestBlockhash", err)
+		return Intent{}, nil, chainErr(op, "latestBlockhash", err)
 	}
 
 	now := s.cfg.Clock.Now().UTC()
@@ -321,7 +331,7 @@ func (s *Service) Prepare(ctx context.Context, p *access.Principal, req Request)
 		State:              StateCreated, NetworkState: NetworkUnsent, UpdatedAt: now,
 	}
 	if it.Payer == it.Recipient {
-		return Intent{}, fault.Invalid(op, "wallet", "the treasury cannot pay itself")
+		return Intent{}, nil, fault.Invalid(op, "wallet", "the treasury cannot pay itself")
 	}
 	it.EconomicsHash = ComputeEconomicsHash(it)
 	txExp := now
@@ -330,18 +340,30 @@ func (s *Service) Prepare(ctx context.Context, p *access.Principal, req Request)
 	}
 	it.Transaction = Prepared{Blockhash: bh.Hash, LastValidBlockHeight: bh.LastValidBlockHeight, ExpiresAt: minTime(txExp, it.ExpiresAt)}
 	if it.Transaction.Message, err = buildMessage(it); err != nil {
-		return Intent{}, fault.Wrap(op, err)
+		return Intent{}, nil, fault.Wrap(op, err)
 	}
-	return it, nil
+	return it, price.Terms, nil
 }
 
 // Record saves an intent Prepare returned, in st's unit of work, with its
-// outbox event.
-func (s *Service) Record(ctx context.Context, st Store, it Intent) error {
-	if err := st.InsertIntent(ctx, it); err != nil {
-		return fault.Wrap("intent.Record", err)
+// outbox event, and runs its purpose's Open hook there with the draft's
+// terms, so that the purpose's own object (a marketplace order) commits
+// with the intent or not at all.
+func (s *Service) Record(ctx context.Context, st Store, d Draft) error {
+	const op = "intent.Record"
+	if err := st.InsertIntent(ctx, d.Intent); err != nil {
+		return fault.Wrap(op, err)
 	}
-	return s.changed(ctx, st, it)
+	p, err := s.cfg.Registry.Lookup(d.Purpose)
+	if err != nil {
+		return fault.Wrap(op, err)
+	}
+	if p.Open != nil {
+		if err := p.Open(ctx, st, d.Intent, d.Terms); err != nil {
+			return fault.Wrap(op, err)
+		}
+	}
+	return s.changed(ctx, st, d.Intent)
 }
 
 // unitKey carries a caller's unit of work in a context (WithUnit).
@@ -387,6 +409,45 @@ func readMint(ctx context.Context, op string, c ChainClient, addr chain.Address)
 		}
 	}
 	return m, nil
+}
+
+// PaymentMint is a payment mint as the cluster shows it: what a seller
+// prices a listing in.
+type PaymentMint struct {
+	// Address is the mint.
+	Address chain.Address
+	// Decimals are the mint account's decimals.
+	Decimals uint8
+	// HasTransferFee reports a TransferFeeConfig: payments are grossed up
+	// for the fee withheld on each transfer.
+	HasTransferFee bool
+}
+
+// PaymentMint reads mint from environment env's cluster, outside any unit
+// of work, by the rules Create applies to an intent's mint: it must exist,
+// be an initialized Token-2022 mint, and carry no extension that blocks or
+// redirects a plain transfer. Its decimals are the mint account's, never a
+// caller's.
+//
+// Errors: INVALID_INPUT naming "mint" for a malformed address or a mint
+// that breaks those rules; SERVICE_UNAVAILABLE without a configured
+// cluster; PROVIDER_UNAVAILABLE when the cluster cannot be read.
+func (s *Service) PaymentMint(ctx context.Context, env access.Environment, mint string) (PaymentMint, error) {
+	const op = "intent.PaymentMint"
+	addr, err := token2022.ParsePublicKey(mint)
+	if err != nil {
+		return PaymentMint{}, fault.Invalid(op, "mint", "mint is a base58 address")
+	}
+	envc, err := s.env(op, env)
+	if err != nil {
+		return PaymentMint{}, err
+	}
+	m, err := readMint(ctx, op, envc.Client, addr)
+	if err != nil {
+		return PaymentMint{}, err
+	}
+	_, fee := m.TransferFeeConfig()
+	return PaymentMint{Address: addr, Decimals: m.Decimals, HasTransferFee: fee}, nil
 }
 
 func minTime(a, b time.Time) time.Time {

@@ -133,6 +133,9 @@ type LinkReader interface {
 	// WalletLinkGet returns the link of address in tenantID; NOT_FOUND
 	// when there is none.
 	WalletLinkGet(ctx context.Context, tenantID, network, address string) (Link, error)
+	// WalletLinksOfUser returns the links of userID in tenantID on
+	// network, oldest first; none is an empty list.
+	WalletLinksOfUser(ctx context.Context, tenantID, network, userID string) ([]Link, error)
 }
 
 // UnitOfWork runs fn in one transaction, committed when fn returns nil.

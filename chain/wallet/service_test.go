@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -93,6 +94,17 @@ func (f *fakeStore) WalletLinkGet(_ context.Context, tenantID, network, address 
 		return Link{}, fault.E("fake", fault.NotFound, "")
 	}
 	return l, nil
+}
+
+func (f *fakeStore) WalletLinksOfUser(_ context.Context, tenantID, network, userID string) ([]Link, error) {
+	var out []Link
+	for _, l := range f.links {
+		if l.TenantID == tenantID && l.Network == network && l.UserID == userID {
+			out = append(out, l)
+		}
+	}
+	slices.SortFunc(out, func(a, b Link) int { return a.VerifiedAt.Compare(b.VerifiedAt) })
+	return out, nil
 }
 
 // unit is the fake's UnitOfWork: it rolls back on error.

@@ -129,6 +129,14 @@ func exerciseWallet(t *testing.T, open Opener) {
 		if _, err := db.Read().WalletLinkGet(ctx, "ten_2", wallet.Network, l.Address); !fault.Is(err, fault.NotFound) {
 			t.Errorf("link in another tenant = %v, want NOT_FOUND", err)
 		}
+		if ls, err := db.Read().WalletLinksOfUser(ctx, "ten_1", wallet.Network, "usr_1"); err != nil || len(ls) != 1 || ls[0] != l {
+			t.Errorf("the user's links = %+v, %v; want the one link", ls, err)
+		}
+		for _, who := range [][2]string{{"ten_1", "usr_2"}, {"ten_2", "usr_1"}} {
+			if ls, err := db.Read().WalletLinksOfUser(ctx, who[0], wallet.Network, who[1]); err != nil || len(ls) != 0 {
+				t.Errorf("links of %v = %+v, %v; want none", who, ls, err)
+			}
+		}
 		// A consumed challenge counts no failure.
 		err = db.InTx(ctx, func(tx *store.Tx) error {
 			_, err := tx.WalletChallengeFail(ctx, "wch_1", tx.Now(), 5)

@@ -16,6 +16,7 @@ import (
 	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/asset"
 	"github.com/creatormusic/platform/fault"
+	"github.com/creatormusic/platform/marketplace"
 )
 
 // AssetView is an asset record as the API shows it.
@@ -107,8 +108,11 @@ func assetContentTypes() []string {
 // assets by id and their provenance route but not their upload): upload,
 // record and content. Reads need project.read (scope read), uploads
 // project.update (scope projects:write). Every read is scoped to the
-// caller's tenant, workspace and environment; another scope's asset is 404.
-func assetRoutes(svc *asset.Service) []Route {
+// caller's tenant, workspace and environment; another scope's asset is
+// 404, except that the content of an asset the caller's workspace holds a
+// license to (a marketplace order of it settled) is served to it through
+// market.
+func assetRoutes(svc *asset.Service, market *marketplace.Service) []Route {
 	read := func(r Route) Route {
 		r.Tag, r.Auth, r.Private = transport.TagProjects, transport.AuthSessionOrKey, true
 		r.Permission, r.Scope, r.Idempotency = access.ProjectRead, access.ScopeRead, transport.IdempotencyNone
@@ -174,10 +178,15 @@ func assetRoutes(svc *asset.Service) []Route {
 				"SHA-256) and `Accept-Ranges: bytes`. One `Range: bytes=first-last` (or `first-`, `-suffix`) answers 206 " +
 				"with Content-Range; a range starting past the end is 416 RANGE_NOT_SATISFIABLE with `Content-Range: bytes */size`; " +
 				"several ranges are answered with the whole content. `If-None-Match` naming the ETag answers 304; `If-Range` " +
-				"with another validator answers the whole content.",
+				"with another validator answers the whole content. The asset is the caller's workspace's, or one of another " +
+				"workspace the caller's workspace holds a license to in the caller's environment (a marketplace order of it was " +
+				"paid and fulfilled: GET /api/v1/entitlements); any other asset is 404.",
 			ResponseContentTypes: assetContentTypes(), Ranges: true,
 			Handle: func(ctx context.Context, c *Call) (any, error) {
 				a, err := svc.Get(ctx, c.Tx, assetScope(c.Principal), c.PathValue("assetId"))
+				if fault.Is(err, fault.NotFound) && market != nil {
+					a, err = market.LicensedAsset(ctx, c.Tx, c.Principal, c.PathValue("assetId"))
+				}
 				if err != nil {
 					return nil, err
 				}

@@ -61,6 +61,8 @@ type Tx interface {
 	intent.Store
 	ledger.Store
 	marketplace.Store
+	marketplace.ListingStore
+	marketplace.ReadStore
 	outbox.Store
 	operation.AcceptStore
 	operation.CancelStore

@@ -21,10 +21,12 @@ import (
 
 // IntentRequest is the body of POST /api/v1/transactions/intent.
 type IntentRequest struct {
-	Purpose string `json:"purpose" example:"credit_purchase" doc:"A registered purpose; this release registers credit_purchase."`
-	Credits string `json:"credits,omitempty" example:"500" doc:"For credit_purchase: one of the packs of the credits.packs policy."`
-	Mint    string `json:"mint" example:"Mint111111111111111111111111111111111111111" doc:"One of the policy's payment mints (base58)."`
-	Wallet  string `json:"wallet" example:"4Nd1mBQtrMJVYVfKf2PJy9NZUZdTAsp7D4xWLs4gDB4T" doc:"A wallet the signed-in user verified (POST /api/v1/wallet/verify)."`
+	Purpose string `json:"purpose" example:"credit_purchase" doc:"A registered purpose: credit_purchase (a pack of credits) or marketplace_order (a listing's license)."`
+	Credits string `json:"credits,omitempty" example:"500" doc:"For credit_purchase: one of the packs of the credits.packs policy. Refused for marketplace_order."`
+	// ListingID names the listing a marketplace_order buys (POST /api/v1/marketplace/listings); refused for credit_purchase.
+	ListingID string `json:"listingId,omitempty" example:"lst_01jd0000000000000000000000"`
+	Mint      string `json:"mint,omitempty" example:"Mint111111111111111111111111111111111111111" doc:"For credit_purchase, one of the policy's payment mints (base58), required. For marketplace_order, optional: the listing sets the mint, and another is refused."`
+	Wallet    string `json:"wallet" example:"4Nd1mBQtrMJVYVfKf2PJy9NZUZdTAsp7D4xWLs4gDB4T" doc:"A wallet the signed-in user verified (POST /api/v1/wallet/verify)."`
 	// Recipient and Amount are refused: the server derives both.
 	Recipient json.RawMessage `json:"recipient,omitempty" doc:"Refused with 422 INVALID_INPUT: the recipient is the environment's treasury."`
 	Amount    json.RawMessage `json:"amount,omitempty" doc:"Refused with 422 INVALID_INPUT: the amount is derived from the purpose's policy."`
@@ -51,7 +53,7 @@ type ReviewView struct {
 	Purpose string `json:"purpose" example:"credit_purchase"`
 	// Description says what the payment buys, for people.
 	Description string `json:"description" example:"500 credits"`
-	// Quantity is how much the payment buys (credits for a credit purchase), an integer string.
+	// Quantity is how much the payment buys (credits for a credit purchase, 1 license for a marketplace order), an integer string.
 	Quantity string `json:"quantity" example:"500"`
 	Pay      string `json:"pay" example:"5.1" doc:"The gross amount the payer sends, in user units."`
 	Fee      string `json:"fee" example:"0.1" doc:"The token's transfer fee withheld on it."`
@@ -164,7 +166,7 @@ type TransactionIntentView struct {
 	// BusinessReference is the unique reference of the purchase the settlement credits, so it
 	// happens once.
 	BusinessReference string `json:"businessReference" example:"credit_purchase:txi_0123456789abcdef0123456789abcdef"`
-	// Quantity is how much the payment buys (credits for a credit purchase), an integer string.
+	// Quantity is how much the payment buys (credits for a credit purchase, 1 license for a marketplace order), an integer string.
 	Quantity string `json:"quantity" example:"500"`
 	// Description says what the payment buys, for people.
 	Description string `json:"description" example:"500 credits"`
@@ -538,8 +540,19 @@ func intentRoutes(svc *intent.Service) []Route {
 		user(Route{Method: http.MethodPost, Pattern: "/api/v1/transactions/intent", OperationID: "createTransactionIntent",
 			Permission: access.BillingManage, Idempotency: transport.IdempotencyRequired, OwnUnitOfWork: true, Status: http.StatusCreated,
 			Summary: "Create a transaction intent",
-			Description: "Freezes a payment for a registered purpose (this release: credit_purchase, priced by the credits.packs policy " +
-				"of the caller's environment) and answers the prepared unsigned transaction and the review items a wallet screen shows. " +
+			Description: "Freezes a payment for a registered purpose and answers the prepared unsigned transaction and the review " +
+				"items a wallet screen shows. credit_purchase buys a pack of credits, priced by the credits.packs policy of the " +
+				"caller's environment and paid to the treasury. marketplace_order buys the license a listing sells (listingId; " +
+				"POST /api/v1/marketplace/listings): the price, the mint, the recipients and the fee are derived from the listing's " +
+				"current version and the marketplace fee policy in force, never from the caller, as two legs of the one transaction: " +
+				"the seller's payout wallet receives the price less the platform fee (role seller) and the environment's treasury, the " +
+				"fee recipient, the platform fee (role platform_fee); the platform never holds the seller's money. It creates the order " +
+				"(GET /api/v1/marketplace/orders) in the same unit of work, PAYMENT_PENDING, with its frozen snapshot; a verified " +
+				"payment settles it once (financial ledger entries, the license entitlement, FULFILLED) and a payment that does not " +
+				"match goes to REQUIRES_REVIEW and issues nothing. An unknown listing is 404 (details.field listingId), the buyer's own " +
+				"workspace's listing 400 (reason own_listing), a withdrawn license offer 409 (reason license_withdrawn), an exclusive " +
+				"license another order holds 409 (reason exclusive_license_taken), and without a published fee policy 503 " +
+				"SERVICE_UNAVAILABLE (reason fee_policy_missing). " +
 				"The server derives every economic item: network (CAIP-2 from the cluster), payer (a wallet the user verified), " +
 				"recipient (the environment's treasury) and both token accounts, mint and decimals, the gross amount and the expected " +
 				"net after the Token-2022 transfer fee at the current epoch (the payer sends enough for the treasury to receive the pack " +
@@ -551,19 +564,19 @@ func intentRoutes(svc *intent.Service) []Route {
 				"for the mint is 422 WALLET_REQUIRED with details.field legs[i].recipient and details.reason. A caller-supplied " +
 				"recipient or amount is 422. Needs a signed-in user " +
 				"(API keys are refused) with billing.manage. Idempotency-Key is required: the same key and body return the same intent; " +
-				"another body is 409 IDEMPOTENCY_CONFLICT.",
+				"another body (another listing included) is 409 IDEMPOTENCY_CONFLICT.",
 			Request: IntentRequest{Purpose: "credit_purchase", Credits: "500", Mint: "Mint111111111111111111111111111111111111111",
 				Wallet: "4Nd1mBQtrMJVYVfKf2PJy9NZUZdTAsp7D4xWLs4gDB4T"},
 			Response: exampleIntent(),
 			Errors: []string{string(fault.WalletRequired), string(fault.ProviderUnavailable), string(fault.ServiceUnavailable),
-				string(fault.NetworkMismatch)},
+				string(fault.NetworkMismatch), string(fault.NotFound), string(fault.Conflict), string(fault.InvalidAmount)},
 			Handle: func(ctx context.Context, c *Call) (any, error) {
 				var in IntentRequest
 				if err := c.Decode(&in); err != nil {
 					return nil, err
 				}
-				it, err := svc.Prepare(ctx, c.Principal, intent.Request{Purpose: in.Purpose, Credits: in.Credits, Mint: in.Mint,
-					Wallet: in.Wallet, Recipient: in.Recipient, Amount: in.Amount})
+				it, err := svc.Prepare(ctx, c.Principal, intent.Request{Purpose: in.Purpose, Credits: in.Credits, ListingID: in.ListingID,
+					Mint: in.Mint, Wallet: in.Wallet, Recipient: in.Recipient, Amount: in.Amount})
 				if err != nil {
 					return nil, err
 				}
@@ -571,7 +584,7 @@ func intentRoutes(svc *intent.Service) []Route {
 					if err := svc.Record(ctx, tx, it); err != nil {
 						return nil, err
 					}
-					return intentView(it), nil
+					return intentView(it.Intent), nil
 				})
 			}}),
 		user(Route{Method: http.MethodGet, Pattern: "/api/v1/transactions/{id}", OperationID: "getTransactionIntent",
@@ -628,9 +641,11 @@ func intentRoutes(svc *intent.Service) []Route {
 				"current state is reported stale and ignored), verifies the effects from the landed transaction (cluster, success, " +
 				"payer and signer, recipient token account and owner, mint, net amount received, reference, memo, non-duplication) and " +
 				"settles once the purpose's threshold is reached (confirmed for credit_purchase). A mismatch moves the intent to " +
-				"REQUIRES_REVIEW with its evidence and credits nothing.",
+				"REQUIRES_REVIEW with its evidence and credits nothing. Checks of one intent that race are settled once: each " +
+				"write is a compare-and-set on the intent, and a check that lost it answers 409 CONFLICT (the intent changed " +
+				"meanwhile; read it again).",
 			Response: ChainStatusView{Intent: exampleIntent()},
-			Errors:   []string{string(fault.NotFound), string(fault.ProviderUnavailable), string(fault.NetworkMismatch)},
+			Errors:   []string{string(fault.NotFound), string(fault.ProviderUnavailable), string(fault.NetworkMismatch), string(fault.Conflict)},
 			Handle: func(ctx context.Context, c *Call) (any, error) {
 				out, err := svc.CheckInternal(intent.WithUnit(ctx, unitOfCall(c)), c.Principal.Environment, c.PathValue("id"))
 				if err != nil {

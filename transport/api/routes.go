@@ -78,8 +78,9 @@ type Services struct {
 	// CCTP runs cross-chain transfers; nil leaves their routes out and
 	// reports the feature not_available.
 	CCTP *cctp.Service
-	// Marketplace runs rights policies, license offers and provenance
-	// reads; nil leaves their routes out.
+	// Marketplace runs rights policies, license offers, listings and the
+	// reads of provenance, orders and entitlements; nil leaves their
+	// routes out, and asset content to licensees.
 	Marketplace *marketplace.Service
 	// AI runs the AI control plane's model registry and routing; nil
 	// leaves those routes out.
@@ -105,7 +106,7 @@ func Routes(s Services) []Route {
 	rs = append(rs, identityRoutes(s.Accounts, s.Billing, s.Ledger)...)
 	rs = append(rs, keyRoutes(s.Keys)...)
 	rs = append(rs, opsRoutes(s.Health)...)
-	rs = append(rs, assetRoutes(s.Assets)...)
+	rs = append(rs, assetRoutes(s.Assets, s.Marketplace)...)
 	rs = append(rs, planRoutes(s.Plans)...)
 	rs = append(rs, ledgerRoutes(s.Ledger)...)
 	rs = append(rs, authRoutes(s.Accounts)...)
@@ -142,5 +143,6 @@ func Routes(s Services) []Route {
 	rs = append(rs, marketplaceRoutes(s.Marketplace)...)
 	rs = append(rs, aiRoutes(s.AI)...)
 	rs = append(rs, x402Routes(s.X402)...)
+	rs = append(rs, marketplaceOrderRoutes(s.Marketplace)...)
 	return rs
 }
