@@ -15,6 +15,7 @@ import (
 
 	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/account"
+	"github.com/creatormusic/platform/ai"
 	"github.com/creatormusic/platform/apikey"
 	"github.com/creatormusic/platform/asset"
 	"github.com/creatormusic/platform/billing"
@@ -39,6 +40,7 @@ import (
 	"github.com/creatormusic/platform/transport/openapi"
 	"github.com/creatormusic/platform/urlguard"
 	"github.com/creatormusic/platform/web3/cctp"
+	"github.com/creatormusic/platform/web3/x402"
 	"github.com/creatormusic/platform/web3/zk"
 )
 
@@ -125,6 +127,9 @@ type Config struct {
 	// ZK configures the verification of zero-knowledge proofs bound to
 	// transaction intents in each environment.
 	ZK ZKConfig
+	// AI configures the AI control plane's providers, model registry and
+	// routing in each environment.
+	AI AIConfig
 	// TrustProxy takes the client address (for login throttling and the
 	// account routes' per-address limits) from the first X-Forwarded-For
 	// entry; set it only behind a proxy that sets it.
@@ -241,6 +246,8 @@ type Platform struct {
 	market *marketplace.Service
 	// swap runs token swaps.
 	swap *swap.Service
+	// x402 runs the payment-required protocol.
+	x402 *x402.Service
 	// zk verifies zero-knowledge proofs bound to intents.
 	zk *zk.Service
 	// cctp runs cross-chain transfers.
@@ -251,11 +258,13 @@ type Platform struct {
 	probes *urlguard.Guard
 	// submissions runs projects' community submissions.
 	submissions *project.Submissions
-	pool        *jobs.Pool
-	limiter     *transport.Limiter
-	handler     http.Handler
-	routes      []api.Route
-	log         *slog.Logger
+	// ai runs the AI control plane's model registry and routing.
+	ai      *ai.Service
+	pool    *jobs.Pool
+	limiter *transport.Limiter
+	handler http.Handler
+	routes  []api.Route
+	log     *slog.Logger
 
 	stop      context.CancelFunc
 	wg        sync.WaitGroup
@@ -434,13 +443,15 @@ func (s routeStore) Now() time.Time { return s.db.Now() }
 // ChainClient is what the platform asks of a Solana cluster: the token
 // registry's reads, the chain payment path's sends and transaction reads,
 // the swap domain's balance, blockhash and account reads (the token
-// balance the sale's verification reads among them), and the cross-chain
-// transfers' mint reads. chain/solanarpc.Client satisfies it.
+// balance the sale's verification reads among them), the cross-chain
+// transfers' mint reads, and what the payment-required protocol's local
+// facilitator sends and reads. chain/solanarpc.Client satisfies it.
 type ChainClient interface {
 	token.ChainClient
 	intent.ChainClient
 	swap.ChainClient
 	cctp.SolanaClient
+	x402.ChainClient
 }
 
 // ChainConfig configures each environment's cluster and token registry.
@@ -457,6 +468,8 @@ type ChainConfig struct {
 	// reconciles every open transaction intent; zero means 5 seconds. A
 	// submitted intent is also watched every second until it ends.
 	SweepEvery time.Duration
+	// X402 tunes the payment-required protocol's timings.
+	X402 X402Tuning
 }
 
 // ChainEnvironment is one environment's cluster and registry.
@@ -485,6 +498,56 @@ type ChainEnvironment struct {
 	// Client, which it needs. nil leaves them not configured: their routes
 	// answer 503 and the capability says so.
 	CCTP *cctp.Environment
+	// X402 configures the payment-required protocol on the environment's
+	// cluster.
+	X402 X402Environment
+}
+
+// X402Environment is one environment's payment-required protocol
+// (web3/x402): resources bought per use with a token payment on the
+// environment's cluster. Without resources the protocol is not
+// configured there and its routes answer 503 SERVICE_UNAVAILABLE.
+type X402Environment struct {
+	// Resources are the offers, each one use of its kind for an exact
+	// amount of Asset.
+	Resources []x402.Resource
+	// Asset is the mint (base58) the resources are priced in; Decimals
+	// its decimals, which the configuration's check compares with the
+	// mint's.
+	Asset    string
+	Decimals uint8
+	// PayTo is the wallet (base58) whose associated token account of
+	// Asset receives the payments; empty means the environment's
+	// Treasury.
+	PayTo string
+	// FeePayer signs as the local facilitator's fee payer
+	// (x402.NewKeySigner over a key from the host's configuration). The
+	// key stays in memory: the platform never returns, logs or stores it,
+	// and the signer prints its address alone.
+	FeePayer x402.Signer
+	// Facilitator, when set, is a remote facilitator
+	// (web3/x402/facilitator) that verifies and settles instead of the
+	// local one; FeePayer is then unused.
+	Facilitator x402.Facilitator
+	// MaxTimeoutSeconds is the requirements' maxTimeoutSeconds; zero
+	// means 60.
+	MaxTimeoutSeconds int
+}
+
+// X402Tuning tunes the payment-required protocol's timings; zero values
+// take the defaults of web3/x402.Config.
+type X402Tuning struct {
+	// SettleTimeout bounds how long a settle request waits for the
+	// chain's confirmation (30 seconds).
+	SettleTimeout time.Duration
+	// WatchEvery spaces the watch of a settlement whose request did not
+	// see its outcome (5 seconds).
+	WatchEvery time.Duration
+	// CheckEvery is the period of the configuration's check (one hour).
+	CheckEvery time.Duration
+	// PollInterval spaces the local facilitator's status reads while it
+	// waits for confirmation (400ms).
+	PollInterval time.Duration
 }
 
 // SwapEnvironment is one environment's swap configuration. With Client,
@@ -520,6 +583,21 @@ type SwapEnvironment struct {
 type ZKConfig struct {
 	// Test and Live are the two environments' verifiers.
 	Test, Live zk.Environment
+}
+
+// AIConfig configures the AI control plane in each environment: its
+// upstream providers (base URL and a reference to the sealed key, never
+// the key), the models seeded into its registry at start (an
+// administrator's later change of a model's enabled flag or prices
+// survives restarts), and the routing policy published where the
+// environment has none (package ai). An environment that lists no model
+// keeps its registry as the database holds it.
+type AIConfig struct {
+	// Test and Live are the two environments' configurations.
+	Test, Live ai.Environment
+	// Health says when a failing model cools down; zero values take
+	// ai.DefaultThreshold and ai.DefaultCooldown.
+	Health ai.HealthPolicy
 }
 
 // GenerationConfig configures music generation. Zero values take the

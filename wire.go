@@ -13,6 +13,7 @@ import (
 
 	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/account"
+	"github.com/creatormusic/platform/ai"
 	"github.com/creatormusic/platform/apikey"
 	"github.com/creatormusic/platform/asset"
 	"github.com/creatormusic/platform/asset/fsblob"
@@ -43,6 +44,7 @@ import (
 	"github.com/creatormusic/platform/urlguard"
 	"github.com/creatormusic/platform/web3/cctp"
 	"github.com/creatormusic/platform/web3/cctp/evmrpc"
+	"github.com/creatormusic/platform/web3/x402"
 	"github.com/creatormusic/platform/web3/zk"
 )
 
@@ -74,6 +76,8 @@ func (p *Platform) build(ctx context.Context, cfg Config) error {
 		func() error { return p.startSubmissions(cfg) },
 		func() error { return p.startZK(cfg.ZK) },
 		func() error { return p.startCCTP(cfg.Chain) },
+		func() error { return p.startX402(cfg.Chain) },
+		func() error { return p.startAI(ctx, cfg.AI) },
 	} {
 		if err := step(); err != nil {
 			return err
@@ -102,6 +106,9 @@ func (p *Platform) schedule(ctx context.Context, kinds []jobs.Kind, s jobs.RunFu
 	if err := p.cctp.ScheduleNew(ctx, s); err != nil {
 		return fmt.Errorf("platform: schedule cross-chain readiness: %w", err)
 	}
+	if err := p.x402.ScheduleNew(ctx, s); err != nil {
+		return fmt.Errorf("platform: schedule the payment-required protocol's check: %w", err)
+	}
 	return nil
 }
 
@@ -110,7 +117,27 @@ func (p *Platform) services(units routeStore) api.Services {
 	return api.Services{Keys: p.keys, Assets: p.assets, Health: p.healthChecks(), Plans: p.plans,
 		Ledger: ledger.New(), Accounts: p.account, Billing: p.billing, Store: units, Log: p.log, Providers: p.providers,
 		Generation: p.generation, Sound: p.sound, Token: p.token, Sale: p.sale, Wallet: p.wallet, Intents: p.intents,
-		Swap: p.swap, Projects: project.New(), Submissions: p.submissions, Creators: creator.New(), ZK: p.zk, CCTP: p.cctp, Marketplace: p.market, WakeFunc: p.wake}
+		Swap: p.swap, Projects: project.New(), Submissions: p.submissions, Creators: creator.New(), ZK: p.zk, CCTP: p.cctp, Marketplace: p.market, X402: p.x402,
+		AI: p.ai, WakeFunc: p.wake}
+}
+
+// startAI builds the AI control plane's registry and routing and seeds
+// each environment's registry and routing policy from the configuration,
+// one unit of work per environment (every host does it on start;
+// seeding twice changes nothing, and hosts starting together converge).
+func (p *Platform) startAI(ctx context.Context, cfg AIConfig) error {
+	svc, err := ai.New(ai.Config{Environments: map[access.Environment]ai.Environment{access.Test: cfg.Test, access.Live: cfg.Live},
+		Health: cfg.Health})
+	if err != nil {
+		return fmt.Errorf("platform: Config.AI: %w", err)
+	}
+	for _, env := range []access.Environment{access.Test, access.Live} {
+		if err := svc.Seed(ctx, ai.RunFunc(store.Runner[ai.Store](p.db)), env); err != nil {
+			return fmt.Errorf("platform: seed the %s AI registry: %w", env, err)
+		}
+	}
+	p.ai = svc
+	return nil
 }
 
 // startSubmissions builds projects' community submissions over the asset
@@ -424,6 +451,59 @@ func (p *Platform) startCCTP(cfg ChainConfig) error {
 	return nil
 }
 
+// startX402 builds the payment-required protocol over the environments
+// that configure resources: each on its cluster, with the local
+// facilitator over it and the configured fee payer, or the configured
+// remote facilitator. Memos are bound under their own label of the master
+// secret.
+func (p *Platform) startX402(cfg ChainConfig) error {
+	envs := map[access.Environment]x402.Environment{}
+	for env, e := range map[access.Environment]ChainEnvironment{access.Test: cfg.Test, access.Live: cfg.Live} {
+		xe := e.X402
+		if len(xe.Resources) == 0 {
+			continue
+		}
+		if e.Client == nil {
+			return fmt.Errorf("platform: x402 (%s): resources need the environment's cluster", env)
+		}
+		asset, err := token2022.ParsePublicKey(xe.Asset)
+		if err != nil {
+			return fmt.Errorf("platform: x402 (%s) asset: %w", env, err)
+		}
+		payTo := xe.PayTo
+		if payTo == "" {
+			payTo = e.Treasury
+		}
+		to, err := token2022.ParsePublicKey(payTo)
+		if err != nil {
+			return fmt.Errorf("platform: x402 (%s) payTo (or the treasury): %w", env, err)
+		}
+		fac := xe.Facilitator
+		if fac == nil {
+			if xe.FeePayer == nil {
+				return fmt.Errorf("platform: x402 (%s): a fee payer or a remote facilitator is required", env)
+			}
+			if fac, err = x402.NewLocal(x402.LocalConfig{Chain: e.Client, Signer: xe.FeePayer, PollInterval: cfg.X402.PollInterval}); err != nil {
+				return fmt.Errorf("platform: x402 (%s): %w", env, err)
+			}
+		}
+		envs[env] = x402.Environment{Chain: e.Client, Facilitator: fac, PayTo: to, Asset: asset, Decimals: xe.Decimals,
+			Resources: xe.Resources, MaxTimeoutSeconds: xe.MaxTimeoutSeconds}
+	}
+	key, err := hkdf.Key(sha256.New, p.cfg.SecretKey, nil, "platform/x402-memo/v1", 32)
+	if err != nil {
+		return fmt.Errorf("platform: x402: derive the memo key: %w", err)
+	}
+	svc, err := x402.New(x402.Config{Environments: envs, Clock: p.db, Run: store.Runner[x402.Store](p.db),
+		ReadFunc: store.Reader[x402.Store](p.db), MemoKey: key, BaseURL: p.cfg.BaseURL, SettleTimeout: cfg.X402.SettleTimeout,
+		WatchEvery: cfg.X402.WatchEvery, CheckEvery: cfg.X402.CheckEvery, WakeFunc: p.wake, Logger: p.log})
+	if err != nil {
+		return fmt.Errorf("platform: x402: %w", err)
+	}
+	p.x402 = svc
+	return nil
+}
+
 // intentEnvironments are the environments that take intents: those whose
 // configuration has a cluster and a treasury, with their credit packs
 // (or the registry's mint to price the default packs in).
@@ -521,6 +601,7 @@ func (p *Platform) jobKinds() []jobs.Kind {
 		p.intents.Jobs(),
 		p.swap.Jobs(),
 		p.cctp.Jobs(),
+		p.x402.Jobs(),
 		idempotency.Jobs(store.Runner[idempotency.PruneStore](p.db)),
 		p.assets.Jobs(),
 		p.submissions.Jobs(),
@@ -636,10 +717,25 @@ func EventCatalogue() []openapi.EventType {
 	for _, s := range swap.States() {
 		out = append(out, row(swap.EventType(s), "swap operation", swap.OperationPrefix, "A swap operation was written in state "+string(s)+"."))
 	}
+	// ai's emit: a model changed by an administrator, a routing policy
+	// version published.
+	out = append(out,
+		row(ai.EventModelUpdated, "AI model", ai.ModelAggregatePrefix, "An administrator changed a model of an environment's registry "+
+			"(enabled, prices); payload.modelId names it. The aggregate id is ai_model: and the model id, at the model's version."),
+		row(ai.EventRoutingPublished, "AI routing policy", ai.PolicyRouting, "A new version of an environment's routing policy was "+
+			"published; payload.version, payload.hash and payload.changedTasks (the tasks whose route it changed)."))
 	// web3/cctp's changed: one type per state a transfer is written in.
 	for _, s := range cctp.States() {
 		out = append(out, row(cctp.EventType(s), "cross-chain transfer", cctp.IDPrefix, "A cross-chain transfer was written in state "+string(s)+"."))
 	}
+	// x402's changed: one type per state a payment settlement is written
+	// in; Consume: a grant spent.
+	for _, s := range x402.States() {
+		out = append(out, row(x402.EventType(s), "payment settlement", x402.SettlementPrefix,
+			"A payment-required protocol settlement was written in state "+string(s)+"."))
+	}
+	out = append(out, row(x402.EventGrantConsumed, "payment grant", x402.GrantPrefix,
+		"A grant bought with a payment was spent; payload.usedBy says on what."))
 	return out
 }
 
@@ -662,6 +758,7 @@ func FeatureFlags() []FeatureFlag {
 		{Name: swap.FeatureSwap, Default: true, Doc: "starting token swaps (quotes)"},
 		{Name: cctp.FeatureCCTP, Default: true, Doc: "starting cross-chain transfers (CCTP)"},
 		{Name: marketplace.FeatureMarketplace, Default: true, Doc: "publishing rights policies, offering licenses and listing them for sale"},
+		{Name: x402.FeaturePayments, Default: true, Doc: "verifying and settling payments of the payment-required protocol"},
 	}
 }
 

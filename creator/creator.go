@@ -2,6 +2,7 @@ package creator
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/creatormusic/platform/access"
@@ -40,6 +41,35 @@ type Wallet struct {
 type Counts struct {
 	// PublicProjects counts the creator's public projects in every tenant.
 	PublicProjects int
+	// Contributions counts the creator's contributions (package doc,
+	// Contributions) in every tenant.
+	Contributions int
+}
+
+// Contribution is one of a creator's contributions: a submission of
+// theirs ACCEPTED into a public project (package doc, Contributions).
+type Contribution struct {
+	// Submission is the accepted submission, with its links.
+	Submission project.Submission
+	// ProjectTitle is the title of the project it was accepted into, as
+	// the project reads now.
+	ProjectTitle string
+}
+
+// ContributionFilter narrows a creator's contributions.
+type ContributionFilter struct {
+	// Type keeps only submissions of this type; "" keeps all.
+	Type project.SubmissionType
+}
+
+// Validate reports an unknown type as INVALID_INPUT with details.field
+// "type".
+func (f ContributionFilter) Validate() error {
+	if f.Type != "" && !slices.Contains(project.SubmissionTypes(), f.Type) {
+		return fault.Invalid("creator.ContributionFilter", "type", "type must be one of music_video, artwork, animation, remix, "+
+			"short_video, trailer, story, cover_art, audio, other.")
+	}
+	return nil
 }
 
 // Lookup names the link a reader asks for (package doc, Which link
@@ -65,6 +95,11 @@ type Store interface {
 	// with ids below before ("" for the newest). (The project package's
 	// port has the same method.)
 	ProjectListPublic(ctx context.Context, env access.Environment, f project.Filter, before string, limit int) ([]project.Project, error)
+	// ContributionList returns up to limit contributions of userID in env
+	// (ACCEPTED submissions of theirs to public projects of every tenant)
+	// matching f, newest first by submission id, with ids below before
+	// ("" for the newest), each with its links.
+	ContributionList(ctx context.Context, env access.Environment, userID string, f ContributionFilter, before string, limit int) ([]Contribution, error)
 }
 
 // Service reads creators. It holds no state and is safe for concurrent
@@ -130,6 +165,31 @@ func (s *Service) Projects(ctx context.Context, st Store, p *access.Principal, w
 	}
 	f.CreatorUserID = c.UserID
 	out, err := st.ProjectListPublic(ctx, p.Environment, f, before, limit)
+	if err != nil {
+		return nil, fault.Wrap(op, err)
+	}
+	return out, nil
+}
+
+// Contributions returns up to limit contributions of the creator behind
+// wallet in p's environment (package doc, Contributions), matching f,
+// newest first, with submission ids below before. INVALID_INPUT for a bad
+// wallet (before any store call) or filter; NOT_FOUND when no verified
+// link holds the wallet.
+func (s *Service) Contributions(ctx context.Context, st Store, p *access.Principal, wallet string, f ContributionFilter, before string, limit int) ([]Contribution, error) {
+	const op = "creator.Contributions"
+	addr, err := ParseWallet(wallet)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.Validate(); err != nil {
+		return nil, err
+	}
+	c, err := s.find(ctx, st, p, addr)
+	if err != nil {
+		return nil, err
+	}
+	out, err := st.ContributionList(ctx, p.Environment, c.UserID, f, before, limit)
 	if err != nil {
 		return nil, fault.Wrap(op, err)
 	}

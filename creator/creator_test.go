@@ -22,6 +22,9 @@ type countingStore struct {
 	lookup creator.Lookup // the last lookup
 	filter project.Filter // the last list filter
 	env    access.Environment
+	// contribUser and contribFilter are the last contribution list's.
+	contribUser   string
+	contribFilter creator.ContributionFilter
 }
 
 func (s *countingStore) CreatorByWallet(_ context.Context, q creator.Lookup) (creator.Creator, error) {
@@ -39,13 +42,20 @@ func (s *countingStore) CreatorCounts(_ context.Context, env access.Environment,
 	if userID != s.link.UserID {
 		return creator.Counts{}, nil
 	}
-	return creator.Counts{PublicProjects: 3}, nil
+	return creator.Counts{PublicProjects: 3, Contributions: 2}, nil
 }
 
 func (s *countingStore) ProjectListPublic(_ context.Context, env access.Environment, f project.Filter, _ string, _ int) ([]project.Project, error) {
 	s.calls++
 	s.env, s.filter = env, f
 	return []project.Project{{ID: "prj_1", OwnerUserID: f.CreatorUserID, Visibility: project.VisibilityPublic}}, nil
+}
+
+func (s *countingStore) ContributionList(_ context.Context, env access.Environment, userID string, f creator.ContributionFilter, before string, limit int) ([]creator.Contribution, error) {
+	s.calls++
+	s.env, s.contribUser, s.contribFilter = env, userID, f
+	return []creator.Contribution{{Submission: project.Submission{ID: "sbm_1", Submitter: project.Submitter{UserID: userID},
+		Status: project.SubmissionAccepted}, ProjectTitle: "Open call"}}, nil
 }
 
 // key returns the base58 text of n bytes of value b.
@@ -78,6 +88,10 @@ func TestWalletValidatedBeforeAnyStoreCall(t *testing.T) {
 		if code, _, details := fault.Public(err); code != fault.InvalidInput || details["field"] != "wallet" {
 			t.Errorf("Projects %s (%q): %v, want INVALID_INPUT on field wallet", name, w, err)
 		}
+		_, err = creator.New().Contributions(ctx, st, p, w, creator.ContributionFilter{}, "", 10)
+		if code, _, details := fault.Public(err); code != fault.InvalidInput || details["field"] != "wallet" {
+			t.Errorf("Contributions %s (%q): %v, want INVALID_INPUT on field wallet", name, w, err)
+		}
 		if st.calls != 0 {
 			t.Errorf("%s: the store was called %d times", name, st.calls)
 		}
@@ -86,6 +100,11 @@ func TestWalletValidatedBeforeAnyStoreCall(t *testing.T) {
 	st := &countingStore{}
 	if _, err := creator.New().Projects(ctx, st, p, key(32, 9), project.Filter{Type: "podcast"}, "", 10); !fault.Is(err, fault.InvalidInput) || st.calls != 0 {
 		t.Errorf("a bad type: %v after %d store calls, want INVALID_INPUT after none", err, st.calls)
+	}
+	// A project type is no submission type.
+	_, err := creator.New().Contributions(ctx, st, p, key(32, 9), creator.ContributionFilter{Type: "single"}, "", 10)
+	if code, _, details := fault.Public(err); code != fault.InvalidInput || details["field"] != "type" || st.calls != 0 {
+		t.Errorf("a bad submission type: %v after %d store calls, want INVALID_INPUT on field type after none", err, st.calls)
 	}
 }
 
@@ -124,5 +143,34 @@ func TestGetAndProjects(t *testing.T) {
 	}
 	if _, err := creator.New().Projects(ctx, st, p, key(32, 8), project.Filter{}, "", 5); !fault.Is(err, fault.NotFound) {
 		t.Errorf("projects of an unlinked wallet: %v, want NOT_FOUND", err)
+	}
+	if c.Counts.Contributions != 2 {
+		t.Errorf("profile counts %+v, want 2 contributions", c.Counts)
+	}
+}
+
+// TestContributions: the contributions of a linked wallet are read for
+// the creator behind it, in the reader's environment, with the caller's
+// type filter; an unlinked wallet is NOT_FOUND before any list is read.
+func TestContributions(t *testing.T) {
+	ctx := context.Background()
+	addr := key(32, 9)
+	st := &countingStore{addr: addr, link: creator.Creator{UserID: "usr_alice", Wallet: creator.Wallet{Address: addr, Network: wallet.Network}}}
+	p := &access.Principal{TenantID: "ten_2", UserID: "usr_bob", Environment: access.Test}
+	cs, err := creator.New().Contributions(ctx, st, p, addr, creator.ContributionFilter{Type: "cover_art"}, "", 5)
+	if err != nil || len(cs) != 1 || cs[0].ProjectTitle != "Open call" {
+		t.Fatalf("Contributions = %+v, %v", cs, err)
+	}
+	if st.contribUser != "usr_alice" || st.env != access.Test || st.contribFilter.Type != "cover_art" {
+		t.Errorf("listed for %s in %s with %+v, want usr_alice in test with cover_art", st.contribUser, st.env, st.contribFilter)
+	}
+	st.contribUser = ""
+	if _, err := creator.New().Contributions(ctx, st, p, key(32, 8), creator.ContributionFilter{}, "", 5); !fault.Is(err, fault.NotFound) || st.contribUser != "" {
+		t.Errorf("contributions of an unlinked wallet: %v (listed for %q), want NOT_FOUND and no list", err, st.contribUser)
+	}
+	// Anonymous callers are refused before any store call.
+	calls := st.calls
+	if _, err := creator.New().Contributions(ctx, st, &access.Principal{}, addr, creator.ContributionFilter{}, "", 5); !fault.Is(err, fault.Unauthenticated) || st.calls != calls {
+		t.Errorf("an anonymous reader: %v after %d store calls", err, st.calls-calls)
 	}
 }

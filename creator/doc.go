@@ -1,6 +1,7 @@
 // Package creator is the public read model of creators: who stands behind
 // a verified wallet, and what they have made public (spec, Challenges,
-// creators, rewards: GET /api/v1/creators/{wallet} and its projects).
+// creators, rewards: GET /api/v1/creators/{wallet}, its projects and its
+// contributions).
 //
 // It is its own package because it is a read model that no domain owns:
 // it reads across tenants and across domains (the user's display name and
@@ -38,9 +39,10 @@
 // A profile carries public fields only: the creator's id (their user id),
 // display name, the wallet with its network and verification time, when
 // the account was created, and counts of rows in the caller's environment
-// (PublicProjects: the creator's public projects in every tenant). No
-// email, tenant, workspace, role or other wallet is shown, and no count is
-// anything but a count of stored rows.
+// (PublicProjects: the creator's public projects in every tenant;
+// Contributions: the creator's contributions, as Contributions lists
+// them). No email, tenant, workspace, role or other wallet is shown, and
+// no count is anything but a count of stored rows.
 //
 // # Projects
 //
@@ -49,15 +51,33 @@
 // status and type: the project package's public listing narrowed to the
 // creator as owner. A workspace project never appears, whoever asks.
 //
+// # Contributions
+//
+// A contribution is a submission of the creator's that was ACCEPTED into
+// a public project: Contributions lists them across every tenant of the
+// caller's environment, newest first (by submission id, that is by
+// submission time), keyset-paginated, filtered by submission type. A
+// submission in any other status (submitted, under review, rejected, a
+// revision requested) is no contribution: it is the submitter's and the
+// project's business, read through the submission routes. A submission
+// accepted into a workspace project never appears either, whoever asks,
+// the project's own workspace included: a profile is public, and listing
+// it would name a project its workspace keeps to itself (its title, that
+// it exists, that it took outside work). The project's visibility and
+// title are read with the contribution, not copied when it was accepted.
+// Each contribution carries the submission's public fields and the
+// project's title; the review's note and reviewer stay on the submission
+// routes.
+//
 // # Access
 //
 // Any signed-in caller reads creators (a session of an active member, or
 // an API key with scope read); the environment is the caller's, so a test
-// credential counts and lists test projects only.
+// credential counts and lists test projects and submissions only.
 //
 // # Later reads
 //
-// A creator's contributions (submissions to public projects) and rewards
-// are further reads of a resolved Creator: each adds one Store method and
-// one Service method beside Projects.
+// A creator's rewards are a further read of a resolved Creator: it adds
+// one Store method and one Service method beside Projects and
+// Contributions.
 package creator

@@ -375,6 +375,10 @@ func TestEnvironmentProbe(t *testing.T) {
 	t.Parallel()
 	opts := billingOptions()
 	opts.LiveSimulators = true
+	// The AI registry's live rows (models, providers, their health) come
+	// from the configuration: each environment has its own, with ids of
+	// its own here, so that a live id in a test answer is a leak.
+	opts.AI = aiConfig()
 	platformtest.Dialects(t, opts, func(t *testing.T, s *platformtest.System) {
 		ctx := context.Background()
 		o := bootstrapOwner(t, s, "Probe")
@@ -427,6 +431,8 @@ func TestEnvironmentProbe(t *testing.T) {
 		}
 		r = s.Do(o.session(access.Live, http.MethodPost, "/api/v1/projects", map[string]string{"title": "Live public probe", "type": "single",
 			"visibility": "public"}))
+		var livePublic api.ProjectView
+		r.Data(t, &livePublic)
 		if r.Status != http.StatusCreated {
 			t.Fatalf("live public project: %d %s", r.Status, r.Body)
 		}
@@ -460,6 +466,23 @@ func TestEnvironmentProbe(t *testing.T) {
 			"type": "audio", "title": "Live take", "assetId": liveAsset.ID}))
 		if r.Status != http.StatusCreated {
 			t.Fatalf("live submission: %d %s", r.Status, r.Body)
+		}
+		// The owner's live submission to its public project, accepted: a
+		// contribution of the owner's wallet.
+		if r := s.Do(o.session(access.Live, http.MethodPost, "/api/v1/projects/"+livePublic.ID+"/status", map[string]string{"status": "OPEN"})); r.Status != http.StatusOK {
+			t.Fatalf("open the live public project: %d %s", r.Status, r.Body)
+		}
+		r = s.Do(o.session(access.Live, http.MethodPost, "/api/v1/submissions", map[string]any{"projectId": livePublic.ID,
+			"type": "audio", "title": "Live contribution", "assetId": liveAsset.ID}))
+		var contribution api.SubmissionView
+		r.Data(t, &contribution)
+		if r.Status != http.StatusCreated {
+			t.Fatalf("live public submission: %d %s", r.Status, r.Body)
+		}
+		for _, to := range []string{"UNDER_REVIEW", "ACCEPTED"} {
+			if r := s.Do(o.session(access.Live, http.MethodPost, "/api/v1/submissions/"+contribution.ID+"/review", map[string]string{"status": to})); r.Status != http.StatusOK {
+				t.Fatalf("review the live contribution (%s): %d %s", to, r.Status, r.Body)
+			}
 		}
 		// No route of this system moves the live financial, provider-cost
 		// or rewards ledgers (live generation and rewards have no provider
@@ -502,9 +525,19 @@ func TestEnvironmentProbe(t *testing.T) {
 			"listMembers":             {call: session, unscoped: "a membership belongs to the workspace in both environments"},
 			"listSessions":            {call: session, unscoped: "a session acts in either environment, by request"},
 			"listProviders":           {call: key, unscoped: "the catalog of providers, answered for the caller's environment"},
+			"listAiModels":            {call: key}, // any member; the registry of the caller's environment
+			"listAiProviders":         {call: key},
+			"listAiAdminModels":       {call: session}, // the owner is super_admin
+			"listAiAdminProviders":    {call: session},
+			"listAiHealth":            {call: session},
 			"listMarketplaceOrders":   {call: key}, // the bootstrap keys hold ledger:read
 			"listEntitlements":        {call: key},
 		}
+		// The owner's contributions (scope read): its accepted live
+		// submission to its public project.
+		probes["listCreatorContributions"] = probeRoute{call: key, path: func(access.Environment) string {
+			return "/api/v1/creators/" + ownerWallet.addr + "/contributions"
+		}}
 
 		type answer struct {
 			op     string

@@ -2,7 +2,8 @@
 // a client sends Idempotency-Key on a mutation; the first request with that
 // key executes and its response is stored in the same transaction as its
 // effects; a retry with the same key and the same request replays the stored
-// status and body (header Idempotent-Replayed: true); the same key with a
+// status, body and the route's documented response headers (and header
+// Idempotent-Replayed: true); the same key with a
 // different request, or from a different principal, is 409
 // IDEMPOTENCY_CONFLICT and never sees the first answer.
 //
@@ -67,6 +68,11 @@ type Record struct {
 	// Status and Body are the stored response (the success envelope's data).
 	Status int
 	Body   []byte
+	// Headers are the response headers the route documents that the
+	// handler set (a payment response, say), replayed with the body; nil
+	// when none. They are never sealed, so a route keeps secrets out of
+	// its headers.
+	Headers map[string]string
 	// Sealed says Body is AES-256-GCM sealed because it carries a one-time secret.
 	Sealed    bool
 	CreatedAt time.Time

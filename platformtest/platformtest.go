@@ -129,6 +129,10 @@ type Options struct {
 	// side it sets up: chaintest's InstallCCTP), with the EVM and
 	// attestation simulators it starts.
 	CCTPFunc func(t testing.TB, c *chaintest.Cluster) *cctp.Environment
+	// X402Func, when Chain is set, returns the test environment's
+	// payment-required protocol configuration, given the cluster and the
+	// deployed token (web3/x402/x402test deploys a payment asset).
+	X402Func func(t testing.TB, c *chaintest.Cluster, d tokentest.Deployment) platform.X402Environment
 	// LiveSimulators configures the live environment with loopback
 	// simulators too, so that a test can make live records through the
 	// API: a second payment simulator as the provider's live account
@@ -143,6 +147,10 @@ type Options struct {
 	// urlguardtest.Resolver) and trusts the server's certificate. The zero
 	// value keeps the host's resolver and roots.
 	Outbound platform.Outbound
+	// AI configures the AI control plane's providers, models and routing
+	// in each environment (platform.Config.AI); the zero value configures
+	// none.
+	AI platform.AIConfig
 	// AllowLoopback lists the base URLs of more servers on loopback
 	// (https://127.0.0.1:port, as httptest.Server.URL is) that the
 	// platform's outbound fetches may reach, beside the simulators: their
@@ -340,12 +348,16 @@ func New(t testing.TB, opts Options) *System {
 			chainCfg.Test.CCTP = opts.CCTPFunc(t, cluster)
 			cluster.AdvanceSlots(40) // the mint and the programs are finalized
 		}
+		if opts.X402Func != nil {
+			chainCfg.Test.X402 = opts.X402Func(t, cluster, deployed)
+			cluster.AdvanceSlots(40) // the payment asset's accounts are finalized
+		}
 	}
 	cfg := platform.Config{Payments: payments, PaymentTimeout: opts.PaymentTimeout, MusicProviders: music, Generation: gen, Chain: chainCfg,
 		Store: db, SecretKey: SecretKey, Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Jobs: opts.Jobs, Keys: opts.Keys, SessionLimits: opts.SessionLimits, BlobDir: blobDir, MaxUploadBytes: opts.MaxUploadBytes,
 		Plans: opts.Plans, Mailer: mailer, Passwords: pw, BaseURL: "http://platform.test", InsecureCookies: true, TrustProxy: opts.TrustProxy,
-		AllowLoopback: urlguardtest.Allow(t, simURLs...), Outbound: opts.Outbound, ZK: opts.ZK,
+		AllowLoopback: urlguardtest.Allow(t, simURLs...), Outbound: opts.Outbound, ZK: opts.ZK, AI: opts.AI,
 	}
 	p, err := platform.New(ctx, cfg)
 	if err != nil {

@@ -26,8 +26,8 @@ const idempotencyInsert = idempotencyInsertStrict + `
 // idempotencyInsertStrict is idempotencyInsert failing on a taken key.
 const idempotencyInsertStrict = `INSERT INTO idempotency_records
 	(id, tenant_id, workspace_id, environment, endpoint, idem_key, request_hash, state, response_status, response_body, sealed,
-	created_at, expires_at)
-	VALUES (?, ?, ?, ?, ?, ?, ?, 'completed', ?, ?, ?, ?, ?)`
+	response_headers, created_at, expires_at)
+	VALUES (?, ?, ?, ?, ?, ?, ?, 'completed', ?, ?, ?, ?, ?, ?)`
 
 // idempotencyArgs are the arguments of idempotencyInsert for r.
 func (tx *Tx) idempotencyArgs(r idempotency.Record) []any {
@@ -35,7 +35,18 @@ func (tx *Tx) idempotencyArgs(r idempotency.Record) []any {
 		r.ID = tx.NewID("idem_")
 	}
 	return []any{r.ID, r.Scope.TenantID, r.Scope.WorkspaceID, r.Scope.Environment, r.Endpoint, r.Key, r.RequestHash,
-		r.Status, r.Body, r.Sealed, tx.now, r.ExpiresAt}
+		r.Status, r.Body, r.Sealed, responseHeaders(r.Headers), tx.now, r.ExpiresAt}
+}
+
+// responseHeaders encodes a record's headers as a JSON object, nil when
+// there are none.
+func responseHeaders(h map[string]string) *string {
+	if len(h) == 0 {
+		return nil
+	}
+	b, _ := json.Marshal(h) // a map of strings always encodes
+	s := string(b)
+	return &s
 }
 
 // IdempotencyInsert implements idempotency.Store.
@@ -93,6 +104,7 @@ type idemRow struct {
 	ResponseStatus int       `bun:"response_status"`
 	ResponseBody   []byte    `bun:"response_body"`
 	Sealed         bool      `bun:"sealed"`
+	Headers        *string   `bun:"response_headers"`
 	CreatedAt      time.Time `bun:"created_at"`
 	ExpiresAt      time.Time `bun:"expires_at"`
 }
@@ -101,18 +113,25 @@ type idemRow struct {
 func (tx *Tx) IdempotencyGet(ctx context.Context, s idempotency.Scope, endpoint, key string) (idempotency.Record, error) {
 	var row idemRow
 	err := tx.queryRow(ctx, `SELECT id, tenant_id, workspace_id, environment, endpoint, idem_key, request_hash,
-		response_status, response_body, sealed, created_at, expires_at
+		response_status, response_body, sealed, response_headers, created_at, expires_at
 		FROM idempotency_records
 		WHERE tenant_id = ? AND workspace_id = ? AND environment = ? AND endpoint = ? AND idem_key = ? AND state = 'completed'`,
 		s.TenantID, s.WorkspaceID, s.Environment, endpoint, key).Scan(&row.ID, &row.TenantID, &row.WorkspaceID, &row.Environment,
-		&row.Endpoint, &row.IdemKey, &row.RequestHash, &row.ResponseStatus, &row.ResponseBody, &row.Sealed, &row.CreatedAt, &row.ExpiresAt)
+		&row.Endpoint, &row.IdemKey, &row.RequestHash, &row.ResponseStatus, &row.ResponseBody, &row.Sealed, &row.Headers, &row.CreatedAt,
+		&row.ExpiresAt)
 	if err != nil {
 		return idempotency.Record{}, notFound("store.IdempotencyGet", err)
+	}
+	var headers map[string]string
+	if row.Headers != nil {
+		if err := json.Unmarshal([]byte(*row.Headers), &headers); err != nil {
+			return idempotency.Record{}, errf("store.IdempotencyGet", err)
+		}
 	}
 	return idempotency.Record{
 		ID: row.ID, Scope: idempotency.Scope{TenantID: row.TenantID, WorkspaceID: row.WorkspaceID, Environment: row.Environment},
 		Endpoint: row.Endpoint, Key: row.IdemKey, RequestHash: row.RequestHash,
-		Status: row.ResponseStatus, Body: row.ResponseBody, Sealed: row.Sealed,
+		Status: row.ResponseStatus, Body: row.ResponseBody, Sealed: row.Sealed, Headers: headers,
 		CreatedAt: row.CreatedAt.UTC(), ExpiresAt: row.ExpiresAt.UTC(),
 	}, nil
 }

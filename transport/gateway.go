@@ -475,7 +475,7 @@ func (g *Gateway[T]) idempotencyRecord(w http.ResponseWriter, rt Route[T], c *Ca
 		Scope:       g.scope(c.Principal),
 		Endpoint:    rt.OperationID,
 		Key:         key,
-		RequestHash: idempotency.RequestHash(g.Keyring, c.Principal.StableID(), rt.OperationID, pathParams(rt, c), canon),
+		RequestHash: idempotency.RequestHash(g.Keyring, c.Principal.StableID(), rt.OperationID, append(pathParams(rt, c), headerParams(rt, c)...), canon),
 	}
 	if rt.LateReplay {
 		return rec, 0, false, nil
@@ -516,6 +516,7 @@ func (g *Gateway[T]) complete(ctx context.Context, tx T, rt Route[T], c *Call[T]
 	if rec != nil {
 		r := *rec
 		r.ID, r.ExpiresAt, r.Status, r.Body = tx.NewID("idem_"), tx.Now().Add(g.IdempotencyTTL), code, data
+		r.Headers = storedHeaders(rt, c)
 		if rt.SealResponse {
 			r.Body, r.Sealed = g.Keyring.Seal(data, []byte(r.ID)), true
 		}
@@ -539,7 +540,8 @@ func (g *Gateway[T]) replayDuplicate(w http.ResponseWriter, c *Call[T], rec *ide
 	return 0, fault.E("transport.replay", fault.IdempotencyInProgress, "")
 }
 
-// replay answers from a completed record: its stored response when the
+// replay answers from a completed record: its stored response (status,
+// body and the documented headers the first answer carried) when the
 // request hash matches, 409 IDEMPOTENCY_CONFLICT when it does not. done is
 // false when no completed record exists.
 func (g *Gateway[T]) replay(w http.ResponseWriter, c *Call[T], rec *idempotency.Record) (int, bool, error) {
@@ -560,6 +562,9 @@ func (g *Gateway[T]) replay(w http.ResponseWriter, c *Call[T], rec *idempotency.
 			return 0, true, fault.Wrap(op, err)
 		}
 	}
+	for k, v := range got.Headers {
+		w.Header().Set(k, v)
+	}
 	w.Header().Set(idempotency.ReplayedHeader, "true")
 	WriteData(w, got.Status, c.RequestID, json.RawMessage(body))
 	return got.Status, true, nil
@@ -567,6 +572,32 @@ func (g *Gateway[T]) replay(w http.ResponseWriter, c *Call[T], rec *idempotency.
 
 func (g *Gateway[T]) scope(p *access.Principal) idempotency.Scope {
 	return idempotency.Scope{TenantID: p.TenantID, WorkspaceID: p.WorkspaceID, Environment: string(p.Environment)}
+}
+
+// headerParams lists the route's documented request headers
+// (Route.Headers) with their values, in table order: a header that
+// carries part of the request joins its hash.
+func headerParams[T Tx](rt Route[T], c *Call[T]) []string {
+	var out []string
+	for _, h := range rt.Headers {
+		out = append(out, "header:"+http.CanonicalHeaderKey(h.Name)+"="+c.Request.Header.Get(h.Name))
+	}
+	return out
+}
+
+// storedHeaders are the documented response headers c set, which its
+// idempotency record keeps (Route.ReplayedHeaders); nil when none.
+func storedHeaders[T Tx](rt Route[T], c *Call[T]) map[string]string {
+	var out map[string]string
+	for _, name := range rt.ReplayedHeaders() {
+		if v := c.header.Get(name); v != "" {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[name] = v
+		}
+	}
+	return out
 }
 
 // pathParams lists the route's path values in pattern order.

@@ -256,6 +256,19 @@ func validateRoute[T Tx](r Route[T]) []string {
 	if r.Status != 0 && (r.Status < 200 || r.Status > 299) {
 		out = append(out, fmt.Sprintf("success status %d is not 2xx", r.Status))
 	}
+	for _, o := range r.Outcomes {
+		if o.Status < 300 || o.Status > 599 || o.Status == r.ExistingStatus {
+			out = append(out, fmt.Sprintf("outcome status %d is not a 3xx, 4xx or 5xx status of its own", o.Status))
+		}
+		if o.Text == "" {
+			out = append(out, fmt.Sprintf("outcome status %d has no text", o.Status))
+		}
+	}
+	for _, h := range r.Headers {
+		if h.Name == "" || strings.EqualFold(h.Name, "Idempotency-Key") || strings.EqualFold(h.Name, "Authorization") {
+			out = append(out, fmt.Sprintf("request header %q is not a header of the request's own", h.Name))
+		}
+	}
 	if r.Raw != nil && r.Handle != nil {
 		out = append(out, "both Raw and Handle are set")
 	}

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -205,6 +206,17 @@ func TestNewMuxRejectsBadTables(t *testing.T) {
 		{"missing handle", []Route[Tx]{func() Route[Tx] { r := ok(); r.Handle = nil; return r }()}, "missing Handle"},
 		{"missing response", []Route[Tx]{func() Route[Tx] { r := ok(); r.Response = nil; return r }()}, "missing Response"},
 		{"unknown auth", []Route[Tx]{func() Route[Tx] { r := ok(); r.Auth = "magic"; return r }()}, "unknown auth"},
+		{"2xx outcome", []Route[Tx]{func() Route[Tx] {
+			r := ok()
+			r.Outcomes = []Outcome{{Status: http.StatusAccepted, Text: "Accepted."}}
+			return r
+		}()}, "outcome status 202"},
+		{"outcome without text", []Route[Tx]{func() Route[Tx] { r := ok(); r.Outcomes = []Outcome{{Status: http.StatusPaymentRequired}}; return r }()}, "no text"},
+		{"idempotency key as a request header", []Route[Tx]{func() Route[Tx] {
+			r := ok()
+			r.Headers = []Param{{Name: "Idempotency-Key"}}
+			return r
+		}()}, "request header"},
 		{"conflicting patterns", []Route[Tx]{
 			muxRoute(http.MethodGet, "/s/access-intents/{id}", "getIntent"),
 			muxRoute(http.MethodGet, "/s/{saleId}/markets", "getMarkets"),
@@ -238,5 +250,18 @@ func TestNewMuxAcceptsInternalAndRaw(t *testing.T) {
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/api/v1/internal/events/outbox/evt_1/published", nil))
 	if rec.Body.String() != "markOutboxPublished id=evt_1" {
 		t.Errorf("body = %q", rec.Body.String())
+	}
+}
+
+func TestReplayedHeadersAreTheDocumentedOnes(t *testing.T) {
+	r := muxRoute(http.MethodPost, "/pay", "pay")
+	r.ResponseHeaders = map[string]string{"payment-response": "The settlement."}
+	r.Outcomes = []Outcome{{Status: http.StatusPaymentRequired, Text: "Payment Required.",
+		Headers: map[string]string{"PAYMENT-RESPONSE": "The failed settlement.", "Payment-Required": "The requirements."}}}
+	if got, want := r.ReplayedHeaders(), []string{"Payment-Required", "Payment-Response"}; !slices.Equal(got, want) {
+		t.Fatalf("ReplayedHeaders() = %v, want %v", got, want)
+	}
+	if got := muxRoute(http.MethodPost, "/b", "b").ReplayedHeaders(); got != nil {
+		t.Fatalf("a route without documented headers keeps %v", got)
 	}
 }

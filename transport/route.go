@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/creatormusic/platform/access"
@@ -122,6 +123,12 @@ type Route[T Tx] struct {
 	OptionalAuth bool
 	// Query documents query parameters.
 	Query []Param
+	// Headers documents request headers that carry part of the request
+	// (a payment payload, say), as header parameters. Their values join
+	// the idempotency request hash with the body, so the same
+	// Idempotency-Key with another value of one of them is 409
+	// IDEMPOTENCY_CONFLICT, never a replay of the first answer.
+	Headers []Param
 	// Request is a value of the request body type, filled with placeholder
 	// examples; nil for routes without a body.
 	Request any
@@ -136,6 +143,14 @@ type Route[T Tx] struct {
 	// it with ExistingText.
 	ExistingStatus int
 	ExistingText   string
+	// Outcomes are statuses beside the success status that the route
+	// answers with its success body, chosen per call with Call.SetStatus,
+	// for an answer that is an outcome of the request rather than an
+	// error: a 402 Payment Required that carries the payment's
+	// requirements or its failed settlement. Each is documented with its
+	// text and headers, and an idempotent request stores and replays it
+	// as it does a success.
+	Outcomes []Outcome
 	// Errors lists the codes the route documents beyond the gateway's own.
 	Errors []string
 	// BodyLimit bounds the request body in bytes; zero means the default.
@@ -179,7 +194,9 @@ type Route[T Tx] struct {
 	ResponseContentTypes []string
 	// ResponseHeaders documents headers of the success response beyond
 	// X-Request-Id, by name (for example Set-Cookie), with their
-	// descriptions. Handlers set them through Call.Header.
+	// descriptions. Handlers set them through Call.Header. An idempotent
+	// request's record keeps the documented headers the handler set
+	// (these and the Outcomes'), and a replay answers them again.
 	ResponseHeaders map[string]string
 	// Ranges documents a binary response that honours Range (206 Partial
 	// Content; 416 RANGE_NOT_SATISFIABLE past the end) and If-None-Match
@@ -210,6 +227,41 @@ type Route[T Tx] struct {
 	// listing them as operations, whose paths never end in a slash; the
 	// client collection keeps them.
 	Page bool
+}
+
+// Outcome is a non-success status a route answers with its success body
+// (Route.Outcomes).
+type Outcome struct {
+	// Status is the HTTP status, outside 2xx.
+	Status int
+	// Text describes the answer in the document.
+	Text string
+	// Headers documents the answer's headers beyond X-Request-Id, by
+	// name, with their descriptions.
+	Headers map[string]string
+}
+
+// ReplayedHeaders lists the response headers an idempotency record keeps
+// of a call: every header the route documents for its answers
+// (ResponseHeaders and each Outcome's Headers), canonicalized.
+func (r Route[T]) ReplayedHeaders() []string {
+	seen := map[string]bool{}
+	var out []string
+	add := func(m map[string]string) {
+		for name := range m {
+			k := http.CanonicalHeaderKey(name)
+			if !seen[k] {
+				seen[k] = true
+				out = append(out, k)
+			}
+		}
+	}
+	add(r.ResponseHeaders)
+	for _, o := range r.Outcomes {
+		add(o.Headers)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // Policy is the part of a route's access policy that the evaluator's steps

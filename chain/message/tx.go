@@ -161,6 +161,8 @@ func malformed(format string, args ...any) error {
 type parsedMessage struct {
 	numSigners int
 	static     []chain.Address
+	// decoded is the whole message, for Decode.
+	decoded Decoded
 }
 
 // parseMessage reads a whole legacy or v0 message and applies the checks
@@ -207,9 +209,13 @@ func parseMessage(b []byte) (parsedMessage, error) {
 	for i := range m.static {
 		copy(m.static[i][:], raw[i*32:])
 	}
-	if _, ok := r.take(32); !ok {
+	d := &m.decoded
+	d.V0, d.NumSigners, d.NumReadonlySigned, d.NumReadonlyUnsigned, d.StaticKeys = v0, signers, roSigned, roUnsigned, m.static
+	bh, ok := r.take(32)
+	if !ok {
 		return parsedMessage{}, malformed("the message is truncated in its blockhash")
 	}
+	copy(d.Blockhash[:], bh)
 
 	numIxs, ok := r.compactU16()
 	if !ok {
@@ -227,10 +233,12 @@ func parseMessage(b []byte) (parsedMessage, error) {
 		if !ok {
 			return parsedMessage{}, malformed("instruction %d is truncated in its accounts", i)
 		}
-		if _, ok = r.vec(); !ok {
+		data, ok := r.vec()
+		if !ok {
 			return parsedMessage{}, malformed("instruction %d is truncated in its data", i)
 		}
 		programs, accounts = append(programs, p), append(accounts, a)
+		d.Instructions = append(d.Instructions, CompiledInstruction{ProgramIndex: p, Accounts: a, Data: data})
 	}
 
 	loaded := 0
@@ -240,7 +248,8 @@ func parseMessage(b []byte) (parsedMessage, error) {
 			return parsedMessage{}, malformed("the lookup count is not a compact-u16")
 		}
 		for i := 0; i < numLookups; i++ {
-			if _, ok := r.take(32); !ok {
+			table, ok := r.take(32)
+			if !ok {
 				return parsedMessage{}, malformed("lookup %d is truncated in its table", i)
 			}
 			w, ok := r.vec()
@@ -255,6 +264,7 @@ func parseMessage(b []byte) (parsedMessage, error) {
 				return parsedMessage{}, malformed("lookup %d loads no key", i)
 			}
 			loaded += len(w) + len(ro)
+			d.Lookups = append(d.Lookups, Lookup{Table: chain.Address(table), Writable: w, Readonly: ro})
 		}
 	}
 	if extra := len(b) - r.off; extra > 0 {

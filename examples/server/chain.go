@@ -76,6 +76,8 @@ type chainSim struct {
 	guest, guestPath string
 	// swap is the swap set-up on the cluster and its aggregator.
 	swap *swapSim
+	// x402 is the payment-required protocol's set-up.
+	x402 *x402Deployment
 }
 
 // close stops the cluster's clock, the aggregator that reads the cluster,
@@ -98,7 +100,7 @@ func (c *chainSim) close() {
 // cluster reached over HTTP through the solana-go adapter, as a real
 // cluster would be, with the deployment's treasury (which holds the
 // supply) as the wallet chain payments pay, and the swap configuration.
-func startChainSim(ctx context.Context, slot time.Duration, data string) (*chainSim, platform.ChainEnvironment, error) {
+func startChainSim(ctx context.Context, slot time.Duration, data string, master []byte) (*chainSim, platform.ChainEnvironment, error) {
 	if slot <= 0 {
 		return nil, platform.ChainEnvironment{}, fmt.Errorf("-chain-sim-slot must be positive")
 	}
@@ -148,6 +150,12 @@ func startChainSim(ctx context.Context, slot time.Duration, data string) (*chain
 		c.Close()
 		return nil, platform.ChainEnvironment{}, fmt.Errorf("chain simulator: swaps: %w", err)
 	}
+	x402Env, x402Dep, err := startX402Sim(c, d.Treasury, ss.dollar, filepath.Join(data, x402FeePayerFile), master)
+	if err != nil {
+		ss.close()
+		c.Close()
+		return nil, platform.ChainEnvironment{}, fmt.Errorf("chain simulator: x402: %w", err)
+	}
 	c.AdvanceSlots(40) // the deployment and the funding are finalized before the first run
 	hc, err := simClient(c.URL())
 	if err != nil {
@@ -167,9 +175,9 @@ func startChainSim(ctx context.Context, slot time.Duration, data string) (*chain
 	env := platform.ChainEnvironment{Client: client, Token: d.Config, Treasury: d.Treasury.String(), CreditPacks: &packs, Sale: sale.EnvConfig{
 		Sales: []sale.Sale{sd.Sale}, Current: sd.Sale.ID,
 		Jurisdictions: sale.JurisdictionPolicy{Allowed: []string{"DE", "FR", "GB", "NL", "ES", "IT"}, Blocked: []string{"KP", "IR"}},
-		Disclosure:    sale.Disclosure{Version: "demo-1"}}, Swap: swapEnv}
+		Disclosure:    sale.Disclosure{Version: "demo-1"}}, Swap: swapEnv, X402: x402Env}
 	return &chainSim{cluster: c, stop: c.Run(slot), mint: d.Mint.String(), treasury: d.Treasury.String(),
-		wallet: walletAddr.String(), walletPath: walletPath, guest: guestAddr.String(), guestPath: guestPath, swap: ss}, env, nil
+		wallet: walletAddr.String(), walletPath: walletPath, guest: guestAddr.String(), guestPath: guestPath, swap: ss, x402: x402Dep}, env, nil
 }
 
 // demoWallet reads the demo wallet's keypair from path, or generates one

@@ -85,8 +85,15 @@
 // test environment's route provider, with both tokens as its swap
 // registry: with the test key GET /api/v1/swap/tokens lists both
 // (executable once the registry's verification at start has read their
-// mints) and GET /api/v1/swap/settings reads ACTIVE. The cluster lives in
-// memory: each start deploys new mints and a new pool.
+// mints) and GET /api/v1/swap/settings reads ACTIVE. The payment-required
+// protocol (web3/x402) sells one sound-engine analysis per use for 0.25
+// TESTUSD, paid to the treasury (whose test dollar account the host
+// creates) and settled by the platform's local facilitator with the
+// host's fee payer: its key is generated on first start and kept in
+// DATA/x402-fee-payer.sealed, sealed with the master secret, and the fee
+// payer is funded with 1 SOL on every start (examples/x402buy buys one).
+// The cluster lives in memory: each start deploys new mints and a new
+// pool.
 //
 // Cross-chain transfers. -cctp-sim (off by default; needs -chain-sim)
 // starts a loopback EVM node (web3/cctp/evmtest: Base Sepolia's chain id,
@@ -211,7 +218,7 @@ func run() error {
 		return err
 	}
 	sims, err := startSimulators(ctx, simOptions{stripe: *stripeSim, providers: *providerSim, advance: *providerAdvance,
-		chain: *chainSim, slot: *chainSlot, cctp: *cctpSim}, *data, log)
+		chain: *chainSim, slot: *chainSlot, cctp: *cctpSim, secret: key}, *data, log)
 	if err != nil {
 		return err
 	}

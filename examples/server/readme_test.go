@@ -147,8 +147,9 @@ func TestReadmeScript(t *testing.T) {
 // TestReadme runs the README's walk-through against a host started once,
 // and checks the outcomes the README promises: the download is the upload,
 // two different MP3 takes, a verified mint, an activated subscription,
-// both chain payments settled and matched, and a license sold, fulfilled
-// and downloaded by its buyer.
+// both chain payments settled and matched, the guest's accepted
+// submission shown as a contribution on its profile, and a license sold,
+// fulfilled and downloaded by its buyer.
 func TestReadme(t *testing.T) {
 	// The commands the walk-through needs, as the README's set-up section
 	// lists them.
@@ -169,7 +170,7 @@ func TestReadme(t *testing.T) {
 
 	bin, work := t.TempDir(), t.TempDir()
 	build := exec.CommandContext(ctx, "go", "build", "-o", bin+string(os.PathSeparator),
-		"./examples/server", "./examples/soundmeter", "./examples/chainpay")
+		"./examples/server", "./examples/soundmeter", "./examples/chainpay", "./examples/x402buy")
 	build.Dir = "../.."
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build the examples: %v\n%s", err, out)
@@ -232,6 +233,8 @@ func TestReadme(t *testing.T) {
 		`"status":"activated"`,       // the checkout's reconcile
 		"Workspace credits after",    // chainpay settled
 		`"outcome": "MATCH"`,         // the Solana Pay transfer reconciled
+		"PAYMENT-RESPONSE success",   // x402buy settled its payment
+		"grant x4g_",                 // and spent the grant on an analysis
 		`"refundIssued":false`,       // the cancellation
 		"FULFILLED",                  // the guest's marketplace order
 		"Entitlement ent_",           // its license, issued once
@@ -243,6 +246,14 @@ func TestReadme(t *testing.T) {
 	}
 	if n := strings.Count(got, "RECONCILED"); n < 2 {
 		t.Errorf("%d intents reconciled, want both curl payments:\n%s", n, lastLines(got, 40))
+	}
+	// The projects section: the guest's remix, accepted into the demo
+	// owner's public project, read by the guest's wallet, and counted on
+	// the guest's profile.
+	for _, want := range []string{`"projectTitle":"Night Drive video","type":"remix"`, `{"publicProjects":0,"contributions":1}`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the walk-through's output lacks the guest's contribution: %q", want)
+		}
 	}
 	if t.Failed() {
 		t.Logf("--- output (tail) ---\n%s", lastLines(got, 80))

@@ -47,6 +47,9 @@ type simOptions struct {
 	// test environment's cross-chain transfers, with their receive side
 	// on the cluster (needs chain).
 	cctp bool
+	// secret is the host's master secret, which seals the
+	// payment-required protocol's fee payer at rest.
+	secret []byte
 }
 
 // simulators are the loopback simulators the host started. They serve the
@@ -102,7 +105,7 @@ func startSimulators(ctx context.Context, o simOptions, data string, log *slog.L
 		return s, errors.New("-cctp-sim needs -chain-sim: the mint is verified on the simulated cluster")
 	}
 	if o.chain {
-		if s.chain, s.chainEnv, err = startChainSim(ctx, o.slot, data); err != nil {
+		if s.chain, s.chainEnv, err = startChainSim(ctx, o.slot, data, o.secret); err != nil {
 			return s, err
 		}
 	}
@@ -261,6 +264,8 @@ type chainDeployment struct {
 	// file.
 	GuestWallet  string `json:"guestWallet"`
 	GuestKeypair string `json:"guestKeypair"`
+	// X402 is the payment-required protocol's set-up.
+	X402 *x402Deployment `json:"x402,omitempty"`
 }
 
 // services is the map of what runs, for an API listening at base.
@@ -283,7 +288,8 @@ func (s *simulators) services(base string) serviceMap {
 		m.Simulators = append(m.Simulators, simService{Name: "solana", URL: s.chain.cluster.URL(),
 			About: fmt.Sprintf("Solana JSON-RPC cluster (localnet), a slot every %s", s.opts.slot),
 			Chain: &chainDeployment{Network: s.chain.cluster.Network().CAIP2(), Mint: s.chain.mint, Treasury: s.chain.treasury,
-				Wallet: s.chain.wallet, Keypair: s.chain.walletPath, GuestWallet: s.chain.guest, GuestKeypair: s.chain.guestPath}})
+				Wallet: s.chain.wallet, Keypair: s.chain.walletPath, GuestWallet: s.chain.guest, GuestKeypair: s.chain.guestPath,
+				X402: s.chain.x402}})
 		m.Simulators = append(m.Simulators, simService{Name: "jupiter", URL: s.chain.swap.aggregator.URL(),
 			About: "Jupiter swap API (quotes, swap instructions) over the cluster's pool: the test environment's route provider",
 			Swap:  s.chain.swap.deployment()})
@@ -312,6 +318,9 @@ func (m serviceMap) print(w io.Writer) {
 			fmt.Fprintf(w, "              network %s\n              mint %s\n              treasury %s\n", c.Network, c.Mint, c.Treasury)
 			fmt.Fprintf(w, "              demo wallet %s (%s), keypair %s\n", c.Wallet, demoFunding(), c.Keypair)
 			fmt.Fprintf(w, "              guest wallet %s (%s), keypair %s\n", c.GuestWallet, guestFunding(), c.GuestKeypair)
+			if c.X402 != nil {
+				c.X402.print(w)
+			}
 		}
 		if s.Swap != nil {
 			s.Swap.print(w)

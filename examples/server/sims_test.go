@@ -96,6 +96,9 @@ func TestSimulatorsTurnOff(t *testing.T) {
 // ends, and wires them into an empty configuration.
 func startWired(t *testing.T, o simOptions, data string) (*simulators, platform.Config) {
 	t.Helper()
+	if o.secret == nil {
+		o.secret = bytes.Repeat([]byte{7}, 32) // the host's master secret
+	}
 	s, err := startSimulators(context.Background(), o, data, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)

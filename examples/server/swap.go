@@ -55,6 +55,8 @@ type swapSim struct {
 	lookupTable chain.Address
 	// feeRecipient holds an associated token account of each mint.
 	feeRecipient chain.Address
+	// dollar is the test dollar's mint.
+	dollar chain.Address
 }
 
 // close stops the aggregator.
@@ -102,7 +104,7 @@ func startSwapSim(c *chaintest.Cluster, d tokentest.Deployment, wallet chain.Add
 		return nil, env, fmt.Errorf("fund the demo wallet with test dollars: %w", err)
 	}
 	program := token2022.ProgramID().String()
-	s = &swapSim{pool: pool, lookupTable: table, feeRecipient: fee, tokens: []swap.Token{
+	s = &swapSim{pool: pool, lookupTable: table, feeRecipient: fee, dollar: dollar, tokens: []swap.Token{
 		{Mint: d.Mint.String(), TokenProgram: program, Decimals: token.Decimals, Symbol: d.Config.Symbol, Name: d.Config.Name},
 		{Mint: dollar.String(), TokenProgram: program, Decimals: dollarDecimals, Symbol: dollarSymbol, Name: dollarName},
 	}}

@@ -24,7 +24,10 @@ import (
 // environment in every tenant; the public listing reads public projects
 // of every tenant in one environment, never a workspace one, filtered by
 // status, type and creator and keyset-paged by id over more than 100
-// rows with no duplicate or gap.
+// rows with no duplicate or gap; a creator's contributions are their
+// ACCEPTED submissions to public projects of every tenant in one
+// environment, newest first, filtered by type, keyset-paged, each with its
+// links and its project's title, and the profile counts them.
 func exerciseCreator(t *testing.T, open Opener) {
 	ctx := context.Background()
 	// seed makes tenants ten_1..ten_3, each with workspace ws_N and user
@@ -216,6 +219,145 @@ func exerciseCreator(t *testing.T, open Opener) {
 				if diff := cmp.Diff(c.want, got); diff != "" {
 					t.Errorf("%s (-want +got):\n%s", name, diff)
 				}
+			}
+		}
+	})
+	t.Run("Contributions", func(t *testing.T) {
+		db, clock := fresh(t, open)
+		seed(t, db)
+		newProject := func(i int, env access.Environment, vis project.Visibility, title string) project.Project {
+			t.Helper()
+			var p project.Project
+			if err := db.InTx(ctx, func(tx *store.Tx) error {
+				now := tx.Now()
+				p = project.Project{ID: tx.NewID(project.IDPrefix), OwnerUserID: fmt.Sprintf("usr_%d", i), Title: title, Type: "music_video",
+					Scope:      access.Scope{TenantID: fmt.Sprintf("ten_%d", i), WorkspaceID: fmt.Sprintf("ws_%d", i), Environment: env},
+					Visibility: vis, Status: project.StatusOpen, Version: 2, CreatedAt: now, UpdatedAt: now}
+				return tx.ProjectInsert(ctx, p)
+			}); err != nil {
+				t.Fatal(err)
+			}
+			return p
+		}
+		submit := func(p project.Project, user int, typ project.SubmissionType, st project.SubmissionStatus, urls ...string) project.Submission {
+			t.Helper()
+			var s project.Submission
+			if err := db.InTx(ctx, func(tx *store.Tx) error {
+				now := tx.Now()
+				s = project.Submission{ID: tx.NewID(project.SubmissionIDPrefix), Scope: p.Scope, ProjectID: p.ID, Type: typ, Title: "Work",
+					Submitter: project.Submitter{UserID: fmt.Sprintf("usr_%d", user), TenantID: fmt.Sprintf("ten_%d", user),
+						WorkspaceID: fmt.Sprintf("ws_%d", user)},
+					Status: st, Version: 1, CreatedAt: now, UpdatedAt: now}
+				if st == project.SubmissionAccepted {
+					s.Version, s.ReviewedByUserID, s.ReviewedAt, s.ReviewNote = 3, p.OwnerUserID, now, "Thanks."
+				}
+				for i, u := range urls {
+					s.Links = append(s.Links, project.AssetLink{Position: i, URL: u, Status: project.ProbeVerified, ContentType: "image/png",
+						Bytes: 10, SHA256: "ab", CheckedAt: now})
+				}
+				if len(urls) == 0 {
+					s.Asset = &project.SubmittedAsset{ID: "ast_1", ContentType: "audio/wav", Bytes: 1234, SHA256: "ab12"}
+				}
+				return tx.SubmissionInsert(ctx, s)
+			}); err != nil {
+				t.Fatal(err)
+			}
+			clock.Advance(time.Millisecond) // ids order by their millisecond
+			return s
+		}
+		// usr_2 submits to ten_1's and ten_3's public test projects (30
+		// accepted: every fifth a remix, the rest cover art; and one of
+		// each other status), to ten_1's workspace project (accepted), and
+		// to ten_1's public live project (accepted); usr_3 has one
+		// accepted submission to ten_1's public project.
+		pub1, pub3 := newProject(1, access.Test, project.VisibilityPublic, "Open call"), newProject(3, access.Test, project.VisibilityPublic, "Third call")
+		priv1 := newProject(1, access.Test, project.VisibilityWorkspace, "In house")
+		live1 := newProject(1, access.Live, project.VisibilityPublic, "Live call")
+		var all, remixes []string // newest first
+		withLinks := submit(pub1, 2, "cover_art", project.SubmissionAccepted, "https://media.example.com/a.png", "https://media.example.com/b.png")
+		all = append(all, withLinks.ID)
+		for i := range 30 {
+			p, typ := pub1, project.SubmissionType("cover_art")
+			if i%2 == 1 {
+				p = pub3
+			}
+			if i%5 == 0 {
+				typ = "remix"
+			}
+			id := submit(p, 2, typ, project.SubmissionAccepted).ID
+			all = append([]string{id}, all...)
+			if typ == "remix" {
+				remixes = append([]string{id}, remixes...)
+			}
+			switch i {
+			case 3:
+				for _, st := range []project.SubmissionStatus{project.SubmissionSubmitted, project.SubmissionUnderReview,
+					project.SubmissionRejected, project.SubmissionRevisionRequested, project.SubmissionDraft} {
+					submit(pub1, 2, "cover_art", st)
+				}
+			case 7:
+				submit(priv1, 2, "cover_art", project.SubmissionAccepted)
+				submit(pub1, 3, "cover_art", project.SubmissionAccepted)
+			}
+		}
+		liveOne := submit(live1, 2, "remix", project.SubmissionAccepted)
+
+		pages := func(env access.Environment, user string, f creator.ContributionFilter, limit int) []creator.Contribution {
+			t.Helper()
+			var out []creator.Contribution
+			before := ""
+			for range 50 {
+				cs, err := db.Read().ContributionList(ctx, env, user, f, before, limit)
+				if err != nil {
+					t.Fatal(err)
+				}
+				out = append(out, cs...)
+				if len(cs) < limit {
+					return out
+				}
+				before = cs[len(cs)-1].Submission.ID
+			}
+			t.Fatal("the contributions do not end")
+			return nil
+		}
+		ids := func(cs []creator.Contribution) []string {
+			out := []string{}
+			for _, c := range cs {
+				out = append(out, c.Submission.ID)
+			}
+			return out
+		}
+		got := pages(access.Test, "usr_2", creator.ContributionFilter{}, 7)
+		if diff := cmp.Diff(all, ids(got)); diff != "" {
+			t.Errorf("usr_2's contributions, newest first (-want +got):\n%s", diff)
+		}
+		for _, c := range got {
+			s := c.Submission
+			want := map[string]string{pub1.ID: "Open call", pub3.ID: "Third call"}[s.ProjectID]
+			if s.Status != project.SubmissionAccepted || s.Submitter.UserID != "usr_2" || s.Scope.Environment != access.Test || c.ProjectTitle != want || want == "" {
+				t.Errorf("listed %+v (project title %q)", s, c.ProjectTitle)
+			}
+		}
+		if last := got[len(got)-1]; !cmp.Equal(withLinks, last.Submission) {
+			t.Errorf("a contribution with links (-stored +read):\n%s", cmp.Diff(withLinks, last.Submission))
+		}
+		if diff := cmp.Diff(remixes, ids(pages(access.Test, "usr_2", creator.ContributionFilter{Type: "remix"}, 4))); diff != "" {
+			t.Errorf("usr_2's remixes (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff([]string{liveOne.ID}, ids(pages(access.Live, "usr_2", creator.ContributionFilter{}, 10))); diff != "" {
+			t.Errorf("usr_2's live contributions (-want +got):\n%s", diff)
+		}
+		if got := ids(pages(access.Test, "usr_1", creator.ContributionFilter{}, 10)); len(got) != 0 {
+			t.Errorf("usr_1, who submitted nothing: %v", got)
+		}
+		for _, c := range []struct {
+			env  access.Environment
+			user string
+			want int
+		}{{access.Test, "usr_2", 31}, {access.Live, "usr_2", 1}, {access.Test, "usr_3", 1}, {access.Test, "usr_1", 0}} {
+			got, err := db.Read().CreatorCounts(ctx, c.env, c.user)
+			if err != nil || got.Contributions != c.want {
+				t.Errorf("counts of %s in %s: %+v, %v; want %d contributions", c.user, c.env, got, err, c.want)
 			}
 		}
 	})

@@ -62,6 +62,7 @@ func exerciseTx(t *testing.T, open Opener) {
 		err := db.InTx(ctx, func(tx *store.Tx) error {
 			r := record("k2", "h2", tx.Now().Add(24*time.Hour))
 			r.ID, r.Status, r.Body, r.Sealed = "idem_a", 201, []byte(`{"id":"key_1"}`), true
+			r.Headers = map[string]string{"Payment-Response": "eyJzdWNjZXNzIjp0cnVlfQ=="}
 			ok, err := tx.IdempotencyInsert(ctx, r)
 			if err != nil || !ok {
 				t.Fatalf("first insert = %v, %v", ok, err)
@@ -81,8 +82,18 @@ func exerciseTx(t *testing.T, open Opener) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.ID != recID || got.Status != 201 || string(got.Body) != `{"id":"key_1"}` || !got.Sealed || got.RequestHash != "h2" {
+		if got.ID != recID || got.Status != 201 || string(got.Body) != `{"id":"key_1"}` || !got.Sealed || got.RequestHash != "h2" ||
+			len(got.Headers) != 1 || got.Headers["Payment-Response"] != "eyJzdWNjZXNzIjp0cnVlfQ==" {
 			t.Fatalf("record = %+v", got)
+		}
+		if err := db.InTx(ctx, func(tx *store.Tx) error {
+			_, err := tx.IdempotencyInsert(ctx, record("k3", "h3", tx.Now().Add(48*time.Hour)))
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if plain, err := db.Read().IdempotencyGet(ctx, scope, "createApiKey", "k3"); err != nil || plain.Headers != nil {
+			t.Fatalf("a record without headers reads %+v, %v", plain.Headers, err)
 		}
 		other := scope
 		other.Environment = "live"

@@ -2,6 +2,7 @@ package api
 
 import (
 	"github.com/creatormusic/platform/account"
+	"github.com/creatormusic/platform/ai"
 	"github.com/creatormusic/platform/apikey"
 	"github.com/creatormusic/platform/asset"
 	"github.com/creatormusic/platform/billing"
@@ -22,6 +23,7 @@ import (
 	"github.com/creatormusic/platform/token/sale"
 	"github.com/creatormusic/platform/transport"
 	"github.com/creatormusic/platform/web3/cctp"
+	"github.com/creatormusic/platform/web3/x402"
 	"github.com/creatormusic/platform/web3/zk"
 )
 
@@ -41,6 +43,7 @@ type Tx interface {
 	account.AdminStore
 	account.AuditReader
 	account.OnboardingStore
+	ai.Store
 	apikey.Store
 	asset.Store
 	billing.CheckoutPreparer
@@ -79,6 +82,7 @@ type Tx interface {
 	wallet.Store
 	zk.Store
 	cctp.Store
+	x402.Store
 }
 
 // Route, Call, Policy and HandlerFunc are the engine's types instantiated

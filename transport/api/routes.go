@@ -6,6 +6,7 @@ import (
 	"github.com/creatormusic/platform/transport"
 
 	"github.com/creatormusic/platform/account"
+	"github.com/creatormusic/platform/ai"
 	"github.com/creatormusic/platform/apikey"
 	"github.com/creatormusic/platform/asset"
 	"github.com/creatormusic/platform/billing"
@@ -23,6 +24,7 @@ import (
 	"github.com/creatormusic/platform/token"
 	"github.com/creatormusic/platform/token/sale"
 	"github.com/creatormusic/platform/web3/cctp"
+	"github.com/creatormusic/platform/web3/x402"
 	"github.com/creatormusic/platform/web3/zk"
 )
 
@@ -80,6 +82,12 @@ type Services struct {
 	// reads of provenance, orders and entitlements; nil leaves their
 	// routes out, and asset content to licensees.
 	Marketplace *marketplace.Service
+	// AI runs the AI control plane's model registry and routing; nil
+	// leaves those routes out.
+	AI *ai.Service
+	// X402 runs the payment-required protocol; nil leaves its routes
+	// out, and a sound analysis then takes no payment grant.
+	X402 *x402.Service
 	// WakeFunc, when set, wakes the job workers after a commit that enqueued
 	// work (a generation accepted, a callback merged).
 	WakeFunc func()
@@ -108,7 +116,7 @@ func Routes(s Services) []Route {
 	rs = append(rs, feeRoutes(s.Billing)...)
 	rs = append(rs, providerRoutes(s.Providers)...)
 	rs = append(rs, generationRoutes(s.Generation, s.WakeFunc, s.Log)...)
-	rs = append(rs, soundRoutes(s.Sound)...)
+	rs = append(rs, soundRoutes(s.Sound, s.X402)...)
 	rs = append(rs, tokenRoutes(s.Token)...)
 	cf := chainFeatures{wallet: s.Wallet != nil}
 	if s.Intents != nil {
@@ -120,6 +128,7 @@ func Routes(s Services) []Route {
 	if s.CCTP != nil {
 		cf.crossChainFunc = cctpFeature(s.CCTP)
 	}
+	cf.paymentRequired = s.X402
 	rs = append(rs, web3Routes(s.Token, cf, s.Store)...)
 	rs = append(rs, walletRoutes(s.Wallet)...)
 	rs = append(rs, intentRoutes(s.Intents)...)
@@ -132,6 +141,8 @@ func Routes(s Services) []Route {
 	rs = append(rs, projectMemberRoutes(s.Projects)...)
 	rs = append(rs, cctpRoutes(s.CCTP)...)
 	rs = append(rs, marketplaceRoutes(s.Marketplace)...)
+	rs = append(rs, aiRoutes(s.AI)...)
+	rs = append(rs, x402Routes(s.X402)...)
 	rs = append(rs, marketplaceOrderRoutes(s.Marketplace)...)
 	return rs
 }

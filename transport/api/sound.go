@@ -11,6 +11,7 @@ import (
 	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/fault"
 	"github.com/creatormusic/platform/sound"
+	"github.com/creatormusic/platform/web3/x402"
 )
 
 // SoundInput names a sound operation's input asset.
@@ -26,6 +27,9 @@ type AnalyzeRequest struct {
 	// Fields are the measures wanted (duration, loudness, peak, bpm, key,
 	// sampleRate, bitDepth, channelCount); empty means all of them.
 	Fields []string `json:"fields,omitempty" example:"loudness"`
+	// X402GrantID spends a grant bought with a payment (POST /api/v1/x402/settle) on this analysis; absent for an
+	// analysis within the plan.
+	X402GrantID string `json:"x402GrantId,omitempty" example:"x4g_0123456789abcdef0123456789abcdef"`
 }
 
 // SoundProgress is a running operation's progress.
@@ -207,7 +211,7 @@ const soundBoundsNote = "Sound operations cost no credits (a decision: the spec 
 // operation's state, result and cancellation. Reads need project.read
 // (scope sound:read); every write (the four operations and cancel) needs
 // track.generate (scope sound:write) and an Idempotency-Key.
-func soundRoutes(svc *sound.Service) []Route {
+func soundRoutes(svc *sound.Service, pay *x402.Service) []Route {
 	if svc == nil {
 		return nil
 	}
@@ -265,10 +269,13 @@ func soundRoutes(svc *sound.Service) []Route {
 				"fields chooses among duration, loudness (integrated LUFS and loudness range, ITU-R BS.1770-4 / EBU R128), peak (sample peak " +
 				"dBFS and true peak dBTP), bpm, key, sampleRate, bitDepth and channelCount; empty means all. A measure the engine cannot " +
 				"establish is reported unavailable with a reason, never guessed. An unknown field is 400 INVALID_INPUT; an asset of another " +
-				"workspace is 404. The same Idempotency-Key and body return the same operation. " +
+				"workspace is 404. The same Idempotency-Key and body return the same operation. x402GrantId spends a grant of one " +
+				"analysis bought with a payment (the payment-required protocol, POST /api/v1/x402/settle) in the same unit of work: " +
+				"a grant of another workspace or environment, or none, is 404 naming x402GrantId, one spent already is 409 CONFLICT " +
+				"(details.reason grant_consumed), and then nothing is accepted. Analyses within the plan need no grant. " +
 				soundBoundsNote,
 			Request:  AnalyzeRequest{Input: SoundInput{AssetID: "ast_01jd0000000000000000000000"}, Fields: []string{"loudness", "peak"}},
-			Response: ex, Errors: []string{string(fault.NotFound)},
+			Response: ex, Errors: []string{string(fault.NotFound), string(fault.Conflict)},
 			Policy: start(false),
 			Handle: func(ctx context.Context, c *Call) (any, error) {
 				var in AnalyzeRequest
@@ -278,6 +285,17 @@ func soundRoutes(svc *sound.Service) []Route {
 				o, err := svc.Analyze(ctx, c.Tx, c.Principal, c.Authority, sound.AnalyzeRequest{InputAssetID: in.Input.AssetID, Fields: in.Fields})
 				if err != nil {
 					return nil, err
+				}
+				if in.X402GrantID != "" {
+					// The grant is spent in the unit of work that accepts the
+					// analysis: both commit, or neither.
+					if pay == nil {
+						return nil, fault.Invalid("api.analyzeSound", "x402GrantId", "This host takes no payment grants.")
+					}
+					if _, err := pay.Consume(ctx, c.Tx, c.Principal, "x402GrantId", in.X402GrantID, x402.KindSoundAnalysis,
+						"sound_operation:"+o.ID); err != nil {
+						return nil, err
+					}
 				}
 				return soundView(o), nil
 			}}),

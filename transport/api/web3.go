@@ -9,6 +9,7 @@ import (
 
 	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/token"
+	"github.com/creatormusic/platform/web3/x402"
 	"github.com/creatormusic/platform/web3/zk"
 )
 
@@ -157,6 +158,11 @@ type chainFeatures struct {
 	// request at hand.
 	crossChainFunc func(ctx context.Context, tx Tx, env access.Environment) (Web3FeatureView, error)
 	crossChain     *Web3FeatureView
+	// paymentRequired is the payment-required protocol; nil when not
+	// built. paymentRequiredState is its state in the caller's
+	// environment, read per request (nil for the document's example).
+	paymentRequired      *x402.Service
+	paymentRequiredState *x402.Capability
 }
 
 func web3Features(svc *token.Service, cf chainFeatures, v token.View) []Web3FeatureView {
@@ -202,6 +208,14 @@ func web3Features(svc *token.Service, cf chainFeatures, v token.View) []Web3Feat
 	if cf.crossChain != nil {
 		built["cross_chain_transfers"] = true
 		out = append(out, *cf.crossChain)
+	}
+	if pr := cf.paymentRequiredState; pr != nil {
+		// Configured is not verified: nothing is offered until the
+		// facilitator's check of the configuration passed.
+		built["payment_required_protocol"] = true
+		fv := Web3FeatureView{Feature: "payment_required_protocol", Enabled: pr.Configured && pr.Verified, Configured: pr.Configured,
+			Verified: pr.Verified, Reason: optional(pr.Reason)}
+		out = append(out, fv)
 	}
 	for _, f := range notBuilt {
 		if built[f] {
@@ -263,6 +277,13 @@ func web3Routes(svc *token.Service, cf chainFeatures, clock transport.Clock) []R
 				}
 				rcf.crossChain = &x
 			}
+			if cf.paymentRequired != nil {
+				pr, err := cf.paymentRequired.Capability(ctx, c.Tx, v.Environment)
+				if err != nil {
+					return nil, err
+				}
+				rcf.paymentRequiredState = &pr
+			}
 			return build(v, rcf), nil
 		}
 	}
@@ -286,7 +307,10 @@ func web3Routes(svc *token.Service, cf chainFeatures, clock transport.Clock) []R
 		{Method: http.MethodGet, Pattern: "/api/v1/web3/capabilities", OperationID: "getWeb3Capabilities", Tag: transport.TagWeb3,
 			Summary: "List the chain features and their availability",
 			Description: "Each chain feature with enabled, configured, verified and the reason when not enabled. Enablement is " +
-				"separate from deployment. Features this release does not serve are disabled with reason not_available." + tokenEnvNote,
+				"separate from deployment. Features this release does not serve are disabled with reason not_available. " +
+				"payment_required_protocol is configured when the environment has a facilitator, a cluster and resources, " +
+				"verified when the newest check of that configuration passed, and enabled when both; its reason is " +
+				"not_configured, not_checked or the failed check's reason." + tokenEnvNote,
 			Auth: transport.AuthPublic, OptionalAuth: true, Response: caps(empty, cf).(Web3CapabilitiesView), Handle: read(caps)},
 		{Method: http.MethodGet, Pattern: "/api/v1/web3/deployment", OperationID: "getWeb3Deployment", Tag: transport.TagWeb3,
 			Summary: "Get the chain deployment",

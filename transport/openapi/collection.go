@@ -159,6 +159,13 @@ func collectionItem[T transport.Tx](r transport.Route[T]) (postmanItem, error) {
 	if r.Auth == transport.AuthPublic {
 		req.Auth = &postmanAuth{Type: "noauth"}
 	}
+	for _, h := range r.Headers {
+		value := h.Example
+		if value == "" {
+			value = "<" + h.Name + ">"
+		}
+		req.Header = append(req.Header, postmanVariable{Key: h.Name, Value: value, Description: h.Description, Disabled: !h.Required})
+	}
 	if r.Raw == nil && idempotencyOf(r) != transport.IdempotencyNone {
 		req.Header = append(req.Header, postmanVariable{
 			Key: "Idempotency-Key", Value: collectionIdemGUID, Disabled: idempotencyOf(r) == transport.IdempotencyOptional,

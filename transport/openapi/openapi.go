@@ -587,6 +587,16 @@ func parameters[T transport.Tx](r transport.Route[T], info Info) []map[string]an
 		}
 		out = append(out, p)
 	}
+	for _, h := range r.Headers {
+		p := map[string]any{"name": h.Name, "in": "header", "required": h.Required, "schema": map[string]any{"type": "string"}}
+		if h.Description != "" {
+			p["description"] = h.Description
+		}
+		if h.Example != "" {
+			p["example"] = h.Example
+		}
+		out = append(out, p)
+	}
 	if r.Raw != nil {
 		return out
 	}
@@ -727,6 +737,17 @@ func gatewayResponses[T transport.Tx](g *schemaGen, r transport.Route[T]) (map[s
 				"content":     map[string]any{"application/json": success},
 			}
 		}
+		for _, o := range r.Outcomes {
+			oh := map[string]any{"X-Request-Id": requestIDHeader()}
+			for name, desc := range o.Headers {
+				oh[name] = map[string]any{"description": desc, "schema": map[string]any{"type": "string"}}
+			}
+			out[strconv.Itoa(o.Status)] = map[string]any{
+				"description": o.Text,
+				"headers":     oh,
+				"content":     map[string]any{"application/json": success},
+			}
+		}
 	}
 	codes, err := routeCodes(r)
 	if err != nil {
@@ -737,6 +758,11 @@ func gatewayResponses[T transport.Tx](g *schemaGen, r transport.Route[T]) (map[s
 		byStatus[transport.StatusOf(c)] = append(byStatus[transport.StatusOf(c)], c)
 	}
 	envelope := g.ref(reflect.TypeFor[transport.ErrorEnvelope]())
+	for _, o := range r.Outcomes {
+		if cs := byStatus[o.Status]; len(cs) > 0 {
+			return nil, fmt.Errorf("outcome status %d is also the status of error codes %v", o.Status, cs)
+		}
+	}
 	for status, cs := range byStatus {
 		headers := map[string]any{"X-Request-Id": requestIDHeader()}
 		switch status {

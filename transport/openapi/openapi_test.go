@@ -395,3 +395,62 @@ func TestOpenAPIStatesRateLimits(t *testing.T) {
 		t.Errorf("x-rate-limits = %+v", doc.RateLimits)
 	}
 }
+
+// TestOpenAPIOutcomesAndRequestHeaders documents a route that answers a
+// 402 outcome with its success body and reads a request header: the
+// outcome's status with its own headers beside the success, and the
+// header as a header parameter.
+func TestOpenAPIOutcomesAndRequestHeaders(t *testing.T) {
+	rt := transport.Route[transport.Tx]{
+		Method: http.MethodPost, Pattern: "/api/v1/x402/settle", OperationID: "settlePayment", Tag: transport.TagWeb3,
+		Summary: "Settle", Auth: transport.AuthSessionOrKey, Idempotency: transport.IdempotencyRequired,
+		Headers:         []transport.Param{{Name: "PAYMENT-SIGNATURE", Description: "The payment payload.", Example: "eyJ9"}},
+		ResponseHeaders: map[string]string{"PAYMENT-RESPONSE": "The settlement."},
+		Outcomes: []transport.Outcome{{Status: http.StatusPaymentRequired, Text: "Payment Required: the settlement failed.",
+			Headers: map[string]string{"PAYMENT-RESPONSE": "The failed settlement."}}},
+		Request: oaSale{ID: "sale_1"}, Response: oaSale{ID: "sale_1"}, Handle: oaNoop,
+	}
+	doc, err := OpenAPI([]transport.Route[transport.Tx]{rt}, Info{Title: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	parsed, err := libopenapi.NewDocument(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	model, err := parsed.BuildV3Model()
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := model.Model.Paths.PathItems.GetOrZero("/api/v1/x402/settle").Post
+	var header bool
+	for _, p := range op.Parameters {
+		if p.Name == "PAYMENT-SIGNATURE" && p.In == "header" && (p.Required == nil || !*p.Required) {
+			header = true
+		}
+	}
+	if !header {
+		t.Error("the PAYMENT-SIGNATURE header parameter is missing")
+	}
+	for _, status := range []string{"200", "402"} {
+		r, ok := op.Responses.Codes.Get(status)
+		if !ok {
+			t.Fatalf("response %s missing", status)
+		}
+		if _, ok := r.Headers.Get("PAYMENT-RESPONSE"); !ok {
+			t.Errorf("response %s does not document PAYMENT-RESPONSE", status)
+		}
+		if _, ok := r.Content.Get("application/json"); !ok {
+			t.Errorf("response %s has no JSON body", status)
+		}
+	}
+	if r, _ := op.Responses.Codes.Get("402"); !strings.HasPrefix(r.Description, "Payment Required") {
+		t.Errorf("402 description %q", r.Description)
+	}
+	// An outcome may not share the status of the route's error codes.
+	clash := rt
+	clash.Outcomes = []transport.Outcome{{Status: http.StatusConflict, Text: "Conflict."}}
+	if _, err := OpenAPI([]transport.Route[transport.Tx]{clash}, Info{Title: "t"}); err == nil {
+		t.Error("an outcome on an error status was documented")
+	}
+}

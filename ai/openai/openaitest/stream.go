@@ -1,0 +1,147 @@
+package openaitest
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"github.com/creatormusic/platform/ai/internal/simmodel"
+)
+
+// piece is one stream delta: text, or a tool call's first piece or
+// arguments.
+type piece struct {
+	text  string
+	call  int // tool call index; -1 for text
+	first bool
+	args  string
+}
+
+// stream answers a streamed request.
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, h http.Header, req chatReq, a answer, f Fault) {
+	includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
+	sse := simmodel.StartSSE(w, h)
+	var sent strings.Builder
+	rec := func(usage bool, finish string) {
+		s.record(a.record(true, usage, finish, sent.String(), f))
+	}
+	_ = sse.Comment("keep-alive")
+	if a.extra {
+		_ = sse.Comment("OPENROUTER PROCESSING")
+	}
+	if f.Kind == FaultSlow && !s.wait(r.Context(), f.Delay) {
+		rec(false, "")
+		return
+	}
+	chunk := func(delta map[string]any, finish any) map[string]any {
+		c := map[string]any{"id": a.id, "object": "chat.completion.chunk", "created": a.created, "model": a.model,
+			"system_fingerprint": "fp_sim",
+			"choices":            []any{map[string]any{"index": 0, "delta": delta, "logprobs": nil, "finish_reason": finish}}}
+		if includeUsage {
+			c["usage"] = nil
+		}
+		if a.extra {
+			c["system_fingerprint"] = "fp_ollama"
+			c["obfuscation"] = "x7Qz"
+			c["provider"] = "sim"
+		}
+		return c
+	}
+	send := func(v any) bool {
+		b, _ := json.Marshal(v)
+		return sse.Event("", string(b)) == nil
+	}
+	role := map[string]any{"role": "assistant", "content": ""}
+	if a.extra {
+		role["reasoning"] = "Thinking."
+	}
+	if !send(chunk(role, nil)) {
+		rec(false, "")
+		return
+	}
+	var pieces []piece
+	for _, p := range simmodel.Split(a.out.Text, s.cfg.ChunkBytes) {
+		pieces = append(pieces, piece{text: p, call: -1})
+	}
+	for i, tc := range a.out.ToolCalls {
+		pieces = append(pieces, piece{call: i, first: true})
+		for _, p := range simmodel.Split(tc.Arguments, s.cfg.ChunkBytes) {
+			pieces = append(pieces, piece{call: i, args: p})
+		}
+	}
+	// midway applies a mid-stream fault before piece i (or before the
+	// finish when i is len(pieces)); false ends the answer.
+	midway := func(i int) bool {
+		if i != min(f.After, len(pieces)) {
+			return true
+		}
+		switch f.Kind {
+		case FaultStall:
+			if !s.wait(r.Context(), f.Delay) {
+				rec(false, "")
+				return false
+			}
+		case FaultDrop:
+			rec(false, "")
+			if f.Abort {
+				simmodel.Abort()
+			}
+			return false
+		case FaultMalformed:
+			rec(false, "")
+			_ = sse.Raw("data: {\"id\":\"" + a.id + "\",\"choices\":[\n\n")
+			return false
+		case FaultErrorIn200:
+			rec(false, "")
+			_ = sse.Event("", `{"error":{"message":"Provider returned error","code":502,"metadata":{"raw":"upstream overloaded"}}}`)
+			return false
+		}
+		return true
+	}
+	for i, p := range pieces {
+		if !midway(i) {
+			return
+		}
+		if f.Kind == FaultFilter && i >= max(f.After, 1) {
+			break
+		}
+		var delta map[string]any
+		switch {
+		case p.call < 0:
+			delta = map[string]any{"content": p.text}
+			sent.WriteString(p.text)
+		case p.first:
+			tc := a.out.ToolCalls[p.call]
+			delta = map[string]any{"tool_calls": []any{map[string]any{"index": p.call, "id": a.callIDs[p.call], "type": "function",
+				"function": map[string]any{"name": tc.Name, "arguments": ""}}}}
+		default:
+			delta = map[string]any{"tool_calls": []any{map[string]any{"index": p.call, "function": map[string]any{"arguments": p.args}}}}
+		}
+		if !send(chunk(delta, nil)) {
+			rec(false, "")
+			return
+		}
+		if i == len(pieces)/2 {
+			_ = sse.Comment("keep-alive")
+		}
+	}
+	if len(pieces) <= f.After && !midway(len(pieces)) {
+		return
+	}
+	if !send(chunk(map[string]any{}, a.finish)) {
+		rec(false, "")
+		return
+	}
+	if includeUsage {
+		c := map[string]any{"id": a.id, "object": "chat.completion.chunk", "created": a.created, "model": a.model,
+			"system_fingerprint": "fp_sim", "choices": []any{}, "usage": a.usage()}
+		if !send(c) {
+			rec(false, a.finish)
+			return
+		}
+	}
+	rec(includeUsage, a.finish) // before [DONE]: a client that read it sees the record
+	if f.Kind != FaultNoDone {
+		_ = sse.Raw("data: [DONE]\n\n")
+	}
+}
