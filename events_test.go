@@ -40,7 +40,8 @@ func TestEventCatalogueNamesEveryEmitter(t *testing.T) {
 		"swap/operation.go changed":                        {"swap_operation."},
 		"web3/zk/service.go (*Service).Record":             {"zk_verification."},
 		"web3/cctp/transfer.go changed":                    {"cctp_transfer."},
-		"ai/admin.go emit":                                 {"ai."},
+		"ai/admin.go emit":                                 {"ai.model.", "ai.routing."},
+		"ai/completion.go operationEvent":                  {"ai.operation."},
 		"web3/x402/grant.go (*Service).changed":            {"x402_settlement."},
 		"web3/x402/grant.go (*Service).Consume":            {"x402_grant.consumed"},
 	}

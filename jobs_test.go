@@ -53,7 +53,7 @@ func TestJobClassesRefuseUnclassedKind(t *testing.T) {
 		"swap.registry.verify": "money", "swap.registry.verify.schedule": "money", "swap.watch": "money", "swap.reconcile": "money", "swap.expire": "money",
 		"cctp.verify": "money", "cctp.verify.schedule": "money",
 		"intent.relay": "money", "intent.watch": "money", "intent.reconcile": "money", "intent.sweep": "money",
-		"x402.watch": "money", "x402.check": "money",
+		"x402.watch": "money", "x402.check": "money", "ai.operation.expire": "money",
 		"generation.dispatch": "provider", "generation.poll": "provider", "generation.ingest": "provider",
 		"generation.reconcile": "provider", "generation.expire": "provider", "generation.ambiguous": "provider", "submission.probe": "provider",
 		"sound.run": "audio", "sound.expire": "maintenance", "idempotency.prune": "maintenance", "assets.clean_staging": "maintenance",

@@ -258,8 +258,10 @@ type Platform struct {
 	probes *urlguard.Guard
 	// submissions runs projects' community submissions.
 	submissions *project.Submissions
-	// ai runs the AI control plane's model registry and routing.
+	// ai runs the AI control plane's model registry and routing; aiOps
+	// its chat and task completions.
 	ai      *ai.Service
+	aiOps   *ai.Completions
 	pool    *jobs.Pool
 	limiter *transport.Limiter
 	handler http.Handler
@@ -598,6 +600,21 @@ type AIConfig struct {
 	// Health says when a failing model cools down; zero values take
 	// ai.DefaultThreshold and ai.DefaultCooldown.
 	Health ai.HealthPolicy
+	// TestKeys and LiveKeys are each environment's provider keys by
+	// KeyRef. New seals them into the store (AES-256-GCM under SecretKey)
+	// and keeps no plaintext; each call unseals its provider's key for
+	// that call only. A KeyRef without a key here keeps the key sealed
+	// before; a key for a KeyRef no provider names fails New.
+	TestKeys, LiveKeys ai.ProviderKeys
+	// Pricing is published as each environment's ai.pricing policy where
+	// it has none; nil means ai.DefaultCreditPricing.
+	Pricing *ai.CreditPricing
+	// Limits bound chat and completion requests; zero values take
+	// ai.DefaultLimits.
+	Limits ai.Limits
+	// Tools runs the tool calls models propose under the caller's own
+	// authority; nil returns every tool call to the caller as it came.
+	Tools ai.ToolRunner
 }
 
 // GenerationConfig configures music generation. Zero values take the

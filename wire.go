@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/netip"
 	"slices"
 	"strings"
 	"time"
@@ -14,6 +15,8 @@ import (
 	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/account"
 	"github.com/creatormusic/platform/ai"
+	"github.com/creatormusic/platform/ai/anthropic"
+	"github.com/creatormusic/platform/ai/openai"
 	"github.com/creatormusic/platform/apikey"
 	"github.com/creatormusic/platform/asset"
 	"github.com/creatormusic/platform/asset/fsblob"
@@ -77,7 +80,7 @@ func (p *Platform) build(ctx context.Context, cfg Config) error {
 		func() error { return p.startZK(cfg.ZK) },
 		func() error { return p.startCCTP(cfg.Chain) },
 		func() error { return p.startX402(cfg.Chain) },
-		func() error { return p.startAI(ctx, cfg.AI) },
+		func() error { return p.startAI(ctx, cfg) },
 	} {
 		if err := step(); err != nil {
 			return err
@@ -118,26 +121,82 @@ func (p *Platform) services(units routeStore) api.Services {
 		Ledger: ledger.New(), Accounts: p.account, Billing: p.billing, Store: units, Log: p.log, Providers: p.providers,
 		Generation: p.generation, Sound: p.sound, Token: p.token, Sale: p.sale, Wallet: p.wallet, Intents: p.intents,
 		Swap: p.swap, Projects: project.New(), Submissions: p.submissions, Creators: creator.New(), ZK: p.zk, CCTP: p.cctp, Marketplace: p.market, X402: p.x402,
-		AI: p.ai, WakeFunc: p.wake}
+		AI: p.ai, AICompletions: p.aiOps, WakeFunc: p.wake}
 }
 
 // startAI builds the AI control plane's registry and routing and seeds
 // each environment's registry and routing policy from the configuration,
 // one unit of work per environment (every host does it on start;
 // seeding twice changes nothing, and hosts starting together converge).
-func (p *Platform) startAI(ctx context.Context, cfg AIConfig) error {
-	svc, err := ai.New(ai.Config{Environments: map[access.Environment]ai.Environment{access.Test: cfg.Test, access.Live: cfg.Live},
-		Health: cfg.Health})
+// It seals the configured provider keys into the store, publishes the
+// default credit pricing where an environment has none, and builds the
+// completion path, whose adapters reach providers through the AI URL
+// guard (Config.Outbound, Config.AllowLoopback).
+func (p *Platform) startAI(ctx context.Context, cfg Config) error {
+	ac := cfg.AI
+	svc, err := ai.New(ai.Config{Environments: map[access.Environment]ai.Environment{access.Test: ac.Test, access.Live: ac.Live},
+		Health: ac.Health})
 	if err != nil {
 		return fmt.Errorf("platform: Config.AI: %w", err)
 	}
-	for _, env := range []access.Environment{access.Test, access.Live} {
+	pricing := ai.DefaultCreditPricing()
+	if ac.Pricing != nil {
+		pricing = *ac.Pricing
+	}
+	for env, keys := range map[access.Environment]ai.ProviderKeys{access.Test: ac.TestKeys, access.Live: ac.LiveKeys} {
 		if err := svc.Seed(ctx, ai.RunFunc(store.Runner[ai.Store](p.db)), env); err != nil {
 			return fmt.Errorf("platform: seed the %s AI registry: %w", env, err)
 		}
+		err := p.db.InTx(ctx, func(tx *store.Tx) error {
+			if err := svc.SealKeys(ctx, tx, p.keyring, env, keys); err != nil {
+				return err
+			}
+			return ai.SeedCreditPricing(ctx, tx, env, pricing)
+		})
+		if err != nil {
+			return fmt.Errorf("platform: Config.AI (%s keys and pricing): %w", env, err)
+		}
 	}
-	p.ai = svc
+	// The keys are sealed in the store: the platform keeps no plaintext.
+	p.cfg.AI.TestKeys, p.cfg.AI.LiveKeys = nil, nil
+	limits := ac.Limits
+	guard, err := urlguard.New(cfg.Outbound.guardConfig(aiGuardConfig(cfg.AllowLoopback, ac.Limits)))
+	if err != nil {
+		return fmt.Errorf("platform: Config.AllowLoopback: %w", err)
+	}
+	client := guard.Client()
+	ops, err := ai.NewCompletions(ai.CompletionConfig{Registry: svc, Ledger: ledger.New(), Sealer: p.keyring,
+		ProviderFunc: func(pc ai.ProviderConfig, key string) (ai.Provider, error) {
+			switch pc.Kind {
+			case ai.KindAnthropic:
+				return anthropic.New(anthropic.Config{BaseURL: pc.BaseURL, APIKey: key, HTTPClient: client})
+			case ai.KindOpenAICompatible:
+				return openai.New(openai.Config{BaseURL: pc.BaseURL, APIKey: key, HTTPClient: client})
+			}
+			return nil, fmt.Errorf("platform: provider %s speaks an unknown wire %q", pc.ID, pc.Kind)
+		},
+		BeginRunFunc:  ai.UnitFunc[ai.BeginStore](store.Runner[ai.BeginStore](p.db)),
+		EndRunFunc:    ai.UnitFunc[ai.EndStore](store.Runner[ai.EndStore](p.db)),
+		HealthRunFunc: ai.RunFunc(store.Runner[ai.Store](p.db)), ReadFunc: store.Reader[ai.ReadStore](p.db),
+		Tools: ac.Tools, Limits: limits, Logger: p.log})
+	if err != nil {
+		return fmt.Errorf("platform: Config.AI: %w", err)
+	}
+	p.ai, p.aiOps = svc, ops
 	return nil
+}
+
+// aiGuardConfig is the URL policy of the AI provider adapters: https to
+// public addresses only, and, on a host that lists loopback allowances
+// (tests, the example host), plain http to exactly those; a whole
+// exchange is bounded by the operations' longest duration.
+func aiGuardConfig(allow []netip.AddrPort, l ai.Limits) urlguard.Config {
+	d := ai.DefaultLimits().MaxDuration
+	if l.MaxDuration > 0 {
+		d = l.MaxDuration
+	}
+	return urlguard.Config{AllowHTTP: len(allow) > 0, AllowLoopback: allow, Timeout: d + 10*time.Second,
+		ResponseHeaderTimeout: openai.DefaultIdleTimeout, MaxBodyBytes: openai.DefaultMaxResponseBytes}
 }
 
 // startSubmissions builds projects' community submissions over the asset
@@ -605,6 +664,7 @@ func (p *Platform) jobKinds() []jobs.Kind {
 		idempotency.Jobs(store.Runner[idempotency.PruneStore](p.db)),
 		p.assets.Jobs(),
 		p.submissions.Jobs(),
+		p.aiOps.Jobs(),
 	)
 }
 
@@ -724,6 +784,14 @@ func EventCatalogue() []openapi.EventType {
 			"(enabled, prices); payload.modelId names it. The aggregate id is ai_model: and the model id, at the model's version."),
 		row(ai.EventRoutingPublished, "AI routing policy", ai.PolicyRouting, "A new version of an environment's routing policy was "+
 			"published; payload.version, payload.hash and payload.changedTasks (the tasks whose route it changed)."))
+	// ai's operationEvent: one type per terminal state of an AI operation.
+	for _, s := range ai.OperationStatuses() {
+		if s.Terminal() {
+			out = append(out, row(s.EventType(), "AI operation", ai.OperationIDPrefix, "An AI chat or completion operation ended "+string(s)+
+				"; payload.operationId, status, task, model, provider, creditsReserved, creditsSettled, usageSource and, when it did "+
+				"not complete, failureCode."))
+		}
+	}
 	// web3/cctp's changed: one type per state a transfer is written in.
 	for _, s := range cctp.States() {
 		out = append(out, row(cctp.EventType(s), "cross-chain transfer", cctp.IDPrefix, "A cross-chain transfer was written in state "+string(s)+"."))

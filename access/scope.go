@@ -35,6 +35,9 @@ const (
 	ScopeSoundRead = "sound:read"
 	// ScopeSoundWrite starts sound operations.
 	ScopeSoundWrite = "sound:write"
+	// ScopeAI asks the AI control plane for chat and task completions,
+	// which spend credits, and reads their operations and usage.
+	ScopeAI = "ai:use"
 	// ScopeProjectsWrite edits projects, tracks and submissions.
 	ScopeProjectsWrite = "projects:write"
 	// ScopeLedgerRead reads the financial and provider-cost ledgers.
@@ -71,6 +74,7 @@ func scopeTable() []ScopeSpec {
 		{ScopeMusicGenerate, []Permission{TrackGenerate}},
 		{ScopeSoundRead, []Permission{ProjectRead}},
 		{ScopeSoundWrite, []Permission{TrackGenerate}},
+		{ScopeAI, []Permission{TrackGenerate}},
 		{ScopeProjectsWrite, []Permission{ProjectUpdate}},
 		{ScopeLedgerRead, []Permission{TreasuryRead}},
 		{ScopeRewardsRead, []Permission{RewardReconcile}},

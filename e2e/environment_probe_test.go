@@ -14,6 +14,7 @@ import (
 
 	"github.com/creatormusic/platform"
 	"github.com/creatormusic/platform/access"
+	"github.com/creatormusic/platform/ai"
 	"github.com/creatormusic/platform/ledger"
 	"github.com/creatormusic/platform/marketplace"
 	"github.com/creatormusic/platform/money"
@@ -503,6 +504,9 @@ func TestEnvironmentProbe(t *testing.T) {
 		// the API: a live order and the license entitlement its settlement
 		// would issue are written as the marketplace writes them.
 		liveOrder(t, s, o.boot.TenantID, o.boot.WorkspaceID, liveAsset.ID)
+		// No AI provider serves live here: a live AI operation is written
+		// as the completion path writes it.
+		liveAI := liveAIOperation(t, s, o.boot.TenantID, o.boot.WorkspaceID, o.boot.OwnerID)
 
 		key := func(env access.Environment) platformtest.Request { return platformtest.Request{Key: o.key(env)} }
 		session := func(env access.Environment) platformtest.Request { return o.session(env, "", "", nil) }
@@ -530,6 +534,7 @@ func TestEnvironmentProbe(t *testing.T) {
 			"listAiAdminModels":       {call: session}, // the owner is super_admin
 			"listAiAdminProviders":    {call: session},
 			"listAiHealth":            {call: session},
+			"listAiUsage":             {call: key}, // the bootstrap keys hold ai:use
 			"listMarketplaceOrders":   {call: key}, // the bootstrap keys hold ledger:read
 			"listEntitlements":        {call: key},
 		}
@@ -609,6 +614,7 @@ func TestEnvironmentProbe(t *testing.T) {
 			o.session(access.Test, "", "/api/v1/saas/checkout/"+chk.ID, nil),
 			o.session(access.Test, "", "/api/v1/saas/checkout/"+chk.ID+"?environment=test", nil),
 			o.session(access.Test, "", "/api/v1/projects/"+projects[access.Live]+"/members", nil),
+			{Key: o.key(access.Test), Path: "/api/v1/ai/operations/" + liveAI},
 		}
 		credentials := 0
 		for id, from := range live {
@@ -632,6 +638,29 @@ func TestEnvironmentProbe(t *testing.T) {
 // probePostings is a two-line movement of amount from one account to another.
 func probePostings(from, to string, amount money.Atomic) []ledger.Posting {
 	return []ledger.Posting{{Account: from, Direction: ledger.Debit, Amount: amount}, {Account: to, Direction: ledger.Credit, Amount: amount}}
+}
+
+// liveAIOperation stores a completed live AI operation of workspace ws
+// asked by user, and returns its id.
+func liveAIOperation(t *testing.T, s *platformtest.System, tenantID, ws, user string) string {
+	t.Helper()
+	ctx := context.Background()
+	var id string
+	err := s.DB.InTx(ctx, func(tx *store.Tx) error {
+		now := tx.Now()
+		settled := int64(0)
+		o := ai.Operation{ID: tx.NewID(ai.OperationIDPrefix), Scope: access.Scope{TenantID: tenantID, WorkspaceID: ws, Environment: access.Live},
+			CreatedByUserID: user, Endpoint: ai.EndpointChat, Task: ai.TaskChat, Mode: ai.ModeText, Status: ai.OpCompleted,
+			Reason: ai.ReasonPrimary, ModelID: "live-small", ProviderID: "live-openai", Attempts: []ai.CallAttempt{}, Finish: ai.FinishCompleted,
+			UsageSource: ai.UsageNone, CreditsSettled: &settled, Version: 2, DeadlineAt: now, CreatedAt: now, UpdatedAt: now, EndedAt: &now}
+		id = o.ID
+		_, err := tx.AIOperationInsert(ctx, o)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
 }
 
 // liveOrder stores a fulfilled live order of workspace ws buying asset

@@ -735,7 +735,18 @@ func (g *Gateway[T]) stream(ctx context.Context, w http.ResponseWriter, rt Route
 		}
 		return out, err
 	}
+	if rt.EventStream != "" {
+		c.events = &EventStream{w: w, rc: http.NewResponseController(w), header: func() http.Header { return c.header }, reqID: c.RequestID}
+	}
 	out, err := rt.Handle(ctx, c)
+	if c.events.Started() {
+		// The answer is the stream the handler wrote: nothing follows it.
+		if err != nil {
+			g.Log.LogAttrs(ctx, slog.LevelWarn, "event stream ended with an error", slog.String("requestId", c.RequestID),
+				slog.String("operation", rt.OperationID), slog.String("err", err.Error()))
+		}
+		return http.StatusOK, nil
+	}
 	if errors.Is(err, errDuplicate) {
 		return g.replayDuplicate(w, c, rec)
 	}

@@ -181,6 +181,12 @@ type Route[T Tx] struct {
 	// effect outside its unit of work, since a retry of a completed request
 	// runs it again.
 	LateReplay bool
+	// EventStream, on an OwnUnitOfWork route, documents that the success
+	// answer may instead be a stream of server-sent events
+	// (text/event-stream) when the request asks for one: the text
+	// describes the events (names and data shapes) for the document. The
+	// handler streams through Call.Events.
+	EventStream string
 	// RequestContentTypes documents (and, for Stream routes, admits) a non-JSON
 	// request body: each media type is a binary body, except
 	// multipart/form-data, documented as an object with one binary field named
@@ -452,6 +458,8 @@ type Call[T Tx] struct {
 	// that it succeeded.
 	commitFunc func(ctx context.Context, fn func(tx T) (any, error)) (any, error)
 	committed  bool
+	// events is the answer's event stream on a route with EventStream.
+	events *EventStream
 }
 
 // Commit runs fn as the unit of work of a Stream or OwnUnitOfWork mutation:

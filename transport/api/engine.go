@@ -44,6 +44,8 @@ type Tx interface {
 	account.AuditReader
 	account.OnboardingStore
 	ai.Store
+	ai.EndStore
+	ai.OperationReader
 	apikey.Store
 	asset.Store
 	billing.CheckoutPreparer

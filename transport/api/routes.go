@@ -85,6 +85,9 @@ type Services struct {
 	// AI runs the AI control plane's model registry and routing; nil
 	// leaves those routes out.
 	AI *ai.Service
+	// AICompletions runs AI chat and task completions with credits; nil
+	// leaves those routes out.
+	AICompletions *ai.Completions
 	// X402 runs the payment-required protocol; nil leaves its routes
 	// out, and a sound analysis then takes no payment grant.
 	X402 *x402.Service
@@ -142,6 +145,7 @@ func Routes(s Services) []Route {
 	rs = append(rs, cctpRoutes(s.CCTP)...)
 	rs = append(rs, marketplaceRoutes(s.Marketplace)...)
 	rs = append(rs, aiRoutes(s.AI)...)
+	rs = append(rs, aiOperationRoutes(s.AICompletions, s.Projects)...)
 	rs = append(rs, x402Routes(s.X402)...)
 	rs = append(rs, marketplaceOrderRoutes(s.Marketplace)...)
 	return rs

@@ -723,11 +723,15 @@ func gatewayResponses[T transport.Tx](g *schemaGen, r transport.Route[T]) (map[s
 		for name, desc := range r.ResponseHeaders {
 			headers[name] = map[string]any{"description": desc, "schema": map[string]any{"type": "string"}}
 		}
+		content := map[string]any{"application/json": success}
+		if r.EventStream != "" {
+			content[transport.EventStreamType] = map[string]any{"schema": map[string]any{"type": "string", "description": r.EventStream}}
+		}
 		out = map[string]any{
 			strconv.Itoa(successStatus(r)): map[string]any{
 				"description": successText(r),
 				"headers":     headers,
-				"content":     map[string]any{"application/json": success},
+				"content":     content,
 			},
 		}
 		if r.ExistingStatus != 0 {
