@@ -587,7 +587,7 @@ func aiOperationRoutes(svc *ai.Completions, projects *project.Service) []Route {
 			Description: "One chat or completion operation of the caller's workspace and environment with its routing record (policy " +
 				"version, reason, the model and provider that executed, every provider call) and usage record (units the provider " +
 				"reported, credits reserved, settled and released, the pricing version, latency, terminal status). It never holds the " +
-				"prompt, context or answer. Another workspace's or environment's operation, or one an own grant does not reach, is 404.",
+				"prompt, context or answer. Another workspace's or environment's operation is 404; one an own grant (CREATOR, MEMBER) does not reach is 403 ACCESS_DENIED.",
 			Response: exOp, Errors: []string{string(fault.NotFound)},
 			Policy: Policy{ResourceFunc: func(ctx context.Context, c *Call) (*access.Resource, error) {
 				return ai.OperationResource(ctx, c.Tx, c.Principal, c.PathValue("id"))
