@@ -609,7 +609,9 @@ func TestAIOpsAuthorization(t *testing.T) {
 			}
 		}
 		keyGet := func(key, path string) func() *platformtest.Response {
-			return func() *platformtest.Response { return s.Do(platformtest.Request{Method: http.MethodGet, Path: path, Key: key}) }
+			return func() *platformtest.Response {
+				return s.Do(platformtest.Request{Method: http.MethodGet, Path: path, Key: key})
+			}
 		}
 		get := func(p person, env access.Environment, path string) func() *platformtest.Response {
 			return func() *platformtest.Response { return as(s, p, env, http.MethodGet, path, "", nil) }
