@@ -682,3 +682,70 @@ func TestAIOpsAuthorization(t *testing.T) {
 		}
 	})
 }
+
+// TestAIClientDisconnectCancelsUpstream: a caller that leaves while its
+// answer streams cancels the provider call (the simulator, stalled, sees
+// its client leave); the operation ends cancelled and, output having
+// begun without usage, settles its reservation, as documented.
+func TestAIClientDisconnectCancelsUpstream(t *testing.T) {
+	t.Parallel()
+	opts, sims := aiOpsOptions(t)
+	platformtest.Dialects(t, opts, func(t *testing.T, s *platformtest.System) {
+		sims.openai.Reset()
+		sims.openai.Fail("sim-gpt", openaitest.Fault{Kind: openaitest.FaultStall, After: 2}, 1)
+		before := creditInt(t, s, ledger.AccountWorkspaceCredits)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		body, _ := json.Marshal(chatBody("Stream until I hang up.", true))
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.Server.URL+"/api/v1/ai/chat", bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+s.Boot.TestKey)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("stream: %d", resp.StatusCode)
+		}
+		rd := bufio.NewReader(resp.Body)
+		var id string
+		deltas := 0
+		for deltas < 1 {
+			line, err := rd.ReadString('\n')
+			if err != nil {
+				t.Fatalf("read the stream: %v", err)
+			}
+			if strings.HasPrefix(line, "event: delta") {
+				deltas++
+			}
+			if rest, ok := strings.CutPrefix(line, "data: "); ok && id == "" {
+				var start api.AIStreamStart
+				if json.Unmarshal([]byte(rest), &start) == nil {
+					id = start.OperationID
+				}
+			}
+		}
+		cancel() // the caller hangs up while the provider stalls
+		var o api.AIOperationView
+		waitFor(t, "the operation ends", func() bool {
+			o = aiOp(t, s, id)
+			return o.Status != "running"
+		})
+		if o.Status != "cancelled" || o.Usage.Source == nil || *o.Usage.Source != "reservation" || o.Failure != nil ||
+			len(o.Routing.Attempts) != 1 || o.Routing.Attempts[0].Outcome != "cancelled" {
+			t.Fatalf("operation: %+v", o)
+		}
+		var reserved int64
+		fmt.Sscan(o.Usage.CreditsReserved, &reserved)
+		if got := creditInt(t, s, ledger.AccountWorkspaceCredits); got != before-reserved {
+			t.Fatalf("balance %d, want %d", got, before-reserved)
+		}
+		if got := creditInt(t, s, ledger.AccountWorkspaceReserved); got != 0 {
+			t.Fatalf("reserved %d, want 0", got)
+		}
+	})
+}
