@@ -1,7 +1,8 @@
 // Package ai owns the AI control plane's model registry, the models'
-// health and the routing policy (spec, AI control plane; ai.md §3 and
-// §4): which models each environment offers, how they are doing, and
-// which of them serves each task for a caller.
+// health, the routing policy and the completion operations with their
+// credits (spec, AI control plane; ai.md §3 and §4): which models each
+// environment offers, how they are doing, which of them serves each task
+// for a caller, and what each chat or completion executed and cost.
 //
 // # Registry
 //
@@ -75,5 +76,121 @@
 // any member of a workspace reads them; changing them (a model, a task's
 // route, the whole policy) needs the super_admin platform role, as the
 // marketplace fee policy does. The routes declare it; the service
-// trusts its caller's authorization.
+// trusts its caller's authorization. Asking for a completion spends
+// credits: it needs track.generate (API key scope ai:use), and reading
+// an operation needs that grant to reach it (own for CREATOR and
+// MEMBER).
+//
+// # Provider keys
+//
+// The host gives each environment's provider keys in its configuration,
+// by KeyRef (ProviderKeys). At start SealKeys seals each with
+// AES-256-GCM under the platform's secret (Sealer; aad KeyAAD, the
+// environment and ref, so a sealed key cannot be moved to another row)
+// into the store, with a fingerprint that tells a changed key without
+// opening the stored one; the platform keeps no plaintext afterwards. A
+// call unseals its provider's key (openKey) and hands it to the host's
+// ProviderFunc, which builds the adapter by ProviderKind through the
+// outbound URL guard; the adapter serves that call and is dropped. A key
+// is never returned, logged, put in an error or stored in plaintext.
+//
+// # Operations
+//
+// Every chat (POST /api/v1/ai/chat) and task completion (POST
+// /api/v1/ai/complete) is an Operation, which is also its usage record:
+// the platform profile (tenant, workspace, environment), the routing
+// policy version, the reason and the model and provider that executed
+// (and every provider call, CallAttempt), the units the provider
+// reported, the credits reserved and settled, the latency and the
+// terminal status. It never holds the prompt, the context or the
+// answer. Its states are a table (OperationMoves): running, then once
+// completed, failed, cancelled (the caller went away) or expired; each
+// terminal state writes its outbox event (ai.operation.<status>) in the
+// unit of work that moves it there.
+//
+// Completions runs an operation in three steps. BeginChat/BeginComplete
+// validate the request (bounded by Limits: messages, bytes, tools,
+// context blocks, output tokens), route it (Service.Route), price its
+// reservation and write the operation with the reservation and its
+// deadline job in one unit of work: insufficient credits fail it before
+// any provider call. Pending.Execute calls the provider, following the
+// fallbacks below and recording every call's outcome into its model's
+// health (RecordOutcome, in its own unit of work; a cancelled call is
+// not recorded). Pending.Complete ends a successful operation in the
+// caller's unit of work, which on the routes also stores the answer
+// with the request's idempotency record; a failed one is ended by
+// Execute in a unit of its own. A host that stops between the two
+// leaves a running operation, which its deadline job (JobExpire, at the
+// operations' longest duration plus DeadlineGrace) expires, releasing
+// the whole reservation: the platform's failure is never the creator's
+// cost.
+//
+// # Credits
+//
+// Credits move through the ledger exactly as a music generation's do:
+// Reserve before the call (reference reserve:<operation>), then one
+// SettleAndRelease when it ends (settle:<operation>, release:
+// <operation>), each movement once under any retry. The pricing policy
+// is the environment's ai.pricing policy (CreditPricing, published from
+// configuration where none is, default DefaultCreditPricing): credits =
+// ceil(US dollars of model cost x CreditsPerUSD), at least
+// MinimumCredits (defaults 1000 per dollar, 1), in exact decimals. The
+// reservation prices the estimated input (EstimateUnits: a unit per
+// three bytes of text plus four per message and tool) and the request's
+// output cap at the most expensive model the task's route lets the
+// request use (a fallback may be dearer than the primary). The
+// settlement is:
+//
+//   - the provider reported usage: its input and output units at the
+//     prices of the model that executed, capped at the reservation
+//     (UsageReported);
+//   - output came without usage (a stream that ended or broke without
+//     it, a caller that left mid-answer): the whole reservation
+//     (UsageReservation), as the provider most likely billed it;
+//   - no output came (every call failed before answering, the caller
+//     left first, the operation expired): nothing; the reservation is
+//     released (UsageNone).
+//
+// # Fallbacks
+//
+// A call that fails before any output with a failure of the provider
+// (rate limit, server, timeout, refused key, exhausted provider credits,
+// a missing key) or a context window too small is routed again with the
+// failed model excluded (Caller.Attempts): the route's next allowed
+// model serves, with a fallback:* reason. When none is left, a rate
+// limit or server failure the provider marks retryable is retried once
+// on the same model after its retry hint (Limits.RetryWait when it gave
+// none), when the hint is at most Limits.RetryWait; otherwise the
+// failure is the answer. A refusal of the request itself (content
+// policy, an invalid request) is not retried. At most Limits.MaxAttempts
+// calls are made, within Limits.MaxDuration in all. Output that reached
+// the caller is never retried: a stream that breaks after its first
+// event fails the operation (PROVIDER_UNAVAILABLE, or the adapter's
+// code). An answer the provider withheld by its content policy fails
+// with CONTENT_POLICY_REJECTED and settles its usage. Errors answered to
+// the caller carry the code and details.operationId, never a provider's
+// status, request id or message.
+//
+// # Streaming
+//
+// A chat that asks for a stream passes its answer to an Emitter as it
+// comes: Begin once the chosen model's first event arrived (so a call
+// failing before it may still fall back, and its failure is an ordinary
+// error answer), then each text or tool-call delta. The routes write
+// them as server-sent events (operation, delta, then done or error). A
+// caller that goes away cancels the provider call; its operation ends
+// cancelled and settles as above.
+//
+// # Tool calls
+//
+// ToolRunner is the seam to the platform's tools, which live in their
+// own package. When one is configured, a chat offers the model the tools
+// it declares for the caller beside any the request declares, and every
+// call the model proposes of a runner tool is run with the caller's own
+// principal and the operation id, the result (a draft artifact for a
+// mutating tool) returned with the call. Calls of the request's own
+// tools, and every call when no runner is configured, are returned to
+// the caller as they came. The model is not called again within the
+// operation: the caller sends the results back as tool messages on its
+// next turn, a new operation with its own reservation.
 package ai

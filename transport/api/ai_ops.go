@@ -282,8 +282,9 @@ type AIUsagePage struct {
 type AIStreamStart struct {
 	// OperationID is the operation.
 	OperationID string `json:"operationId"`
-	// Model and Provider answer.
-	Model    string `json:"model"`
+	// Model is the registry model that answers.
+	Model string `json:"model"`
+	// Provider is its provider.
 	Provider string `json:"provider"`
 	// RoutingReason is why the model was chosen.
 	RoutingReason string `json:"routingReason"`
@@ -293,16 +294,22 @@ type AIStreamStart struct {
 
 // AIStreamToolCall is a piece of a streamed tool call.
 type AIStreamToolCall struct {
-	Index     int    `json:"index"`
-	ID        string `json:"id,omitempty"`
-	Name      string `json:"name,omitempty"`
+	// Index orders the answer's tool calls, from 0; pieces of one call share it.
+	Index int `json:"index"`
+	// ID is the call's id, on its first piece.
+	ID string `json:"id,omitempty"`
+	// Name is the tool's name, on its first piece.
+	Name string `json:"name,omitempty"`
+	// Arguments is a fragment of the arguments' JSON text, to concatenate.
 	Arguments string `json:"arguments"`
 }
 
 // AIStreamDelta is the data of a stream's delta event: text or a piece
 // of a tool call.
 type AIStreamDelta struct {
-	Text     *string           `json:"text,omitempty"`
+	// Text is a piece of the answer's text.
+	Text *string `json:"text,omitempty"`
+	// ToolCall is a piece of a tool call.
 	ToolCall *AIStreamToolCall `json:"toolCall,omitempty"`
 }
 

@@ -505,11 +505,22 @@ func fieldDocs() map[string]map[string]string {
 			"Tasks":       "tasks maps each routed task (chat, complete, music_brief, lyrics, prompt_enhance, project_analyze, project_blueprint) to its route; a task it does not name is not routed.",
 			"Version":     "version is the policy version's number; each change adds one.",
 		},
+		"github.com/creatormusic/platform/transport/api.AIStreamDelta": {
+			"Text":     "text is a piece of the answer's text.",
+			"ToolCall": "toolCall is a piece of a tool call.",
+		},
 		"github.com/creatormusic/platform/transport/api.AIStreamStart": {
 			"CreditsReserved": "creditsReserved is the reservation, an integer string.",
-			"Model":           "model and Provider answer.",
+			"Model":           "model is the registry model that answers.",
 			"OperationID":     "operationId is the operation.",
+			"Provider":        "provider is its provider.",
 			"RoutingReason":   "routingReason is why the model was chosen.",
+		},
+		"github.com/creatormusic/platform/transport/api.AIStreamToolCall": {
+			"Arguments": "arguments is a fragment of the arguments' JSON text, to concatenate.",
+			"ID":        "id is the call's id, on its first piece.",
+			"Index":     "index orders the answer's tool calls, from 0; pieces of one call share it.",
+			"Name":      "name is the tool's name, on its first piece.",
 		},
 		"github.com/creatormusic/platform/transport/api.AITaskRouteRequest": {
 			"Fallbacks":      "fallbacks are up to 10 other models of the registry, in order, none twice.",
