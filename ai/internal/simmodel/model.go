@@ -168,6 +168,16 @@ func Answer(in Input, r *Reply) Output {
 	return out
 }
 
+// Tokens counts the answer's output: its text's tokens and its tool
+// calls' names and arguments.
+func (o Output) Tokens() int {
+	n := Tokens(o.Text)
+	for _, tc := range o.ToolCalls {
+		n += Tokens(tc.Name) + Tokens(tc.Arguments)
+	}
+	return n
+}
+
 func echo(in Input) string {
 	if in.LastTool != "" {
 		return "Tool result received: " + in.LastTool
