@@ -121,8 +121,8 @@ const (
 	FaultContext     FaultKind = "context"
 	FaultAuth        FaultKind = "auth"
 	FaultPermission  FaultKind = "permission"
-	FaultFilter      FaultKind = "filter"
-	FaultLength      FaultKind = "length"
+	FaultFilter      FaultKind = simmodel.KindFilter
+	FaultLength      FaultKind = simmodel.KindLength
 	FaultErrorEvent  FaultKind = "error_event"
 	FaultMalformed   FaultKind = "malformed"
 	FaultDrop        FaultKind = simmodel.KindDrop

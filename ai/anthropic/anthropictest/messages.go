@@ -225,21 +225,9 @@ func (s *Server) compose(req msgReq, f Fault) answer {
 			out.Text, out.ToolCalls, a.stop = out.Text[:i], nil, "stop_sequence"
 		}
 	}
-	switch {
-	case out.Truncated:
-		a.stop = "max_tokens"
-	case len(out.ToolCalls) > 0:
-		a.stop = "tool_use"
-	}
-	switch f.Kind {
-	case FaultLength:
-		out.Text, out.ToolCalls, a.stop = simmodel.CutTokens(out.Text, 2), nil, "max_tokens"
-	case FaultFilter:
-		out.ToolCalls, a.stop = nil, "refusal"
-	}
-	a.out = out
-	a.output = out.Tokens()
-	a.toolIDs = s.host.NextIDs("toolu_", len(out.ToolCalls))
+	a.out, a.stop = simmodel.End(out, f.Kind, a.stop, simmodel.Endings{Length: "max_tokens", ToolCalls: "tool_use", Filter: "refusal"})
+	a.output = a.out.Tokens()
+	a.toolIDs = s.host.NextIDs("toolu_", len(a.out.ToolCalls))
 	if rp != nil {
 		a.output += rp.ReasoningTokens
 		a.cached = min(rp.CachedTokens, prompt)

@@ -44,18 +44,13 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, h http.Header, a
 	// midway applies a mid-stream fault before piece i (or before the end
 	// when i is len(pieces)); false ends the answer.
 	midway := func(i int) bool {
-		return simmodel.Midway(r.Context(), s.host, f, i, len(pieces), func() { rec(false, "") }, func() bool {
-			switch f.Kind {
-			case FaultMalformed:
-				rec(false, "")
+		return simmodel.Midway(r.Context(), s.host, f, i, len(pieces), func() { rec(false, "") }, map[FaultKind]func(){
+			FaultMalformed: func() {
 				_ = sse.Raw("event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_del\n\n")
-				return true
-			case FaultErrorEvent:
-				rec(false, "")
+			},
+			FaultErrorEvent: func() {
 				_ = send("error", map[string]any{"type": "error", "error": map[string]any{"type": "overloaded_error", "message": "Overloaded"}})
-				return true
-			}
-			return false
+			},
 		})
 	}
 	open := -1 // the index of the open block, if any

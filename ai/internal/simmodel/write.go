@@ -79,11 +79,10 @@ const (
 // Midway applies f to a stream of n pieces before piece i (or before its
 // end when i is n), where f strikes: at f.After, or at the end when there
 // are fewer pieces. There a stall waits f.Delay and a drop ends the answer
-// (Abort breaks the connection); any other kind goes to cut, which
-// reports whether it ended the answer (the wire's malformed and error
-// payloads). ended records an answer that ends here. Midway returns false
-// when the answer ends.
-func Midway[K ~string](ctx context.Context, h *Host, f Fault[K], i, n int, ended func(), cut func() bool) bool {
+// (Abort breaks the connection); a kind in cut ends it with what cut
+// writes (the wire's malformed and error payloads). ended records an
+// answer that ends here. Midway returns false when the answer ends.
+func Midway[K ~string](ctx context.Context, h *Host, f Fault[K], i, n int, ended func(), cut map[K]func()) bool {
 	if i != min(f.After, n) {
 		return true
 	}
@@ -99,10 +98,11 @@ func Midway[K ~string](ctx context.Context, h *Host, f Fault[K], i, n int, ended
 			Abort()
 		}
 		return false
-	default:
-		if cut() {
-			return false
-		}
+	}
+	if write, ok := cut[f.Kind]; ok {
+		ended()
+		write()
+		return false
 	}
 	return true
 }

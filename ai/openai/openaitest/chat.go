@@ -226,21 +226,9 @@ func (s *Server) compose(req chatReq, f Fault) answer {
 	if cut, ok := stopAt(out.Text, req.Stop); ok {
 		out.Text, out.ToolCalls = cut, nil
 	}
-	switch {
-	case out.Truncated:
-		a.finish = "length"
-	case len(out.ToolCalls) > 0:
-		a.finish = "tool_calls"
-	}
-	switch f.Kind {
-	case FaultLength:
-		out.Text, out.ToolCalls, a.finish = simmodel.CutTokens(out.Text, 2), nil, "length"
-	case FaultFilter:
-		out.ToolCalls, a.finish = nil, "content_filter"
-	}
-	a.out = out
-	a.completion = out.Tokens()
-	a.callIDs = s.host.NextIDs("call_", len(out.ToolCalls))
+	a.out, a.finish = simmodel.End(out, f.Kind, a.finish, simmodel.Endings{Length: "length", ToolCalls: "tool_calls", Filter: "content_filter"})
+	a.completion = a.out.Tokens()
+	a.callIDs = s.host.NextIDs("call_", len(a.out.ToolCalls))
 	if rp != nil {
 		a.reasoning = rp.ReasoningTokens
 		a.completion += rp.ReasoningTokens

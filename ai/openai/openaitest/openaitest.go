@@ -133,8 +133,8 @@ const (
 	FaultContextVLLM     FaultKind = "context_vllm"
 	FaultContextLlamaCpp FaultKind = "context_llamacpp"
 	FaultAuth            FaultKind = "auth"
-	FaultFilter          FaultKind = "filter"
-	FaultLength          FaultKind = "length"
+	FaultFilter          FaultKind = simmodel.KindFilter
+	FaultLength          FaultKind = simmodel.KindLength
 	FaultErrorIn200      FaultKind = "error_in_200"
 	FaultMalformed       FaultKind = "malformed"
 	FaultDrop            FaultKind = simmodel.KindDrop

@@ -54,18 +54,11 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, h http.Header, r
 	// midway applies a mid-stream fault before piece i (or before the
 	// finish when i is len(pieces)); false ends the answer.
 	midway := func(i int) bool {
-		return simmodel.Midway(r.Context(), s.host, f, i, len(pieces), func() { rec(false, "") }, func() bool {
-			switch f.Kind {
-			case FaultMalformed:
-				rec(false, "")
-				_ = sse.Raw("data: {\"id\":\"" + a.id + "\",\"choices\":[\n\n")
-				return true
-			case FaultErrorIn200:
-				rec(false, "")
+		return simmodel.Midway(r.Context(), s.host, f, i, len(pieces), func() { rec(false, "") }, map[FaultKind]func(){
+			FaultMalformed: func() { _ = sse.Raw("data: {\"id\":\"" + a.id + "\",\"choices\":[\n\n") },
+			FaultErrorIn200: func() {
 				_ = sse.Event("", `{"error":{"message":"Provider returned error","code":502,"metadata":{"raw":"upstream overloaded"}}}`)
-				return true
-			}
-			return false
+			},
 		})
 	}
 	for i, p := range pieces {
