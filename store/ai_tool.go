@@ -12,7 +12,10 @@ import (
 
 // Tx implements the AI tools' port (artifacts, with the project and
 // generation ports it embeds).
-var _ tool.Store = (*Tx)(nil)
+var (
+	_ tool.ReadStore  = (*Tx)(nil)
+	_ tool.ApplyStore = (*Tx)(nil)
+)
 
 type aiArtifactRow struct {
 	ID              string     `bun:"id"`

@@ -109,7 +109,7 @@ func (pd *Pending) Done() {
 // domain's checks (INVALID_INPUT, PROVIDER_UNAVAILABLE, ...). A
 // generation is priced, routed and admitted here as its route does it;
 // the caller calls Done once the unit of work ended.
-func (r *Runner) Prepare(ctx context.Context, st Store, p *access.Principal, id string) (*Pending, error) {
+func (r *Runner) Prepare(ctx context.Context, st ReadStore, p *access.Principal, id string) (*Pending, error) {
 	const op = "tool.Prepare"
 	a, err := r.Get(ctx, st, p, id)
 	if err != nil {
@@ -161,7 +161,7 @@ func (r *Runner) Prepare(ctx context.Context, st Store, p *access.Principal, id 
 // action (project.Service.Create, operation.Service.Accept), with every
 // outbox event and audit record of both. Any failure rolls all of it
 // back: the artifact stays a draft.
-func (r *Runner) Apply(ctx context.Context, st Store, p *access.Principal, pd *Pending, requestID string) (Artifact, error) {
+func (r *Runner) Apply(ctx context.Context, st ApplyStore, p *access.Principal, pd *Pending, requestID string) (Artifact, error) {
 	const op = "tool.Apply"
 	a, err := st.AIArtifactGet(ctx, p.Scope(), pd.artifact.ID)
 	if err != nil {

@@ -4,20 +4,20 @@ import (
 	"context"
 
 	"github.com/creatormusic/platform/access"
+	"github.com/creatormusic/platform/account"
 	"github.com/creatormusic/platform/generation/operation"
+	"github.com/creatormusic/platform/outbox"
 	"github.com/creatormusic/platform/project"
 )
 
-// Store is the port the runner reads and writes through, bound to one
-// unit of work (or the read pool for reads): the artifacts, and what the
-// owning domains' services need to read a project, create one and start
-// a generation. Errors are *fault.Error: NOT_FOUND for a missing row,
-// CONFLICT for a lost compare-and-set or a taken id. It is the seam
+// Store is the artifacts' port, bound to one unit of work (or the read
+// pool for reads): drafts, their decisions, and the outbox events and
+// audit records of both. Errors are *fault.Error: NOT_FOUND for a missing
+// row, CONFLICT for a lost compare-and-set or a taken id. It is the seam
 // between this package and SQL, not a stable API.
 type Store interface {
-	project.Store
-	operation.PlanReader
-	operation.AcceptStore
+	outbox.Writer
+	account.AuditWriter
 	// AIArtifactInsert stores a new artifact (Version 1); CONFLICT when
 	// its id exists.
 	AIArtifactInsert(ctx context.Context, a Artifact) error
@@ -28,12 +28,30 @@ type Store interface {
 	AIArtifactUpdate(ctx context.Context, a Artifact) error
 }
 
+// ReadStore is what running a read tool and checking a proposal read,
+// through the read pool: artifacts, projects, and the pricing policy and
+// credentials a generation is priced and routed with.
+type ReadStore interface {
+	Store
+	project.Store
+	operation.PlanReader
+}
+
+// ApplyStore is what applying a confirmed artifact writes, in one unit
+// of work: the artifact, and a project or a generation operation with its
+// dispatch job and credit reservation.
+type ApplyStore interface {
+	Store
+	project.Store
+	operation.AcceptStore
+}
+
 // RunFunc runs fn in one unit of work of the store, committed when fn
 // returns nil.
 type RunFunc func(ctx context.Context, fn func(st Store) error) error
 
 // ReadFunc returns the store's read pool.
-type ReadFunc func() Store
+type ReadFunc func() ReadStore
 
 // Direct is a call of a direct route: the operation id of the route a
 // tool stands for, its path values and the JSON body it would send.
