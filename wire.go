@@ -165,6 +165,35 @@ func (p *Platform) startTools() error {
 // authority, and an embedder or a test may too.
 func (p *Platform) Tools() *tool.Runner { return p.tools }
 
+// Principal returns the principal a credential stands for, resolved as
+// the gateway resolves a request's: an API key (which acts in its own
+// environment), or an access token or session cookie value acting in env
+// ("" is live), with the workspace's authority version read with it. A
+// credential the gateway would refuse is refused with the same error.
+// An embedder that runs a model's tool calls in process (Tools) names
+// the caller with it.
+func (p *Platform) Principal(ctx context.Context, credential string, env access.Environment) (*access.Principal, error) {
+	read := p.db.Read()
+	if strings.HasPrefix(credential, apikey.TestPrefix) || strings.HasPrefix(credential, apikey.LivePrefix) {
+		pr, rec, err := p.keys.Authenticate(ctx, read, credential)
+		if err != nil {
+			return nil, err
+		}
+		pr.AuthzVersion = rec.AuthzVersion
+		return pr, nil
+	}
+	cred := account.Credential{Cookie: credential, Environment: env}
+	if strings.HasPrefix(credential, account.AccessTokenPrefix) {
+		cred = account.Credential{Token: credential, Environment: env}
+	}
+	pr, sa, err := (&account.Authenticator{Keys: p.keyring}).Authenticate(ctx, read, cred)
+	if err != nil {
+		return nil, err
+	}
+	pr.AuthzVersion = sa.AuthzVersion
+	return pr, nil
+}
+
 // startSubmissions builds projects' community submissions over the asset
 // service, with the URL guard of submitted asset URLs (https only, the
 // probe's bounds, Config.AllowLoopback and Config.Outbound).
