@@ -196,6 +196,16 @@ func TestAIToolDraftNeedsConfirmation(t *testing.T) {
 				t.Fatalf("%s from another workspace: %d %s", action, r.Status, r.Body)
 			}
 		}
+		testMode := platformtest.Request{Cookie: owner.cookie, Header: map[string]string{transport.EnvironmentHeader: "test"}}
+		for _, action := range []string{"", "confirm", "reject"} {
+			method := "POST"
+			if action == "" {
+				method = "GET"
+			}
+			if r := artifactRoute(s, testMode, method, id, action, "test-mode-"+action); r.Status != http.StatusNotFound {
+				t.Fatalf("%s %s of a live draft in test mode: %d %s", method, action, r.Status, r.Body)
+			}
+		}
 		if r := artifactRoute(s, platformtest.Request{Cookie: admin.cookie}, "GET", id, "", ""); r.Status != http.StatusForbidden {
 			t.Fatalf("read by another user: %d %s", r.Status, r.Body)
 		}
@@ -331,6 +341,56 @@ func TestAIToolAuthorityRechecked(t *testing.T) {
 		}
 		if r := artifactRoute(s, wide, "POST", o.Artifact.ID, "confirm", "wide"); r.Status != http.StatusOK {
 			t.Fatalf("confirm with the drafting key: %d %s", r.Status, r.Body)
+		}
+	})
+}
+
+// TestAIToolGenerationStart: generation.start is refused as the generate
+// route refuses it (a key without music:generate), drafts without
+// starting anything or reserving credits, and on confirmation is accepted
+// by the generation service as the route accepts it: one operation, its
+// credits reserved, in the confirmation's transaction.
+func TestAIToolGenerationStart(t *testing.T) {
+	t.Parallel()
+	platformtest.Dialects(t, genOptions(), func(t *testing.T, s *platformtest.System) {
+		grantTestCredits(t, s, "ai-tools", 1000)
+		args := map[string]any{"prompt": "An upbeat synth-pop track about city lights", "model": "v5"}
+		_, narrow := createKey(t, s, s.Boot.TestKey, map[string]any{"name": "read only", "scopes": []string{"read"}}, "")
+		sameRefusal(t, s, platformtest.Request{Method: "POST", Path: "/api/v1/music/generate", Key: narrow.Secret, Body: args,
+			Header: map[string]string{"Idempotency-Key": "direct-narrow"}}, "generation_start", args, "ACCESS_DENIED")
+		bad := map[string]any{"prompt": "x", "model": "v9"}
+		if o := runTool(t, s, platformtest.Request{Key: s.Boot.TestKey}, "generation_start", bad); fault.CodeOf(o.Refusal) != fault.InvalidInput {
+			t.Fatalf("an unknown model: %s", o.Content)
+		}
+
+		before := creditInt(t, s, "workspace:credits")
+		me := platformtest.Request{Key: s.Boot.TestKey}
+		o := runTool(t, s, me, "generation_start", args)
+		if o.Artifact == nil {
+			t.Fatalf("draft: %s", o.Content)
+		}
+		if n := count(t, s, `SELECT COUNT(*) FROM generation_operations`); n != 0 || creditInt(t, s, "workspace:credits") != before {
+			t.Fatalf("a draft started %d operations or moved credits", n)
+		}
+		r := artifactRoute(s, me, "POST", o.Artifact.ID, "confirm", "start-1")
+		var v api.AIArtifactView
+		r.Data(t, &v)
+		if r.Status != http.StatusOK || v.Result == nil || v.Result.Type != "generation_operation" {
+			t.Fatalf("confirm: %d %s", r.Status, r.Body)
+		}
+		again := artifactRoute(s, me, "POST", o.Artifact.ID, "confirm", "start-1")
+		if again.Status != http.StatusOK || again.Header.Get("Idempotent-Replayed") != "true" {
+			t.Fatalf("replay: %d %s", again.Status, again.Body)
+		}
+		if n := count(t, s, `SELECT COUNT(*) FROM generation_operations WHERE id = ?`, v.Result.ID); n != 1 {
+			t.Fatalf("operations = %d", n)
+		}
+		if got := creditInt(t, s, "workspace:credits"); got >= before {
+			t.Fatalf("credits %d after the confirmation, %d before: nothing reserved", got, before)
+		}
+		op := s.Do(platformtest.Request{Method: "GET", Path: "/api/v1/operations/" + v.Result.ID, Key: s.Boot.TestKey})
+		if op.Status != http.StatusOK {
+			t.Fatalf("the started operation: %d %s", op.Status, op.Body)
 		}
 	})
 }
