@@ -1546,7 +1546,7 @@ func fieldDocs() map[string]map[string]string {
 		"github.com/creatormusic/platform/transport/api.ServiceHealth": {
 			"CheckedAt":           "checkedAt is when the state was observed.",
 			"Detail":              "detail explains a degraded or down state; it never holds a secret.",
-			"Name":                "name is the service's name: database; jobs (this host's job worker); or jobs.<class>, the queue of one job class (jobs.money, jobs.provider, jobs.audio, jobs.maintenance) over every host.",
+			"Name":                "name is the service's name: database; jobs (this host's job worker); or jobs.<class>, the queue of one job class (jobs.money, jobs.provider, jobs.audio, jobs.maintenance, jobs.outbound) over every host.",
 			"OldestJobAgeSeconds": "oldestJobAgeSeconds is, for a job class, how long its oldest runnable job (due and waiting for a worker, or left by a worker whose lease expired; not one held back by its workspace's limit) has waited, in whole seconds; 0 when none waits. Absent for other services.",
 			"RunnableJobs":        "runnableJobs is, for a job class, how many of its jobs are runnable now. Absent for other services.",
 			"Status":              "status is up, degraded or down. A service that cannot be checked is reported down with a reason, never up. A job class is degraded when its oldest runnable job has waited past the host's starvation threshold (one minute by default) and down past ten times it.",
