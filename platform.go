@@ -16,6 +16,7 @@ import (
 	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/account"
 	"github.com/creatormusic/platform/ai"
+	"github.com/creatormusic/platform/ai/tool"
 	"github.com/creatormusic/platform/apikey"
 	"github.com/creatormusic/platform/asset"
 	"github.com/creatormusic/platform/billing"
@@ -270,6 +271,11 @@ type Platform struct {
 	routes  []api.Route
 	log     *slog.Logger
 
+	// tools runs the AI tools' calls and artifacts; toolAuthz authorizes
+	// them over the route table, bound once it is built.
+	tools     *tool.Runner
+	toolAuthz *api.ToolAuthorizer
+
 	stop      context.CancelFunc
 	wg        sync.WaitGroup
 	closeOnce sync.Once
@@ -337,6 +343,9 @@ func New(ctx context.Context, cfg Config) (*Platform, error) {
 		Offers: p.plans, FreshWindow: p.account.Config().FreshWindow,
 	}
 	api := api.Routes(p.services(units))
+	if err := p.toolAuthz.Bind(gw, api, p.tools.Catalog()); err != nil {
+		return nil, fmt.Errorf("platform: AI tools: %w", err)
+	}
 	info := Info()
 	info.IdempotencyRetention = cfg.IdempotencyRetention
 	info.Callbacks = callbackWindows(cfg.MusicProviders)
