@@ -211,6 +211,9 @@ type ChatRequest struct {
 	Temperature *float64
 	// Stream asks for the answer as events (Emitter).
 	Stream bool
+	// PlatformTools offers the model the ToolRunner's tools beside
+	// Tools; their calls run under the caller's own authority.
+	PlatformTools bool
 }
 
 // ContextBlock is a piece of context a completion is given (spec, AI
@@ -402,7 +405,10 @@ func (c *Completions) chatPlan(ctx context.Context, p *access.Principal, in Chat
 		return plan{}, err
 	}
 	pl := plan{endpoint: EndpointChat, task: TaskChat, mode: ModeText, stream: in.Stream, tools: map[string]bool{}}
-	if in.ToolChoice != "none" && c.cfg.Tools != nil {
+	if in.PlatformTools && c.cfg.Tools == nil {
+		return plan{}, fault.Invalid(op, "platformTools", "No platform tools are configured.")
+	}
+	if in.PlatformTools && in.ToolChoice != ToolChoiceNone {
 		own, err := c.cfg.Tools.Tools(ctx, p)
 		if err != nil {
 			return plan{}, fault.Wrap(op, err)
@@ -871,7 +877,11 @@ func (x *Pending) answer(ctx context.Context, resp Response) Answer {
 	for _, tc := range resp.ToolCalls {
 		out := ToolOutcome{Call: tc}
 		if x.plan.tools[tc.Name] && x.c.cfg.Tools != nil {
-			r, err := x.c.cfg.Tools.Run(ctx, x.p, x.op.ID, tc)
+			msg, artifact, err := x.c.cfg.Tools.RunTool(ctx, x.p, x.op.ID, tc)
+			r := ToolResult{Content: msg.Content, IsError: msg.ToolError, ArtifactID: artifact}
+			if artifact != "" {
+				r.ArtifactStatus = "draft"
+			}
 			if err != nil {
 				x.c.cfg.Logger.Warn("ai: a tool call could not run", "operation", x.op.ID, "tool", tc.Name, "err", err)
 				r = ToolResult{Content: "The tool could not run.", IsError: true}

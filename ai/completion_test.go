@@ -122,9 +122,9 @@ func (f *fakeTools) Tools(context.Context, *access.Principal) ([]ai.Tool, error)
 	return []ai.Tool{{Name: "make_draft", Description: "Drafts a project.", Parameters: json.RawMessage(`{"type":"object"}`)}}, nil
 }
 
-func (f *fakeTools) Run(_ context.Context, p *access.Principal, opID string, c ai.ToolCall) (ai.ToolResult, error) {
+func (f *fakeTools) RunTool(_ context.Context, p *access.Principal, opID string, c ai.ToolCall) (ai.Message, string, error) {
 	f.ran = append(f.ran, p.UserID+"/"+opID+"/"+c.Name)
-	return ai.ToolResult{Content: "Draft saved; it waits for confirmation.", ArtifactID: "art_1", ArtifactStatus: "draft"}, nil
+	return ai.Message{Role: ai.RoleTool, ToolCallID: c.ID, Content: `{"draft":"art_1"}`}, "art_1", nil
 }
 
 // opsFixture is a completion path on a SQLite store with two fake
@@ -383,15 +383,16 @@ func TestCompletionFilteredAnswerSettlesUsage(t *testing.T) {
 	}
 }
 
-// TestCompletionToolCallsGoToTheRunner: the runner's tools are offered
-// beside the caller's; a call of a runner tool is run with the caller's
-// principal and the operation id; a call of the caller's tool is
-// returned as it came. Without a runner every call is returned.
+// TestCompletionToolCallsGoToTheRunner: asked for, the runner's tools
+// are offered beside the caller's; a call of a runner tool is run with
+// the caller's principal and the operation id; a call of the caller's
+// tool is returned as it came. Without a runner every call is returned.
 func TestCompletionToolCallsGoToTheRunner(t *testing.T) {
 	calls := []ai.ToolCall{{ID: "c1", Name: "make_draft", Arguments: json.RawMessage(`{"title":"x"}`)},
 		{ID: "c2", Name: "lookup", Arguments: json.RawMessage(`{}`)}}
 	in := hello()
 	in.Tools = []ai.Tool{{Name: "lookup", Parameters: json.RawMessage(`{"type":"object"}`)}}
+	in.PlatformTools = true
 	tools := &fakeTools{}
 	f := newOpsFixture(t, tools, ai.Limits{})
 	f.provs["pa"].script = []call{{resp: ai.Response{ToolCalls: calls, Finish: ai.FinishToolCalls, Usage: ai.Usage{InputTokens: 1, OutputTokens: 1}, UsageReported: true}}}
@@ -403,7 +404,7 @@ func TestCompletionToolCallsGoToTheRunner(t *testing.T) {
 	if len(asked) != 2 || asked[0].Name != "lookup" || asked[1].Name != "make_draft" {
 		t.Fatalf("offered tools %+v", asked)
 	}
-	if len(a.ToolCalls) != 2 || a.ToolCalls[0].Result == nil || a.ToolCalls[0].Result.ArtifactID != "art_1" || a.ToolCalls[1].Result != nil ||
+	if len(a.ToolCalls) != 2 || a.ToolCalls[0].Result == nil || a.ToolCalls[0].Result.ArtifactID != "art_1" || a.ToolCalls[0].Result.ArtifactStatus != "draft" || a.ToolCalls[1].Result != nil ||
 		!slices.Equal(tools.ran, []string{"usr_1/" + o.ID + "/make_draft"}) || o.ToolCalls != 2 || a.Finish != ai.FinishToolCalls {
 		t.Fatalf("answer %+v ran %v", a, tools.ran)
 	}
@@ -412,9 +413,18 @@ func TestCompletionToolCallsGoToTheRunner(t *testing.T) {
 	if _, _, err := f.chat(t, in, ai.Identity{}, nil); !fault.Is(err, fault.InvalidInput) {
 		t.Fatalf("shadowing tool: %v", err)
 	}
+	// Without PlatformTools the runner's tools are not offered.
+	in.Tools, in.PlatformTools = []ai.Tool{{Name: "lookup"}}, false
+	if _, _, err := f.chat(t, in, ai.Identity{}, nil); err != nil || len(f.provs["pa"].asked[len(f.provs["pa"].asked)-1].Tools) != 1 {
+		t.Fatalf("without platform tools: %v", err)
+	}
 	g := newOpsFixture(t, nil, ai.Limits{})
 	g.provs["pa"].script = []call{{resp: ai.Response{ToolCalls: calls, Finish: ai.FinishToolCalls}}}
-	in.Tools = []ai.Tool{{Name: "lookup"}}
+	in.PlatformTools = true
+	if _, _, err := g.chat(t, in, ai.Identity{}, nil); !fault.Is(err, fault.InvalidInput) {
+		t.Fatalf("platform tools without a runner: %v", err)
+	}
+	in.PlatformTools = false
 	_, a, err = g.chat(t, in, ai.Identity{}, nil)
 	if err != nil || len(a.ToolCalls) != 2 || a.ToolCalls[0].Result != nil || a.ToolCalls[1].Result != nil {
 		t.Fatalf("without a runner: %+v %v", a, err)

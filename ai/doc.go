@@ -184,11 +184,14 @@
 // # Tool calls
 //
 // ToolRunner is the seam to the platform's tools, which live in their
-// own package. When one is configured, a chat offers the model the tools
-// it declares for the caller beside any the request declares, and every
-// call the model proposes of a runner tool is run with the caller's own
-// principal and the operation id, the result (a draft artifact for a
-// mutating tool) returned with the call. Calls of the request's own
+// own package (ai/tool). A chat that asks for them (PlatformTools)
+// offers the model the tools the runner declares for the caller beside
+// any the request declares, and every call the model proposes of a
+// runner tool is run with the caller's own principal and the operation
+// id (RunTool), the result (a draft artifact for a mutating tool)
+// returned with the call. They are offered on request only, so that a
+// plain chat neither needs a model with the tools capability nor pays
+// for the declarations' units. Calls of the request's own
 // tools, and every call when no runner is configured, are returned to
 // the caller as they came. The model is not called again within the
 // operation: the caller sends the results back as tool messages on its

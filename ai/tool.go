@@ -24,15 +24,19 @@ type ToolRunner interface {
 	// Tools returns the tools p may offer the model, each with its name
 	// and JSON Schema; none when p may use none.
 	Tools(ctx context.Context, p *access.Principal) ([]Tool, error)
-	// Run runs one call the model proposed in operation operationID for
-	// p. An error is a failure of the runner itself (the operation still
-	// completes, and the call is returned with ToolResult.Error set); a
-	// refusal of the call (an unknown tool, invalid arguments, no
-	// permission) is a ToolResult with IsError and a safe message.
-	Run(ctx context.Context, p *access.Principal, operationID string, call ToolCall) (ToolResult, error)
+	// RunTool runs one call the model proposed in operation operationID
+	// for p, and returns the tool turn to send the model on the caller's
+	// next turn (Role tool, ToolCallID the call's id, Content the result,
+	// ToolError set for a refusal: an unknown tool, invalid arguments, no
+	// permission, each exactly as the direct route refuses it) and the id
+	// of the draft artifact a mutating tool made ("" otherwise). An error
+	// is a failure of the runner itself: the operation still completes,
+	// and the call is returned with an error result.
+	RunTool(ctx context.Context, p *access.Principal, operationID string, call ToolCall) (Message, string, error)
 }
 
-// ToolResult is what running one tool call gave.
+// ToolResult is what running one tool call gave, as the answer returns
+// it.
 type ToolResult struct {
 	// Content is the result the model may be shown on the caller's next
 	// turn (a tool message answering the call): minimal, and free of
@@ -43,8 +47,9 @@ type ToolResult struct {
 	// ArtifactID names the draft artifact a mutating tool produced; it
 	// is applied only once the caller confirms it. "" when none.
 	ArtifactID string
-	// ArtifactStatus is the artifact's status (draft, approved, applied,
-	// rejected); "" without an artifact.
+	// ArtifactStatus is the artifact's status when the call returned
+	// (draft: it waits for the caller's confirmation); "" without an
+	// artifact.
 	ArtifactStatus string
 }
 

@@ -749,3 +749,46 @@ func TestAIClientDisconnectCancelsUpstream(t *testing.T) {
 		}
 	})
 }
+
+// TestAIChatRunsPlatformToolsUnderTheCaller: with platformTools the
+// model may call the platform's tools; a mutating tool's call comes back
+// with a draft artifact the caller reads (it applies only on
+// confirmation), a call the catalog refuses comes back as an error
+// result, and a call of the caller's own tool comes back as it came.
+func TestAIChatRunsPlatformToolsUnderTheCaller(t *testing.T) {
+	t.Parallel()
+	opts, sims := aiOpsOptions(t)
+	platformtest.Dialects(t, opts, func(t *testing.T, s *platformtest.System) {
+		sims.openai.Reset()
+		sims.openai.Reply("sim-gpt", openaitest.Reply{ToolCalls: []openaitest.ToolCall{
+			{Name: "project_create_draft", Arguments: `{"title":"Night Drive","type":"single"}`},
+			{Name: "project_create_draft", Arguments: `{"title":"Bad","type":"symphony"}`},
+			{Name: "lookup_tempo", Arguments: `{"song":"Night Drive"}`},
+		}}, 1)
+		body := chatBody("Make a project for my night drive song.", false)
+		body["platformTools"] = true
+		body["tools"] = []map[string]any{{"name": "lookup_tempo", "parameters": map[string]any{"type": "object"}}}
+		r := aiPost(s, s.Boot.TestKey, "/api/v1/ai/chat", "", body)
+		var a api.AIAnswer
+		aiOK(t, "chat with tools", r, http.StatusOK, &a)
+		tc := a.Message.ToolCalls
+		if a.Finish != "tool_calls" || len(tc) != 3 || tc[0].Result == nil || tc[0].Result.IsError || tc[0].Result.ArtifactID == nil ||
+			tc[0].Result.ArtifactStatus == nil || *tc[0].Result.ArtifactStatus != "draft" || tc[1].Result == nil || !tc[1].Result.IsError ||
+			tc[2].Result != nil || a.Operation.ToolCalls != 3 {
+			t.Fatalf("answer: %s", r.Body)
+		}
+		// The provider was offered the platform's tools and the caller's.
+		reqs := sims.openai.Requests()
+		last := reqs[len(reqs)-1].Body
+		if !bytes.Contains(last, []byte("project_create_draft")) || !bytes.Contains(last, []byte("lookup_tempo")) {
+			t.Fatalf("offered tools: %s", last)
+		}
+		r = s.Do(platformtest.Request{Method: http.MethodGet, Path: "/api/v1/ai/artifacts/" + *tc[0].Result.ArtifactID, Key: s.Boot.TestKey})
+		if r.Status != http.StatusOK || !strings.Contains(string(r.Body), a.OperationID) {
+			t.Fatalf("artifact: %d %s", r.Status, r.Body)
+		}
+		if c := count(t, s, `SELECT COUNT(*) FROM projects`); c != 0 {
+			t.Fatalf("a draft applied itself: %d projects", c)
+		}
+	})
+}

@@ -535,6 +535,7 @@ func TestEnvironmentProbe(t *testing.T) {
 			"listAiAdminProviders":    {call: session},
 			"listAiHealth":            {call: session},
 			"listAiUsage":             {call: key}, // the bootstrap keys hold ai:use
+			"listAiTools":             {call: key, unscoped: "the catalog of tools, the same in both environments"},
 			"listMarketplaceOrders":   {call: key}, // the bootstrap keys hold ledger:read
 			"listEntitlements":        {call: key},
 		}

@@ -66,6 +66,9 @@ type AIChatRequest struct {
 	Temperature *float64 `json:"temperature,omitempty" example:"0.7"`
 	// Stream asks for the answer as server-sent events (text/event-stream) instead of one JSON answer.
 	Stream bool `json:"stream,omitempty" example:"false"`
+	// PlatformTools offers the model the platform's tools (GET /api/v1/ai/tools) beside the declared ones; their calls run
+	// under the caller's own authority, a mutating one as a draft artifact to confirm.
+	PlatformTools bool `json:"platformTools,omitempty" example:"false"`
 }
 
 // AIContextBlock is one block of context of a completion: data for the
@@ -397,7 +400,8 @@ func aiAnswer(object string, o ai.Operation, a ai.Answer) AIAnswer {
 
 // chat is the domain's chat request.
 func (in AIChatRequest) chat() ai.ChatRequest {
-	out := ai.ChatRequest{ToolChoice: in.ToolChoice, MaxOutputTokens: in.MaxOutputTokens, Temperature: in.Temperature, Stream: in.Stream}
+	out := ai.ChatRequest{ToolChoice: in.ToolChoice, MaxOutputTokens: in.MaxOutputTokens, Temperature: in.Temperature, Stream: in.Stream,
+		PlatformTools: in.PlatformTools}
 	for _, m := range in.Messages {
 		msg := ai.Message{Role: ai.Role(m.Role), Content: m.Content, ToolCallID: m.ToolCallID, ToolError: m.IsError}
 		for _, tc := range m.ToolCalls {
@@ -523,9 +527,11 @@ func aiOperationRoutes(svc *ai.Completions, projects *project.Service) []Route {
 			Summary: "Chat with a model",
 			Description: "Answers a conversation with the model the chat task's route chooses, as one JSON answer, or, with \"stream\": " +
 				"true, as server-sent events (below). " + common + " Tool calls: the model may propose calls of the tools the request " +
-				"declares (and of the platform's tools when a tool runner is configured, which runs them under the caller's own " +
-				"authority and returns each result, a mutating tool's as a draft artifact to confirm); the answer returns every call " +
-				"as it came, with the runner's result for the platform's. Send the results back as tool messages on the next turn. " +
+				"declares and, with \"platformTools\": true, of the platform's tools (GET /api/v1/ai/tools), which run under the " +
+				"caller's own authority, each refused exactly as its direct route refuses it, a mutating one as a draft artifact that " +
+				"applies only on the caller's confirmation; the answer returns every call as it came, with the platform's result for " +
+				"a platform tool (null for the caller's own). The model is not called again within the operation: send the results " +
+				"back as tool messages on the next turn. " +
 				"A replay of a streamed request answers the recorded JSON answer, not events. " + aiStreamDoc,
 			Request:  AIChatRequest{Messages: []AIChatMessage{{Role: "user", Content: "Suggest a title for a synth-pop track about city lights."}}, MaxOutputTokens: 512},
 			Response: exAnswer, Errors: askErrors, EventStream: aiStreamDoc,

@@ -3,6 +3,7 @@ package api
 import (
 	"github.com/creatormusic/platform/account"
 	"github.com/creatormusic/platform/ai"
+	"github.com/creatormusic/platform/ai/tool"
 	"github.com/creatormusic/platform/apikey"
 	"github.com/creatormusic/platform/asset"
 	"github.com/creatormusic/platform/billing"
@@ -46,6 +47,8 @@ type Tx interface {
 	ai.Store
 	ai.EndStore
 	ai.OperationReader
+	tool.ReadStore
+	tool.ApplyStore
 	apikey.Store
 	asset.Store
 	billing.CheckoutPreparer
