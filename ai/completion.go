@@ -575,6 +575,53 @@ func (c *Completions) BeginComplete(ctx context.Context, p *access.Principal, in
 	return c.begin(ctx, p, pl, id)
 }
 
+// Run runs one request of task t for p as an operation of its own
+// (endpoint task): routed by t's route, its credits reserved before the
+// provider call and settled when it ends, with the fallbacks and the
+// health records of every operation, and ended in a unit of work of its
+// own. The request's messages, JSON mode and schema are the caller's
+// (req.Model is ignored: the route chooses it); its output cap and
+// temperature are bounded as a chat's. It is the completion path of the
+// structured tasks (ai/task's Completer, bound to p): a task's retry after
+// an invalid answer is another operation. It returns the model's
+// response, or the errors of BeginChat and Execute.
+func (c *Completions) Run(ctx context.Context, p *access.Principal, t Task, req Request) (Response, error) {
+	const op = "ai.Run"
+	if !t.Valid() {
+		return Response{}, fault.Invalid(op, "task", "Unknown task.")
+	}
+	lim := c.cfg.Limits
+	if len(req.Messages) == 0 || len(req.Messages) > lim.MaxMessages {
+		return Response{}, fault.Invalid(op, "messages", fmt.Sprintf("A request holds 1 to %d messages.", lim.MaxMessages))
+	}
+	maxOut, err := c.checkCommon(op, req.MaxOutputTokens, req.Temperature)
+	if err != nil {
+		return Response{}, err
+	}
+	req.MaxOutputTokens, req.Model = maxOut, ""
+	pl := plan{endpoint: EndpointTask, task: t, mode: ModeText, request: req, tools: map[string]bool{}}
+	if req.JSON {
+		pl.mode, pl.needs = ModeJSON, []Capability{CapJSONOutput}
+	}
+	if len(req.Tools) > 0 && req.ToolChoice != ToolChoiceNone {
+		pl.needs = append(pl.needs, CapTools)
+	}
+	x, err := c.begin(ctx, p, pl, Identity{})
+	if err != nil {
+		return Response{}, err
+	}
+	if _, err := x.Execute(ctx, nil); err != nil {
+		return Response{}, err
+	}
+	if err := c.cfg.EndRunFunc(context.WithoutCancel(ctx), func(st EndStore) error {
+		_, err := x.Complete(context.WithoutCancel(ctx), st)
+		return err
+	}); err != nil {
+		return Response{}, fault.Wrap(op, err)
+	}
+	return x.resp, nil
+}
+
 // errExisting stops a begin whose key names an existing operation.
 var errExisting = errors.New("ai: the idempotency key names an operation")
 

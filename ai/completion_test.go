@@ -615,3 +615,28 @@ func TestOperationTableIsEnforced(t *testing.T) {
 func fsmTable() fsm.Table[ai.OperationStatus, ai.OperationEvent] {
 	return fsm.New("ai.OperationTransition", "An AI operation", ai.OperationMoves())
 }
+
+// TestCompletionRunServesATask: a structured task's request runs as an
+// operation of its own (endpoint task) on its task's route, JSON mode
+// needing json_output, and settles like any other.
+func TestCompletionRunServesATask(t *testing.T) {
+	f := newOpsFixture(t, nil, ai.Limits{})
+	ctx := context.Background()
+	req := ai.Request{Model: "ignored", Messages: []ai.Message{{Role: ai.RoleSystem, Content: "Answer JSON."}, {Role: ai.RoleUser, Content: "x"}},
+		JSON: true, JSONSchema: json.RawMessage(`{"type":"object"}`)}
+	resp, err := f.ops.Run(ctx, f.p, ai.TaskComplete, req)
+	if err != nil || resp.Content != "ok" {
+		t.Fatalf("run: %+v %v", resp, err)
+	}
+	asked := f.provs["pa"].asked[0]
+	if asked.Model != "up-a" || !asked.JSON || asked.MaxOutputTokens != 1024 {
+		t.Fatalf("asked %+v", asked)
+	}
+	os, _ := f.db.Read().AIOperationList(ctx, ai.UsageQuery{Scope: f.p.Scope(), Limit: 10})
+	if len(os) != 1 || os[0].Endpoint != ai.EndpointTask || os[0].Mode != ai.ModeJSON || os[0].Status != ai.OpCompleted || os[0].Settled() != 2 {
+		t.Fatalf("operations %+v", os)
+	}
+	if _, err := f.ops.Run(ctx, f.p, ai.TaskLyrics, req); !fault.Is(err, fault.ProviderUnavailable) {
+		t.Fatalf("an unrouted task: %v", err)
+	}
+}

@@ -96,8 +96,10 @@
 //
 // # Operations
 //
-// Every chat (POST /api/v1/ai/chat) and task completion (POST
-// /api/v1/ai/complete) is an Operation, which is also its usage record:
+// Every chat (POST /api/v1/ai/chat), task completion (POST
+// /api/v1/ai/complete) and structured task's completion (Completions.Run,
+// which an ai/task Completer bound to the caller calls) is an
+// Operation, which is also its usage record:
 // the platform profile (tenant, workspace, environment), the routing
 // policy version, the reason and the model and provider that executed
 // (and every provider call, CallAttempt), the units the provider

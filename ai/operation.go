@@ -129,6 +129,9 @@ const (
 	EndpointChat Endpoint = "chat"
 	// EndpointComplete: POST /api/v1/ai/complete, one task with context.
 	EndpointComplete Endpoint = "complete"
+	// EndpointTask: one completion of a structured task's request
+	// (Completions.Run, the completion path of package ai/task).
+	EndpointTask Endpoint = "task"
 )
 
 // Mode is the shape of the answer asked for.

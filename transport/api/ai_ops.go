@@ -172,8 +172,8 @@ type AIOperationView struct {
 	Object string `json:"object" example:"ai_operation"`
 	// Environment is the environment (test or live) it ran in.
 	Environment string `json:"environment" example:"test" enum:"test,live"`
-	// Endpoint is the route it was asked through: chat or complete.
-	Endpoint string `json:"endpoint" example:"chat" enum:"chat,complete"`
+	// Endpoint is how it was asked: chat or complete (their routes), or task (one completion of a structured task's route).
+	Endpoint string `json:"endpoint" example:"chat" enum:"chat,complete,task"`
 	// Task is the routed task.
 	Task string `json:"task" example:"chat" enum:"chat,complete,music_brief,lyrics,prompt_enhance,project_analyze,project_blueprint"`
 	// Mode is the answer's shape: text or json.

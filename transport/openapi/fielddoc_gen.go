@@ -457,7 +457,7 @@ func fieldDocs() map[string]map[string]string {
 		"github.com/creatormusic/platform/transport/api.AIOperationView": {
 			"CreatedAt":   "createdAt is when it was asked (and its credits reserved).",
 			"EndedAt":     "endedAt is when it ended; null while running.",
-			"Endpoint":    "endpoint is the route it was asked through: chat or complete.",
+			"Endpoint":    "endpoint is how it was asked: chat or complete (their routes), or task (one completion of a structured task's route).",
 			"Environment": "environment is the environment (test or live) it ran in.",
 			"Failure":     "failure is why a failed or expired operation ended; null otherwise.",
 			"Finish":      "finish is how the answer ended: completed, truncated (the output cap), filtered (content policy) or tool_calls; null without an answer.",
