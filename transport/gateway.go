@@ -278,10 +278,11 @@ func (g *Gateway[T]) authenticate(ctx context.Context, r *http.Request, rt Route
 		Offers:               g.Offers,
 	}
 	g.policyInput(ctx, rt.Policy, c, in, read)
-	if rt.Auth == AuthInternal {
+	internal := rt.AlsoInternal && p.Kind == access.CredentialAPIKey && p.HasScope(access.ScopeInternal)
+	if rt.Auth == AuthInternal || internal {
 		in.Permission, in.Scope = access.InternalEvents, access.ScopeInternal
 	}
-	if !(rt.Auth == AuthInternal && p.HasScope(access.ScopeInternal)) && p.WorkspaceID != "" {
+	if !((rt.Auth == AuthInternal || internal) && p.HasScope(access.ScopeInternal)) && p.WorkspaceID != "" {
 		a, err := g.Authz.GetAt(ctx, read, p.TenantID, p.WorkspaceID, p.UserID, p.Environment, version)
 		if err != nil && !fault.Is(err, fault.NotFound) {
 			return fault.Wrap(op, err)
