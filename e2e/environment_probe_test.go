@@ -504,6 +504,11 @@ func TestEnvironmentProbe(t *testing.T) {
 		// would issue are written as the marketplace writes them.
 		liveOrder(t, s, o.boot.TenantID, o.boot.WorkspaceID, liveAsset.ID)
 
+		// No reward treasury serves live here: a live challenge and a
+		// reward of the owner's wallet are written as the rewards domain
+		// writes them.
+		liveReward(t, s, o.boot, projects[access.Live], ownerWallet.addr)
+
 		key := func(env access.Environment) platformtest.Request { return platformtest.Request{Key: o.key(env)} }
 		session := func(env access.Environment) platformtest.Request { return o.session(env, "", "", nil) }
 		projectMembers := func(env access.Environment) string { return "/api/v1/projects/" + projects[env] + "/members" }
@@ -532,6 +537,10 @@ func TestEnvironmentProbe(t *testing.T) {
 			"listAiHealth":            {call: session},
 			"listMarketplaceOrders":   {call: key}, // the bootstrap keys hold ledger:read
 			"listEntitlements":        {call: key},
+			"listChallenges":          {call: key}, // scope read
+			"listRewards":             {call: session},
+			"listProjectRewards":      {call: key, path: func(env access.Environment) string { return "/api/v1/projects/" + projects[env] + "/rewards" }},
+			"listCreatorRewards":      {call: key, path: func(access.Environment) string { return "/api/v1/creators/" + ownerWallet.addr + "/rewards" }},
 		}
 		// The owner's contributions (scope read): its accepted live
 		// submission to its public project.
