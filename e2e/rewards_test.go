@@ -573,3 +573,135 @@ func liveReward(t *testing.T, s *platformtest.System, boot platform.Bootstrap, p
 		t.Fatal(err)
 	}
 }
+
+// TestRewardRoutesAuthorization calls every reward route as principals
+// that may not: a narrower member (VIEWER, CREATOR, FINANCE where it
+// lacks the permission), a narrower key, another workspace of another
+// tenant, the other environment, and another user; each gets the code the
+// route documents and nothing changes. The permitted principals (the
+// owner, FINANCE reconciling, an internal key) succeed.
+func TestRewardRoutesAuthorization(t *testing.T) {
+	t.Parallel()
+	s := platformtest.New(t, platformtest.Options{Chain: true, Jobs: platform.JobsConfig{Disabled: true}})
+	ctx := context.Background()
+	owner, m := team(t, s, "arena", map[string]string{"viewer": "VIEWER", "creator": "CREATOR", "finance": "FINANCE"})
+	owner.userID = authContext(t, s, owner.cookie).User.ID
+	a := &arena{s: s, lead: seller{person: owner}}
+	a.creator = fundedBuyer(t, s, "creator@example.test", 0)
+	r := asTest(s, owner, http.MethodPost, "/api/v1/projects", "", map[string]any{"title": "Night Drive", "type": "remix", "visibility": "public"})
+	r.Data(t, &a.project)
+	a.challenge = a.create(t, owner, http.StatusCreated)
+	outsider := fundedBuyer(t, s, "outsider@example.test", 0)
+	live := func(p person, method, path string, body any) *platformtest.Response {
+		return s.Do(platformtest.Request{Method: method, Path: path, Cookie: p.cookie, Body: body,
+			Header: map[string]string{"Platform-Environment": "live"}})
+	}
+	kr, _ := createKeyAs(t, s, owner, map[string]any{"name": "narrow", "scopes": []string{"read"}})
+	narrowKey := func(method, path string, body any) *platformtest.Response {
+		return s.Do(platformtest.Request{Method: method, Path: path, Key: kr, Body: body})
+	}
+	tenant := authContext(t, s, owner.cookie).Tenant.ID
+	var ws string
+	if err := s.DB.Read().IDB().NewRaw(`SELECT workspace_id FROM projects WHERE id = ?`, a.project.ID).Scan(ctx, &ws); err != nil {
+		t.Fatal(err)
+	}
+	_, internalTest, err := s.P.IssueInternalKey(ctx, tenant, ws, owner.userID, "test", "operator")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := "/api/v1/challenges/" + a.challenge.ID
+	create := map[string]any{"projectId": a.project.ID, "title": "Another", "window": map[string]any{"opensAt": s.Clock.Now(),
+		"closesAt": s.Clock.Now().Add(time.Hour)}, "poolAtomic": "1", "mint": s.Token.Mint.String()}
+
+	// Create: reward.allocate reaching the project.
+	refused(t, "viewer creates", asTest(s, m["viewer"], http.MethodPost, "/api/v1/challenges", "", create), http.StatusForbidden, "ACCESS_DENIED")
+	refused(t, "creator creates on the owner's project", asTest(s, m["creator"], http.MethodPost, "/api/v1/challenges", "", create),
+		http.StatusForbidden, "ACCESS_DENIED", "permission", "reward.allocate")
+	refused(t, "finance creates", asTest(s, m["finance"], http.MethodPost, "/api/v1/challenges", "", create), http.StatusForbidden, "ACCESS_DENIED")
+	refused(t, "another tenant creates", asTest(s, outsider.person, http.MethodPost, "/api/v1/challenges", "", create), http.StatusNotFound, "NOT_FOUND")
+	refused(t, "the other environment creates", live(owner, http.MethodPost, "/api/v1/challenges", create), http.StatusNotFound, "NOT_FOUND")
+	// Status: each edge's permission.
+	refused(t, "viewer moves", asTest(s, m["viewer"], http.MethodPost, ch+"/status", "", map[string]string{"status": "SCHEDULED"}),
+		http.StatusForbidden, "ACCESS_DENIED")
+	refused(t, "narrow key moves", narrowKey(http.MethodPost, ch+"/status", map[string]string{"status": "SCHEDULED"}), http.StatusForbidden, "ACCESS_DENIED")
+	refused(t, "another tenant moves", asTest(s, outsider.person, http.MethodPost, ch+"/status", "", map[string]string{"status": "SCHEDULED"}),
+		http.StatusNotFound, "NOT_FOUND")
+	refused(t, "the other environment moves", live(owner, http.MethodPost, ch+"/status", map[string]string{"status": "SCHEDULED"}),
+		http.StatusNotFound, "NOT_FOUND")
+	refused(t, "a skip", asTest(s, owner, http.MethodPost, ch+"/status", "", map[string]string{"status": "OPEN"}), http.StatusConflict,
+		"INVALID_STATE_TRANSITION")
+	var version int64
+	if err := s.DB.Read().IDB().NewRaw(`SELECT version FROM challenges WHERE id = ?`, a.challenge.ID).Scan(ctx, &version); err != nil || version != 1 {
+		t.Fatalf("refused moves changed the challenge: version %d, %v", version, err)
+	}
+	for _, st := range []string{"SCHEDULED", "OPEN", "SUBMISSIONS_CLOSED", "REVIEW", "VOTING", "WINNERS_SELECTED"} {
+		a.challenge = a.move(t, owner, st, http.StatusOK)
+	}
+	// Funding reconciliation: reward.reconcile or the internal scope.
+	refused(t, "creator reconciles", asTest(s, m["creator"], http.MethodPost, ch+"/funding/reconcile", "", nil), http.StatusForbidden, "ACCESS_DENIED")
+	refused(t, "viewer reconciles", asTest(s, m["viewer"], http.MethodPost, ch+"/funding/reconcile", "", nil), http.StatusForbidden, "ACCESS_DENIED")
+	refused(t, "narrow key reconciles", narrowKey(http.MethodPost, ch+"/funding/reconcile", nil), http.StatusForbidden, "ACCESS_DENIED")
+	refused(t, "another tenant reconciles", asTest(s, outsider.person, http.MethodPost, ch+"/funding/reconcile", "", nil), http.StatusNotFound, "NOT_FOUND")
+	refused(t, "the other environment reconciles", live(m["finance"], http.MethodPost, ch+"/funding/reconcile", nil), http.StatusNotFound, "NOT_FOUND")
+	a.fund(t, 2*rewardPool)
+	if r := asTest(s, m["finance"], http.MethodPost, ch+"/funding/reconcile", "", nil); r.Status != http.StatusOK {
+		t.Fatalf("finance reconciles: %d %s", r.Status, r.Body)
+	}
+	if r := s.Do(platformtest.Request{Method: http.MethodPost, Path: ch + "/funding/reconcile", Key: internalTest}); r.Status != http.StatusOK {
+		t.Fatalf("the internal key reconciles: %d %s", r.Status, r.Body)
+	}
+	// Allocation: reward.allocate reaching the project.
+	alloc := map[string]any{"challengeId": a.challenge.ID, "items": []map[string]any{{"wallet": a.creator.wallet.addr, "amountAtomic": "1"}}}
+	allocPath := "/api/v1/projects/" + a.project.ID + "/rewards/allocate"
+	refused(t, "finance allocates", asTest(s, m["finance"], http.MethodPost, allocPath, "x1", alloc), http.StatusForbidden, "ACCESS_DENIED")
+	refused(t, "creator allocates", asTest(s, m["creator"], http.MethodPost, allocPath, "x2", alloc), http.StatusForbidden, "ACCESS_DENIED")
+	refused(t, "narrow key allocates", narrowKey(http.MethodPost, allocPath, alloc), http.StatusForbidden, "ACCESS_DENIED")
+	refused(t, "another tenant allocates", asTest(s, outsider.person, http.MethodPost, allocPath, "x3", alloc), http.StatusNotFound, "NOT_FOUND")
+	refused(t, "the other environment allocates", s.Do(platformtest.Request{Method: http.MethodPost, Path: allocPath, Cookie: owner.cookie,
+		Body: alloc, Header: map[string]string{"Platform-Environment": "live", "Idempotency-Key": "x4"}}), http.StatusNotFound, "NOT_FOUND")
+	if n := count(t, s, `SELECT COUNT(*) FROM rewards`); n != 0 {
+		t.Fatalf("refused allocations wrote %d rewards", n)
+	}
+	r = asTest(s, owner, http.MethodPost, allocPath, "ok", alloc)
+	var out api.AllocationView
+	r.Data(t, &out)
+	rw := out.Items[0]
+	// Reads.
+	refused(t, "another tenant reads the project's rewards", asTest(s, outsider.person, http.MethodGet, "/api/v1/projects/"+a.project.ID+"/rewards", "", nil),
+		http.StatusNotFound, "NOT_FOUND")
+	if r := asTest(s, m["viewer"], http.MethodGet, "/api/v1/projects/"+a.project.ID+"/rewards", "", nil); r.Status != http.StatusOK ||
+		!bytes.Contains(r.Body, []byte(rw.ID)) {
+		t.Fatalf("a member reads the project's rewards: %d %s", r.Status, r.Body)
+	}
+	if r := asTest(s, outsider.person, http.MethodGet, "/api/v1/rewards", "", nil); r.Status != http.StatusOK || bytes.Contains(r.Body, []byte(rw.ID)) {
+		t.Fatalf("another user's rewards: %d %s", r.Status, r.Body)
+	}
+	if r := live(a.creator.person, http.MethodGet, "/api/v1/rewards", nil); r.Status != http.StatusOK || bytes.Contains(r.Body, []byte(rw.ID)) {
+		t.Fatalf("the other environment's rewards: %d %s", r.Status, r.Body)
+	}
+	if r := s.Do(platformtest.Request{Method: http.MethodGet, Path: "/api/v1/creators/not-a-wallet/rewards"}); r.Code() != "INVALID_INPUT" {
+		t.Fatalf("a bad wallet, anonymous: %d %s", r.Status, r.Body)
+	}
+	// Claims: the recipient alone.
+	refused(t, "the owner claims", claim(s, owner, rw.ID), http.StatusNotFound, "NOT_FOUND")
+	refused(t, "another tenant claims", claim(s, outsider.person, rw.ID), http.StatusNotFound, "NOT_FOUND")
+	refused(t, "the other environment claims", live(a.creator.person, http.MethodPost, "/api/v1/rewards/"+rw.ID+"/claim", nil), http.StatusNotFound, "NOT_FOUND")
+	refused(t, "a key claims", narrowKey(http.MethodPost, "/api/v1/rewards/"+rw.ID+"/claim", nil), http.StatusForbidden, "ACCESS_DENIED")
+	refused(t, "a reward reconcile by another tenant", asTest(s, outsider.person, http.MethodPost, "/api/v1/rewards/"+rw.ID+"/funding/reconcile", "", nil),
+		http.StatusNotFound, "NOT_FOUND")
+	if n := count(t, s, `SELECT COUNT(*) FROM transaction_intents`); n != 0 {
+		t.Fatalf("refused claims made %d intents", n)
+	}
+}
+
+// createKeyAs creates a test-mode API key as p's session.
+func createKeyAs(t *testing.T, s *platformtest.System, p person, body any) (string, api.KeySecret) {
+	t.Helper()
+	r := asTest(s, p, http.MethodPost, "/api/v1/api-keys", "", body)
+	if r.Status != http.StatusCreated {
+		t.Fatalf("create key: %d %s", r.Status, r.Body)
+	}
+	var ks api.KeySecret
+	r.Data(t, &ks)
+	return ks.Secret, ks
+}
