@@ -43,6 +43,7 @@ func TestEventCatalogueNamesEveryEmitter(t *testing.T) {
 		"web3/zk/service.go (*Service).Record":             {"zk_verification."},
 		"web3/cctp/transfer.go changed":                    {"cctp_transfer."},
 		"ai/admin.go emit":                                 {"ai."},
+		"ai/tool/runner.go emit":                           {"ai_artifact."},
 		"web3/x402/grant.go (*Service).changed":            {"x402_settlement."},
 		"web3/x402/grant.go (*Service).Consume":            {"x402_grant.consumed"},
 	}

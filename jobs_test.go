@@ -55,7 +55,7 @@ func TestJobClassesRefuseUnclassedKind(t *testing.T) {
 		"intent.relay": "money", "intent.watch": "money", "intent.reconcile": "money", "intent.sweep": "money",
 		"x402.watch": "money", "x402.check": "money",
 		"generation.dispatch": "provider", "generation.poll": "provider", "generation.ingest": "provider",
-		"generation.reconcile": "provider", "generation.expire": "provider", "generation.ambiguous": "provider", "submission.probe": "provider",
+		"generation.reconcile": "provider", "generation.expire": "provider", "generation.ambiguous": "provider", "submission.probe": "outbound",
 		"sound.run": "audio", "sound.expire": "maintenance", "idempotency.prune": "maintenance", "assets.clean_staging": "maintenance",
 	}
 	got := map[string]string{}
@@ -89,7 +89,8 @@ func TestJobClassesRefuseUnclassedKind(t *testing.T) {
 	}
 	d := budgets(JobsConfig{})
 	if d[jobs.ClassMoney].Workers != 2 || d[jobs.ClassProvider].Workers != 4 || d[jobs.ClassAudio].Workers != 2 ||
-		d[jobs.ClassAudio].GroupLimit != 1 || d[jobs.ClassMaintenance].Workers != 2 || d[jobs.ClassMoney].GroupLimit != 0 {
+		d[jobs.ClassAudio].GroupLimit != 1 || d[jobs.ClassMaintenance].Workers != 2 || d[jobs.ClassMoney].GroupLimit != 0 ||
+		d[jobs.ClassOutbound].Workers != 2 || d[jobs.ClassOutbound].GroupLimit != 1 {
 		t.Fatalf("default classes = %+v", d)
 	}
 	if a := d[jobs.ClassAudio]; len(a.Kinds) != 1 || a.Kinds[0] != sound.JobRun {
@@ -97,7 +98,7 @@ func TestJobClassesRefuseUnclassedKind(t *testing.T) {
 	}
 	c := budgets(JobsConfig{Workers: 8, AudioWorkers: 3, AudioPerWorkspace: 2})
 	if c[jobs.ClassMoney].Workers != 8 || c[jobs.ClassProvider].Workers != 8 || c[jobs.ClassAudio].Workers != 3 ||
-		c[jobs.ClassAudio].GroupLimit != 2 || c[jobs.ClassMaintenance].Workers != 8 {
+		c[jobs.ClassAudio].GroupLimit != 2 || c[jobs.ClassMaintenance].Workers != 8 || c[jobs.ClassOutbound].Workers != 8 {
 		t.Fatalf("configured classes = %+v", c)
 	}
 	if _, err := jobClasses(kinds, JobsConfig{AudioWorkers: -1}); err == nil {

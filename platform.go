@@ -16,6 +16,7 @@ import (
 	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/account"
 	"github.com/creatormusic/platform/ai"
+	"github.com/creatormusic/platform/ai/tool"
 	"github.com/creatormusic/platform/apikey"
 	"github.com/creatormusic/platform/asset"
 	"github.com/creatormusic/platform/billing"
@@ -204,6 +205,10 @@ type JobsConfig struct {
 	// MaintenanceWorkers is how many maintenance jobs run at once. Zero
 	// means Workers, or 2.
 	MaintenanceWorkers int
+	// OutboundWorkers is how many fetches of caller-named URLs (submission
+	// probes) run at once; one workspace's run one at a time over every
+	// host. Zero means Workers, or 2.
+	OutboundWorkers int
 	// StarvedAfter is how long a class's oldest runnable job may wait
 	// before /api/v1/health/services reports the class degraded; past ten
 	// times as long it reports it down. Zero means 1 minute.
@@ -268,6 +273,11 @@ type Platform struct {
 	handler http.Handler
 	routes  []api.Route
 	log     *slog.Logger
+
+	// tools runs the AI tools' calls and artifacts; toolAuthz authorizes
+	// them over the route table, bound once it is built.
+	tools     *tool.Runner
+	toolAuthz *api.ToolAuthorizer
 
 	stop      context.CancelFunc
 	wg        sync.WaitGroup
@@ -336,6 +346,9 @@ func New(ctx context.Context, cfg Config) (*Platform, error) {
 		Offers: p.plans, FreshWindow: p.account.Config().FreshWindow,
 	}
 	api := api.Routes(p.services(units))
+	if err := p.toolAuthz.Bind(gw, api, p.tools.Catalog()); err != nil {
+		return nil, fmt.Errorf("platform: AI tools: %w", err)
+	}
 	info := Info()
 	info.IdempotencyRetention = cfg.IdempotencyRetention
 	info.Callbacks = callbackWindows(cfg.MusicProviders)
@@ -648,6 +661,11 @@ const (
 	// defaultMaintenanceWorkers: housekeeping is light; two so that an
 	// expiry does not wait for a staging sweep.
 	defaultMaintenanceWorkers = 2
+	// defaultOutboundWorkers: probes wait on other hosts' networks; two, and
+	// one per workspace at a time (outboundPerWorkspace), so a second
+	// workspace always finds one free.
+	defaultOutboundWorkers = 2
+	outboundPerWorkspace   = 1
 	// defaultStarvedAfter is how long a class's oldest runnable job may
 	// wait before health reports the class degraded.
 	defaultStarvedAfter = time.Minute
@@ -661,7 +679,7 @@ const (
 // kind without a class the platform runs is an error.
 func jobClasses(kinds []jobs.Kind, cfg JobsConfig) ([]jobs.Class, error) {
 	if cfg.Workers < 0 || cfg.MoneyWorkers < 0 || cfg.ProviderWorkers < 0 || cfg.AudioWorkers < 0 ||
-		cfg.MaintenanceWorkers < 0 || cfg.AudioPerWorkspace < 0 || cfg.StarvedAfter < 0 {
+		cfg.MaintenanceWorkers < 0 || cfg.OutboundWorkers < 0 || cfg.AudioPerWorkspace < 0 || cfg.StarvedAfter < 0 {
 		return nil, fmt.Errorf("platform: Config.Jobs: worker budgets, the per-workspace limit and StarvedAfter must not be negative")
 	}
 	budget := func(own, def int) int { return orDefault(own, orDefault(cfg.Workers, def)) }
@@ -671,6 +689,7 @@ func jobClasses(kinds []jobs.Kind, cfg JobsConfig) ([]jobs.Class, error) {
 		{Name: jobs.ClassAudio, Workers: budget(cfg.AudioWorkers, defaultAudioWorkers),
 			GroupLimit: orDefault(cfg.AudioPerWorkspace, defaultAudioPerWorkspace)},
 		{Name: jobs.ClassMaintenance, Workers: budget(cfg.MaintenanceWorkers, defaultMaintenanceWorkers)},
+		{Name: jobs.ClassOutbound, Workers: budget(cfg.OutboundWorkers, defaultOutboundWorkers), GroupLimit: outboundPerWorkspace},
 	}
 	for _, k := range slices.SortedFunc(slices.Values(kinds), func(a, b jobs.Kind) int { return strings.Compare(a.Name, b.Name) }) {
 		i := slices.IndexFunc(classes, func(c jobs.Class) bool { return c.Name == k.Class })

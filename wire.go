@@ -14,6 +14,7 @@ import (
 	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/account"
 	"github.com/creatormusic/platform/ai"
+	"github.com/creatormusic/platform/ai/tool"
 	"github.com/creatormusic/platform/apikey"
 	"github.com/creatormusic/platform/asset"
 	"github.com/creatormusic/platform/asset/fsblob"
@@ -79,6 +80,7 @@ func (p *Platform) build(ctx context.Context, cfg Config) error {
 		func() error { return p.startCCTP(cfg.Chain) },
 		func() error { return p.startX402(cfg.Chain) },
 		func() error { return p.startAI(ctx, cfg.AI) },
+		func() error { return p.startTools() },
 	} {
 		if err := step(); err != nil {
 			return err
@@ -118,8 +120,8 @@ func (p *Platform) services(units routeStore) api.Services {
 	return api.Services{Keys: p.keys, Assets: p.assets, Health: p.healthChecks(), Plans: p.plans,
 		Ledger: ledger.New(), Accounts: p.account, Billing: p.billing, Store: units, Log: p.log, Providers: p.providers,
 		Generation: p.generation, Sound: p.sound, Token: p.token, Sale: p.sale, Wallet: p.wallet, Intents: p.intents,
-		Swap: p.swap, Projects: project.New(), Submissions: p.submissions, Creators: creator.New(), ZK: p.zk, CCTP: p.cctp, Marketplace: p.market, Rewards: p.rewards, X402: p.x402,
-		AI: p.ai, WakeFunc: p.wake}
+		Swap: p.swap, Projects: project.New(), Submissions: p.submissions, Creators: creator.New(), ZK: p.zk, CCTP: p.cctp, Marketplace: p.market,
+		Rewards: p.rewards, X402: p.x402, AI: p.ai, Tools: p.tools, WakeFunc: p.wake}
 }
 
 // startAI builds the AI control plane's registry and routing and seeds
@@ -139,6 +141,58 @@ func (p *Platform) startAI(ctx context.Context, cfg AIConfig) error {
 	}
 	p.ai = svc
 	return nil
+}
+
+// startTools builds the AI tools' runner over the project and generation
+// services. Its authorizer refuses every call until New binds it to the
+// gateway and the route table.
+func (p *Platform) startTools() error {
+	p.toolAuthz = &api.ToolAuthorizer{}
+	cfg := tool.Config{Authorizer: p.toolAuthz, Projects: project.New(),
+		RunFunc: tool.RunFunc(store.Runner[tool.Store](p.db)), ReadFunc: tool.ReadFunc(store.Reader[tool.ReadStore](p.db))}
+	if p.generation != nil {
+		cfg.Generations = p.generation
+	}
+	r, err := tool.New(cfg)
+	if err != nil {
+		return fmt.Errorf("platform: AI tools: %w", err)
+	}
+	p.tools = r
+	return nil
+}
+
+// Tools returns the AI tools' runner: the completion path runs a model's
+// tool calls through it (Runner.RunTool), under the caller's own
+// authority, and an embedder or a test may too.
+func (p *Platform) Tools() *tool.Runner { return p.tools }
+
+// Principal returns the principal a credential stands for, resolved as
+// the gateway resolves a request's: an API key (which acts in its own
+// environment), or an access token or session cookie value acting in env
+// ("" is live), with the workspace's authority version read with it. A
+// credential the gateway would refuse is refused with the same error.
+// An embedder that runs a model's tool calls in process (Tools) names
+// the caller with it.
+func (p *Platform) Principal(ctx context.Context, credential string, env access.Environment) (*access.Principal, error) {
+	read := p.db.Read()
+	if strings.HasPrefix(credential, apikey.TestPrefix) || strings.HasPrefix(credential, apikey.LivePrefix) {
+		pr, rec, err := p.keys.Authenticate(ctx, read, credential)
+		if err != nil {
+			return nil, err
+		}
+		pr.AuthzVersion = rec.AuthzVersion
+		return pr, nil
+	}
+	cred := account.Credential{Cookie: credential, Environment: env}
+	if strings.HasPrefix(credential, account.AccessTokenPrefix) {
+		cred = account.Credential{Token: credential, Environment: env}
+	}
+	pr, sa, err := (&account.Authenticator{Keys: p.keyring}).Authenticate(ctx, read, cred)
+	if err != nil {
+		return nil, err
+	}
+	pr.AuthzVersion = sa.AuthzVersion
+	return pr, nil
 }
 
 // startSubmissions builds projects' community submissions over the asset
@@ -760,6 +814,13 @@ func EventCatalogue() []openapi.EventType {
 			"(enabled, prices); payload.modelId names it. The aggregate id is ai_model: and the model id, at the model's version."),
 		row(ai.EventRoutingPublished, "AI routing policy", ai.PolicyRouting, "A new version of an environment's routing policy was "+
 			"published; payload.version, payload.hash and payload.changedTasks (the tasks whose route it changed)."))
+	// ai/tool's emit: each move of an AI artifact.
+	out = append(out,
+		row(tool.EventTypeDrafted, "AI artifact", tool.IDPrefix, "A model's call of a mutating tool made a draft for its caller; "+
+			"payload.tool, payload.operationId and payload.toolCallId say which."),
+		row(tool.EventTypeApproved, "AI artifact", tool.IDPrefix, "The caller confirmed a draft; it is applied in the same transaction."),
+		row(tool.EventTypeApplied, "AI artifact", tool.IDPrefix, "The owning domain applied a confirmed draft; payload.result (type, id) names what it made."),
+		row(tool.EventTypeRejected, "AI artifact", tool.IDPrefix, "The caller declined a draft; it is never applied."))
 	// web3/cctp's changed: one type per state a transfer is written in.
 	for _, s := range cctp.States() {
 		out = append(out, row(cctp.EventType(s), "cross-chain transfer", cctp.IDPrefix, "A cross-chain transfer was written in state "+string(s)+"."))

@@ -109,26 +109,11 @@ func (m *memStore) PolicyHistory(context.Context, policy.Scope, string, policy.H
 }
 
 func (m *memStore) AIModelList(_ context.Context, env access.Environment) ([]ai.RegistryModel, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var out []ai.RegistryModel
-	for _, x := range m.models {
-		if x.Environment == env {
-			out = append(out, x)
-		}
-	}
-	slices.SortFunc(out, func(a, b ai.RegistryModel) int { return cmp.Compare(a.ID, b.ID) })
-	return out, nil
+	return listed(m, m.models, func(x ai.RegistryModel) bool { return x.Environment == env }, func(x ai.RegistryModel) string { return x.ID }), nil
 }
 
 func (m *memStore) AIModelGet(_ context.Context, env access.Environment, id string) (ai.RegistryModel, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	x, ok := m.models[key(env, id)]
-	if !ok {
-		return ai.RegistryModel{}, fault.E("mem", fault.NotFound, "")
-	}
-	return x, nil
+	return found(m, m.models, key(env, id))
 }
 
 func (m *memStore) AIModelInsert(_ context.Context, x ai.RegistryModel) error {
@@ -153,26 +138,11 @@ func (m *memStore) AIModelUpdate(_ context.Context, x ai.RegistryModel) error {
 }
 
 func (m *memStore) AIHealthList(_ context.Context, env access.Environment) ([]ai.Health, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var out []ai.Health
-	for _, h := range m.health {
-		if h.Environment == env {
-			out = append(out, h)
-		}
-	}
-	slices.SortFunc(out, func(a, b ai.Health) int { return cmp.Compare(a.ModelID, b.ModelID) })
-	return out, nil
+	return listed(m, m.health, func(h ai.Health) bool { return h.Environment == env }, func(h ai.Health) string { return h.ModelID }), nil
 }
 
 func (m *memStore) AIHealthGet(_ context.Context, env access.Environment, id string) (ai.Health, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	h, ok := m.health[key(env, id)]
-	if !ok {
-		return ai.Health{}, fault.E("mem", fault.NotFound, "")
-	}
-	return h, nil
+	return found(m, m.health, key(env, id))
 }
 
 func (m *memStore) AIHealthPut(_ context.Context, h ai.Health) error {
@@ -187,4 +157,31 @@ func (m *memStore) AIHealthPut(_ context.Context, h ai.Health) error {
 	}
 	m.health[key(h.Environment, h.ModelID)] = h
 	return nil
+}
+
+// listed returns the records of recs that keep accepts, sorted by id,
+// under m's lock.
+func listed[T any](m *memStore, recs map[string]T, keep func(T) bool, id func(T) string) []T {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []T
+	for _, x := range recs {
+		if keep(x) {
+			out = append(out, x)
+		}
+	}
+	slices.SortFunc(out, func(a, b T) int { return cmp.Compare(id(a), id(b)) })
+	return out
+}
+
+// found returns the record of recs at k, or NOT_FOUND, under m's lock.
+func found[T any](m *memStore, recs map[string]T, k string) (T, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	x, ok := recs[k]
+	if !ok {
+		var zero T
+		return zero, fault.E("mem", fault.NotFound, "")
+	}
+	return x, nil
 }

@@ -535,6 +535,7 @@ func TestEnvironmentProbe(t *testing.T) {
 			"listAiAdminModels":       {call: session}, // the owner is super_admin
 			"listAiAdminProviders":    {call: session},
 			"listAiHealth":            {call: session},
+			"listAiTools":             {call: key, unscoped: "the catalog of tools, the same in both environments"},
 			"listMarketplaceOrders":   {call: key}, // the bootstrap keys hold ledger:read
 			"listEntitlements":        {call: key},
 			"listChallenges":          {call: key}, // scope read

@@ -574,7 +574,8 @@ func TestMarketplaceSettlesOnce(t *testing.T) {
 	})
 }
 
-// TestMarketplaceListingRefusals: an asset of another workspace, a
+// TestMarketplaceListingRefusals: withdrawing an offer is its maker's
+// (or an owner's or admin's) move, once; an asset of another workspace, a
 // withdrawn offer, a payout wallet nobody verified or another user
 // verified, a plan without marketplace.sell and a role without
 // marketplace.create_listing are each refused with their own code, and
@@ -583,7 +584,6 @@ func TestMarketplaceSettlesOnce(t *testing.T) {
 func TestMarketplaceListingRefusals(t *testing.T) {
 	t.Parallel()
 	platformtest.Dialects(t, platformtest.Options{Chain: true, Jobs: platform.JobsConfig{Disabled: true}}, func(t *testing.T, s *platformtest.System) {
-		ctx := context.Background()
 		ada := newSeller(t, s, "ada@studio.example", "studio", true)
 		wallet := newWalletKey(t)
 		linkWallet(t, s, ada.person, wallet)
@@ -592,16 +592,6 @@ func TestMarketplaceListingRefusals(t *testing.T) {
 		var offer, withdrawn api.LicenseOfferView
 		offerLicense(s, ada.person, "", offerBody(asset, v)).Data(t, &offer)
 		offerLicense(s, ada.person, "", offerBody(asset, v)).Data(t, &withdrawn)
-		if err := s.DB.InTx(ctx, func(tx *store.Tx) error {
-			o, err := tx.LicenseOfferGet(ctx, access.Scope{TenantID: ada.tenantID, WorkspaceID: ada.workspaceID, Environment: access.Test}, withdrawn.ID)
-			if err != nil {
-				return err
-			}
-			o.State, o.Version, o.UpdatedAt = marketplace.StateWithdrawn, o.Version+1, tx.Now()
-			return tx.LicenseOfferSetState(ctx, o)
-		}); err != nil {
-			t.Fatal(err)
-		}
 		bob := newSeller(t, s, "bob@studio.example", "studio", true)
 		linkWallet(t, s, bob.person, newWalletKey(t))
 		bobAsset := uploadAs(t, s, bob.person, pcmWAV(8000, 800, func(int) float64 { return 0.1 }))
@@ -613,6 +603,40 @@ func TestMarketplaceListingRefusals(t *testing.T) {
 		code = invite(t, s, ada.person, "vera@studio.example", "VIEWER")
 		vera := join(t, s, "vera@studio.example", "Vera", code)
 		pro := newSeller(t, s, "pro@studio.example", "pro", false)
+
+		// Withdrawing: only a caller reaching the offer, once.
+		withdraw := func(p person, id string) *platformtest.Response {
+			return asTest(s, p, "POST", "/api/v1/licenses/"+id+"/withdraw", "", nil)
+		}
+		for _, c := range []struct {
+			name   string
+			as     person
+			status int
+			code   string
+		}{
+			{"a viewer", vera, http.StatusForbidden, "ACCESS_DENIED"},
+			{"a creator who did not make it", cleo, http.StatusForbidden, "ACCESS_DENIED"},
+			{"another workspace", bob.person, http.StatusNotFound, "NOT_FOUND"},
+		} {
+			if r := withdraw(c.as, withdrawn.ID); r.Status != c.status || r.Code() != c.code {
+				t.Errorf("%s withdraws: %d %s, want %d %s", c.name, r.Status, r.Body, c.status, c.code)
+			}
+		}
+		if r := as(s, ada.person, access.Live, "POST", "/api/v1/licenses/"+withdrawn.ID+"/withdraw", "", nil); r.Status != http.StatusNotFound {
+			t.Errorf("the maker in the other environment withdraws: %d %s", r.Status, r.Body)
+		}
+		var w api.LicenseOfferView
+		r := withdraw(ada.person, withdrawn.ID)
+		r.Data(t, &w)
+		if r.Status != http.StatusOK || w.State != "withdrawn" || w.Version != 2 {
+			t.Fatalf("withdraw: %d %s", r.Status, r.Body)
+		}
+		if r := withdraw(ada.person, withdrawn.ID); r.Status != http.StatusConflict || r.Code() != "INVALID_STATE_TRANSITION" {
+			t.Fatalf("withdraw again: %d %s", r.Status, r.Body)
+		}
+		if n := count(t, s, `SELECT COUNT(*) FROM outbox_events WHERE aggregate_id = ? AND type = 'license.withdrawn'`, withdrawn.ID); n != 1 {
+			t.Fatalf("%d license.withdrawn events, want one", n)
+		}
 
 		body := func(change func(map[string]any)) map[string]any {
 			b := map[string]any{"assetId": asset, "licenseId": offer.ID, "title": "Night Drive", "priceAtomic": "1000", "mint": s.Token.Mint.String()}
@@ -650,7 +674,7 @@ func TestMarketplaceListingRefusals(t *testing.T) {
 		}
 
 		// A listing, then orders that cannot be: no fee policy, own listing.
-		r := postListing(s, ada.person, body(nil))
+		r = postListing(s, ada.person, body(nil))
 		var l api.ListingView
 		r.Data(t, &l)
 		if r.Status != http.StatusCreated || l.PayoutWallet != wallet.addr {

@@ -81,7 +81,8 @@ const (
 	ProviderTimeout Code = "PROVIDER_TIMEOUT"
 	// ContentPolicyRejected means the provider refused the content.
 	ContentPolicyRejected Code = "CONTENT_POLICY_REJECTED"
-	// GenerationFailed means the provider reported a failed generation.
+	// GenerationFailed means the provider reported a failed generation, or
+	// a model's structured answer stayed invalid after its one retry.
 	GenerationFailed Code = "GENERATION_FAILED"
 	// CallbackFailed means a provider callback could not be verified or applied.
 	CallbackFailed Code = "CALLBACK_FAILED"

@@ -18,10 +18,14 @@ const (
 	// chain payment intents, token and sale verification.
 	ClassMoney = "money"
 	// ClassProvider runs music generation's provider work: dispatch,
-	// polls, ingest, reconciliation, expiry and ambiguity resolution; and
-	// the probes of submitted asset URLs, whose workers also mostly wait
-	// on the network.
+	// polls, ingest, reconciliation, expiry and ambiguity resolution.
 	ClassProvider = "provider"
+	// ClassOutbound runs fetches of URLs that callers name (the probes of
+	// submitted asset URLs), with a per-workspace limit: what a caller
+	// points the platform at waits on its own workers, so a slow or
+	// hostile host delays neither generation nor another workspace's
+	// probes.
+	ClassOutbound = "outbound"
 	// ClassAudio runs sound engine operations, with a per-workspace limit.
 	ClassAudio = "audio"
 	// ClassMaintenance runs housekeeping: the idempotency prune, the

@@ -36,7 +36,8 @@
 // active or withdrawn (Moves: active -> withdrawn on withdraw, the only
 // move), compare-and-set on its version. Creating one writes the outbox
 // event license.offered and an audit record in the same unit of work;
-// WithdrawLicense (no route yet) writes license.withdrawn.
+// WithdrawLicense (POST /api/v1/licenses/{id}/withdraw) writes
+// license.withdrawn.
 //
 // # Who may
 //

@@ -191,6 +191,17 @@ func (s *Service) WithdrawLicense(ctx context.Context, st Store, p *access.Princ
 	return o, nil
 }
 
+// LicenseResource returns offer id of p's workspace and environment as the
+// resource the access evaluator's resource-scope step checks (its maker
+// owns it); NOT_FOUND for any other offer.
+func (s *Service) LicenseResource(ctx context.Context, st Store, p *access.Principal, id string) (*access.Resource, error) {
+	o, err := st.LicenseOfferGet(ctx, p.Scope(), id)
+	if err != nil {
+		return nil, fault.Wrap("marketplace.LicenseResource", err)
+	}
+	return &access.Resource{OwnerUserID: o.CreatedByUserID, WorkspaceID: o.Scope.WorkspaceID}, nil
+}
+
 // License returns offer id of sc's workspace; NOT_FOUND otherwise. A
 // listing reads the offer it lists through it.
 func License(ctx context.Context, st Store, sc access.Scope, id string) (Offer, error) {

@@ -757,3 +757,22 @@ func (s *System) validate(hr *http.Request, reqBody []byte, hresp *http.Response
 			hr.Method, hr.URL.Path, hresp.StatusCode, strings.Join(msgs, "\n"), body)
 	}
 }
+
+// Principal returns the principal req's credential stands for (Key, else
+// Cookie), acting in the environment its Platform-Environment header asks
+// for, as the gateway resolves it; a refused credential fails the test.
+// Tests that run the AI tools in process (Platform.Tools) name the caller
+// with it.
+func (s *System) Principal(req Request) *access.Principal {
+	s.t.Helper()
+	cred := req.Key
+	if cred == "" {
+		cred = req.Cookie
+	}
+	env := access.Environment(req.Header[transport.EnvironmentHeader])
+	p, err := s.P.Principal(context.Background(), cred, env)
+	if err != nil {
+		s.t.Fatalf("principal of %s: %v", req.Path, err)
+	}
+	return p
+}

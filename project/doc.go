@@ -177,8 +177,8 @@
 // guard's details.reason (scheme, credentials, private_address,
 // blocked_host, host_spelling, ...), "duplicate", or "unresolved_host",
 // and nothing is stored. Then the durable job submission.probe (JobProbe,
-// provider class) fetches each URL through the guard's pinned client
-// (ProbeGuardConfig): one bounded GET (at most ProbeMaxBytes, 64 MiB,
+// outbound class, one workspace's one at a time) fetches each URL through
+// the guard's pinned client (ProbeGuardConfig): one bounded GET (at most ProbeMaxBytes, 64 MiB,
 // hashed as it streams and never stored; ProbeTimeout per GET), whose
 // redirects are judged again, hop by hop and at connect time. Each URL
 // ends, once, in one status: verified (content type, byte length and

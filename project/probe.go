@@ -50,7 +50,7 @@ func ProbeGuardConfig(allow []netip.AddrPort) urlguard.Config {
 // Jobs returns the submissions' job kind: the probe, of the provider
 // class, whose workers mostly wait on the network as provider calls do.
 func (s *Submissions) Jobs() []jobs.Kind {
-	return []jobs.Kind{{Name: JobProbe, Class: jobs.ClassProvider, HandlerFunc: s.probe}}
+	return []jobs.Kind{{Name: JobProbe, Class: jobs.ClassOutbound, HandlerFunc: s.probe}}
 }
 
 // probePayload is a probe job's payload.

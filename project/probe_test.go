@@ -101,7 +101,7 @@ func probeOf(t *testing.T, g *urlguard.Guard, st *memProbe, attempts int) jobs.H
 		t.Fatal(err)
 	}
 	ks := subs.Jobs()
-	if len(ks) != 1 || ks[0].Name != "submission.probe" || ks[0].Class != jobs.ClassProvider {
+	if len(ks) != 1 || ks[0].Name != "submission.probe" || ks[0].Class != jobs.ClassOutbound {
 		t.Fatalf("jobs = %+v", ks)
 	}
 	return ks[0].HandlerFunc

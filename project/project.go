@@ -203,15 +203,12 @@ func (s *Service) Create(ctx context.Context, st Store, p *access.Principal, a *
 	if err != nil {
 		return Project{}, err
 	}
-	if p.UserID == "" {
-		return Project{}, fault.E(op, fault.AccessDenied, "")
+	if err := s.mayCreate(p, a); err != nil {
+		return Project{}, err
 	}
 	now := st.Now()
 	pr := Project{ID: st.NewID(IDPrefix), Scope: p.Scope(), OwnerUserID: p.UserID, Title: in.Title, Type: in.Type,
 		Description: in.Description, Visibility: in.Visibility, Status: StatusDraft, Version: 1, CreatedAt: now, UpdatedAt: now}
-	if !a.Reaches(p, access.ProjectUpdate, pr.Resource()) {
-		return Project{}, fault.E(op, fault.AccessDenied, "").With("permission", string(access.ProjectUpdate))
-	}
 	if err := st.ProjectInsert(ctx, pr); err != nil {
 		return Project{}, fault.Wrap(op, err)
 	}
@@ -224,6 +221,31 @@ func (s *Service) Create(ctx context.Context, st Store, p *access.Principal, a *
 		return Project{}, err
 	}
 	return pr, nil
+}
+
+// CheckCreate answers what Create would answer for in before it writes
+// anything: INVALID_INPUT for a bad field, ACCESS_DENIED when p's
+// project.update grant does not reach a project of its own; nil when
+// Create would store the project. A proposal to create one (an AI tool's
+// draft) is refused by it exactly as the creation would be.
+func (s *Service) CheckCreate(p *access.Principal, a *access.Authority, in CreateRequest) error {
+	if _, err := in.validate(); err != nil {
+		return err
+	}
+	return s.mayCreate(p, a)
+}
+
+// mayCreate reports whether p, holding a, may create a project of its own.
+func (s *Service) mayCreate(p *access.Principal, a *access.Authority) error {
+	const op = "project.Create"
+	if p.UserID == "" {
+		return fault.E(op, fault.AccessDenied, "")
+	}
+	own := Project{Scope: p.Scope(), OwnerUserID: p.UserID}
+	if !a.Reaches(p, access.ProjectUpdate, own.Resource()) {
+		return fault.E(op, fault.AccessDenied, "").With("permission", string(access.ProjectUpdate))
+	}
+	return nil
 }
 
 // Get returns project id as p may read it (package doc, Visibility):

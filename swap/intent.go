@@ -4,9 +4,7 @@ import (
 	"time"
 
 	"github.com/creatormusic/platform/chain"
-	"github.com/creatormusic/platform/chain/token2022"
 	"github.com/creatormusic/platform/fault"
-	"github.com/creatormusic/platform/money"
 )
 
 // Intent binds a quote to one transaction before the wallet signs (spec,
@@ -22,31 +20,8 @@ type Intent struct {
 	// Owner and SessionID are the session authority that created it.
 	Owner     Owner
 	SessionID string
-	// Provider, Network, Wallet and RoutingMode are the quote's.
-	Provider    string
-	Network     string
-	Wallet      chain.Address
-	RoutingMode RoutingMode
-	// The tokens, as the quote froze them.
-	InputMint          chain.Address
-	InputTokenProgram  chain.Address
-	InputDecimals      uint8
-	InputTransferFee   token2022.TransferFee
-	OutputMint         chain.Address
-	OutputTokenProgram chain.Address
-	OutputDecimals     uint8
-	OutputTransferFee  token2022.TransferFee
-	// The amounts, as the quote froze them.
-	GrossInputAtomic      money.Atomic
-	ServiceFeeAtomic      money.Atomic
-	ExecutableInputAtomic money.Atomic
-	ExpectedOutputAtomic  money.Atomic
-	MinimumOutputAtomic   money.Atomic
-	SlippageBps           uint16
-	PriceImpactBps        uint16
-	// Route and FeeBreakdown are the quote's.
-	Route        []RouteStep
-	FeeBreakdown FeeBreakdown
+	// Terms are the bound quote's, unchanged.
+	Terms
 	// FeeRecipient is the verified wallet that receives the service fee;
 	// FeeAccount its token account of the fee mint
 	// (FeeBreakdown.ServiceFeeMint).
@@ -91,27 +66,7 @@ func IntentHash(it Intent) string {
 	c.str("quoteId", it.QuoteID)
 	encodeOwner(&c, it.Owner)
 	c.str("sessionId", it.SessionID)
-	c.str("provider", it.Provider)
-	c.str("network", it.Network)
-	c.addr("wallet", it.Wallet)
-	c.str("routingMode", string(it.RoutingMode))
-	c.addr("inputMint", it.InputMint)
-	c.addr("inputTokenProgram", it.InputTokenProgram)
-	c.uint("inputDecimals", uint64(it.InputDecimals))
-	c.transferFee("inputTransferFee", it.InputTransferFee)
-	c.addr("outputMint", it.OutputMint)
-	c.addr("outputTokenProgram", it.OutputTokenProgram)
-	c.uint("outputDecimals", uint64(it.OutputDecimals))
-	c.transferFee("outputTransferFee", it.OutputTransferFee)
-	c.atomic("grossInputAtomic", it.GrossInputAtomic)
-	c.atomic("serviceFeeAtomic", it.ServiceFeeAtomic)
-	c.atomic("executableInputAtomic", it.ExecutableInputAtomic)
-	c.atomic("expectedOutputAtomic", it.ExpectedOutputAtomic)
-	c.atomic("minimumOutputAtomic", it.MinimumOutputAtomic)
-	c.uint("slippageBps", uint64(it.SlippageBps))
-	c.uint("priceImpactBps", uint64(it.PriceImpactBps))
-	encodeRoute(&c, it.Route)
-	encodeFeeBreakdown(&c, it.FeeBreakdown)
+	encodeTerms(&c, it.Terms)
 	c.addr("feeRecipient", it.FeeRecipient)
 	c.addr("feeAccount", it.FeeAccount)
 	c.str("feePolicyVersion", it.FeePolicyVersion)
@@ -226,15 +181,7 @@ func NewIntent(q Quote, b Binding, now time.Time) (Intent, error) {
 	it := Intent{
 		ID: b.ID, OperationID: q.OperationID, QuoteID: q.ID,
 		Owner: b.Owner, SessionID: b.SessionID,
-		Provider: q.Provider, Network: q.Network, Wallet: q.Wallet, RoutingMode: q.RoutingMode,
-		InputMint: q.InputMint, InputTokenProgram: q.InputTokenProgram, InputDecimals: q.InputDecimals,
-		InputTransferFee: q.InputTransferFee,
-		OutputMint:       q.OutputMint, OutputTokenProgram: q.OutputTokenProgram, OutputDecimals: q.OutputDecimals,
-		OutputTransferFee: q.OutputTransferFee,
-		GrossInputAtomic:  q.GrossInputAtomic, ServiceFeeAtomic: q.ServiceFeeAtomic,
-		ExecutableInputAtomic: q.ExecutableInputAtomic, ExpectedOutputAtomic: q.ExpectedOutputAtomic,
-		MinimumOutputAtomic: q.MinimumOutputAtomic, SlippageBps: q.SlippageBps, PriceImpactBps: q.PriceImpactBps,
-		Route: append([]RouteStep(nil), q.Route...), FeeBreakdown: cloneFeeBreakdown(q.FeeBreakdown),
+		Terms:        q.Terms.clone(),
 		FeeRecipient: b.FeeRecipient, FeeAccount: b.FeeAccount,
 		FeePolicyVersion: q.FeePolicyVersion, RegistryVersion: q.RegistryVersion,
 		QuoteHash: q.Hash, MessageHash: HashBytes(b.Message),
@@ -243,6 +190,13 @@ func NewIntent(q Quote, b Binding, now time.Time) (Intent, error) {
 	}
 	it.Hash = IntentHash(it)
 	return it, nil
+}
+
+// clone copies t with its own route and venue fees.
+func (t Terms) clone() Terms {
+	t.Route = append([]RouteStep(nil), t.Route...)
+	t.FeeBreakdown = cloneFeeBreakdown(t.FeeBreakdown)
+	return t
 }
 
 // cloneFeeBreakdown copies f with its own slice of venue fees.

@@ -104,6 +104,31 @@ type Quote struct {
 	OperationID string
 	// Owner is who asked for it.
 	Owner Owner
+	// Terms are the trade's frozen economics, which an intent binds
+	// unchanged.
+	Terms
+	// FeePolicyVersion and RegistryVersion are the versions of the fee
+	// policy and the trusted-token registry it was priced under.
+	FeePolicyVersion string
+	RegistryVersion  string
+	// ProviderQuoteHash is HashBytes of ProviderQuote, the provider's raw
+	// quote kept byte for byte (it is passed back to the provider as it
+	// came and never shown to clients).
+	ProviderQuoteHash string
+	ProviderQuote     []byte
+	// CreatedAt and ExpiresAt bound its life (millisecond precision,
+	// FreezeTime).
+	CreatedAt time.Time
+	ExpiresAt time.Time
+	// Hash is the quote hash (quoteHash), QuoteHash of the fields above.
+	Hash string
+}
+
+// Terms are a swap's frozen economics: who trades what for what, at
+// which amounts, fees and route. A quote fixes them; the intent that binds
+// the quote carries them unchanged, and both hashes cover them in the same
+// order (encodeTerms).
+type Terms struct {
 	// Provider names the route provider ("jupiter").
 	Provider string
 	// Network is the cluster's CAIP-2 id.
@@ -142,21 +167,6 @@ type Quote struct {
 	// Route is the provider's route; FeeBreakdown the costs beside it.
 	Route        []RouteStep
 	FeeBreakdown FeeBreakdown
-	// FeePolicyVersion and RegistryVersion are the versions of the fee
-	// policy and the trusted-token registry it was priced under.
-	FeePolicyVersion string
-	RegistryVersion  string
-	// ProviderQuoteHash is HashBytes of ProviderQuote, the provider's raw
-	// quote kept byte for byte (it is passed back to the provider as it
-	// came and never shown to clients).
-	ProviderQuoteHash string
-	ProviderQuote     []byte
-	// CreatedAt and ExpiresAt bound its life (millisecond precision,
-	// FreezeTime).
-	CreatedAt time.Time
-	ExpiresAt time.Time
-	// Hash is the quote hash (quoteHash), QuoteHash of the fields above.
-	Hash string
 }
 
 // quoteSchema versions the quote hash's encoding; a new field or a new
@@ -174,33 +184,39 @@ func QuoteHash(q Quote) string {
 	c.str("quoteId", q.ID)
 	c.str("operationId", q.OperationID)
 	encodeOwner(&c, q.Owner)
-	c.str("provider", q.Provider)
-	c.str("network", q.Network)
-	c.addr("wallet", q.Wallet)
-	c.str("routingMode", string(q.RoutingMode))
-	c.addr("inputMint", q.InputMint)
-	c.addr("inputTokenProgram", q.InputTokenProgram)
-	c.uint("inputDecimals", uint64(q.InputDecimals))
-	c.transferFee("inputTransferFee", q.InputTransferFee)
-	c.addr("outputMint", q.OutputMint)
-	c.addr("outputTokenProgram", q.OutputTokenProgram)
-	c.uint("outputDecimals", uint64(q.OutputDecimals))
-	c.transferFee("outputTransferFee", q.OutputTransferFee)
-	c.atomic("grossInputAtomic", q.GrossInputAtomic)
-	c.atomic("serviceFeeAtomic", q.ServiceFeeAtomic)
-	c.atomic("executableInputAtomic", q.ExecutableInputAtomic)
-	c.atomic("expectedOutputAtomic", q.ExpectedOutputAtomic)
-	c.atomic("minimumOutputAtomic", q.MinimumOutputAtomic)
-	c.uint("slippageBps", uint64(q.SlippageBps))
-	c.uint("priceImpactBps", uint64(q.PriceImpactBps))
-	encodeRoute(&c, q.Route)
-	encodeFeeBreakdown(&c, q.FeeBreakdown)
+	encodeTerms(&c, q.Terms)
 	c.str("feePolicyVersion", q.FeePolicyVersion)
 	c.str("registryVersion", q.RegistryVersion)
 	c.str("providerQuoteHash", q.ProviderQuoteHash)
 	c.time("createdAt", q.CreatedAt)
 	c.time("expiresAt", q.ExpiresAt)
 	return c.sum()
+}
+
+// encodeTerms appends a trade's terms, in the order both hashes have
+// always had them.
+func encodeTerms(c *canon, t Terms) {
+	c.str("provider", t.Provider)
+	c.str("network", t.Network)
+	c.addr("wallet", t.Wallet)
+	c.str("routingMode", string(t.RoutingMode))
+	c.addr("inputMint", t.InputMint)
+	c.addr("inputTokenProgram", t.InputTokenProgram)
+	c.uint("inputDecimals", uint64(t.InputDecimals))
+	c.transferFee("inputTransferFee", t.InputTransferFee)
+	c.addr("outputMint", t.OutputMint)
+	c.addr("outputTokenProgram", t.OutputTokenProgram)
+	c.uint("outputDecimals", uint64(t.OutputDecimals))
+	c.transferFee("outputTransferFee", t.OutputTransferFee)
+	c.atomic("grossInputAtomic", t.GrossInputAtomic)
+	c.atomic("serviceFeeAtomic", t.ServiceFeeAtomic)
+	c.atomic("executableInputAtomic", t.ExecutableInputAtomic)
+	c.atomic("expectedOutputAtomic", t.ExpectedOutputAtomic)
+	c.atomic("minimumOutputAtomic", t.MinimumOutputAtomic)
+	c.uint("slippageBps", uint64(t.SlippageBps))
+	c.uint("priceImpactBps", uint64(t.PriceImpactBps))
+	encodeRoute(c, t.Route)
+	encodeFeeBreakdown(c, t.FeeBreakdown)
 }
 
 // encodeOwner appends the owner scope.

@@ -217,14 +217,14 @@ func (s *Service) Quote(ctx context.Context, st Store, p *access.Principal, in Q
 	// The quote, frozen and hashed.
 	now := s.cfg.Clock.Now()
 	q := Quote{ID: QuotePrefix + s.cfg.NewIDFunc(), OperationID: OperationPrefix + s.cfg.NewIDFunc(), Owner: owner,
-		Provider: e.Routes.Name(), Network: network, Wallet: wallet, RoutingMode: ExactIn,
-		InputMint: input.mint, InputTokenProgram: input.program, InputDecimals: input.decimals, InputTransferFee: input.fee,
-		OutputMint: output.mint, OutputTokenProgram: output.program, OutputDecimals: output.decimals, OutputTransferFee: output.fee,
-		GrossInputAtomic: split.Gross, ServiceFeeAtomic: split.Fee, ExecutableInputAtomic: split.Executable,
-		ExpectedOutputAtomic: route.OutAtomic, MinimumOutputAtomic: minimum, SlippageBps: uint16(slippage), PriceImpactBps: impact,
-		Route: route.Steps,
-		FeeBreakdown: FeeBreakdown{ServiceFeeBps: uint16(fees.ServiceFeeBps), ServiceFeeMint: input.mint,
-			NetworkFeeLamports: SignatureFeeLamports, PriorityFeeLamports: PriorityFeeEstimateLamports},
+		Terms: Terms{Provider: e.Routes.Name(), Network: network, Wallet: wallet, RoutingMode: ExactIn,
+			InputMint: input.mint, InputTokenProgram: input.program, InputDecimals: input.decimals, InputTransferFee: input.fee,
+			OutputMint: output.mint, OutputTokenProgram: output.program, OutputDecimals: output.decimals, OutputTransferFee: output.fee,
+			GrossInputAtomic: split.Gross, ServiceFeeAtomic: split.Fee, ExecutableInputAtomic: split.Executable,
+			ExpectedOutputAtomic: route.OutAtomic, MinimumOutputAtomic: minimum, SlippageBps: uint16(slippage), PriceImpactBps: impact,
+			Route: route.Steps,
+			FeeBreakdown: FeeBreakdown{ServiceFeeBps: uint16(fees.ServiceFeeBps), ServiceFeeMint: input.mint,
+				NetworkFeeLamports: SignatureFeeLamports, PriorityFeeLamports: PriorityFeeEstimateLamports}},
 		FeePolicyVersion: strconv.Itoa(ps.feesVer), RegistryVersion: strconv.Itoa(ps.regVer),
 		ProviderQuote: route.Raw, CreatedAt: now, ExpiresAt: now.Add(time.Duration(settings.QuoteTTLSeconds) * time.Second)}
 	q.FeeBreakdown.RentLamports = rent

@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -227,8 +228,8 @@ func (g *Gateway[T]) authenticate(ctx context.Context, r *http.Request, rt Route
 	token := bearer(r)
 	switch {
 	case strings.HasPrefix(token, apikey.TestPrefix) || strings.HasPrefix(token, apikey.LivePrefix):
-		if rt.Auth == AuthSession {
-			return fault.E(op, fault.AccessDenied, "This route needs a signed-in user; API keys are not accepted.").With("credential", "api_key")
+		if err := admitsCredential(rt, access.CredentialAPIKey); err != nil {
+			return err
 		}
 		rec := apikey.AuthRecord{}
 		p, rec, err = g.Keys.Authenticate(ctx, read, token)
@@ -241,8 +242,8 @@ func (g *Gateway[T]) authenticate(ctx context.Context, r *http.Request, rt Route
 		}
 		c.key, version = rec.Key, rec.AuthzVersion
 	case token != "" || g.sessionCookie(r) != "":
-		if rt.Auth == AuthKey || rt.Auth == AuthInternal {
-			return fault.E(op, fault.AccessDenied, "This route needs an API key.").With("credential", "session")
+		if err := admitsCredential(rt, access.CredentialSession); err != nil {
+			return err
 		}
 		cred := account.Credential{Token: token, Environment: env}
 		if token == "" {
@@ -267,9 +268,36 @@ func (g *Gateway[T]) authenticate(ctx context.Context, r *http.Request, rt Route
 	if rt.SignedIn {
 		return nil // any signed-in user; the handler needs no workspace authority
 	}
+	return g.evaluate(ctx, rt, c, read, r.Header.Get(WorkspaceHeader), func(p *access.Principal) (access.Authority, error) {
+		return g.Authz.GetAt(ctx, read, p.TenantID, p.WorkspaceID, p.UserID, p.Environment, version)
+	})
+}
+
+// admitsCredential refuses a credential of a kind the route does not take:
+// an API key on a session route, a session or access token on a key or
+// internal route (ACCESS_DENIED, details.credential).
+func admitsCredential[T Tx](rt Route[T], kind access.CredentialKind) error {
+	const op = "transport.authenticate"
+	switch {
+	case kind == access.CredentialAPIKey && rt.Auth == AuthSession:
+		return fault.E(op, fault.AccessDenied, "This route needs a signed-in user; API keys are not accepted.").With("credential", "api_key")
+	case kind != access.CredentialAPIKey && (rt.Auth == AuthKey || rt.Auth == AuthInternal):
+		return fault.E(op, fault.AccessDenied, "This route needs an API key.").With("credential", "session")
+	}
+	return nil
+}
+
+// evaluate runs the access evaluator on c's principal for rt: the route's
+// declared access rules and Policy, with the authority load returns (for
+// the principal's workspace), and the workspace the caller names. It sets
+// c.Authority.
+func (g *Gateway[T]) evaluate(ctx context.Context, rt Route[T], c *Call[T], read T, workspace string,
+	load func(p *access.Principal) (access.Authority, error)) error {
+	const op = "transport.authenticate"
+	p := c.Principal
 	in := &access.Input{
 		Principal:            p,
-		RequestedWorkspaceID: r.Header.Get(WorkspaceHeader),
+		RequestedWorkspaceID: workspace,
 		Permission:           rt.Permission,
 		RequiredRoles:        rt.Roles,
 		Scope:                rt.Scope,
@@ -283,7 +311,7 @@ func (g *Gateway[T]) authenticate(ctx context.Context, r *http.Request, rt Route
 		in.Permission, in.Scope = access.InternalEvents, access.ScopeInternal
 	}
 	if !((rt.Auth == AuthInternal || internal) && p.HasScope(access.ScopeInternal)) && p.WorkspaceID != "" {
-		a, err := g.Authz.GetAt(ctx, read, p.TenantID, p.WorkspaceID, p.UserID, p.Environment, version)
+		a, err := load(p)
 		if err != nil && !fault.Is(err, fault.NotFound) {
 			return fault.Wrap(op, err)
 		}
@@ -296,6 +324,54 @@ func (g *Gateway[T]) authenticate(ctx context.Context, r *http.Request, rt Route
 		return d.Err
 	}
 	return nil
+}
+
+// Authorize evaluates rt's access for p, a principal authenticated by an
+// earlier request, as the gateway evaluates a direct call of rt with the
+// given path values and body: the credential kinds the route takes, the
+// workspace authority, the route's permission, scope and roles, and its
+// declared Policy (feature, entitlement, resource scope, workflow, fresh
+// sign-in), through the same evaluator. The authority is loaded at the
+// workspace's current authority version, not the one p was read with, so
+// a change of who may act applies at once. It returns that authority, or
+// the error the direct call would answer with. It applies no limits and
+// keeps no idempotency record or receipt: the request that carries the
+// call did. The AI control plane runs a model's tool calls through it,
+// under the authority of the route each tool stands for (spec,
+// Authentication 11).
+func (g *Gateway[T]) Authorize(ctx context.Context, rt Route[T], p *access.Principal, path map[string]string, body []byte) (*access.Authority, error) {
+	const op = "transport.Authorize"
+	if p == nil {
+		return nil, fault.E(op, fault.Unauthenticated, "")
+	}
+	if rt.Auth == AuthPublic {
+		return nil, nil
+	}
+	if err := admitsCredential(rt, p.Kind); err != nil {
+		return nil, err
+	}
+	r, err := http.NewRequestWithContext(ctx, rt.Method, rt.Pattern, bytes.NewReader(body))
+	if err != nil {
+		return nil, fault.Wrap(op, err)
+	}
+	for k, v := range path {
+		r.SetPathValue(k, v)
+	}
+	if len(body) > 0 {
+		r.Header.Set("Content-Type", "application/json")
+	}
+	c := &Call[T]{Principal: p, Request: r, body: body, fields: &fieldIndex{}}
+	if rt.SignedIn {
+		return nil, nil
+	}
+	read := g.DB.Read()
+	err = g.evaluate(ctx, rt, c, read, "", func(p *access.Principal) (access.Authority, error) {
+		return g.Authz.Get(ctx, read, p.TenantID, p.WorkspaceID, p.UserID, p.Environment)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return c.Authority, nil
 }
 
 // policyInput feeds the route's declared Policy to the evaluator's input.

@@ -85,13 +85,13 @@ const (
 	// DefaultMaxTokens is max_tokens when a request sets no output cap.
 	DefaultMaxTokens = 4096
 	// DefaultTimeout bounds a whole call.
-	DefaultTimeout = 5 * time.Minute
+	DefaultTimeout = wire.DefaultTimeout
 	// DefaultIdleTimeout bounds the wait for each line of a stream.
-	DefaultIdleTimeout = 90 * time.Second
+	DefaultIdleTimeout = wire.DefaultIdleTimeout
 	// DefaultMaxResponseBytes bounds an answer's body.
-	DefaultMaxResponseBytes = 16 << 20
+	DefaultMaxResponseBytes = wire.DefaultMaxResponseBytes
 	// MaxEventBytes bounds one stream event.
-	MaxEventBytes = 1 << 20
+	MaxEventBytes = wire.MaxEventBytes
 	// maxModelPages bounds the pages Models reads.
 	maxModelPages = 20
 )
@@ -147,29 +147,12 @@ func New(cfg Config) (*Client, error) {
 	if cfg.DefaultMaxTokens <= 0 {
 		cfg.DefaultMaxTokens = DefaultMaxTokens
 	}
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = DefaultTimeout
+	w, err := wire.NewClient(op, wire.Options{Base: base, Key: cfg.APIKey, HTTPClient: cfg.HTTPClient, Timeout: cfg.Timeout,
+		IdleTimeout: cfg.IdleTimeout, MaxResponseBytes: cfg.MaxResponseBytes, Now: cfg.Now, Refuse: refuse})
+	if err != nil {
+		return nil, err
 	}
-	if cfg.IdleTimeout <= 0 {
-		cfg.IdleTimeout = DefaultIdleTimeout
-	}
-	if cfg.MaxResponseBytes <= 0 {
-		cfg.MaxResponseBytes = DefaultMaxResponseBytes
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.HTTPClient == nil {
-		cfg.HTTPClient, err = wire.GuardedClient(op, base, cfg.Timeout, cfg.MaxResponseBytes)
-		if err != nil {
-			return nil, err
-		}
-	}
-	return &Client{key: cfg.APIKey, version: cfg.Version, maxTokens: cfg.DefaultMaxTokens, w: wire.Client{
-		HC: cfg.HTTPClient, Base: base, Redact: wire.NewRedactor(cfg.APIKey, base),
-		Total: cfg.Timeout, Idle: cfg.IdleTimeout, MaxBody: cfg.MaxResponseBytes, MaxEvent: MaxEventBytes,
-		Now: cfg.Now, Refuse: refuse, RequestID: wire.RequestID,
-	}}, nil
+	return &Client{w: w, key: cfg.APIKey, version: cfg.Version, maxTokens: cfg.DefaultMaxTokens}, nil
 }
 
 func (c *Client) header(accept string) http.Header {
@@ -182,22 +165,7 @@ func (c *Client) Complete(ctx context.Context, r ai.Request) (ai.Response, error
 	if err := wire.Validate(op, r); err != nil {
 		return ai.Response{}, err
 	}
-	a, err := c.w.Send(ctx, op, http.MethodPost, "/v1/messages", c.header("application/json"), c.body(r, false), false)
-	if err != nil {
-		return ai.Response{}, err
-	}
-	raw, err := c.w.ReadAll(op, a)
-	if err != nil {
-		return ai.Response{}, err
-	}
-	resp, f := decodeMessage(raw)
-	if f != nil {
-		f.RequestID = a.RequestID
-		f.Cause = c.w.Redact.Err(f.Cause)
-		return ai.Response{}, f.Err(op)
-	}
-	resp.UpstreamRequestID = a.RequestID
-	return resp, nil
+	return c.w.Complete(ctx, op, "/v1/messages", c.header("application/json"), c.body(r, false), decodeMessage)
 }
 
 // Stream implements ai.Provider.
@@ -206,15 +174,7 @@ func (c *Client) Stream(ctx context.Context, r ai.Request) (ai.Stream, error) {
 	if err := wire.Validate(op, r); err != nil {
 		return nil, err
 	}
-	a, err := c.w.Send(ctx, op, http.MethodPost, "/v1/messages", c.header("text/event-stream"), c.body(r, true), true)
-	if err != nil {
-		return nil, err
-	}
-	s := c.w.NewStream(op, a, &decoder{blocks: map[int]*blockState{}}, wire.Acc{})
-	if err := s.First(); err != nil {
-		return nil, err
-	}
-	return s, nil
+	return c.w.Stream(ctx, op, "/v1/messages", c.header("text/event-stream"), c.body(r, true), &decoder{blocks: map[int]*blockState{}})
 }
 
 // Models implements ai.Provider.
@@ -227,14 +187,6 @@ func (c *Client) Models(ctx context.Context) ([]ai.Model, error) {
 		if after != "" {
 			path += "&after_id=" + url.QueryEscape(after)
 		}
-		a, err := c.w.Send(ctx, op, http.MethodGet, path, c.header("application/json"), nil, false)
-		if err != nil {
-			return nil, err
-		}
-		raw, err := c.w.ReadAll(op, a)
-		if err != nil {
-			return nil, err
-		}
 		var list struct {
 			Data []struct {
 				ID          string `json:"id"`
@@ -244,10 +196,9 @@ func (c *Client) Models(ctx context.Context) ([]ai.Model, error) {
 			HasMore bool   `json:"has_more"`
 			LastID  string `json:"last_id"`
 		}
-		if err := json.Unmarshal(raw, &list); err != nil || list.Data == nil {
-			f := wire.Malformed("malformed_response", fmt.Errorf("model list: %v", err))
-			f.RequestID = a.RequestID
-			return nil, f.Err(op)
+		if err := c.w.GetJSON(ctx, op, path, c.header("application/json"), "model list", &list,
+			func() bool { return list.Data != nil }); err != nil {
+			return nil, err
 		}
 		for _, m := range list.Data {
 			if m.ID == "" {
@@ -354,11 +305,7 @@ func (c *Client) body(r ai.Request, stream bool) msgRequest {
 	}
 	b.System = strings.Join(system, "\n\n")
 	for _, t := range r.Tools {
-		schema := t.Parameters
-		if len(schema) == 0 {
-			schema = json.RawMessage(`{"type":"object","properties":{}}`)
-		}
-		b.Tools = append(b.Tools, msgTool{Name: t.Name, Description: t.Description, InputSchema: schema})
+		b.Tools = append(b.Tools, msgTool{Name: t.Name, Description: t.Description, InputSchema: wire.ObjectSchema(t.Parameters)})
 	}
 	switch r.ToolChoice {
 	case "":
@@ -417,7 +364,7 @@ func decodeMessage(raw []byte) (ai.Response, *ai.Failure) {
 		f := wire.Malformed("malformed_response", fmt.Errorf("message: %v", err))
 		return ai.Response{}, &f
 	}
-	if m.Type == "error" || (len(m.Error) > 0 && string(m.Error) != "null") {
+	if m.Type == "error" || !wire.Absent(m.Error) {
 		f := errorEvent(m.Error, "error_in_body")
 		return ai.Response{}, &f
 	}
@@ -475,7 +422,7 @@ func parseError(raw []byte) apiError {
 	if json.Unmarshal(raw, &env) != nil {
 		return apiError{Message: wire.Truncate(string(raw), 300)}
 	}
-	if len(env.Error) > 0 && string(env.Error) != "null" {
+	if !wire.Absent(env.Error) {
 		var inner apiError
 		var s string
 		if json.Unmarshal(env.Error, &s) == nil {
@@ -497,40 +444,31 @@ func parseError(raw []byte) apiError {
 // carried.
 func errorEvent(raw json.RawMessage, reason string) ai.Failure {
 	e := parseError(raw)
-	return ai.Failure{Code: fault.ProviderUnavailable, Class: ai.ClassServer, Reason: reason, Retryable: true,
-		Cause: fmt.Errorf("error in a 200 answer: %s: %s", e.Type, wire.Truncate(e.Message, 300))}
+	return wire.ServerFailure(reason, fmt.Errorf("error in a 200 answer: %s: %s", e.Type, wire.Truncate(e.Message, 300)))
 }
 
 // refuse maps a non-2xx answer (see the package doc).
 func refuse(status int, _ http.Header, body []byte) ai.Failure {
 	e := parseError(body)
 	text := strings.ToLower(e.Message)
-	f := ai.Failure{Cause: fmt.Errorf("HTTP %d %s: %s", status, e.Type, wire.Truncate(e.Message, 300))}
-	set := func(code fault.Code, class ai.ErrorClass, retry bool, reason string) ai.Failure {
-		f.Code, f.Class, f.Retryable, f.Reason = code, class, retry, reason
-		return f
-	}
+	cause := fmt.Errorf("HTTP %d %s: %s", status, e.Type, wire.Truncate(e.Message, 300))
 	switch {
 	case status == http.StatusPaymentRequired || e.Type == "billing_error" || strings.Contains(text, "credit balance"):
-		return set(fault.ProviderCreditsExhausted, ai.ClassCredits, false, "")
+		return wire.Refused(fault.ProviderCreditsExhausted, ai.ClassCredits, false, "", cause)
 	case status == http.StatusTooManyRequests || e.Type == "rate_limit_error":
-		return set(fault.RateLimited, ai.ClassRateLimit, true, "")
+		return wire.Refused(fault.RateLimited, ai.ClassRateLimit, true, "", cause)
 	case status >= 400 && status < 500 && (strings.Contains(text, "prompt is too long") || strings.Contains(text, "context window") ||
 		strings.Contains(text, "context length")):
-		return set(fault.InvalidInput, ai.ClassContext, false, "context_length_exceeded")
+		return wire.Refused(fault.InvalidInput, ai.ClassContext, false, "context_length_exceeded", cause)
 	case status == http.StatusUnauthorized || status == http.StatusForbidden ||
 		e.Type == "authentication_error" || e.Type == "permission_error":
-		return set(fault.ProviderUnavailable, ai.ClassAuth, false, "")
+		return wire.Refused(fault.ProviderUnavailable, ai.ClassAuth, false, "", cause)
 	case status == http.StatusNotFound || e.Type == "not_found_error":
-		return set(fault.ProviderUnavailable, ai.ClassRequest, false, "not_found")
+		return wire.Refused(fault.ProviderUnavailable, ai.ClassRequest, false, "not_found", cause)
 	case status == 529 || e.Type == "overloaded_error":
-		return set(fault.ProviderUnavailable, ai.ClassServer, true, "overloaded")
-	case status == http.StatusRequestTimeout || status == http.StatusConflict || status >= 500:
-		return set(fault.ProviderUnavailable, ai.ClassServer, true, "")
-	case status == http.StatusBadRequest || status == http.StatusRequestEntityTooLarge || status == http.StatusUnprocessableEntity:
-		return set(fault.InvalidInput, ai.ClassRequest, false, "")
+		return wire.Refused(fault.ProviderUnavailable, ai.ClassServer, true, "overloaded", cause)
 	}
-	return set(fault.ProviderUnavailable, ai.ClassServer, false, "unexpected_status")
+	return wire.ByStatus(status, cause)
 }
 
 // blockState is a content block of a stream.
@@ -665,7 +603,6 @@ func (d *decoder) EOF(acc *wire.Acc) *ai.Failure {
 	if d.ended && acc.Finish() != "" {
 		return nil
 	}
-	f := ai.Failure{Code: fault.ProviderUnavailable, Class: ai.ClassServer, Reason: "dropped", Retryable: true,
-		Cause: errors.New("the stream ended before message_stop")}
+	f := wire.ServerFailure("dropped", errors.New("the stream ended before message_stop"))
 	return &f
 }

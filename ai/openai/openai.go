@@ -101,14 +101,14 @@ var _ ai.Provider = (*Client)(nil)
 // Defaults of Config.
 const (
 	// DefaultTimeout bounds a whole call.
-	DefaultTimeout = 5 * time.Minute
+	DefaultTimeout = wire.DefaultTimeout
 	// DefaultIdleTimeout bounds the wait for each line of a stream (and
 	// for its headers).
-	DefaultIdleTimeout = 90 * time.Second
+	DefaultIdleTimeout = wire.DefaultIdleTimeout
 	// DefaultMaxResponseBytes bounds an answer's body.
-	DefaultMaxResponseBytes = 16 << 20
+	DefaultMaxResponseBytes = wire.DefaultMaxResponseBytes
 	// MaxEventBytes bounds one stream event.
-	MaxEventBytes = 1 << 20
+	MaxEventBytes = wire.MaxEventBytes
 )
 
 // The output-cap fields Config.MaxTokensField takes.
@@ -158,15 +158,6 @@ func New(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = DefaultTimeout
-	}
-	if cfg.IdleTimeout <= 0 {
-		cfg.IdleTimeout = DefaultIdleTimeout
-	}
-	if cfg.MaxResponseBytes <= 0 {
-		cfg.MaxResponseBytes = DefaultMaxResponseBytes
-	}
 	switch cfg.MaxTokensField {
 	case "":
 		cfg.MaxTokensField = MaxCompletionTokens
@@ -174,20 +165,12 @@ func New(cfg Config) (*Client, error) {
 	default:
 		return nil, fault.Invalid(op, "maxTokensField", "The output cap field must be max_completion_tokens or max_tokens.")
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
+	w, err := wire.NewClient(op, wire.Options{Base: base, Key: cfg.APIKey, HTTPClient: cfg.HTTPClient, Timeout: cfg.Timeout,
+		IdleTimeout: cfg.IdleTimeout, MaxResponseBytes: cfg.MaxResponseBytes, Now: cfg.Now, Refuse: refuse})
+	if err != nil {
+		return nil, err
 	}
-	if cfg.HTTPClient == nil {
-		cfg.HTTPClient, err = wire.GuardedClient(op, base, cfg.Timeout, cfg.MaxResponseBytes)
-		if err != nil {
-			return nil, err
-		}
-	}
-	return &Client{key: cfg.APIKey, capField: cfg.MaxTokensField, w: wire.Client{
-		HC: cfg.HTTPClient, Base: base, Redact: wire.NewRedactor(cfg.APIKey, base),
-		Total: cfg.Timeout, Idle: cfg.IdleTimeout, MaxBody: cfg.MaxResponseBytes, MaxEvent: MaxEventBytes,
-		Now: cfg.Now, Refuse: refuse, RequestID: wire.RequestID,
-	}}, nil
+	return &Client{w: w, key: cfg.APIKey, capField: cfg.MaxTokensField}, nil
 }
 
 func (c *Client) header(accept string) http.Header {
@@ -204,22 +187,7 @@ func (c *Client) Complete(ctx context.Context, r ai.Request) (ai.Response, error
 	if err := wire.Validate(op, r); err != nil {
 		return ai.Response{}, err
 	}
-	a, err := c.w.Send(ctx, op, http.MethodPost, "/chat/completions", c.header("application/json"), c.body(r, false), false)
-	if err != nil {
-		return ai.Response{}, err
-	}
-	raw, err := c.w.ReadAll(op, a)
-	if err != nil {
-		return ai.Response{}, err
-	}
-	resp, f := decodeCompletion(raw)
-	if f != nil {
-		f.RequestID = a.RequestID
-		f.Cause = c.w.Redact.Err(f.Cause)
-		return ai.Response{}, f.Err(op)
-	}
-	resp.UpstreamRequestID = a.RequestID
-	return resp, nil
+	return c.w.Complete(ctx, op, "/chat/completions", c.header("application/json"), c.body(r, false), decodeCompletion)
 }
 
 // Stream implements ai.Provider.
@@ -228,28 +196,12 @@ func (c *Client) Stream(ctx context.Context, r ai.Request) (ai.Stream, error) {
 	if err := wire.Validate(op, r); err != nil {
 		return nil, err
 	}
-	a, err := c.w.Send(ctx, op, http.MethodPost, "/chat/completions", c.header("text/event-stream"), c.body(r, true), true)
-	if err != nil {
-		return nil, err
-	}
-	s := c.w.NewStream(op, a, decoder{}, wire.Acc{})
-	if err := s.First(); err != nil {
-		return nil, err
-	}
-	return s, nil
+	return c.w.Stream(ctx, op, "/chat/completions", c.header("text/event-stream"), c.body(r, true), decoder{})
 }
 
 // Models implements ai.Provider.
 func (c *Client) Models(ctx context.Context) ([]ai.Model, error) {
 	const op = "openai.Models"
-	a, err := c.w.Send(ctx, op, http.MethodGet, "/models", c.header("application/json"), nil, false)
-	if err != nil {
-		return nil, err
-	}
-	raw, err := c.w.ReadAll(op, a)
-	if err != nil {
-		return nil, err
-	}
 	var list struct {
 		Data []struct {
 			ID            string     `json:"id"`
@@ -260,10 +212,9 @@ func (c *Client) Models(ctx context.Context) ([]ai.Model, error) {
 			ContextLength wire.Count `json:"context_length"`
 		} `json:"data"`
 	}
-	if err := json.Unmarshal(raw, &list); err != nil || list.Data == nil {
-		f := wire.Malformed("malformed_response", fmt.Errorf("model list: %v", err))
-		f.RequestID = a.RequestID
-		return nil, f.Err(op)
+	if err := c.w.GetJSON(ctx, op, "/models", c.header("application/json"), "model list", &list,
+		func() bool { return list.Data != nil }); err != nil {
+		return nil, err
 	}
 	out := make([]ai.Model, 0, len(list.Data))
 	for _, m := range list.Data {
@@ -357,11 +308,8 @@ func (c *Client) body(r ai.Request, stream bool) chatRequest {
 		b.Messages = append(b.Messages, cm)
 	}
 	for _, t := range r.Tools {
-		params := t.Parameters
-		if len(params) == 0 {
-			params = json.RawMessage(`{"type":"object","properties":{}}`)
-		}
-		b.Tools = append(b.Tools, chatTool{Type: "function", Function: toolDeclare{Name: t.Name, Description: t.Description, Parameters: params}})
+		b.Tools = append(b.Tools, chatTool{Type: "function", Function: toolDeclare{Name: t.Name, Description: t.Description,
+			Parameters: wire.ObjectSchema(t.Parameters)}})
 	}
 	switch r.ToolChoice {
 	case "":
@@ -424,20 +372,32 @@ type wireToolCall struct {
 	} `json:"function"`
 }
 
-// completion is the non-streamed answer.
-type completion struct {
-	ID      string `json:"id"`
-	Model   string `json:"model"`
-	Choices []struct {
-		Message struct {
-			Content   json.RawMessage `json:"content"`
-			Refusal   *string         `json:"refusal"`
-			ToolCalls []wireToolCall  `json:"tool_calls"`
-		} `json:"message"`
-		FinishReason *string `json:"finish_reason"`
-	} `json:"choices"`
+// envelope is what a completion and a stream chunk both carry beside
+// their choices.
+type envelope struct {
+	ID    string          `json:"id"`
+	Model string          `json:"model"`
 	Usage *usage          `json:"usage"`
 	Error json.RawMessage `json:"error"`
+}
+
+// turn is a choice's message (a completion) or delta (a chunk).
+type turn struct {
+	Content   json.RawMessage `json:"content"`
+	Refusal   *string         `json:"refusal"`
+	ToolCalls []wireToolCall  `json:"tool_calls"`
+}
+
+// refused reports whether the turn carries a refusal.
+func (t turn) refused() bool { return t.Refusal != nil && *t.Refusal != "" }
+
+// completion is the non-streamed answer.
+type completion struct {
+	envelope
+	Choices []struct {
+		Message      turn    `json:"message"`
+		FinishReason *string `json:"finish_reason"`
+	} `json:"choices"`
 }
 
 // decodeCompletion reads a 200 answer.
@@ -447,7 +407,7 @@ func decodeCompletion(raw []byte) (ai.Response, *ai.Failure) {
 		f := wire.Malformed("malformed_response", fmt.Errorf("completion: %v", err))
 		return ai.Response{}, &f
 	}
-	if len(cr.Error) > 0 && string(cr.Error) != "null" {
+	if !wire.Absent(cr.Error) {
 		f := errorInBody(cr.Error, "error_in_body")
 		return ai.Response{}, &f
 	}
@@ -474,7 +434,7 @@ func decodeCompletion(raw []byte) (ai.Response, *ai.Failure) {
 		return ai.Response{}, &f
 	}
 	resp.Finish = wire.FinishWithCalls(finish(reason), len(resp.ToolCalls))
-	if ch.Message.Refusal != nil && *ch.Message.Refusal != "" {
+	if ch.Message.refused() {
 		resp.Finish = ai.FinishFiltered
 	}
 	if cr.Usage != nil {
@@ -499,8 +459,7 @@ func finish(reason string) ai.Finish {
 // errorInBody is the failure of an error a 200 answer (or stream) carried.
 func errorInBody(raw json.RawMessage, reason string) ai.Failure {
 	e := parseError(raw)
-	return ai.Failure{Code: fault.ProviderUnavailable, Class: ai.ClassServer, Reason: reason, Retryable: true,
-		Cause: fmt.Errorf("error in a 200 answer: %s/%s: %s", e.Type, e.Code, wire.Truncate(e.Message, 300))}
+	return wire.ServerFailure(reason, fmt.Errorf("error in a 200 answer: %s/%s: %s", e.Type, e.Code, wire.Truncate(e.Message, 300)))
 }
 
 // apiError is an error body's fields, however the server shapes them.
@@ -522,7 +481,7 @@ func parseError(raw []byte) apiError {
 	if json.Unmarshal(raw, &env) != nil {
 		return apiError{Message: wire.Truncate(string(raw), 300)}
 	}
-	if len(env.Error) > 0 && string(env.Error) != "null" {
+	if !wire.Absent(env.Error) {
 		var s string
 		if json.Unmarshal(env.Error, &s) == nil {
 			return apiError{Message: s}
@@ -546,30 +505,18 @@ func parseError(raw []byte) apiError {
 func refuse(status int, _ http.Header, body []byte) ai.Failure {
 	e := parseError(body)
 	text := strings.ToLower(e.Type + " " + e.Code + " " + e.Message + " " + e.Metadata)
-	f := ai.Failure{Cause: fmt.Errorf("HTTP %d %s/%s: %s", status, e.Type, e.Code, wire.Truncate(e.Message, 300))}
-	set := func(code fault.Code, class ai.ErrorClass, retry bool, reason string) ai.Failure {
-		f.Code, f.Class, f.Retryable, f.Reason = code, class, retry, reason
-		return f
-	}
+	cause := fmt.Errorf("HTTP %d %s/%s: %s", status, e.Type, e.Code, wire.Truncate(e.Message, 300))
 	switch {
-	case status == http.StatusPaymentRequired || (status == http.StatusTooManyRequests && quota(e, text)):
-		return set(fault.ProviderCreditsExhausted, ai.ClassCredits, false, "")
-	case status == http.StatusTooManyRequests:
-		return set(fault.RateLimited, ai.ClassRateLimit, true, "")
+	case status == http.StatusTooManyRequests && quota(e, text):
+		return wire.Refused(fault.ProviderCreditsExhausted, ai.ClassCredits, false, "", cause)
+	case status == http.StatusPaymentRequired || status == http.StatusTooManyRequests:
+		return wire.ByStatus(status, cause)
 	case status >= 400 && status < 500 && contextOverflow(e, text):
-		return set(fault.InvalidInput, ai.ClassContext, false, "context_length_exceeded")
+		return wire.Refused(fault.InvalidInput, ai.ClassContext, false, "context_length_exceeded", cause)
 	case status >= 400 && status < 500 && contentPolicy(e, text):
-		return set(fault.ContentPolicyRejected, ai.ClassFilter, false, "")
-	case status == http.StatusUnauthorized || status == http.StatusForbidden:
-		return set(fault.ProviderUnavailable, ai.ClassAuth, false, "")
-	case status == http.StatusNotFound:
-		return set(fault.ProviderUnavailable, ai.ClassRequest, false, "not_found")
-	case status == http.StatusRequestTimeout || status == http.StatusConflict || status >= 500:
-		return set(fault.ProviderUnavailable, ai.ClassServer, true, "")
-	case status == http.StatusBadRequest || status == http.StatusRequestEntityTooLarge || status == http.StatusUnprocessableEntity:
-		return set(fault.InvalidInput, ai.ClassRequest, false, "")
+		return wire.Refused(fault.ContentPolicyRejected, ai.ClassFilter, false, "", cause)
 	}
-	return set(fault.ProviderUnavailable, ai.ClassServer, false, "unexpected_status")
+	return wire.ByStatus(status, cause)
 }
 
 func quota(e apiError, text string) bool {
@@ -608,18 +555,11 @@ type decoder struct{}
 
 // chunk is one stream payload.
 type chunk struct {
-	ID      string `json:"id"`
-	Model   string `json:"model"`
+	envelope
 	Choices []struct {
-		Delta struct {
-			Content   json.RawMessage `json:"content"`
-			Refusal   *string         `json:"refusal"`
-			ToolCalls []wireToolCall  `json:"tool_calls"`
-		} `json:"delta"`
+		Delta        turn    `json:"delta"`
 		FinishReason *string `json:"finish_reason"`
 	} `json:"choices"`
-	Usage *usage          `json:"usage"`
-	Error json.RawMessage `json:"error"`
 }
 
 // Message implements wire.Decoder.
@@ -640,7 +580,7 @@ func (decoder) Message(m wire.Message, acc *wire.Acc) (bool, *ai.Failure) {
 		f := wire.Malformed("malformed_chunk", fmt.Errorf("stream chunk: %v", err))
 		return false, &f
 	}
-	if len(ch.Error) > 0 && string(ch.Error) != "null" {
+	if !wire.Absent(ch.Error) {
 		f := errorInBody(ch.Error, "error_event")
 		return false, &f
 	}
@@ -659,7 +599,7 @@ func (decoder) Message(m wire.Message, acc *wire.Acc) (bool, *ai.Failure) {
 			}
 			acc.ToolCall(ai.ToolCallDelta{Index: idx, ID: tc.ID, Name: tc.Function.Name, Arguments: wire.ArgumentsText(tc.Function.Arguments)})
 		}
-		if c.Delta.Refusal != nil && *c.Delta.Refusal != "" {
+		if c.Delta.refused() {
 			acc.SetFinish(ai.FinishFiltered)
 		}
 		if c.FinishReason != nil && *c.FinishReason != "" {
@@ -684,7 +624,6 @@ func (decoder) EOF(acc *wire.Acc) *ai.Failure {
 	if acc.Finish() != "" && acc.HasUsage() {
 		return nil
 	}
-	f := ai.Failure{Code: fault.ProviderUnavailable, Class: ai.ClassServer, Reason: "dropped", Retryable: true,
-		Cause: errors.New("the stream ended before [DONE]")}
+	f := wire.ServerFailure("dropped", errors.New("the stream ended before [DONE]"))
 	return &f
 }

@@ -43,6 +43,7 @@ func Exercise(t *testing.T, open Opener) {
 	t.Run("CCTP", func(t *testing.T) { exerciseCCTP(t, open) })
 	t.Run("Marketplace", func(t *testing.T) { exerciseMarketplace(t, open) })
 	t.Run("AI", func(t *testing.T) { exerciseAI(t, open) })
+	t.Run("AITools", func(t *testing.T) { exerciseAITools(t, open) })
 	t.Run("X402", func(t *testing.T) { exerciseX402(t, open) })
 	t.Run("MarketplaceOrders", func(t *testing.T) { exerciseMarketplaceOrders(t, open) })
 	t.Run("Outbox", func(t *testing.T) { exerciseOutbox(t, open) })

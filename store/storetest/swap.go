@@ -63,12 +63,12 @@ func exerciseSwapOperations(t *testing.T, open Opener) {
 	var k1, k2 [32]byte
 	k1[0], k2[0] = 1, 2
 	now := clock.Now()
-	q := swap.Quote{ID: "swq_1", OperationID: "swp_1", Owner: owner, Provider: "jupiter", Network: "solana:abc", Wallet: k1,
+	q := swap.Quote{ID: "swq_1", OperationID: "swp_1", Owner: owner, Terms: swap.Terms{Provider: "jupiter", Network: "solana:abc", Wallet: k1,
 		RoutingMode: swap.ExactIn, InputMint: k1, InputTokenProgram: k2, InputDecimals: 9, OutputMint: k2, OutputTokenProgram: k2,
 		OutputDecimals: 6, GrossInputAtomic: 1_000_000_000, ServiceFeeAtomic: 20_000_000, ExecutableInputAtomic: 980_000_000,
 		ExpectedOutputAtomic: 1_950_000, MinimumOutputAtomic: 1_940_250, SlippageBps: 50, PriceImpactBps: 12,
-		Route:            []swap.RouteStep{{Venue: "Pool", Pool: k2, InputMint: k1, OutputMint: k2, InAtomic: 980_000_000, OutAtomic: 1_950_000, ShareBps: 10000}},
-		FeeBreakdown:     swap.FeeBreakdown{ServiceFeeBps: 200, ServiceFeeMint: k1, NetworkFeeLamports: 5000, PriorityFeeLamports: 14000},
+		Route:        []swap.RouteStep{{Venue: "Pool", Pool: k2, InputMint: k1, OutputMint: k2, InAtomic: 980_000_000, OutAtomic: 1_950_000, ShareBps: 10000}},
+		FeeBreakdown: swap.FeeBreakdown{ServiceFeeBps: 200, ServiceFeeMint: k1, NetworkFeeLamports: 5000, PriorityFeeLamports: 14000}},
 		FeePolicyVersion: "1", RegistryVersion: "3", ProviderQuote: []byte(`{"inAmount":"980000000","x":{"y":"<&>"}}`),
 		CreatedAt: now, ExpiresAt: now.Add(30 * time.Second)}.Seal()
 	o := swap.Operation{ID: "swp_1", Owner: owner, State: swap.StateQuoted, QuoteID: q.ID, Version: 1, CreatedAt: now.UTC().Truncate(time.Microsecond),

@@ -33,11 +33,11 @@ func exerciseSwapSettlements(t *testing.T, open Opener) {
 	seed := func(n int, sig string) swap.Intent {
 		t.Helper()
 		id := func(prefix string) string { return prefix + string(rune('0'+n)) }
-		q := swap.Quote{ID: id("swq_"), OperationID: id("swp_"), Owner: owner, Provider: "jupiter", Network: "solana:abc", Wallet: k[0],
+		q := swap.Quote{ID: id("swq_"), OperationID: id("swp_"), Owner: owner, Terms: swap.Terms{Provider: "jupiter", Network: "solana:abc", Wallet: k[0],
 			RoutingMode: swap.ExactIn, InputMint: k[1], InputTokenProgram: k[2], InputDecimals: 9, OutputMint: k[3],
 			OutputTokenProgram: k[2], OutputDecimals: 6, GrossInputAtomic: 1_000_000_000, ServiceFeeAtomic: 20_000_000,
 			ExecutableInputAtomic: 980_000_000, ExpectedOutputAtomic: 1_950_000, MinimumOutputAtomic: 1_940_250, SlippageBps: 50,
-			FeeBreakdown: swap.FeeBreakdown{ServiceFeeBps: 200, ServiceFeeMint: k[1]}, FeePolicyVersion: "1", RegistryVersion: "1",
+			FeeBreakdown: swap.FeeBreakdown{ServiceFeeBps: 200, ServiceFeeMint: k[1]}}, FeePolicyVersion: "1", RegistryVersion: "1",
 			ProviderQuote: []byte(`{}`), CreatedAt: now, ExpiresAt: now.Add(30 * time.Second)}.Seal()
 		it, err := swap.NewIntent(q, swap.Binding{ID: id("swi_"), Owner: owner, Wallet: k[0], FeePolicyVersion: "1", RegistryVersion: "1",
 			FeeRecipient: k[4], FeeAccount: k[5], FeeRecipientVerified: true, Message: []byte{1, 2, 3}, RecentBlockhash: "bh",

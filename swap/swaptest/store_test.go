@@ -58,14 +58,14 @@ var (
 // sealedQuote is a consistent quote of operation opID for alice.
 func sealedQuote(id, opID string) swap.Quote {
 	in, out := addr(6), addr(7)
-	return swap.Quote{ID: id, OperationID: opID, Owner: alice, Provider: "jupiter", Network: "solana:localnet", Wallet: addr(1),
+	return swap.Quote{ID: id, OperationID: opID, Owner: alice, Terms: swap.Terms{Provider: "jupiter", Network: "solana:localnet", Wallet: addr(1),
 		RoutingMode: swap.ExactIn, InputMint: in, InputTokenProgram: token2022.ProgramID(), InputDecimals: 9,
 		OutputMint: out, OutputTokenProgram: token2022.ProgramID(), OutputDecimals: 6,
 		GrossInputAtomic: 1_000_000_000, ServiceFeeAtomic: 20_000_000, ExecutableInputAtomic: 980_000_000,
 		ExpectedOutputAtomic: 5_000_000, MinimumOutputAtomic: 4_975_000, SlippageBps: 50, PriceImpactBps: 12,
 		Route: []swap.RouteStep{{Venue: "Loopback CP", Pool: addr(10), InputMint: in, OutputMint: out, InAtomic: 980_000_000,
 			OutAtomic: 5_000_000, ShareBps: 10000}},
-		FeeBreakdown:     swap.FeeBreakdown{ServiceFeeBps: 200, ServiceFeeMint: in, NetworkFeeLamports: 5_000, PriorityFeeLamports: 14_000},
+		FeeBreakdown: swap.FeeBreakdown{ServiceFeeBps: 200, ServiceFeeMint: in, NetworkFeeLamports: 5_000, PriorityFeeLamports: 14_000}},
 		FeePolicyVersion: "1", RegistryVersion: "1", ProviderQuote: []byte(`{"inAmount":"980000000","outAmount":"5000000"}`),
 		CreatedAt: t0, ExpiresAt: t0.Add(30 * time.Second)}.Seal()
 }

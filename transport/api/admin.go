@@ -91,15 +91,17 @@ type AuditActor struct {
 }
 
 // AuditTarget is what an audit event acted on: a user (id: the user id), a
-// workspace, an invitation (id: the invited email), a subscription, a
-// policy (id: the policy id, such as fees.marketplace or ai.routing), a
-// project (id: the project id), a submission (id: the submission id), a
-// model of the AI registry (id: the model id), a rights policy (id: the
-// policy id), a license offer, a cross-chain transfer or a proof
-// verification (id: theirs).
+// workspace, an invitation (id: the invited email), a feature flag (id: the
+// flag's name, set by the host's operator), a subscription, a policy (id:
+// the policy id, such as fees.marketplace or ai.routing), a project (id:
+// the project id), a submission (id: the submission id), a model of the AI
+// registry (id: the model id), a rights policy (id: the policy id), a
+// license offer, a marketplace listing, a cross-chain transfer, a proof
+// verification, an AI artifact, a challenge or a reward (id: theirs). The enum is every target a
+// domain writes (TestAuditTargetsDocumented keeps them equal).
 type AuditTarget struct {
 	// Type is the kind of resource acted on.
-	Type string `json:"type" example:"user" enum:"user,workspace,invitation,subscription,policy,project,submission,ai_model,rights_policy,license,cctp_transfer,zk_verification"`
+	Type string `json:"type" example:"user" enum:"user,workspace,invitation,feature_flag,subscription,policy,project,submission,ai_model,rights_policy,license,listing,cctp_transfer,zk_verification,ai_artifact,challenge,reward"`
 	// ID is the id of the resource acted on.
 	ID string `json:"id" example:"usr_01jd0000000000000000000001"`
 }

@@ -3,6 +3,7 @@ package api
 import (
 	"github.com/creatormusic/platform/account"
 	"github.com/creatormusic/platform/ai"
+	"github.com/creatormusic/platform/ai/tool"
 	"github.com/creatormusic/platform/apikey"
 	"github.com/creatormusic/platform/asset"
 	"github.com/creatormusic/platform/billing"
@@ -45,6 +46,8 @@ type Tx interface {
 	account.AuditReader
 	account.OnboardingStore
 	ai.Store
+	tool.ReadStore
+	tool.ApplyStore
 	apikey.Store
 	asset.Store
 	billing.CheckoutPreparer

@@ -220,7 +220,7 @@ func marketplaceRoutes(svc *marketplace.Service) []Route {
 	sell := func(r Route) Route {
 		r.Tag, r.Auth, r.Private = transport.TagMarketplace, transport.AuthSession, true
 		r.Permission, r.Idempotency = access.MarketplaceCreateListing, transport.IdempotencyOptional
-		r.Policy = Policy{Feature: marketplace.FeatureMarketplace, Entitlement: marketplace.EntitlementSell}
+		r.Policy.Feature, r.Policy.Entitlement = marketplace.FeatureMarketplace, marketplace.EntitlementSell
 		return r
 	}
 	t := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -288,6 +288,35 @@ func marketplaceRoutes(svc *marketplace.Service) []Route {
 				o, err := svc.OfferLicense(ctx, c.Tx, c.Principal, c.Authority, marketplace.OfferRequest{AssetID: in.AssetID,
 					Rights: policy.Ref{ID: in.PolicyID, Version: in.PolicyVersion, Hash: in.TermsHash}, Name: in.Name,
 					Kind: marketplace.Kind(in.Kind), RequestID: c.RequestID})
+				if err != nil {
+					return nil, err
+				}
+				return licenseOfferView(o), nil
+			}}),
+		sell(Route{Method: http.MethodPost, Pattern: "/api/v1/licenses/{licenseId}/withdraw", OperationID: "withdrawLicenseOffer",
+			Status: http.StatusOK, Summary: "Withdraw a license offer",
+			Description: "Withdraws an active license offer of the caller's workspace and environment: its only move (active -> " +
+				"withdrawn); the offer is otherwise never edited. From then on no listing may be published under it and no new " +
+				"marketplace order may price it (409 CONFLICT, details.reason license_withdrawn); orders already created keep " +
+				"their snapshot, and licenses already issued under it keep their terms. An offer the caller's workspace and " +
+				"environment do not hold is 404 NOT_FOUND; an offer already withdrawn is 409 INVALID_STATE_TRANSITION. Needs " +
+				"marketplace.create_listing reaching the offer (OWNER and ADMIN any offer of the workspace, CREATOR the offers it " +
+				"made, else 403 ACCESS_DENIED) and the entitlement marketplace.sell, as for making it. The same Idempotency-Key " +
+				"answers the same result. Writes the outbox event license.withdrawn and an audit record.",
+			Response: func() LicenseOfferView { o := exOffer; o.State, o.Version = "withdrawn", 2; return o }(),
+			Policy: Policy{ResourceFunc: func(ctx context.Context, c *Call) (*access.Resource, error) {
+				return svc.LicenseResource(ctx, c.Tx, c.Principal, c.PathValue("licenseId"))
+			},
+				TransitionFunc: func(ctx context.Context, c *Call) error {
+					o, err := marketplace.License(ctx, c.Tx, c.Principal.Scope(), c.PathValue("licenseId"))
+					if err != nil {
+						return err
+					}
+					_, err = marketplace.Transition(o.State, marketplace.EventWithdraw)
+					return err
+				}},
+			Handle: func(ctx context.Context, c *Call) (any, error) {
+				o, err := svc.WithdrawLicense(ctx, c.Tx, c.Principal, c.Authority, c.PathValue("licenseId"), c.RequestID)
 				if err != nil {
 					return nil, err
 				}

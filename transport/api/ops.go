@@ -18,7 +18,7 @@ import (
 type ServiceHealth struct {
 	// Name is the service's name: database; jobs (this host's job worker);
 	// or jobs.<class>, the queue of one job class (jobs.money,
-	// jobs.provider, jobs.audio, jobs.maintenance) over every host.
+	// jobs.provider, jobs.audio, jobs.maintenance, jobs.outbound) over every host.
 	Name string `json:"name" example:"database"`
 	// Status is up, degraded or down. A service that cannot be checked is
 	// reported down with a reason, never up. A job class is degraded when
@@ -83,7 +83,7 @@ func opsRoutes(checks []HealthCheck) []Route {
 			Auth: transport.AuthSessionOrKey, AnyMember: true, Private: true, Idempotency: transport.IdempotencyNone,
 			Summary: "Report the health of the platform's services",
 			Description: "The database, the job worker and each configured adapter, each observed on this request (the worker from its last poll). " +
-				"Each job class's queue (jobs.money, jobs.provider, jobs.audio, jobs.maintenance) reports the age of its oldest runnable job, " +
+				"Each job class's queue (jobs.money, jobs.provider, jobs.audio, jobs.maintenance, jobs.outbound) reports the age of its oldest runnable job, " +
 				"read from the database: a starved class is degraded, never up. Nothing is reported up that was not observed up.",
 			Response: HealthReport{Status: StatusUp, Services: []ServiceHealth{{Name: "database", Status: StatusUp, CheckedAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)},
 				{Name: "jobs", Status: StatusUp, CheckedAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)},

@@ -7,6 +7,7 @@ import (
 
 	"github.com/creatormusic/platform/account"
 	"github.com/creatormusic/platform/ai"
+	"github.com/creatormusic/platform/ai/tool"
 	"github.com/creatormusic/platform/apikey"
 	"github.com/creatormusic/platform/asset"
 	"github.com/creatormusic/platform/billing"
@@ -89,6 +90,9 @@ type Services struct {
 	// AI runs the AI control plane's model registry and routing; nil
 	// leaves those routes out.
 	AI *ai.Service
+	// Tools runs the AI tools and their artifacts; nil leaves the tool
+	// catalog and artifact routes out.
+	Tools *tool.Runner
 	// X402 runs the payment-required protocol; nil leaves its routes
 	// out, and a sound analysis then takes no payment grant.
 	X402 *x402.Service
@@ -146,6 +150,7 @@ func Routes(s Services) []Route {
 	rs = append(rs, cctpRoutes(s.CCTP)...)
 	rs = append(rs, marketplaceRoutes(s.Marketplace)...)
 	rs = append(rs, aiRoutes(s.AI)...)
+	rs = append(rs, aiToolRoutes(s.Tools, s.WakeFunc)...)
 	rs = append(rs, x402Routes(s.X402)...)
 	rs = append(rs, marketplaceOrderRoutes(s.Marketplace)...)
 	rs = append(rs, rewardsRoutes(s.Rewards)...)

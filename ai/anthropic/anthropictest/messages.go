@@ -88,7 +88,7 @@ func (s *Server) handleMessages(w http.ResponseWriter, r *http.Request) {
 	}
 	var req msgReq
 	jerr := json.Unmarshal(body, &req)
-	f, faulted := s.fault(r, req.Model)
+	f, faulted := s.scripts.Fault(r, req.Model)
 	if faulted && f.Kind == FaultNoHeaders && !s.wait(r.Context(), f.Delay) {
 		return
 	}
@@ -214,12 +214,7 @@ func (s *Server) compose(req msgReq, f Fault) answer {
 	for _, t := range req.Tools {
 		prompt += simmodel.Tokens(t.Name) + simmodel.Tokens(t.Description) + simmodel.Tokens(string(t.InputSchema))
 	}
-	reply, scripted := s.replies.Next(req.Model)
-	var rp *simmodel.Reply
-	if scripted {
-		rp = &reply
-	}
-	out := simmodel.Answer(in, rp)
+	out, rp := s.scripts.Answer(req.Model, in)
 	a := answer{id: s.host.NextID("msg_"), requested: req.Model, model: req.Model, prompt: prompt, stop: "end_turn",
 		extra: f.Kind == FaultExtraFields}
 	if served, ok := s.cfg.Served[req.Model]; ok {
@@ -230,24 +225,9 @@ func (s *Server) compose(req msgReq, f Fault) answer {
 			out.Text, out.ToolCalls, a.stop = out.Text[:i], nil, "stop_sequence"
 		}
 	}
-	switch {
-	case out.Truncated:
-		a.stop = "max_tokens"
-	case len(out.ToolCalls) > 0:
-		a.stop = "tool_use"
-	}
-	switch f.Kind {
-	case FaultLength:
-		out.Text, out.ToolCalls, a.stop = simmodel.CutTokens(out.Text, 2), nil, "max_tokens"
-	case FaultFilter:
-		out.ToolCalls, a.stop = nil, "refusal"
-	}
-	a.out = out
-	a.output = simmodel.Tokens(out.Text)
-	for _, tc := range out.ToolCalls {
-		a.toolIDs = append(a.toolIDs, s.host.NextID("toolu_"))
-		a.output += simmodel.Tokens(tc.Name) + simmodel.Tokens(tc.Arguments)
-	}
+	a.out, a.stop = simmodel.End(out, f.Kind, a.stop, simmodel.Endings{Length: "max_tokens", ToolCalls: "tool_use", Filter: "refusal"})
+	a.output = a.out.Tokens()
+	a.toolIDs = s.host.NextIDs("toolu_", len(a.out.ToolCalls))
 	if rp != nil {
 		a.output += rp.ReasoningTokens
 		a.cached = min(rp.CachedTokens, prompt)
@@ -290,17 +270,12 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, h http.Header,
 	}
 	switch f.Kind {
 	case FaultErrorEvent:
-		s.record(a.record(false, false, "", "", f))
-		writeJSON(w, h, map[string]any{"type": "error", "error": map[string]any{"type": "overloaded_error", "message": "Overloaded"}})
+		s.scripts.Record(a.record(false, false, "", "", f))
+		simmodel.WriteJSON(w, h, map[string]any{"type": "error", "error": map[string]any{"type": "overloaded_error", "message": "Overloaded"}})
 		return
 	case FaultMalformed:
-		s.record(a.record(false, false, "", "", f))
-		for k, v := range h {
-			w.Header()[k] = v
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write([]byte(`{"id":"` + a.id + `","type":"message","content":[`))
+		s.scripts.Record(a.record(false, false, "", "", f))
+		simmodel.WriteBody(w, http.StatusOK, h, []byte(`{"id":"`+a.id+`","type":"message","content":[`))
 		return
 	}
 	content := []any{}
@@ -321,18 +296,9 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, h http.Header,
 		body["container"] = nil
 	}
 	if f.Kind == FaultDrop {
-		s.record(a.record(false, false, "", "", f))
-		b, _ := json.Marshal(body)
-		for k, v := range h {
-			w.Header()[k] = v
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Content-Length", strconv.Itoa(len(b)))
-		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write(b[:len(b)/2])
-		_ = http.NewResponseController(w).Flush()
-		simmodel.Abort()
+		s.scripts.Record(a.record(false, false, "", "", f))
+		simmodel.DropJSON(w, h, body)
 	}
-	s.record(a.record(false, true, a.stop, text, f))
-	writeJSON(w, h, body)
+	s.scripts.Record(a.record(false, true, a.stop, text, f))
+	simmodel.WriteJSON(w, h, body)
 }

@@ -8,20 +8,11 @@ import (
 	"github.com/creatormusic/platform/ai/internal/simmodel"
 )
 
-// piece is one stream delta: text, or a tool call's arguments; a tool
-// call's first piece opens its block.
-type piece struct {
-	text  string
-	call  int // tool call index; -1 for text
-	first bool
-	args  string
-}
-
 // stream answers a streamed request with named events.
 func (s *Server) stream(w http.ResponseWriter, r *http.Request, h http.Header, a answer, f Fault) {
 	sse := simmodel.StartSSE(w, h)
 	var sent strings.Builder
-	rec := func(usage bool, stop string) { s.record(a.record(true, usage, stop, sent.String(), f)) }
+	rec := func(usage bool, stop string) { s.scripts.Record(a.record(true, usage, stop, sent.String(), f)) }
 	send := func(name string, v any) bool {
 		b, _ := json.Marshal(v)
 		return sse.Event(name, string(b)) == nil
@@ -49,44 +40,18 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, h http.Header, a
 		_ = send("content_block_annotation", map[string]any{"type": "content_block_annotation", "index": index, "note": "unknown event"})
 		index++
 	}
-	var pieces []piece
-	for _, p := range simmodel.Split(a.out.Text, s.cfg.ChunkBytes) {
-		pieces = append(pieces, piece{text: p, call: -1})
-	}
-	for i, tc := range a.out.ToolCalls {
-		pieces = append(pieces, piece{call: i, first: true})
-		for _, p := range simmodel.Split(tc.Arguments, s.cfg.ChunkBytes) {
-			pieces = append(pieces, piece{call: i, args: p})
-		}
-	}
+	pieces := simmodel.Pieces(a.out, s.cfg.ChunkBytes)
 	// midway applies a mid-stream fault before piece i (or before the end
 	// when i is len(pieces)); false ends the answer.
 	midway := func(i int) bool {
-		if i != min(f.After, len(pieces)) {
-			return true
-		}
-		switch f.Kind {
-		case FaultStall:
-			if !s.wait(r.Context(), f.Delay) {
-				rec(false, "")
-				return false
-			}
-		case FaultDrop:
-			rec(false, "")
-			if f.Abort {
-				simmodel.Abort()
-			}
-			return false
-		case FaultMalformed:
-			rec(false, "")
-			_ = sse.Raw("event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_del\n\n")
-			return false
-		case FaultErrorEvent:
-			rec(false, "")
-			_ = send("error", map[string]any{"type": "error", "error": map[string]any{"type": "overloaded_error", "message": "Overloaded"}})
-			return false
-		}
-		return true
+		return simmodel.Midway(r.Context(), s.host, f, i, len(pieces), func() { rec(false, "") }, map[FaultKind]func(){
+			FaultMalformed: func() {
+				_ = sse.Raw("event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_del\n\n")
+			},
+			FaultErrorEvent: func() {
+				_ = send("error", map[string]any{"type": "error", "error": map[string]any{"type": "overloaded_error", "message": "Overloaded"}})
+			},
+		})
 	}
 	open := -1 // the index of the open block, if any
 	closeBlock := func() {
@@ -103,26 +68,26 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, h http.Header, a
 			break
 		}
 		switch {
-		case p.call < 0:
+		case p.Call < 0:
 			if open < 0 {
 				open = index
 				index++
 				_ = send("content_block_start", map[string]any{"type": "content_block_start", "index": open,
 					"content_block": map[string]any{"type": "text", "text": ""}})
 			}
-			sent.WriteString(p.text)
+			sent.WriteString(p.Text)
 			_ = send("content_block_delta", map[string]any{"type": "content_block_delta", "index": open,
-				"delta": map[string]any{"type": "text_delta", "text": p.text}})
-		case p.first:
+				"delta": map[string]any{"type": "text_delta", "text": p.Text}})
+		case p.First:
 			closeBlock()
 			open = index
 			index++
-			tc := a.out.ToolCalls[p.call]
+			tc := a.out.ToolCalls[p.Call]
 			_ = send("content_block_start", map[string]any{"type": "content_block_start", "index": open,
-				"content_block": map[string]any{"type": "tool_use", "id": a.toolIDs[p.call], "name": tc.Name, "input": map[string]any{}}})
+				"content_block": map[string]any{"type": "tool_use", "id": a.toolIDs[p.Call], "name": tc.Name, "input": map[string]any{}}})
 		default:
 			_ = send("content_block_delta", map[string]any{"type": "content_block_delta", "index": open,
-				"delta": map[string]any{"type": "input_json_delta", "partial_json": p.args}})
+				"delta": map[string]any{"type": "input_json_delta", "partial_json": p.Args}})
 		}
 		if i == len(pieces)/2 {
 			_ = send("ping", map[string]any{"type": "ping"})

@@ -118,8 +118,18 @@ func (h *Host) NextID(prefix string) string {
 	return fmt.Sprintf("%s%06d", prefix, h.ids[prefix])
 }
 
-// ResetIDs starts every id sequence again.
-func (h *Host) ResetIDs() {
+// NextIDs returns the next n ids of prefix (see NextID), nil for none.
+func (h *Host) NextIDs(prefix string, n int) []string {
+	var ids []string
+	for range n {
+		ids = append(ids, h.NextID(prefix))
+	}
+	return ids
+}
+
+// Reset empties the request log and starts every id sequence again.
+func (h *Host) Reset() {
+	h.Events.Reset()
 	h.mu.Lock()
 	h.ids = map[string]int{}
 	h.mu.Unlock()

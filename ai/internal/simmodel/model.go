@@ -1,9 +1,10 @@
 // Package simmodel is what the AI provider simulators (ai/openai/openaitest,
 // ai/anthropic/anthropictest) share below their wires: a deterministic
 // tokenizer, the canned "model" that answers (an echo, a scripted reply, a
-// schema-shaped JSON object, scripted tool calls), the split of answers into
-// stream pieces, and the loopback host with its request log and control
-// routes. Nothing here is random: the same requests get the same answers,
+// schema-shaped JSON object, scripted tool calls) and how its answer ends,
+// the split of answers into stream pieces and the faults that strike
+// between them, the fault and reply scripts with their control routes, the
+// JSON writers, and the loopback host with its request log. Nothing here is random: the same requests get the same answers,
 // ids and usage on every run.
 package simmodel
 
@@ -166,6 +167,55 @@ func Answer(in Input, r *Reply) Output {
 		out.Text, out.Truncated, out.ToolCalls = CutTokens(out.Text, in.MaxTokens), true, nil
 	}
 	return out
+}
+
+// Tokens counts the answer's output: its text's tokens and its tool
+// calls' names and arguments.
+func (o Output) Tokens() int {
+	n := Tokens(o.Text)
+	for _, tc := range o.ToolCalls {
+		n += Tokens(tc.Name) + Tokens(tc.Arguments)
+	}
+	return n
+}
+
+// The fault kinds End applies; a simulator's own kinds of these names take
+// these values.
+const (
+	// KindLength cuts the answer as the output cap would.
+	KindLength = "length"
+	// KindFilter withholds the answer as a content filter would.
+	KindFilter = "filter"
+)
+
+// Endings are a wire's words for how an answer ends.
+type Endings struct {
+	// Length ends an answer the output cap cut.
+	Length string
+	// ToolCalls ends an answer that proposes tool calls.
+	ToolCalls string
+	// Filter ends an answer a content filter withheld.
+	Filter string
+}
+
+// End settles how out ends, given its end so far (end): cut by the output
+// cap (Length), else proposing tool calls (ToolCalls); then a length fault
+// cuts the text to two tokens (Length) and a filter fault withholds the
+// tool calls (Filter).
+func End[K ~string](out Output, kind K, end string, e Endings) (Output, string) {
+	switch {
+	case out.Truncated:
+		end = e.Length
+	case len(out.ToolCalls) > 0:
+		end = e.ToolCalls
+	}
+	switch kind {
+	case KindLength:
+		out.Text, out.ToolCalls, end = CutTokens(out.Text, 2), nil, e.Length
+	case KindFilter:
+		out.ToolCalls, end = nil, e.Filter
+	}
+	return out, end
 }
 
 func echo(in Input) string {

@@ -21,6 +21,19 @@ import (
 // MaxErrorBody bounds how much of a refusal's body is read.
 const MaxErrorBody = 64 << 10
 
+// The bounds an adapter applies when its Config leaves them zero.
+const (
+	// DefaultTimeout bounds a whole call.
+	DefaultTimeout = 5 * time.Minute
+	// DefaultIdleTimeout bounds the wait for each line of a stream (and
+	// for its headers).
+	DefaultIdleTimeout = 90 * time.Second
+	// DefaultMaxResponseBytes bounds an answer's body.
+	DefaultMaxResponseBytes = 16 << 20
+	// MaxEventBytes bounds one stream event.
+	MaxEventBytes = 1 << 20
+)
+
 // CheckBase validates an adapter's base URL: absolute http(s), no user
 // info, no query. It never echoes the URL.
 func CheckBase(op, base string) (string, error) {
@@ -49,6 +62,52 @@ func GuardedClient(op, base string, total time.Duration, maxBody int64) (*http.C
 			With("reason", urlguard.Reason(err))
 	}
 	return g.Client(), nil
+}
+
+// Options are the settings every adapter's Config carries.
+type Options struct {
+	// Base is the base URL as CheckBase returned it.
+	Base string
+	// Key is the adapter's API key, kept out of every cause.
+	Key string
+	// HTTPClient sends the requests; nil means GuardedClient's.
+	HTTPClient *http.Client
+	// Timeout, IdleTimeout and MaxResponseBytes bound a call; zero means
+	// DefaultTimeout, DefaultIdleTimeout and DefaultMaxResponseBytes.
+	Timeout, IdleTimeout time.Duration
+	MaxResponseBytes     int64
+	// Now tells the time for retry hints; nil means time.Now.
+	Now func() time.Time
+	// Refuse is the adapter's Client.Refuse.
+	Refuse func(status int, h http.Header, body []byte) ai.Failure
+}
+
+// NewClient returns an adapter's Client of o: zero bounds take their
+// defaults, and a nil HTTP client is GuardedClient's, which o.Base must
+// pass. Stream events are at most MaxEventBytes.
+func NewClient(op string, o Options) (Client, error) {
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.IdleTimeout <= 0 {
+		o.IdleTimeout = DefaultIdleTimeout
+	}
+	if o.MaxResponseBytes <= 0 {
+		o.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.HTTPClient == nil {
+		hc, err := GuardedClient(op, o.Base, o.Timeout, o.MaxResponseBytes)
+		if err != nil {
+			return Client{}, err
+		}
+		o.HTTPClient = hc
+	}
+	return Client{HC: o.HTTPClient, Base: o.Base, Redact: NewRedactor(o.Key, o.Base),
+		Total: o.Timeout, Idle: o.IdleTimeout, MaxBody: o.MaxResponseBytes, MaxEvent: MaxEventBytes,
+		Now: o.Now, Refuse: o.Refuse, RequestID: RequestID}, nil
 }
 
 // Client sends an adapter's requests and maps what goes wrong.
@@ -164,6 +223,63 @@ func (c *Client) ReadAll(op string, a *Answer) ([]byte, error) {
 	return b, nil
 }
 
+// Complete posts body to path and decodes the 2xx answer with decode;
+// a failure decode reports carries the request id and a redacted cause.
+func (c *Client) Complete(ctx context.Context, op, path string, header http.Header, body any,
+	decode func(raw []byte) (ai.Response, *ai.Failure)) (ai.Response, error) {
+	a, err := c.Send(ctx, op, http.MethodPost, path, header, body, false)
+	if err != nil {
+		return ai.Response{}, err
+	}
+	raw, err := c.ReadAll(op, a)
+	if err != nil {
+		return ai.Response{}, err
+	}
+	resp, f := decode(raw)
+	if f != nil {
+		f.RequestID = a.RequestID
+		f.Cause = c.Redact.Err(f.Cause)
+		return ai.Response{}, f.Err(op)
+	}
+	resp.UpstreamRequestID = a.RequestID
+	return resp, nil
+}
+
+// Stream posts body to path under the idle deadline and reads the answer
+// as a stream of dec's dialect up to its first event, so that a failure
+// before any output is returned here.
+func (c *Client) Stream(ctx context.Context, op, path string, header http.Header, body any, dec Decoder) (ai.Stream, error) {
+	a, err := c.Send(ctx, op, http.MethodPost, path, header, body, true)
+	if err != nil {
+		return nil, err
+	}
+	s := c.NewStream(op, a, dec, Acc{})
+	if err := s.First(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// GetJSON gets path and decodes the answer's body into v; a body that
+// does not decode, or that valid refuses, is a malformed answer whose
+// cause names what.
+func (c *Client) GetJSON(ctx context.Context, op, path string, header http.Header, what string, v any, valid func() bool) error {
+	a, err := c.Send(ctx, op, http.MethodGet, path, header, nil, false)
+	if err != nil {
+		return err
+	}
+	raw, err := c.ReadAll(op, a)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(raw, v); err != nil || !valid() {
+		f := Malformed("malformed_response", fmt.Errorf("%s: %v", what, err))
+		f.RequestID = a.RequestID
+		return f.Err(op)
+	}
+	return nil
+}
+
 // TransportErr maps a failed exchange or body read. started says output
 // was already given to the caller (the class is then interrupted). The
 // caller's own context ending returns its cause, uncoded.
@@ -197,11 +313,6 @@ func (c *Client) TransportErr(op string, w *Watch, err error, started bool, rid 
 	return f.Err(op)
 }
 
-// Malformed is the failure of an answer that does not decode.
-func Malformed(reason string, cause error) ai.Failure {
-	return ai.Failure{Code: fault.ProviderUnavailable, Class: ai.ClassMalformed, Reason: reason, Retryable: true, Cause: cause}
-}
-
 // Arguments normalizes a tool call's arguments text to valid JSON (see
 // ai.ToolCall.Arguments): "{}" when empty, the text when it is JSON, else
 // a JSON string holding the text.
@@ -219,7 +330,7 @@ func Arguments(text string) json.RawMessage {
 
 // CodeText reads an error code that is a JSON string or number as text.
 func CodeText(raw json.RawMessage) string {
-	if len(raw) == 0 || string(raw) == "null" {
+	if Absent(raw) {
 		return ""
 	}
 	var s string

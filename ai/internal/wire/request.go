@@ -112,7 +112,7 @@ func (c *Count) UnmarshalJSON(b []byte) error {
 // Text decodes message content leniently: a string, null, or an array of
 // parts whose "text" fields are joined.
 func Text(raw json.RawMessage) string {
-	if len(raw) == 0 || string(raw) == "null" {
+	if Absent(raw) {
 		return ""
 	}
 	var s string
@@ -135,7 +135,7 @@ func Text(raw json.RawMessage) string {
 // ArgumentsText reads tool-call arguments sent as a JSON string (the
 // wire's form) or, leniently, as an object.
 func ArgumentsText(raw json.RawMessage) string {
-	if len(raw) == 0 || string(raw) == "null" {
+	if Absent(raw) {
 		return ""
 	}
 	var s string

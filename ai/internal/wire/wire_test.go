@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/creatormusic/platform/ai"
+	"github.com/creatormusic/platform/fault"
 )
 
 func TestRetryAfter(t *testing.T) {
@@ -99,5 +102,35 @@ func TestLenientCountsAndText(t *testing.T) {
 	}
 	if CodeText([]byte(`402`)) != "402" || CodeText([]byte(`"insufficient_quota"`)) != "insufficient_quota" || CodeText(nil) != "" {
 		t.Fatal("codes")
+	}
+}
+
+func TestByStatusCoversEveryStatus(t *testing.T) {
+	cases := []struct {
+		status int
+		code   fault.Code
+		class  ai.ErrorClass
+		retry  bool
+		reason string
+	}{
+		{402, fault.ProviderCreditsExhausted, ai.ClassCredits, false, ""},
+		{429, fault.RateLimited, ai.ClassRateLimit, true, ""},
+		{401, fault.ProviderUnavailable, ai.ClassAuth, false, ""},
+		{403, fault.ProviderUnavailable, ai.ClassAuth, false, ""},
+		{404, fault.ProviderUnavailable, ai.ClassRequest, false, "not_found"},
+		{408, fault.ProviderUnavailable, ai.ClassServer, true, ""},
+		{409, fault.ProviderUnavailable, ai.ClassServer, true, ""},
+		{503, fault.ProviderUnavailable, ai.ClassServer, true, ""},
+		{400, fault.InvalidInput, ai.ClassRequest, false, ""},
+		{413, fault.InvalidInput, ai.ClassRequest, false, ""},
+		{422, fault.InvalidInput, ai.ClassRequest, false, ""},
+		{418, fault.ProviderUnavailable, ai.ClassServer, false, "unexpected_status"},
+	}
+	cause := errors.New("refused")
+	for _, tc := range cases {
+		f := ByStatus(tc.status, cause)
+		if f.Code != tc.code || f.Class != tc.class || f.Retryable != tc.retry || f.Reason != tc.reason || f.Cause != cause {
+			t.Errorf("%d: %+v", tc.status, f)
+		}
 	}
 }

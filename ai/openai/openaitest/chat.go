@@ -85,7 +85,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	}
 	var req chatReq
 	jerr := json.Unmarshal(body, &req)
-	f, faulted := s.fault(r, req.Model)
+	f, faulted := s.scripts.Fault(r, req.Model)
 	if faulted && f.Kind == FaultNoHeaders && !s.wait(r.Context(), f.Delay) {
 		return
 	}
@@ -216,12 +216,7 @@ func (s *Server) compose(req chatReq, f Fault) answer {
 	case req.MaxTokens != nil:
 		in.MaxTokens = *req.MaxTokens
 	}
-	reply, scripted := s.replies.Next(req.Model)
-	var rp *simmodel.Reply
-	if scripted {
-		rp = &reply
-	}
-	out := simmodel.Answer(in, rp)
+	out, rp := s.scripts.Answer(req.Model, in)
 	a := answer{id: s.host.NextID("chatcmpl-"), requested: req.Model, model: req.Model, created: s.cfg.Clock.Now().Unix(),
 		prompt: prompt, extra: f.Kind == FaultExtraFields}
 	if served, ok := s.cfg.Served[req.Model]; ok {
@@ -231,24 +226,9 @@ func (s *Server) compose(req chatReq, f Fault) answer {
 	if cut, ok := stopAt(out.Text, req.Stop); ok {
 		out.Text, out.ToolCalls = cut, nil
 	}
-	switch {
-	case out.Truncated:
-		a.finish = "length"
-	case len(out.ToolCalls) > 0:
-		a.finish = "tool_calls"
-	}
-	switch f.Kind {
-	case FaultLength:
-		out.Text, out.ToolCalls, a.finish = simmodel.CutTokens(out.Text, 2), nil, "length"
-	case FaultFilter:
-		out.ToolCalls, a.finish = nil, "content_filter"
-	}
-	a.out = out
-	a.completion = simmodel.Tokens(out.Text)
-	for _, tc := range out.ToolCalls {
-		a.callIDs = append(a.callIDs, s.host.NextID("call_"))
-		a.completion += simmodel.Tokens(tc.Name) + simmodel.Tokens(tc.Arguments)
-	}
+	a.out, a.finish = simmodel.End(out, f.Kind, a.finish, simmodel.Endings{Length: "length", ToolCalls: "tool_calls", Filter: "content_filter"})
+	a.completion = a.out.Tokens()
+	a.callIDs = s.host.NextIDs("call_", len(a.out.ToolCalls))
 	if rp != nil {
 		a.reasoning = rp.ReasoningTokens
 		a.completion += rp.ReasoningTokens
@@ -303,18 +283,13 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, h http.Header,
 	}
 	switch f.Kind {
 	case FaultErrorIn200:
-		s.record(a.record(false, false, "", "", f))
-		writeJSON(w, h, map[string]any{"error": map[string]any{"message": "Provider returned error", "code": 502,
+		s.scripts.Record(a.record(false, false, "", "", f))
+		simmodel.WriteJSON(w, h, map[string]any{"error": map[string]any{"message": "Provider returned error", "code": 502,
 			"metadata": map[string]any{"raw": "upstream overloaded"}}})
 		return
 	case FaultMalformed:
-		s.record(a.record(false, false, "", "", f))
-		for k, v := range h {
-			w.Header()[k] = v
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write([]byte(`{"id":"` + a.id + `","object":"chat.completion","choices":[`))
+		s.scripts.Record(a.record(false, false, "", "", f))
+		simmodel.WriteBody(w, http.StatusOK, h, []byte(`{"id":"`+a.id+`","object":"chat.completion","choices":[`))
 		return
 	}
 	msg := map[string]any{"role": "assistant", "content": content, "refusal": nil}
@@ -339,23 +314,9 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, h http.Header,
 		body["service_tier"] = "default"
 	}
 	if f.Kind == FaultDrop {
-		s.record(a.record(false, false, "", "", f))
-		b, _ := json.Marshal(body)
-		for k, v := range h {
-			w.Header()[k] = v
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Content-Length", itoa(len(b)))
-		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write(b[:len(b)/2])
-		_ = http.NewResponseController(w).Flush()
-		simmodel.Abort()
+		s.scripts.Record(a.record(false, false, "", "", f))
+		simmodel.DropJSON(w, h, body)
 	}
-	s.record(a.record(false, true, a.finish, content, f))
-	writeJSON(w, h, body)
-}
-
-func itoa(n int) string {
-	b, _ := json.Marshal(n)
-	return string(b)
+	s.scripts.Record(a.record(false, true, a.finish, content, f))
+	simmodel.WriteJSON(w, h, body)
 }

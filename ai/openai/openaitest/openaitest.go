@@ -94,8 +94,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/creatormusic/platform/ai/internal/simmodel"
@@ -135,12 +133,12 @@ const (
 	FaultContextVLLM     FaultKind = "context_vllm"
 	FaultContextLlamaCpp FaultKind = "context_llamacpp"
 	FaultAuth            FaultKind = "auth"
-	FaultFilter          FaultKind = "filter"
-	FaultLength          FaultKind = "length"
+	FaultFilter          FaultKind = simmodel.KindFilter
+	FaultLength          FaultKind = simmodel.KindLength
 	FaultErrorIn200      FaultKind = "error_in_200"
 	FaultMalformed       FaultKind = "malformed"
-	FaultDrop            FaultKind = "drop"
-	FaultStall           FaultKind = "stall"
+	FaultDrop            FaultKind = simmodel.KindDrop
+	FaultStall           FaultKind = simmodel.KindStall
 	FaultSlow            FaultKind = "slow"
 	FaultNoHeaders       FaultKind = "no_headers"
 	FaultExtraFields     FaultKind = "extra_fields"
@@ -163,26 +161,9 @@ const (
 	HintNone = "none"
 )
 
-// Fault is an injected failure.
-type Fault struct {
-	// Kind is the fault.
-	Kind FaultKind `json:"kind"`
-	// Status is the HTTP status of a server fault (default 500).
-	Status int `json:"status,omitempty"`
-	// RetryAfter is a rate limit's hint (default 2 s).
-	RetryAfter time.Duration `json:"-"`
-	// Hint picks the rate-limit headers sent.
-	Hint string `json:"hint,omitempty"`
-	// NoRetry adds x-should-retry: false.
-	NoRetry bool `json:"noRetry,omitempty"`
-	// Delay is the wait of stall, slow and no_headers.
-	Delay time.Duration `json:"-"`
-	// After is how many stream pieces come before a mid-stream fault
-	// (drop, malformed, error_in_200, stall, filter).
-	After int `json:"after,omitempty"`
-	// Abort makes a drop break the connection.
-	Abort bool `json:"abort,omitempty"`
-}
+// Fault is an injected failure: its Kind, and the Status, RetryAfter,
+// Hint, NoRetry, Delay, After and Abort that the faults above take.
+type Fault = simmodel.Fault[FaultKind]
 
 // Model is a model the simulator serves.
 type Model struct {
@@ -253,11 +234,7 @@ type Server struct {
 	cfg     Config
 	host    *simmodel.Host
 	models  map[string]Model
-	faults  simctl.Script[Fault]
-	replies simctl.Script[Reply]
-
-	mu          sync.Mutex
-	completions []Completion
+	scripts simmodel.Scripts[FaultKind, Completion]
 }
 
 // New starts a simulator on loopback.
@@ -305,7 +282,7 @@ func New(cfg Config) (*Server, error) {
 		writeError(w, http.StatusNotFound, nil, map[string]any{"message": "Unknown request URL: " + r.Method + " " + r.URL.Path,
 			"type": "invalid_request_error", "param": nil, "code": "unknown_url"})
 	})
-	s.mountControl()
+	s.scripts.Mount(h.Control, s.Reset)
 	h.Serve()
 	return s, nil
 }
@@ -324,53 +301,33 @@ func (s *Server) Close() error { return s.host.Close() }
 
 // Fail scripts f for the next times requests naming model ("" means any
 // model); times <= 0 means every request until Reset.
-func (s *Server) Fail(model string, f Fault, times int) { s.faults.Add(model, f, times) }
+func (s *Server) Fail(model string, f Fault, times int) { s.scripts.Fail(model, f, times) }
 
 // Reply scripts r as the answer to the next times requests naming model
 // ("" means any model); times <= 0 means every request until Reset.
-func (s *Server) Reply(model string, r Reply, times int) { s.replies.Add(model, r, times) }
+func (s *Server) Reply(model string, r Reply, times int) { s.scripts.Reply(model, r, times) }
 
 // Requests lists the API requests answered since the last reset.
 func (s *Server) Requests() []Request { return s.host.Requests() }
 
 // Completions lists what was answered since the last reset.
-func (s *Server) Completions() []Completion {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Completion(nil), s.completions...)
-}
+func (s *Server) Completions() []Completion { return s.scripts.Answered() }
 
 // Reset forgets the scripts, the request log, the completions and the id
 // sequences.
 func (s *Server) Reset() {
-	s.faults.Clear()
-	s.replies.Clear()
-	s.host.Events.Reset()
-	s.host.ResetIDs()
-	s.mu.Lock()
-	s.completions = nil
-	s.mu.Unlock()
-}
-
-func (s *Server) record(c Completion) {
-	s.mu.Lock()
-	s.completions = append(s.completions, c)
-	s.mu.Unlock()
+	s.scripts.Reset()
+	s.host.Reset()
 }
 
 // writeError answers status with {"error": e}, or with e itself when flat.
 func writeError(w http.ResponseWriter, status int, h http.Header, e map[string]any) {
-	for k, v := range h {
-		w.Header()[k] = v
-	}
 	body := map[string]any{"error": e}
 	if e["object"] == "error" {
 		body = e
 	}
 	b, _ := json.Marshal(body)
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(b)
+	simmodel.WriteBody(w, status, h, b)
 }
 
 func invalid(w http.ResponseWriter, h http.Header, msg, param string) {
@@ -399,7 +356,7 @@ func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
 	for _, m := range s.cfg.Models {
 		data = append(data, s.modelObject(s.models[m.ID]))
 	}
-	writeJSON(w, h, map[string]any{"object": "list", "data": data})
+	simmodel.WriteJSON(w, h, map[string]any{"object": "list", "data": data})
 }
 
 func (s *Server) handleModel(w http.ResponseWriter, r *http.Request) {
@@ -413,7 +370,7 @@ func (s *Server) handleModel(w http.ResponseWriter, r *http.Request) {
 			"type": "invalid_request_error", "param": "model", "code": "model_not_found"})
 		return
 	}
-	writeJSON(w, h, s.modelObject(m))
+	simmodel.WriteJSON(w, h, s.modelObject(m))
 }
 
 func (s *Server) modelObject(m Model) map[string]any {
@@ -421,47 +378,12 @@ func (s *Server) modelObject(m Model) map[string]any {
 		"max_model_len": m.ContextWindow}
 }
 
-func writeJSON(w http.ResponseWriter, h http.Header, v any) {
-	for k, vals := range h {
-		w.Header()[k] = vals
-	}
-	b, _ := json.Marshal(v)
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(b)
-}
-
-// fault picks the request's fault: the header, a magic model id, then the
-// script.
-func (s *Server) fault(r *http.Request, model string) (Fault, bool) {
-	if v := r.Header.Get("X-Sim-Fault"); v != "" {
-		return parseFault(v), true
-	}
-	if rest, ok := strings.CutPrefix(model, "fault-"); ok {
-		return parseFault(rest), true
-	}
-	return s.faults.Next(model)
-}
-
-// parseFault reads "kind" or "kind-status".
-func parseFault(v string) Fault {
-	kind, status, _ := strings.Cut(v, "-")
-	f := Fault{Kind: FaultKind(kind)}
-	if n, err := strconv.Atoi(status); err == nil {
-		f.Status = n
-	}
-	return f
-}
-
 // refusal answers the faults that are refusals; it reports whether it
 // answered.
 func (s *Server) refusal(w http.ResponseWriter, h http.Header, f Fault, key string) bool {
 	switch f.Kind {
 	case FaultRateLimit:
-		d := f.RetryAfter
-		if d <= 0 {
-			d = 2 * time.Second
-		}
+		d := f.RetryDelay()
 		secs := strconv.Itoa(int((d + time.Second - 1) / time.Second))
 		reset := d.String()
 		switch f.Hint {
@@ -517,51 +439,6 @@ func (s *Server) refusal(w http.ResponseWriter, h http.Header, f Fault, key stri
 		return false
 	}
 	return true
-}
-
-// mountControl mounts the control routes.
-func (s *Server) mountControl() {
-	c := s.host.Control
-	c.HandleFunc("POST /reset", func(w http.ResponseWriter, _ *http.Request) {
-		s.Reset()
-		simctl.WriteJSON(w, http.StatusOK, map[string]any{"reset": true})
-	})
-	c.HandleFunc("POST /faults", func(w http.ResponseWriter, r *http.Request) {
-		var in struct {
-			Model string `json:"model"`
-			Times int    `json:"times"`
-			Fault struct {
-				Fault
-				RetryAfterMs int64 `json:"retryAfterMs"`
-				DelayMs      int64 `json:"delayMs"`
-			} `json:"fault"`
-		}
-		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&in); err != nil || in.Fault.Kind == "" {
-			simctl.WriteError(w, http.StatusBadRequest, "the body must be {model, times, fault:{kind,...}}")
-			return
-		}
-		f := in.Fault.Fault
-		f.RetryAfter = time.Duration(in.Fault.RetryAfterMs) * time.Millisecond
-		f.Delay = time.Duration(in.Fault.DelayMs) * time.Millisecond
-		s.Fail(in.Model, f, in.Times)
-		simctl.WriteJSON(w, http.StatusOK, map[string]any{"scripted": true})
-	})
-	c.HandleFunc("POST /replies", func(w http.ResponseWriter, r *http.Request) {
-		var in struct {
-			Model string `json:"model"`
-			Times int    `json:"times"`
-			Reply Reply  `json:"reply"`
-		}
-		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&in); err != nil {
-			simctl.WriteError(w, http.StatusBadRequest, "the body must be {model, times, reply:{...}}")
-			return
-		}
-		s.Reply(in.Model, in.Reply, in.Times)
-		simctl.WriteJSON(w, http.StatusOK, map[string]any{"scripted": true})
-	})
-	c.HandleFunc("GET /completions", func(w http.ResponseWriter, _ *http.Request) {
-		simctl.WriteJSON(w, http.StatusOK, map[string]any{"object": "list", "data": s.Completions()})
-	})
 }
 
 // wait applies a delay fault; false when the request or the server ended

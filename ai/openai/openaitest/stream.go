@@ -8,22 +8,13 @@ import (
 	"github.com/creatormusic/platform/ai/internal/simmodel"
 )
 
-// piece is one stream delta: text, or a tool call's first piece or
-// arguments.
-type piece struct {
-	text  string
-	call  int // tool call index; -1 for text
-	first bool
-	args  string
-}
-
 // stream answers a streamed request.
 func (s *Server) stream(w http.ResponseWriter, r *http.Request, h http.Header, req chatReq, a answer, f Fault) {
 	includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
 	sse := simmodel.StartSSE(w, h)
 	var sent strings.Builder
 	rec := func(usage bool, finish string) {
-		s.record(a.record(true, usage, finish, sent.String(), f))
+		s.scripts.Record(a.record(true, usage, finish, sent.String(), f))
 	}
 	_ = sse.Comment("keep-alive")
 	if a.extra {
@@ -59,44 +50,16 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, h http.Header, r
 		rec(false, "")
 		return
 	}
-	var pieces []piece
-	for _, p := range simmodel.Split(a.out.Text, s.cfg.ChunkBytes) {
-		pieces = append(pieces, piece{text: p, call: -1})
-	}
-	for i, tc := range a.out.ToolCalls {
-		pieces = append(pieces, piece{call: i, first: true})
-		for _, p := range simmodel.Split(tc.Arguments, s.cfg.ChunkBytes) {
-			pieces = append(pieces, piece{call: i, args: p})
-		}
-	}
+	pieces := simmodel.Pieces(a.out, s.cfg.ChunkBytes)
 	// midway applies a mid-stream fault before piece i (or before the
 	// finish when i is len(pieces)); false ends the answer.
 	midway := func(i int) bool {
-		if i != min(f.After, len(pieces)) {
-			return true
-		}
-		switch f.Kind {
-		case FaultStall:
-			if !s.wait(r.Context(), f.Delay) {
-				rec(false, "")
-				return false
-			}
-		case FaultDrop:
-			rec(false, "")
-			if f.Abort {
-				simmodel.Abort()
-			}
-			return false
-		case FaultMalformed:
-			rec(false, "")
-			_ = sse.Raw("data: {\"id\":\"" + a.id + "\",\"choices\":[\n\n")
-			return false
-		case FaultErrorIn200:
-			rec(false, "")
-			_ = sse.Event("", `{"error":{"message":"Provider returned error","code":502,"metadata":{"raw":"upstream overloaded"}}}`)
-			return false
-		}
-		return true
+		return simmodel.Midway(r.Context(), s.host, f, i, len(pieces), func() { rec(false, "") }, map[FaultKind]func(){
+			FaultMalformed: func() { _ = sse.Raw("data: {\"id\":\"" + a.id + "\",\"choices\":[\n\n") },
+			FaultErrorIn200: func() {
+				_ = sse.Event("", `{"error":{"message":"Provider returned error","code":502,"metadata":{"raw":"upstream overloaded"}}}`)
+			},
+		})
 	}
 	for i, p := range pieces {
 		if !midway(i) {
@@ -107,15 +70,15 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, h http.Header, r
 		}
 		var delta map[string]any
 		switch {
-		case p.call < 0:
-			delta = map[string]any{"content": p.text}
-			sent.WriteString(p.text)
-		case p.first:
-			tc := a.out.ToolCalls[p.call]
-			delta = map[string]any{"tool_calls": []any{map[string]any{"index": p.call, "id": a.callIDs[p.call], "type": "function",
+		case p.Call < 0:
+			delta = map[string]any{"content": p.Text}
+			sent.WriteString(p.Text)
+		case p.First:
+			tc := a.out.ToolCalls[p.Call]
+			delta = map[string]any{"tool_calls": []any{map[string]any{"index": p.Call, "id": a.callIDs[p.Call], "type": "function",
 				"function": map[string]any{"name": tc.Name, "arguments": ""}}}}
 		default:
-			delta = map[string]any{"tool_calls": []any{map[string]any{"index": p.call, "function": map[string]any{"arguments": p.args}}}}
+			delta = map[string]any{"tool_calls": []any{map[string]any{"index": p.Call, "function": map[string]any{"arguments": p.Args}}}}
 		}
 		if !send(chunk(delta, nil)) {
 			rec(false, "")
