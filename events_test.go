@@ -34,6 +34,8 @@ func TestEventCatalogueNamesEveryEmitter(t *testing.T) {
 		"sound/service.go (*Service).move":                 {"sound.operation.completed"},
 		"project/project.go event":                         {"project."},
 		"project/submission.go submissionEvent":            {"submission."},
+		"rewards/challenge.go challengeEvent":              {"challenge."},
+		"rewards/reward.go rewardEvent":                    {"reward."},
 		"marketplace/service.go event":                     {"license."},
 		"marketplace/service.go emit":                      {"listing.", "marketplace_order.", "entitlement."},
 		"project/members.go memberChanged":                 {"project.member_changed"},

@@ -31,6 +31,7 @@ import (
 	"github.com/creatormusic/platform/marketplace"
 	"github.com/creatormusic/platform/plan"
 	"github.com/creatormusic/platform/project"
+	"github.com/creatormusic/platform/rewards"
 	"github.com/creatormusic/platform/sound"
 	"github.com/creatormusic/platform/store"
 	"github.com/creatormusic/platform/swap"
@@ -249,6 +250,8 @@ type Platform struct {
 	// market runs the marketplace: rights, listings and the reads of
 	// orders and entitlements (its orders are an intent purpose).
 	market *marketplace.Service
+	// rewards runs challenges, reward funding, allocation and claims.
+	rewards *rewards.Service
 	// swap runs token swaps.
 	swap *swap.Service
 	// x402 runs the payment-required protocol.
@@ -506,6 +509,13 @@ type ChainEnvironment struct {
 	// nil means intent.DefaultCreditPacks priced in Token.Mint, published
 	// only when the environment has no policy yet.
 	CreditPacks *intent.CreditPacks
+	// RewardSigner signs the environment's reward payouts: its address
+	// is the reward treasury, whose Token-2022 accounts back challenge
+	// pools and pay claims. nil leaves reward funding and claims not
+	// configured (503). rewards.NewLocalSigner opens a key sealed at rest
+	// (test mode, the example host); production backs the port with a KMS
+	// or HSM. The platform never logs, returns or stores the key.
+	RewardSigner rewards.TreasurySigner
 	// Swap configures token swaps on the environment's cluster.
 	Swap SwapEnvironment
 	// CCTP configures cross-chain transfers (USDC from EVM chains to the

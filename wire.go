@@ -37,6 +37,7 @@ import (
 	"github.com/creatormusic/platform/marketplace"
 	"github.com/creatormusic/platform/plan"
 	"github.com/creatormusic/platform/project"
+	"github.com/creatormusic/platform/rewards"
 	"github.com/creatormusic/platform/sound"
 	"github.com/creatormusic/platform/sound/builtin"
 	"github.com/creatormusic/platform/store"
@@ -122,8 +123,8 @@ func (p *Platform) services(units routeStore) api.Services {
 	return api.Services{Keys: p.keys, Assets: p.assets, Health: p.healthChecks(), Plans: p.plans,
 		Ledger: ledger.New(), Accounts: p.account, Billing: p.billing, Store: units, Log: p.log, Providers: p.providers,
 		Generation: p.generation, Sound: p.sound, Token: p.token, Sale: p.sale, Wallet: p.wallet, Intents: p.intents,
-		Swap: p.swap, Projects: project.New(), Submissions: p.submissions, Creators: creator.New(), ZK: p.zk, CCTP: p.cctp, Marketplace: p.market, X402: p.x402,
-		AI: p.ai, AICompletions: p.aiOps, Tools: p.tools, WakeFunc: p.wake}
+		Swap: p.swap, Projects: project.New(), Submissions: p.submissions, Creators: creator.New(), ZK: p.zk, CCTP: p.cctp, Marketplace: p.market,
+		Rewards: p.rewards, X402: p.x402, AI: p.ai, AICompletions: p.aiOps, Tools: p.tools, WakeFunc: p.wake}
 }
 
 // startAI builds the AI control plane's registry and routing and seeds
@@ -508,7 +509,33 @@ func (p *Platform) startIntents(ctx context.Context, cfg ChainConfig) error {
 	// Listings read their mint from the cluster as intents do, and their
 	// payout wallet from wallet verification's links.
 	p.market = marketplace.New(marketplace.Config{Mints: svc, Wallets: wallet.Links{ReadFunc: store.Reader[wallet.LinkReader](p.db)}})
+	// Challenge pools read their mint the same way; their payouts are
+	// intents of purpose reward_claim, paid by each environment's reward
+	// treasury.
+	treasuries := map[access.Environment]rewards.Environment{}
+	for env, e := range map[access.Environment]ChainEnvironment{access.Test: cfg.Test, access.Live: cfg.Live} {
+		if e.Client != nil && e.RewardSigner != nil {
+			treasuries[env] = rewards.Environment{Client: e.Client, Signer: e.RewardSigner}
+		}
+	}
+	p.rewards = rewards.New(rewards.Config{Mints: svc, Environments: treasuries, Intents: svc,
+		Wallets: wallet.Links{ReadFunc: store.Reader[wallet.LinkReader](p.db)}, ReadFunc: store.Reader[rewards.Store](p.db),
+		Run: rewards.RunFunc(store.Runner[rewards.Store](p.db))})
+	if err := reg.Register(p.rewards.Purpose(rewardsUnit)); err != nil {
+		return fmt.Errorf("platform: intents: %w", err)
+	}
 	return nil
+}
+
+// rewardsUnit is the rewards' ports of an intent's unit of work: the
+// store's transaction implements both, so a payout's writes commit with
+// its intent's.
+func rewardsUnit(st intent.Store) (rewards.Store, error) {
+	rs, ok := st.(rewards.Store)
+	if !ok {
+		return nil, fmt.Errorf("platform: the intent unit of work %T holds no rewards store", st)
+	}
+	return rs, nil
 }
 
 // marketUnit is the marketplace's ports of an intent's unit of work: the
@@ -843,6 +870,15 @@ func EventCatalogue() []openapi.EventType {
 	for _, st := range marketplace.OrderStates() {
 		out = append(out, row(marketplace.OrderEventType(st), "marketplace order", marketplace.OrderPrefix,
 			"A marketplace order was written in state "+string(st)+"."))
+	}
+	// rewards: a challenge created, its status moved, its pool's funding
+	// moved; one type per state a reward is written in.
+	out = append(out,
+		row(rewards.EventChallengeCreated, "challenge", rewards.ChallengePrefix, "A challenge was created (DRAFT), its reward pool ANNOUNCED."),
+		row(rewards.EventChallengeStatusChanged, "challenge", rewards.ChallengePrefix, "A challenge's status moved one step along its table; payload.from and payload.status say from where to where."),
+		row(rewards.EventFundingChanged, "challenge", rewards.ChallengePrefix, "A challenge pool's funding status moved (payload.from, payload.fundingStatus); a reconciliation's move carries payload.evidence: the treasury account, slot, balance and what was required at finalized."))
+	for _, st := range rewards.States() {
+		out = append(out, row(rewards.RewardEventType(st), "reward", rewards.RewardPrefix, "A reward was written in state "+string(st)+"."))
 	}
 	// zk's Record: one type, when a statement is first verified.
 	out = append(out, row(zk.EventVerified, "zk verification", zk.IDPrefix,

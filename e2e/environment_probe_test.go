@@ -508,6 +508,11 @@ func TestEnvironmentProbe(t *testing.T) {
 		// as the completion path writes it.
 		liveAI := liveAIOperation(t, s, o.boot.TenantID, o.boot.WorkspaceID, o.boot.OwnerID)
 
+		// No reward treasury serves live here: a live challenge and a
+		// reward of the owner's wallet are written as the rewards domain
+		// writes them.
+		liveReward(t, s, o.boot, projects[access.Live], ownerWallet.addr)
+
 		key := func(env access.Environment) platformtest.Request { return platformtest.Request{Key: o.key(env)} }
 		session := func(env access.Environment) platformtest.Request { return o.session(env, "", "", nil) }
 		projectMembers := func(env access.Environment) string { return "/api/v1/projects/" + projects[env] + "/members" }
@@ -538,6 +543,10 @@ func TestEnvironmentProbe(t *testing.T) {
 			"listAiTools":             {call: key, unscoped: "the catalog of tools, the same in both environments"},
 			"listMarketplaceOrders":   {call: key}, // the bootstrap keys hold ledger:read
 			"listEntitlements":        {call: key},
+			"listChallenges":          {call: key}, // scope read
+			"listRewards":             {call: session},
+			"listProjectRewards":      {call: key, path: func(env access.Environment) string { return "/api/v1/projects/" + projects[env] + "/rewards" }},
+			"listCreatorRewards":      {call: key, path: func(access.Environment) string { return "/api/v1/creators/" + ownerWallet.addr + "/rewards" }},
 		}
 		// The owner's contributions (scope read): its accepted live
 		// submission to its public project.

@@ -18,6 +18,7 @@ package platformtest
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -40,6 +41,7 @@ import (
 	"github.com/creatormusic/platform/billing"
 	"github.com/creatormusic/platform/billing/stripepay"
 	"github.com/creatormusic/platform/billing/stripetest"
+	"github.com/creatormusic/platform/chain"
 	"github.com/creatormusic/platform/chain/chaintest"
 	"github.com/creatormusic/platform/chain/solanarpc"
 	"github.com/creatormusic/platform/generation"
@@ -48,9 +50,11 @@ import (
 	"github.com/creatormusic/platform/generation/providera/provideratest"
 	"github.com/creatormusic/platform/generation/providerb"
 	"github.com/creatormusic/platform/generation/providerb/providerbtest"
+	"github.com/creatormusic/platform/internal/secret"
 	"github.com/creatormusic/platform/jobs"
 	"github.com/creatormusic/platform/outbox"
 	"github.com/creatormusic/platform/plan"
+	"github.com/creatormusic/platform/rewards"
 	"github.com/creatormusic/platform/store"
 	"github.com/creatormusic/platform/store/storetest"
 	"github.com/creatormusic/platform/token/sale"
@@ -190,7 +194,14 @@ type System struct {
 	Token   tokentest.Deployment
 	// RPC reaches Cluster over HTTP, as the platform does.
 	RPC *solanarpc.Client
-	doc validator.Validator
+	// RewardTreasury is the test environment's reward treasury wallet
+	// (Options.Chain only): its signer is a rewards.LocalSigner opened
+	// from the key sealed under SecretKey; it holds lamports for fees and
+	// an empty Token-2022 account of Token.Mint. RewardTreasuryKey is that
+	// key, for the tests that prove it never leaks.
+	RewardTreasury    chain.Address
+	RewardTreasuryKey ed25519.PrivateKey
+	doc               validator.Validator
 	// cfg is the platform's configuration, and pgURL the PostgreSQL
 	// database's URL ("" on SQLite), for SecondHost.
 	cfg   platform.Config
@@ -333,9 +344,12 @@ func New(t testing.TB, opts Options) *System {
 	}
 	var cluster *chaintest.Cluster
 	var deployed tokentest.Deployment
+	var rewardKey ed25519.PrivateKey
+	var rewardTreasury chain.Address
 	chainCfg := opts.ChainConfig
 	if opts.Chain {
 		cluster, deployed, chainCfg.Test = startCluster(t)
+		rewardKey, rewardTreasury = rewardSigner(t, cluster, deployed, &chainCfg.Test)
 		if opts.SaleFunc != nil {
 			chainCfg.Test.Sale = opts.SaleFunc(cluster, deployed)
 			cluster.AdvanceSlots(40) // the sale's accounts are finalized
@@ -381,7 +395,7 @@ func New(t testing.TB, opts Options) *System {
 	}
 	s := &System{t: t, P: p, DB: db, Clock: clock, Server: srv, Boot: boot, Log: logs, BlobDir: blobDir, Mail: mailer, Stripe: sim, LiveStripe: liveSim,
 		ProviderB: provB, ProviderA: provA,
-		Cluster: cluster, Token: deployed, cfg: cfg, pgURL: pgURL}
+		Cluster: cluster, Token: deployed, RewardTreasury: rewardTreasury, RewardTreasuryKey: rewardKey, cfg: cfg, pgURL: pgURL}
 	if c, ok := chainCfg.Test.Client.(*solanarpc.Client); ok && opts.Chain {
 		s.RPC = c
 	}
@@ -510,6 +524,30 @@ func startCluster(t testing.TB) (*chaintest.Cluster, tokentest.Deployment, platf
 	// The deployment's treasury, which holds the supply in its associated
 	// token account, is also the environment's payment treasury.
 	return c, d, platform.ChainEnvironment{Client: client, Token: d.Config, Treasury: d.Treasury.String()}
+}
+
+// rewardSigner makes the test environment's reward treasury: a fresh
+// keypair sealed under SecretKey and opened by rewards.NewLocalSigner, as
+// a host opens its sealed key; lamports for its fees and an empty
+// Token-2022 account of the deployed mint, finalized.
+func rewardSigner(t testing.TB, c *chaintest.Cluster, d tokentest.Deployment, env *platform.ChainEnvironment) (ed25519.PrivateKey, chain.Address) {
+	t.Helper()
+	key, addr := chaintest.NewKeypair()
+	kr, err := secret.New(SecretKey)
+	if err != nil {
+		t.Fatalf("keyring: %v", err)
+	}
+	signer, err := rewards.NewLocalSigner(kr, rewards.SealKey(kr, key))
+	if err != nil {
+		t.Fatalf("reward signer: %v", err)
+	}
+	c.Airdrop(addr, 1_000_000_000)
+	if _, err := c.MintTo(addr, d.Mint, 0); err != nil {
+		t.Fatalf("reward treasury account: %v", err)
+	}
+	c.AdvanceSlots(40)
+	env.RewardSigner = signer
+	return key, addr
 }
 
 // startProviderA starts the provider A simulator on the clock and adds it

@@ -306,10 +306,11 @@ func (g *Gateway[T]) evaluate(ctx context.Context, rt Route[T], c *Call[T], read
 		Offers:               g.Offers,
 	}
 	g.policyInput(ctx, rt.Policy, c, in, read)
-	if rt.Auth == AuthInternal {
+	internal := rt.AlsoInternal && p.Kind == access.CredentialAPIKey && p.HasScope(access.ScopeInternal)
+	if rt.Auth == AuthInternal || internal {
 		in.Permission, in.Scope = access.InternalEvents, access.ScopeInternal
 	}
-	if !(rt.Auth == AuthInternal && p.HasScope(access.ScopeInternal)) && p.WorkspaceID != "" {
+	if !((rt.Auth == AuthInternal || internal) && p.HasScope(access.ScopeInternal)) && p.WorkspaceID != "" {
 		a, err := load(p)
 		if err != nil && !fault.Is(err, fault.NotFound) {
 			return fault.Wrap(op, err)

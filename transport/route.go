@@ -92,6 +92,12 @@ type Route[T Tx] struct {
 	AnyMember bool
 	// SuperAdmin requires the super_admin platform role.
 	SuperAdmin bool
+	// AlsoInternal admits, beside the callers Permission and Scope admit,
+	// an API key holding the internal scope (the host's operator), as an
+	// AuthInternal route does: without workspace membership, for any
+	// record of the key's environment. The handler tells the two apart
+	// with Principal.HasScope(access.ScopeInternal).
+	AlsoInternal bool
 	// Policy declares the access steps beyond who may call the route:
 	// feature, entitlement, resource scope, workflow and extra
 	// verification. The gateway evaluates them with the rest, in the

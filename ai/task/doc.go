@@ -54,7 +54,8 @@
 // object (white space and one enclosing Markdown code fence are the only
 // framing tolerated, as models without a JSON mode add it), every string
 // trimmed and free of control characters, then the schema, validated by
-// github.com/santhosh-tekuri/jsonschema/v6 against the very JSON that was
+// github.com/pb33f/jsonschema/v6 (the library ai/tool and the contract
+// validator use) against the very JSON that was
 // sent (draft 2020-12; compiling never loads a file or URL), then a
 // strict decoding into the typed answer (unknown fields refused), then
 // the task's rules: a brief for an instrumental has vocals none and the

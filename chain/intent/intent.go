@@ -44,6 +44,9 @@ type Request struct {
 	// its price, recipients and fees are derived from the listing and the
 	// fee policy, never from the caller.
 	ListingID string `json:"listingId,omitempty"`
+	// RewardID names the reward a reward_claim pays out; the amount and
+	// recipient are the reward's, never the caller's.
+	RewardID string `json:"rewardId,omitempty"`
 	// Mint is the payment mint (base58).
 	Mint string `json:"mint"`
 	// Wallet is the payer, one of the user's verified wallets (base58).
@@ -60,10 +63,14 @@ type Request struct {
 // another listing is another request. A request without a listing keeps
 // the intent-request/v1 form it always had, so the fingerprints frozen in
 // existing intents still describe their requests; one with a listing is
-// intent-request/v2, the v1 items then the listing id.
+// intent-request/v2, the v1 items then the listing id; one naming a
+// reward is intent-request/v3, the v2 items then the reward id.
 func RequestFingerprint(r Request) string {
 	items := []string{"intent-request/v1", r.Purpose, r.Credits, r.Mint, r.Wallet}
-	if r.ListingID != "" {
+	switch {
+	case r.RewardID != "":
+		items = []string{"intent-request/v3", r.Purpose, r.Credits, r.Mint, r.Wallet, r.ListingID, r.RewardID}
+	case r.ListingID != "":
 		items = []string{"intent-request/v2", r.Purpose, r.Credits, r.Mint, r.Wallet, r.ListingID}
 	}
 	b, _ := json.Marshal(items)

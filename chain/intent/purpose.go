@@ -123,6 +123,13 @@ type Purpose struct {
 	Open OpenFunc
 	// Track, when set, moves the purpose's own object with its intent.
 	Track TrackFunc
+	// TreasuryPays marks a payout: a wallet the server controls pays
+	// (the payer PreparePayout names, such as a reward treasury, signing
+	// through the owning domain's signer), and the request's wallet, a
+	// verified wallet of the user, is the recipient its Price names.
+	// Prepare (the create-intent route) refuses such a purpose: only the
+	// owning domain creates its intents, through PreparePayout.
+	TreasuryPays bool
 }
 
 // validPurposeName reports whether name is lower-case snake case: a letter,

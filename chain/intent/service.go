@@ -220,15 +220,87 @@ func (s *Service) Create(ctx context.Context, p *access.Principal, req Request) 
 // idempotency record with the intent) calls the two itself. Errors as
 // Create's.
 func (s *Service) Prepare(ctx context.Context, p *access.Principal, req Request) (Draft, error) {
-	it, terms, err := s.prepare(ctx, p, req)
+	it, terms, err := s.prepare(ctx, p, req, chain.Address{})
 	if err != nil {
 		return Draft{}, err
 	}
 	return Draft{Intent: it, Terms: terms}, nil
 }
 
+// PreparePayout is Prepare for a purpose the treasury pays
+// (Purpose.TreasuryPays): payer, a wallet the calling domain signs for
+// (a reward treasury), pays the legs the purpose prices, and req.Wallet
+// must be a verified wallet of p's user (the recipient). Nothing is sent
+// or signed: the calling domain signs the prepared message and records
+// it with RecordSigned. Errors as Create's, and INVALID_INPUT naming
+// "purpose" for a purpose the treasury does not pay.
+func (s *Service) PreparePayout(ctx context.Context, p *access.Principal, req Request, payer chain.Address) (Draft, error) {
+	if payer.IsZero() {
+		return Draft{}, fault.Invalid("intent.PreparePayout", "payer", "a payout names its payer")
+	}
+	it, terms, err := s.prepare(ctx, p, req, payer)
+	if err != nil {
+		return Draft{}, err
+	}
+	return Draft{Intent: it, Terms: terms}, nil
+}
+
+// RecordSigned saves a payout PreparePayout returned, already signed by
+// its payer, in st's unit of work: the intent is recorded SUBMITTED
+// (network state submitted) with its signature bound and the signed
+// bytes, which the relay job sends, and its purpose's Open hook runs
+// there. The signed transaction must carry exactly the prepared message
+// with the payer's one valid signature (SIGNATURE_REJECTED otherwise).
+func (s *Service) RecordSigned(ctx context.Context, st Store, d Draft, signed []byte) (Intent, error) {
+	const op = "intent.RecordSigned"
+	p, err := s.cfg.Registry.Lookup(d.Purpose)
+	if err != nil {
+		return Intent{}, fault.Wrap(op, err)
+	}
+	if !p.TreasuryPays {
+		return Intent{}, fault.Invalid(op, "purpose", "only a payout is recorded signed")
+	}
+	tx, err := message.ParseSigned(signed)
+	if err != nil || len(tx.Signatures) != 1 {
+		return Intent{}, fault.E(op, fault.SignatureRejected, "the payout is not a well-formed signed transaction")
+	}
+	sig := token2022.EncodeBase58(tx.Signatures[0])
+	if err := checkSigned(op, d.Intent, tx, tx.Signatures[0]); err != nil {
+		return Intent{}, err
+	}
+	it := d.Intent
+	now := s.cfg.Clock.Now().UTC()
+	if it.State, err = Transit(it.State, EventSubmit); err != nil {
+		return Intent{}, err
+	}
+	if it.NetworkState, err = TransitNetwork(it.NetworkState, NetworkEventSign); err != nil {
+		return Intent{}, err
+	}
+	it.Signature, it.SignedTransaction, it.Origin, it.SubmittedAt, it.UpdatedAt = sig, signed, OriginSigned, now, now
+	if err := CheckSignatureFree(ctx, st, sig, it.ID); err != nil {
+		return Intent{}, err
+	}
+	if err := st.InsertIntent(ctx, it); err != nil {
+		return Intent{}, fault.Wrap(op, err)
+	}
+	if err := st.BindSignature(ctx, sig, it.ID); err != nil {
+		return Intent{}, fault.Wrap(op, err)
+	}
+	if p.Open != nil {
+		if err := p.Open(ctx, st, it, d.Terms); err != nil {
+			return Intent{}, fault.Wrap(op, err)
+		}
+	}
+	if err := s.changed(ctx, st, it); err != nil {
+		return Intent{}, fault.Wrap(op, err)
+	}
+	return it, nil
+}
+
 // prepare freezes the intent and returns it with its purpose's terms.
-func (s *Service) prepare(ctx context.Context, p *access.Principal, req Request) (Intent, any, error) {
+// A zero payer prepares a payment by the user's wallet; any other, a
+// payout by payer (Purpose.TreasuryPays).
+func (s *Service) prepare(ctx context.Context, p *access.Principal, req Request, treasuryPayer chain.Address) (Intent, any, error) {
 	const op = "intent.Create"
 	actor, err := actorOf(op, p)
 	if err != nil {
@@ -243,6 +315,9 @@ func (s *Service) prepare(ctx context.Context, p *access.Principal, req Request)
 	purpose, err := s.cfg.Registry.Lookup(req.Purpose)
 	if err != nil {
 		return Intent{}, nil, fault.Wrap(op, err)
+	}
+	if purpose.TreasuryPays != !treasuryPayer.IsZero() {
+		return Intent{}, nil, fault.Invalid(op, "purpose", "this purpose is not created through this request").With("purpose", purpose.Name)
 	}
 	if req.Wallet == "" {
 		return Intent{}, nil, fault.E(op, fault.WalletRequired, "a verified wallet is required").With("field", "wallet")
@@ -265,6 +340,13 @@ func (s *Service) prepare(ctx context.Context, p *access.Principal, req Request)
 	price, err := purpose.Price(ctx, PriceInput{Actor: actor, Request: req, Treasury: envc.Treasury})
 	if err != nil {
 		return Intent{}, nil, fault.Wrap(op, err)
+	}
+	if purpose.TreasuryPays {
+		// The user's verified wallet is the recipient; the treasury pays.
+		if len(price.Legs) == 0 {
+			return Intent{}, nil, fault.E(op, fault.Internal, "a payout prices its legs")
+		}
+		payer = treasuryPayer
 	}
 	if err := checkPriceLegs(op, price, payer); err != nil {
 		return Intent{}, nil, err

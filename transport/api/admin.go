@@ -97,11 +97,11 @@ type AuditActor struct {
 // the project id), a submission (id: the submission id), a model of the AI
 // registry (id: the model id), a rights policy (id: the policy id), a
 // license offer, a marketplace listing, a cross-chain transfer, a proof
-// verification or an AI artifact (id: theirs). The enum is every target a
+// verification, an AI artifact, a challenge or a reward (id: theirs). The enum is every target a
 // domain writes (TestAuditTargetsDocumented keeps them equal).
 type AuditTarget struct {
 	// Type is the kind of resource acted on.
-	Type string `json:"type" example:"user" enum:"user,workspace,invitation,feature_flag,subscription,policy,project,submission,ai_model,rights_policy,license,listing,cctp_transfer,zk_verification,ai_artifact"`
+	Type string `json:"type" example:"user" enum:"user,workspace,invitation,feature_flag,subscription,policy,project,submission,ai_model,rights_policy,license,listing,cctp_transfer,zk_verification,ai_artifact,challenge,reward"`
 	// ID is the id of the resource acted on.
 	ID string `json:"id" example:"usr_01jd0000000000000000000001"`
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/creatormusic/platform/plan"
 	"github.com/creatormusic/platform/policy"
 	"github.com/creatormusic/platform/project"
+	"github.com/creatormusic/platform/rewards"
 	"github.com/creatormusic/platform/sound"
 	"github.com/creatormusic/platform/swap"
 	"github.com/creatormusic/platform/token"
@@ -79,6 +80,7 @@ type Tx interface {
 	project.Store
 	project.SubmitStore
 	project.MemberStore
+	rewards.Store
 	sale.Store
 	sound.Store
 	swap.Store

@@ -20,6 +20,7 @@ import (
 	"github.com/creatormusic/platform/marketplace"
 	"github.com/creatormusic/platform/plan"
 	"github.com/creatormusic/platform/project"
+	"github.com/creatormusic/platform/rewards"
 	"github.com/creatormusic/platform/sound"
 	"github.com/creatormusic/platform/swap"
 	"github.com/creatormusic/platform/token"
@@ -83,6 +84,9 @@ type Services struct {
 	// reads of provenance, orders and entitlements; nil leaves their
 	// routes out, and asset content to licensees.
 	Marketplace *marketplace.Service
+	// Rewards runs challenges, reward funding, allocation and claims;
+	// nil leaves their routes out.
+	Rewards *rewards.Service
 	// AI runs the AI control plane's model registry and routing; nil
 	// leaves those routes out.
 	AI *ai.Service
@@ -153,5 +157,6 @@ func Routes(s Services) []Route {
 	rs = append(rs, aiToolRoutes(s.Tools, s.WakeFunc)...)
 	rs = append(rs, x402Routes(s.X402)...)
 	rs = append(rs, marketplaceOrderRoutes(s.Marketplace)...)
+	rs = append(rs, rewardsRoutes(s.Rewards)...)
 	return rs
 }
