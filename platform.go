@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"github.com/creatormusic/platform/architecture"
 	"log/slog"
 	"net/http"
 	"net/netip"
@@ -268,8 +269,10 @@ type Platform struct {
 	submissions *project.Submissions
 	// ai runs the AI control plane's model registry and routing; aiOps
 	// its chat and task completions.
-	ai      *ai.Service
-	aiOps   *ai.Completions
+	ai    *ai.Service
+	aiOps *ai.Completions
+	// arch is the architecture model the architecture route serves.
+	arch    *architecture.Model
 	pool    *jobs.Pool
 	limiter *transport.Limiter
 	handler http.Handler

@@ -9,6 +9,7 @@ import (
 	"github.com/creatormusic/platform/ai"
 	"github.com/creatormusic/platform/ai/tool"
 	"github.com/creatormusic/platform/apikey"
+	"github.com/creatormusic/platform/architecture"
 	"github.com/creatormusic/platform/asset"
 	"github.com/creatormusic/platform/billing"
 	"github.com/creatormusic/platform/chain/intent"
@@ -99,6 +100,8 @@ type Services struct {
 	// X402 runs the payment-required protocol; nil leaves its routes
 	// out, and a sound analysis then takes no payment grant.
 	X402 *x402.Service
+	// Architecture is the architecture model; nil leaves its route out.
+	Architecture *architecture.Model
 	// WakeFunc, when set, wakes the job workers after a commit that enqueued
 	// work (a generation accepted, a callback merged).
 	WakeFunc func()
@@ -158,5 +161,6 @@ func Routes(s Services) []Route {
 	rs = append(rs, x402Routes(s.X402)...)
 	rs = append(rs, marketplaceOrderRoutes(s.Marketplace)...)
 	rs = append(rs, rewardsRoutes(s.Rewards)...)
+	rs = append(rs, architectureRoutes(s.Architecture)...)
 	return rs
 }

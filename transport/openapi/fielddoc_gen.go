@@ -48,6 +48,37 @@ func fieldDocs() map[string]map[string]string {
 			"Name":     "name is the key's new label (1 to 100 characters); absent keeps it.",
 			"Scopes":   "scopes replace the key's scopes, each within the caller's authority; absent keeps them.",
 		},
+		"github.com/creatormusic/platform/architecture.Context": {
+			"Kind":    "kind is bounded_context for a domain owning records and their rules, shared_kernel for a package every context builds on.",
+			"Package": "package is the package's path inside the module, such as project or chain/intent.",
+			"Summary": "summary says what the package owns.",
+		},
+		"github.com/creatormusic/platform/architecture.Fact": {
+			"Authority":  "authority is the system whose answer is the truth of the fact.",
+			"Domain":     "domain is the package path, inside the module, of the context that owns the fact.",
+			"Fact":       "fact names what is known, such as credit_balance.",
+			"RecordedIn": "recordedIn is where the platform keeps its own record of the fact: the authority itself, or the database holding what was observed of it.",
+			"Rule":       "rule says how the platform keeps its record true to the authority.",
+		},
+		"github.com/creatormusic/platform/architecture.Machine": {
+			"Domain":      "domain is the package path, inside the module, of the package that owns and enforces the table.",
+			"Name":        "name names the machine: its package's name and the record it moves, such as project.project or rewards.funding.",
+			"Source":      "source names the domain's function whose rows the table is, such as project.Moves.",
+			"States":      "states are the states the table names, in the order they first appear in it.",
+			"Subject":     "subject is the record the machine moves.",
+			"Transitions": "transitions are the table's rows, in the domain's order. A pair of state and event with no row is refused (INVALID_STATE_TRANSITION).",
+		},
+		"github.com/creatormusic/platform/architecture.Model": {
+			"Contexts": "contexts are the module's domain packages: the bounded contexts and the shared kernel they build on.",
+			"Facts":    "facts is the authoritative-state matrix: for each fact, the system that is its authority and where the platform records it.",
+			"Machines": "machines are every state machine's transition table, read from the rows the owning domain enforces.",
+			"Version":  "version is the architecture model's version, v2.1.",
+		},
+		"github.com/creatormusic/platform/architecture.Transition": {
+			"Event": "event is what asks for the move.",
+			"From":  "from is the state the record is in.",
+			"To":    "to is the state the record moves to; equal to from for a no-op.",
+		},
 		"github.com/creatormusic/platform/billing.ApplyPayload": {
 			"SubscriptionID": "subscriptionId is the provider subscription an invoice event names, used only to know which subscription to re-read from the provider.",
 		},
