@@ -1,8 +1,10 @@
 package platform
 
 import (
+	"encoding/json"
 	"fmt"
 
+	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/ai"
 	"github.com/creatormusic/platform/ai/tool"
 	"github.com/creatormusic/platform/apikey"
@@ -129,4 +131,57 @@ func architectureModel() (*architecture.Model, error) {
 		return nil, fmt.Errorf("platform: architecture model: %w", err)
 	}
 	return &m, nil
+}
+
+// ActionPolicyPublished is the audit action of a policy version published
+// through POST /api/v1/policies, where its owner names none of its own.
+const ActionPolicyPublished = "policy.published"
+
+// Policies lists the policy ids the platform knows, each with its owning
+// domain, how it is published, the authority publishing and reading it
+// need, and the owner's validator (POST /api/v1/policies, GET
+// /api/v1/policies/{policyId}/current). A domain that adds a policy id
+// lists it here; the root test TestPoliciesListEveryPolicyID fails on a
+// policy id constant of a domain that is not listed.
+//
+// Rights policies (rights.*) are not platform policies: each tenant
+// publishes its own through POST /api/v1/rights/policies.
+func Policies() []architecture.PolicyKind {
+	api := func(id, owner, audit string, read access.Permission, decode func(json.RawMessage) (any, error)) architecture.PolicyKind {
+		return architecture.PolicyKind{ID: id, Owner: owner, Publisher: architecture.PublishedByAPI, SuperAdmin: true,
+			ReadPermission: read, AuditAction: audit, DecodeFunc: decode}
+	}
+	configured := func(id, owner string) architecture.PolicyKind {
+		return architecture.PolicyKind{ID: id, Owner: owner, Publisher: architecture.PublishedByConfiguration}
+	}
+	return []architecture.PolicyKind{
+		api(billing.FeePolicyID, "billing", billing.ActionFeePolicyPublished, access.FeePolicyRead,
+			architecture.Strict(billing.FeePolicy.Validate)),
+		api(genop.PricingPolicyID, "generation/operation", ActionPolicyPublished, "", architecture.Strict(genop.Pricing.Validate)),
+		api(ai.PolicyCredits, "ai", ActionPolicyPublished, "", func(content json.RawMessage) (any, error) {
+			v, err := architecture.Strict(ai.CreditPricing.Validate)(content)
+			if err != nil {
+				return nil, err
+			}
+			// The rate is stored as ai.SeedCreditPricing stores it, so the
+			// same pricing is the same version however it was spelled.
+			p := v.(ai.CreditPricing)
+			p.CreditsPerUSD, _ = ai.ParsePrice(string(p.CreditsPerUSD))
+			return p, nil
+		}),
+		{ID: ai.PolicyRouting, Owner: "ai", Publisher: architecture.PublishedByOwnerRoute, Route: "PUT /api/v1/ai/routing"},
+		configured(intent.CreditPacksPolicyID, "chain/intent"),
+		configured(swap.PolicyTokens, "swap"),
+		configured(swap.PolicySettings, "swap"),
+		configured(swap.PolicyFees, "swap"),
+	}
+}
+
+// policyCatalogue builds the catalogue the policy routes serve.
+func policyCatalogue() (*architecture.Policies, error) {
+	ps, err := architecture.NewPolicies(Policies())
+	if err != nil {
+		return nil, fmt.Errorf("platform: policies: %w", err)
+	}
+	return ps, nil
 }

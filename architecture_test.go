@@ -7,12 +7,14 @@ import (
 	"io/fs"
 	"maps"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/creatormusic/platform"
+	"github.com/creatormusic/platform/policy"
 )
 
 // fsmTables scans the module's non-test Go files for the state tables its
@@ -192,5 +194,68 @@ func TestDomainsListMachinePackages(t *testing.T) {
 		if dir := src[:strings.LastIndex(src, ".")]; !known[dir] {
 			t.Errorf("%s holds a state table but is not in platform.Domains", dir)
 		}
+	}
+}
+
+// TestPoliciesListEveryPolicyID: every policy id constant a domain declares
+// (a string constant named Policy... or ...PolicyID) is a kind of
+// platform.Policies, so no policy is left out of the policy routes.
+func TestPoliciesListEveryPolicyID(t *testing.T) {
+	named := regexp.MustCompile(`^Policy[A-Z]|PolicyID$`)
+	listed := map[string]bool{}
+	for _, k := range platform.Policies() {
+		listed[k.ID] = true
+	}
+	found := 0
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if n := d.Name(); path != "." && (strings.HasPrefix(n, ".") || n == "testdata" || n == "e2e" || n == "platformtest") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		for _, d := range f.Decls {
+			gd, ok := d.(*ast.GenDecl)
+			if !ok || gd.Tok != token.CONST {
+				continue
+			}
+			for _, spec := range gd.Specs {
+				vs := spec.(*ast.ValueSpec)
+				for i, n := range vs.Names {
+					if !n.IsExported() || !named.MatchString(n.Name) || i >= len(vs.Values) {
+						continue
+					}
+					lit, ok := vs.Values[i].(*ast.BasicLit)
+					if !ok || lit.Kind != token.STRING {
+						continue
+					}
+					id, _ := strconv.Unquote(lit.Value)
+					if policy.ValidateID(id) != nil || !strings.Contains(id, ".") {
+						continue // not a policy id (a version, a reason)
+					}
+					found++
+					if !listed[id] {
+						t.Errorf("%s: %s = %q is a policy id platform.Policies does not list", path, n.Name, id)
+					}
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if found < 5 {
+		t.Fatalf("the scan found %d policy ids; it is not reading the module", found)
 	}
 }

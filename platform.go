@@ -272,12 +272,14 @@ type Platform struct {
 	ai    *ai.Service
 	aiOps *ai.Completions
 	// arch is the architecture model the architecture route serves.
-	arch    *architecture.Model
-	pool    *jobs.Pool
-	limiter *transport.Limiter
-	handler http.Handler
-	routes  []api.Route
-	log     *slog.Logger
+	arch *architecture.Model
+	// policies is the catalogue of the policies the platform knows.
+	policies *architecture.Policies
+	pool     *jobs.Pool
+	limiter  *transport.Limiter
+	handler  http.Handler
+	routes   []api.Route
+	log      *slog.Logger
 
 	// tools runs the AI tools' calls and artifacts; toolAuthz authorizes
 	// them over the route table, bound once it is built.

@@ -1,8 +1,7 @@
 // Package architecture owns the platform's description of itself (spec,
 // Architecture and operations; Versioning: architecture model v2.1): the
-// model GET /api/v1/architecture serves, the feature report GET
-// /api/v1/features serves, and the catalogue of publishable policies POST
-// /api/v1/policies checks. Its rule is the spec's: nothing is fabricated.
+// model GET /api/v1/architecture serves and the catalogue of policies POST
+// /api/v1/policies and GET /api/v1/policies/{policyId}/current serve. Its rule is the spec's: nothing is fabricated.
 //
 // The model holds three things:
 //
@@ -20,8 +19,19 @@
 //     scans the module for fsm tables, so a table left out of the list
 //     fails it.
 //
-// The package is a domain: it imports no transport, store, root or SDK.
-// It reads no clock and changes nothing.
+// The catalogue of policies (Policies) lists each policy id the platform
+// knows with its owning domain, how it is published (through the API, by
+// the host's configuration, or by its owner's own route), the authority
+// publishing and reading it need and the owner's validator; Publish
+// appends an immutable version (policy.Publish: integer version, content
+// hash; the same content is the same version) with an audit record. The
+// root builds the catalogue from each domain's own types and Validate
+// methods, so no rule of a domain is copied here. Outcomes that applied a
+// policy keep the policy.Ref they recorded (orders, quotes, operations);
+// a later version never rewrites them.
+//
+// The package is a domain: it imports no transport, store, root or SDK,
+// and reads no clock.
 package architecture
 
 import (

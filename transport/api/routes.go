@@ -102,6 +102,9 @@ type Services struct {
 	X402 *x402.Service
 	// Architecture is the architecture model; nil leaves its route out.
 	Architecture *architecture.Model
+	// Policies is the catalogue of the policies the platform knows; nil
+	// leaves the policy routes out.
+	Policies *architecture.Policies
 	// WakeFunc, when set, wakes the job workers after a commit that enqueued
 	// work (a generation accepted, a callback merged).
 	WakeFunc func()
@@ -162,5 +165,6 @@ func Routes(s Services) []Route {
 	rs = append(rs, marketplaceOrderRoutes(s.Marketplace)...)
 	rs = append(rs, rewardsRoutes(s.Rewards)...)
 	rs = append(rs, architectureRoutes(s.Architecture)...)
+	rs = append(rs, policyRoutes(s.Policies)...)
 	return rs
 }

@@ -1443,6 +1443,15 @@ func fieldDocs() map[string]map[string]string {
 			"ID":      "id is the policy's id.",
 			"Version": "version is the policy version's number.",
 		},
+		"github.com/creatormusic/platform/transport/api.PolicyVersionView": {
+			"Content":     "content is the policy document in canonical JSON (keys sorted), as its owning domain encodes it.",
+			"CreatedAt":   "createdAt is when the version was published.",
+			"CreatedBy":   "createdBy is who published it: user:<user id>, key:<API key id>, or the platform's own configuration (system, platform).",
+			"Environment": "environment is the environment (test or live) the version applies in.",
+			"Hash":        "hash is the lowercase hex SHA-256 of the version's canonical content.",
+			"PolicyID":    "policyId is the policy's id, such as fees.marketplace.",
+			"Version":     "version is the version's integer number; each new content adds one.",
+		},
 		"github.com/creatormusic/platform/transport/api.PreparedTransactionView": {
 			"Blockhash":                 "blockhash is the recent blockhash the transaction was built on (base58).",
 			"ExpiresAt":                 "expiresAt is when the platform stops accepting the signed transaction.",
@@ -1601,6 +1610,10 @@ func fieldDocs() map[string]map[string]string {
 			"ID":            "id is the reward's id.",
 			"Mint":          "mint is the reward's mint.",
 			"Object":        "object is always \"reward\".",
+		},
+		"github.com/creatormusic/platform/transport/api.PublishPolicyRequest": {
+			"Content":  "content is the policy document, a JSON object in the owning domain's shape (for fees.marketplace: feeBps, minimumFeeAtomic and an optional currency); unknown fields are refused.",
+			"PolicyID": "policyId is the policy to publish: fees.marketplace, pricing.generation or ai.pricing. ai.routing is published through PUT /api/v1/ai/routing; credits.packs, swap.tokens, swap.settings and fees.swap by the host's configuration.",
 		},
 		"github.com/creatormusic/platform/transport/api.ReconciliationView": {
 			"Object":     "object is always \"reconciliation\".",
