@@ -1,7 +1,10 @@
 // Package architecture owns the platform's description of itself (spec,
 // Architecture and operations; Versioning: architecture model v2.1): the
-// model GET /api/v1/architecture serves and the catalogue of policies POST
-// /api/v1/policies and GET /api/v1/policies/{policyId}/current serve. Its rule is the spec's: nothing is fabricated.
+// model GET /api/v1/architecture serves, the rule by which GET
+// /api/v1/features combines a workspace's flags with each feature's
+// availability as its owning domain reports it (Gate), and the catalogue
+// of policies POST /api/v1/policies and GET
+// /api/v1/policies/{policyId}/current serve. Its rule is the spec's: nothing is fabricated.
 //
 // The model holds three things:
 //

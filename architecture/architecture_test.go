@@ -42,3 +42,23 @@ func TestNewRefusesInconsistentModels(t *testing.T) {
 		}
 	}
 }
+
+func TestGate(t *testing.T) {
+	for name, tc := range map[string]struct {
+		flagged, on bool
+		in          architecture.Availability
+		enabled     bool
+		reason      string
+	}{
+		"flag off beats a live deployment": {true, false, architecture.Availability{Enabled: true, Configured: true}, false, "disabled_by_flag"},
+		"enabled by its owner":             {true, true, architecture.Availability{Enabled: true, Configured: true}, true, "enabled"},
+		"the owner's reason is kept":       {false, false, architecture.Availability{Reason: "deployment_not_verified"}, false, "deployment_not_verified"},
+		"no reason is not_configured":      {false, false, architecture.Availability{}, false, "not_configured"},
+		"a claimed reason is not enabling": {false, false, architecture.Availability{Reason: "enabled"}, false, "not_configured"},
+	} {
+		got := architecture.Gate(tc.flagged, tc.on, tc.in)
+		if got.Enabled != tc.enabled || got.Reason != tc.reason {
+			t.Errorf("%s: %+v", name, got)
+		}
+	}
+}

@@ -147,6 +147,7 @@ func Routes(s Services) []Route {
 	}
 	cf.paymentRequired = s.X402
 	rs = append(rs, web3Routes(s.Token, cf, s.Store)...)
+	rs = append(rs, featureRoutes(s, cf)...)
 	rs = append(rs, walletRoutes(s.Wallet)...)
 	rs = append(rs, intentRoutes(s.Intents)...)
 	rs = append(rs, saleRoutes(s.Sale)...)

@@ -1070,6 +1070,22 @@ func fieldDocs() map[string]map[string]string {
 		"github.com/creatormusic/platform/transport/api.FailureView": {
 			"Code": "code is the platform error code that ended the operation (a provider failure, PROVIDER_TIMEOUT, ...).",
 		},
+		"github.com/creatormusic/platform/transport/api.FeatureEnvironmentView": {
+			"Configured":  "configured is true when the host configured the feature for the environment.",
+			"Enabled":     "enabled is true when the feature serves the environment for the caller's workspace: its flag is on and its owner reports it enabled.",
+			"Environment": "environment is test or live.",
+			"Reason":      "reason is enabled when the feature is enabled, else why not: disabled_by_flag, not_configured, not_available (not built on this host), deployment_not_verified, deployment_not_live, methodology_not_verified, cluster_not_configured, treasury_not_configured, mint_not_configured, not_checked, or the reason its owning domain's check gave. Never a secret or an address of an internal service.",
+			"Verified":    "verified is true when a check proved the feature's prerequisites (on chain, at a facilitator); a feature with nothing to prove is never verified.",
+		},
+		"github.com/creatormusic/platform/transport/api.FeatureView": {
+			"Environments": "environments are its availability in test and in live.",
+			"Feature":      "feature names the feature.",
+			"Flag":         "flag is the feature flag that gates it; null when no flag does.",
+			"FlagEnabled":  "flagEnabled is whether that flag is on for the caller's workspace; null when no flag gates the feature.",
+		},
+		"github.com/creatormusic/platform/transport/api.FeaturesView": {
+			"Features": "features are the platform's features, each per environment.",
+		},
 		"github.com/creatormusic/platform/transport/api.FeePolicyPage": {
 			"HasMore":    "hasMore is true when older versions follow.",
 			"Items":      "items are the page's policy versions, newest first.",
