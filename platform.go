@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"github.com/creatormusic/platform/architecture"
 	"log/slog"
 	"net/http"
 	"net/netip"
@@ -272,11 +273,15 @@ type Platform struct {
 	ai      *ai.Service
 	aiOps   *ai.Completions
 	aiTasks *task.Service
-	pool    *jobs.Pool
-	limiter *transport.Limiter
-	handler http.Handler
-	routes  []api.Route
-	log     *slog.Logger
+	// arch is the architecture model the architecture route serves.
+	arch *architecture.Model
+	// policies is the catalogue of the policies the platform knows.
+	policies *architecture.Policies
+	pool     *jobs.Pool
+	limiter  *transport.Limiter
+	handler  http.Handler
+	routes   []api.Route
+	log      *slog.Logger
 
 	// tools runs the AI tools' calls and artifacts; toolAuthz authorizes
 	// them over the route table, bound once it is built.

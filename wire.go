@@ -85,6 +85,8 @@ func (p *Platform) build(ctx context.Context, cfg Config) error {
 		func() error { return p.startX402(cfg.Chain) },
 		func() error { return p.startTools() },
 		func() error { return p.startAI(ctx, cfg) },
+		func() (err error) { p.arch, err = architectureModel(); return err },
+		func() (err error) { p.policies, err = policyCatalogue(); return err },
 	} {
 		if err := step(); err != nil {
 			return err
@@ -125,7 +127,8 @@ func (p *Platform) services(units routeStore) api.Services {
 		Ledger: ledger.New(), Accounts: p.account, Billing: p.billing, Store: units, Log: p.log, Providers: p.providers,
 		Generation: p.generation, Sound: p.sound, Token: p.token, Sale: p.sale, Wallet: p.wallet, Intents: p.intents,
 		Swap: p.swap, Projects: project.New(), Submissions: p.submissions, Creators: creator.New(), ZK: p.zk, CCTP: p.cctp, Marketplace: p.market,
-		Rewards: p.rewards, X402: p.x402, AI: p.ai, AICompletions: p.aiOps, AITasks: p.aiTasks, Tools: p.tools, WakeFunc: p.wake}
+		Rewards: p.rewards, X402: p.x402, AI: p.ai, AICompletions: p.aiOps, AITasks: p.aiTasks, Tools: p.tools, Architecture: p.arch,
+		Policies: p.policies, WakeFunc: p.wake}
 }
 
 // startAI builds the AI control plane's registry and routing and seeds

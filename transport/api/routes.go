@@ -10,6 +10,7 @@ import (
 	"github.com/creatormusic/platform/ai/task"
 	"github.com/creatormusic/platform/ai/tool"
 	"github.com/creatormusic/platform/apikey"
+	"github.com/creatormusic/platform/architecture"
 	"github.com/creatormusic/platform/asset"
 	"github.com/creatormusic/platform/billing"
 	"github.com/creatormusic/platform/chain/intent"
@@ -104,6 +105,11 @@ type Services struct {
 	// X402 runs the payment-required protocol; nil leaves its routes
 	// out, and a sound analysis then takes no payment grant.
 	X402 *x402.Service
+	// Architecture is the architecture model; nil leaves its route out.
+	Architecture *architecture.Model
+	// Policies is the catalogue of the policies the platform knows; nil
+	// leaves the policy routes out.
+	Policies *architecture.Policies
 	// WakeFunc, when set, wakes the job workers after a commit that enqueued
 	// work (a generation accepted, a callback merged).
 	WakeFunc func()
@@ -146,6 +152,7 @@ func Routes(s Services) []Route {
 	}
 	cf.paymentRequired = s.X402
 	rs = append(rs, web3Routes(s.Token, cf, s.Store)...)
+	rs = append(rs, featureRoutes(s, cf)...)
 	rs = append(rs, walletRoutes(s.Wallet)...)
 	rs = append(rs, intentRoutes(s.Intents)...)
 	rs = append(rs, saleRoutes(s.Sale)...)
@@ -164,5 +171,7 @@ func Routes(s Services) []Route {
 	rs = append(rs, x402Routes(s.X402)...)
 	rs = append(rs, marketplaceOrderRoutes(s.Marketplace)...)
 	rs = append(rs, rewardsRoutes(s.Rewards)...)
+	rs = append(rs, architectureRoutes(s.Architecture)...)
+	rs = append(rs, policyRoutes(s.Policies)...)
 	return rs
 }

@@ -99,6 +99,37 @@ func fieldDocs() map[string]map[string]string {
 			"Name":     "name is the key's new label (1 to 100 characters); absent keeps it.",
 			"Scopes":   "scopes replace the key's scopes, each within the caller's authority; absent keeps them.",
 		},
+		"github.com/creatormusic/platform/architecture.Context": {
+			"Kind":    "kind is bounded_context for a domain owning records and their rules, shared_kernel for a package every context builds on.",
+			"Package": "package is the package's path inside the module, such as project or chain/intent.",
+			"Summary": "summary says what the package owns.",
+		},
+		"github.com/creatormusic/platform/architecture.Fact": {
+			"Authority":  "authority is the system whose answer is the truth of the fact.",
+			"Domain":     "domain is the package path, inside the module, of the context that owns the fact.",
+			"Fact":       "fact names what is known, such as credit_balance.",
+			"RecordedIn": "recordedIn is where the platform keeps its own record of the fact: the authority itself, or the database holding what was observed of it.",
+			"Rule":       "rule says how the platform keeps its record true to the authority.",
+		},
+		"github.com/creatormusic/platform/architecture.Machine": {
+			"Domain":      "domain is the package path, inside the module, of the package that owns and enforces the table.",
+			"Name":        "name names the machine: its package's name and the record it moves, such as project.project or rewards.funding.",
+			"Source":      "source names the domain's function whose rows the table is, such as project.Moves.",
+			"States":      "states are the states the table names, in the order they first appear in it.",
+			"Subject":     "subject is the record the machine moves.",
+			"Transitions": "transitions are the table's rows, in the domain's order. A pair of state and event with no row is refused (INVALID_STATE_TRANSITION).",
+		},
+		"github.com/creatormusic/platform/architecture.Model": {
+			"Contexts": "contexts are the module's domain packages: the bounded contexts and the shared kernel they build on.",
+			"Facts":    "facts is the authoritative-state matrix: for each fact, the system that is its authority and where the platform records it.",
+			"Machines": "machines are every state machine's transition table, read from the rows the owning domain enforces.",
+			"Version":  "version is the architecture model's version, v2.1.",
+		},
+		"github.com/creatormusic/platform/architecture.Transition": {
+			"Event": "event is what asks for the move.",
+			"From":  "from is the state the record is in.",
+			"To":    "to is the state the record moves to; equal to from for a no-op.",
+		},
 		"github.com/creatormusic/platform/billing.ApplyPayload": {
 			"SubscriptionID": "subscriptionId is the provider subscription an invoice event names, used only to know which subscription to re-read from the provider.",
 		},
@@ -1207,6 +1238,22 @@ func fieldDocs() map[string]map[string]string {
 		"github.com/creatormusic/platform/transport/api.FailureView": {
 			"Code": "code is the platform error code that ended the operation (a provider failure, PROVIDER_TIMEOUT, ...).",
 		},
+		"github.com/creatormusic/platform/transport/api.FeatureEnvironmentView": {
+			"Configured":  "configured is true when the host configured the feature for the environment.",
+			"Enabled":     "enabled is true when the feature serves the environment for the caller's workspace: its flag is on and its owner reports it enabled.",
+			"Environment": "environment is test or live.",
+			"Reason":      "reason is enabled when the feature is enabled, else why not: disabled_by_flag, not_configured, not_available (not built on this host), deployment_not_verified, deployment_not_live, methodology_not_verified, cluster_not_configured, treasury_not_configured, mint_not_configured, not_checked, or the reason its owning domain's check gave. Never a secret or an address of an internal service.",
+			"Verified":    "verified is true when a check proved the feature's prerequisites (on chain, at a facilitator); a feature with nothing to prove is never verified.",
+		},
+		"github.com/creatormusic/platform/transport/api.FeatureView": {
+			"Environments": "environments are its availability in test and in live.",
+			"Feature":      "feature names the feature.",
+			"Flag":         "flag is the feature flag that gates it; null when no flag does.",
+			"FlagEnabled":  "flagEnabled is whether that flag is on for the caller's workspace; null when no flag gates the feature.",
+		},
+		"github.com/creatormusic/platform/transport/api.FeaturesView": {
+			"Features": "features are the platform's features, each per environment.",
+		},
 		"github.com/creatormusic/platform/transport/api.FeePolicyPage": {
 			"HasMore":    "hasMore is true when older versions follow.",
 			"Items":      "items are the page's policy versions, newest first.",
@@ -1580,6 +1627,15 @@ func fieldDocs() map[string]map[string]string {
 			"ID":      "id is the policy's id.",
 			"Version": "version is the policy version's number.",
 		},
+		"github.com/creatormusic/platform/transport/api.PolicyVersionView": {
+			"Content":     "content is the policy document in canonical JSON (keys sorted), as its owning domain encodes it.",
+			"CreatedAt":   "createdAt is when the version was published.",
+			"CreatedBy":   "createdBy is who published it: user:<user id>, key:<API key id>, or the platform's own configuration (system, platform).",
+			"Environment": "environment is the environment (test or live) the version applies in.",
+			"Hash":        "hash is the lowercase hex SHA-256 of the version's canonical content.",
+			"PolicyID":    "policyId is the policy's id, such as fees.marketplace.",
+			"Version":     "version is the version's integer number; each new content adds one.",
+		},
 		"github.com/creatormusic/platform/transport/api.PreparedTransactionView": {
 			"Blockhash":                 "blockhash is the recent blockhash the transaction was built on (base58).",
 			"ExpiresAt":                 "expiresAt is when the platform stops accepting the signed transaction.",
@@ -1738,6 +1794,10 @@ func fieldDocs() map[string]map[string]string {
 			"ID":            "id is the reward's id.",
 			"Mint":          "mint is the reward's mint.",
 			"Object":        "object is always \"reward\".",
+		},
+		"github.com/creatormusic/platform/transport/api.PublishPolicyRequest": {
+			"Content":  "content is the policy document, a JSON object in the owning domain's shape (for fees.marketplace: feeBps, minimumFeeAtomic and an optional currency); unknown fields are refused.",
+			"PolicyID": "policyId is the policy to publish: fees.marketplace, pricing.generation or ai.pricing. ai.routing is published through PUT /api/v1/ai/routing; credits.packs, swap.tokens, swap.settings and fees.swap by the host's configuration.",
 		},
 		"github.com/creatormusic/platform/transport/api.ReconciliationView": {
 			"Object":     "object is always \"reconciliation\".",
