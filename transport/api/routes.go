@@ -158,5 +158,6 @@ func Routes(s Services) []Route {
 	rs = append(rs, x402Routes(s.X402)...)
 	rs = append(rs, marketplaceOrderRoutes(s.Marketplace)...)
 	rs = append(rs, rewardsRoutes(s.Rewards)...)
+	rs = append(rs, networkRoutes(s.Token)...)
 	return rs
 }

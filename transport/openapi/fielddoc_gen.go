@@ -290,6 +290,7 @@ func fieldDocs() map[string]map[string]string {
 		},
 		"github.com/creatormusic/platform/transport.Meta": {
 			"RequestID": "requestId is the request's id, also sent as the X-Request-Id header.",
+			"Timestamp": "timestamp is when the answer was made, by the platform's clock; only routes that document it carry it (the network topology).",
 		},
 		"github.com/creatormusic/platform/transport/api.AIAdminModelList": {
 			"Items": "items are the environment's models, in id order.",
@@ -1275,6 +1276,47 @@ func fieldDocs() map[string]map[string]string {
 			"Actual":   "actual is the value the chain shows.",
 			"Expected": "expected is the intent's value.",
 			"Field":    "field names the effect that differed, such as net, mint or recipient; for an intent with several legs, a leg's effect is named with its position, such as legs[1].net.",
+		},
+		"github.com/creatormusic/platform/transport/api.NetworkBranchView": {
+			"From":            "from is the id of the node the branch leaves from.",
+			"ID":              "id is the branch's stable id.",
+			"Label":           "label is what clients show.",
+			"SubmissionTypes": "submissionTypes are the submission types (of music_video, artwork, animation, remix, short_video, trailer, story, cover_art, audio, other) whose work the branch is.",
+		},
+		"github.com/creatormusic/platform/transport/api.NetworkChainDeploymentView": {
+			"Mint":     "mint is the verified mint (base58); null until verified.",
+			"Status":   "status is planned until the deployment verified, then verified.",
+			"Verified": "verified is true once a verification run of the registry's configuration passed.",
+		},
+		"github.com/creatormusic/platform/transport/api.NetworkDeploymentView": {
+			"Solana": "solana is the token's deployment on Solana, the chain the token registry verifies.",
+		},
+		"github.com/creatormusic/platform/transport/api.NetworkNodeView": {
+			"ID":    "id is the node's stable id.",
+			"Kind":  "kind says what the node is: a part of the platform, an external destination (measured by nothing here), the chain or the token.",
+			"Label": "label is what clients show.",
+			"Next":  "next is the id of the node the loop goes to from this one.",
+		},
+		"github.com/creatormusic/platform/transport/api.NetworkPrincipleView": {
+			"ID":   "id is the principle's stable id.",
+			"Text": "text states it.",
+		},
+		"github.com/creatormusic/platform/transport/api.NetworkTokenStateView": {
+			"DeploymentStatus": "deploymentStatus is planned until the deployment verified, then verified.",
+			"Mint":             "mint is the verified mint (base58); null until verified, whatever mint is configured.",
+			"State":            "state is deployment-gated until the deployment verified, then deployed.",
+			"Verified":         "verified is true once a verification run of the registry's configuration passed.",
+		},
+		"github.com/creatormusic/platform/transport/api.NetworkTopologyView": {
+			"CommunityBranches": "communityBranches are community production's branches: Video, Art and Story.",
+			"Deployment":        "deployment is the token's deployment on its chain, read from the token registry of the caller's environment.",
+			"ID":                "id is the record's id.",
+			"LoopClosesAt":      "loopClosesAt is the id of the node the loop returns to after the token (create).",
+			"PrimaryLoop":       "primaryLoop are the loop's nodes in order, from create to the token; each names the next, and the token's next is loopClosesAt.",
+			"Principles":        "principles are the rules the loop keeps.",
+			"Title":             "title names the record.",
+			"TokenGate":         "tokenGate is false: no step of the loop needs the token.",
+			"Version":           "version is the record's own version; it changes when a node, branch or principle changes.",
 		},
 		"github.com/creatormusic/platform/transport/api.NextStep": {
 			"Plan": "plan is the plan to buy.",
