@@ -27,6 +27,7 @@ import (
 	"github.com/creatormusic/platform/chain/token2022"
 	"github.com/creatormusic/platform/chain/wallet"
 	"github.com/creatormusic/platform/creator"
+	"github.com/creatormusic/platform/discover"
 	"github.com/creatormusic/platform/generation"
 	"github.com/creatormusic/platform/generation/credential"
 	"github.com/creatormusic/platform/generation/operation"
@@ -123,7 +124,7 @@ func (p *Platform) services(units routeStore) api.Services {
 	return api.Services{Keys: p.keys, Assets: p.assets, Health: p.healthChecks(), Plans: p.plans,
 		Ledger: ledger.New(), Accounts: p.account, Billing: p.billing, Store: units, Log: p.log, Providers: p.providers,
 		Generation: p.generation, Sound: p.sound, Token: p.token, Sale: p.sale, Wallet: p.wallet, Intents: p.intents,
-		Swap: p.swap, Projects: project.New(), Submissions: p.submissions, Creators: creator.New(), ZK: p.zk, CCTP: p.cctp, Marketplace: p.market,
+		Swap: p.swap, Projects: project.New(), Submissions: p.submissions, Creators: creator.New(), Discover: discover.New(), ZK: p.zk, CCTP: p.cctp, Marketplace: p.market,
 		Rewards: p.rewards, X402: p.x402, AI: p.ai, AICompletions: p.aiOps, Tools: p.tools, WakeFunc: p.wake}
 }
 

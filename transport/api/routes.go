@@ -14,6 +14,7 @@ import (
 	"github.com/creatormusic/platform/chain/intent"
 	"github.com/creatormusic/platform/chain/wallet"
 	"github.com/creatormusic/platform/creator"
+	"github.com/creatormusic/platform/discover"
 	"github.com/creatormusic/platform/generation/credential"
 	genop "github.com/creatormusic/platform/generation/operation"
 	"github.com/creatormusic/platform/ledger"
@@ -74,6 +75,9 @@ type Services struct {
 	// Creators reads creator profiles by wallet; nil leaves their routes
 	// out.
 	Creators *creator.Service
+	// Discover lists public projects, tracks and creators; nil leaves its
+	// route out.
+	Discover *discover.Service
 	// ZK verifies zero-knowledge proofs bound to transaction intents; nil
 	// leaves its route out and zk_verification not available.
 	ZK *zk.Service
@@ -159,5 +163,6 @@ func Routes(s Services) []Route {
 	rs = append(rs, marketplaceOrderRoutes(s.Marketplace)...)
 	rs = append(rs, rewardsRoutes(s.Rewards)...)
 	rs = append(rs, networkRoutes(s.Token)...)
+	rs = append(rs, discoverRoutes(s.Discover)...)
 	return rs
 }

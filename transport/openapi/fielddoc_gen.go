@@ -1004,6 +1004,41 @@ func fieldDocs() map[string]map[string]string {
 		"github.com/creatormusic/platform/transport/api.DirectSubscriptionRequest": {
 			"PlanID": "planId is the paid plan to subscribe the workspace to.",
 		},
+		"github.com/creatormusic/platform/transport/api.DiscoverCreatorView": {
+			"Contributions":  "contributions counts the creator's submissions accepted into public projects in the caller's environment.",
+			"PublicProjects": "publicProjects counts the creator's public projects in the caller's environment, in every tenant.",
+			"Wallet":         "wallet is the creator's earliest verified wallet (GET /api/v1/creators/{wallet} reads the profile).",
+		},
+		"github.com/creatormusic/platform/transport/api.DiscoverItemView": {
+			"CreatedAt":   "createdAt is when the record was created (a track: submitted; a creator: the account).",
+			"Creator":     "creator is a creator's counts and wallet; null otherwise.",
+			"CreatorID":   "creatorId is the project's owner, the track's submitter or the creator: the id GET /api/v1/creator-graph/{creatorId} takes.",
+			"Environment": "environment is the record's environment: the caller's.",
+			"ID":          "id is the project's id, the track's (its submission's) id, or the creator's (user) id.",
+			"Kind":        "kind is what the record is.",
+			"Project":     "project is the project, or the one a track was accepted into; null for a creator.",
+			"Score":       "score is the ranking score (the page's ranking states it); null for a track, ranked by recency alone.",
+			"Title":       "title is the project's or track's title, or the creator's display name.",
+			"Track":       "track is a track's facts; null otherwise.",
+			"Type":        "type is the project type or the track's submission type (audio or remix); null for a creator.",
+		},
+		"github.com/creatormusic/platform/transport/api.DiscoverPage": {
+			"HasMore":    "hasMore is true when another page follows.",
+			"Items":      "items are the page's records, best ranked first.",
+			"Kind":       "kind is what the page lists: project, track or creator.",
+			"NextCursor": "nextCursor is passed as cursor, with the same kind and type, to read the next page; null on the last.",
+			"Ranking":    "ranking states the ranking formula of this kind.",
+		},
+		"github.com/creatormusic/platform/transport/api.DiscoverProjectView": {
+			"AcceptedSubmissions": "acceptedSubmissions counts the submissions accepted into the project.",
+			"ID":                  "id is the project's id.",
+			"Status":              "status is the project's status.",
+			"Title":               "title is the project's title.",
+		},
+		"github.com/creatormusic/platform/transport/api.DiscoverTrackView": {
+			"AcceptedAt": "acceptedAt is when the project accepted the track.",
+			"AssetID":    "assetId is the platform asset the work is; null when asset URLs name it.",
+		},
 		"github.com/creatormusic/platform/transport/api.EmailVerified": {
 			"Email":    "email is the address the code verified.",
 			"Verified": "verified is true: the address is verified.",
