@@ -14,6 +14,7 @@ import (
 	"github.com/creatormusic/platform/chain/intent"
 	"github.com/creatormusic/platform/chain/wallet"
 	"github.com/creatormusic/platform/creator"
+	"github.com/creatormusic/platform/creatorgraph"
 	"github.com/creatormusic/platform/discover"
 	"github.com/creatormusic/platform/generation/credential"
 	genop "github.com/creatormusic/platform/generation/operation"
@@ -78,6 +79,9 @@ type Services struct {
 	// Discover lists public projects, tracks and creators; nil leaves its
 	// route out.
 	Discover *discover.Service
+	// CreatorGraph reads creator graphs and takes declared relations; nil
+	// leaves its routes out.
+	CreatorGraph *creatorgraph.Service
 	// ZK verifies zero-knowledge proofs bound to transaction intents; nil
 	// leaves its route out and zk_verification not available.
 	ZK *zk.Service
@@ -164,5 +168,6 @@ func Routes(s Services) []Route {
 	rs = append(rs, rewardsRoutes(s.Rewards)...)
 	rs = append(rs, networkRoutes(s.Token)...)
 	rs = append(rs, discoverRoutes(s.Discover)...)
+	rs = append(rs, creatorGraphRoutes(s.CreatorGraph)...)
 	return rs
 }
