@@ -47,6 +47,7 @@ func TestEventCatalogueNamesEveryEmitter(t *testing.T) {
 		"ai/tool/runner.go emit":                           {"ai_artifact."},
 		"web3/x402/grant.go (*Service).changed":            {"x402_settlement."},
 		"web3/x402/grant.go (*Service).Consume":            {"x402_grant.consumed"},
+		"creatorgraph/creatorgraph.go relationEvent":       {"creator_relation."},
 	}
 	fset := token.NewFileSet()
 	var found []string

@@ -28,6 +28,8 @@ import (
 	"github.com/creatormusic/platform/chain/token2022"
 	"github.com/creatormusic/platform/chain/wallet"
 	"github.com/creatormusic/platform/creator"
+	"github.com/creatormusic/platform/creatorgraph"
+	"github.com/creatormusic/platform/discover"
 	"github.com/creatormusic/platform/generation"
 	"github.com/creatormusic/platform/generation/credential"
 	"github.com/creatormusic/platform/generation/operation"
@@ -126,7 +128,8 @@ func (p *Platform) services(units routeStore) api.Services {
 	return api.Services{Keys: p.keys, Assets: p.assets, Health: p.healthChecks(), Plans: p.plans,
 		Ledger: ledger.New(), Accounts: p.account, Billing: p.billing, Store: units, Log: p.log, Providers: p.providers,
 		Generation: p.generation, Sound: p.sound, Token: p.token, Sale: p.sale, Wallet: p.wallet, Intents: p.intents,
-		Swap: p.swap, Projects: project.New(), Submissions: p.submissions, Creators: creator.New(), ZK: p.zk, CCTP: p.cctp, Marketplace: p.market,
+		Swap: p.swap, Projects: project.New(), Submissions: p.submissions, Creators: creator.New(), Discover: discover.New(),
+		CreatorGraph: creatorgraph.New(), ZK: p.zk, CCTP: p.cctp, Marketplace: p.market,
 		Rewards: p.rewards, X402: p.x402, AI: p.ai, AICompletions: p.aiOps, AITasks: p.aiTasks, Tools: p.tools, Architecture: p.arch,
 		Policies: p.policies, WakeFunc: p.wake}
 }
@@ -888,6 +891,11 @@ func EventCatalogue() []openapi.EventType {
 	for _, st := range rewards.States() {
 		out = append(out, row(rewards.RewardEventType(st), "reward", rewards.RewardPrefix, "A reward was written in state "+string(st)+"."))
 	}
+	// creatorgraph's relationEvent: a declared relation's state change.
+	out = append(out, row(creatorgraph.EventType(creatorgraph.StateActive), "creator relation", creatorgraph.IDPrefix,
+		"A creator declared a relation about themselves (follows), or made a withdrawn one active again."),
+		row(creatorgraph.EventType(creatorgraph.StateRemoved), "creator relation", creatorgraph.IDPrefix,
+			"A creator withdrew a relation they had declared."))
 	// zk's Record: one type, when a statement is first verified.
 	out = append(out, row(zk.EventVerified, "zk verification", zk.IDPrefix,
 		"A zero-knowledge proof bound to a transaction intent verified and its statement was recorded; it settles nothing."))

@@ -548,6 +548,11 @@ func TestEnvironmentProbe(t *testing.T) {
 			"listProjectRewards":      {call: key, path: func(env access.Environment) string { return "/api/v1/projects/" + projects[env] + "/rewards" }},
 			"listCreatorRewards":      {call: key, path: func(access.Environment) string { return "/api/v1/creators/" + ownerWallet.addr + "/rewards" }},
 		}
+		// Discovery (scope read): the live public project and the
+		// accepted live audio submission to it, a track. Creators are
+		// users, who belong to no environment (a creator's counts do;
+		// TestDiscover reads them in both).
+		probes["listDiscover"] = probeRoute{call: key, also: []string{"kind=track"}}
 		// The owner's contributions (scope read): its accepted live
 		// submission to its public project.
 		probes["listCreatorContributions"] = probeRoute{call: key, path: func(access.Environment) string {

@@ -16,6 +16,9 @@ import (
 type Meta struct {
 	// RequestID is the request's id, also sent as the X-Request-Id header.
 	RequestID string `json:"requestId" doc:"The request's id, also sent as the X-Request-Id header." example:"req_01hzx3k2m9q8r7t6v5w4y3z2a1"`
+	// Timestamp is when the answer was made, by the platform's clock;
+	// only routes that document it carry it (the network topology).
+	Timestamp *time.Time `json:"timestamp,omitempty" doc:"When the answer was made, by the platform's clock (ISO 8601, UTC); only routes that document it carry it (GET /api/v1/network/platform)."`
 }
 
 // Envelope is the success envelope: {"data": ..., "meta": {...}}.
@@ -46,12 +49,18 @@ type ErrorEnvelope struct {
 
 // WriteData writes the success envelope around data with status.
 func WriteData(w http.ResponseWriter, status int, requestID string, data any) {
-	body, err := encodeEnvelope(Envelope{Data: data, Meta: Meta{RequestID: requestID}})
+	WriteDataMeta(w, status, Meta{RequestID: requestID}, data)
+}
+
+// WriteDataMeta writes the success envelope around data with status and
+// meta (the request id and, when set, the timestamp).
+func WriteDataMeta(w http.ResponseWriter, status int, meta Meta, data any) {
+	body, err := encodeEnvelope(Envelope{Data: data, Meta: meta})
 	if err != nil {
-		WriteError(w, nil, requestID, fault.Wrap("transport.WriteData", err))
+		WriteError(w, nil, meta.RequestID, fault.Wrap("transport.WriteData", err))
 		return
 	}
-	writeJSON(w, status, requestID, body)
+	writeJSON(w, status, meta.RequestID, body)
 }
 
 // WriteError writes the error envelope for err. The code, message and

@@ -724,7 +724,11 @@ func (g *Gateway[T]) write(w http.ResponseWriter, c *Call[T], status int, data a
 	if wr, ok := data.(Writer); ok {
 		return wr.WriteResponse(&deadlineWriter{ResponseWriter: w}, c.Request), nil
 	}
-	WriteData(w, status, c.RequestID, data)
+	meta := Meta{RequestID: c.RequestID}
+	if !c.timestamp.IsZero() {
+		meta.Timestamp = &c.timestamp
+	}
+	WriteDataMeta(w, status, meta, data)
 	return status, nil
 }
 

@@ -456,6 +456,8 @@ type Call[T Tx] struct {
 	fields *fieldIndex
 	// status, when set by the handler, overrides Route.Status.
 	status int
+	// timestamp, when set by the handler, is written as meta.timestamp.
+	timestamp time.Time
 	// header collects response headers set by the handler.
 	header http.Header
 	// key is the authenticated API key, for its limits.
@@ -514,6 +516,10 @@ func (c *Call[T]) Query(name string) string { return c.Request.URL.Query().Get(n
 
 // SetStatus overrides the route's success status for this call.
 func (c *Call[T]) SetStatus(code int) { c.status = code }
+
+// SetTimestamp makes the success envelope carry meta.timestamp t (a read
+// whose record the spec stamps, such as the network topology).
+func (c *Call[T]) SetTimestamp(t time.Time) { c.timestamp = t.UTC() }
 
 // Header returns the response headers the handler may set.
 func (c *Call[T]) Header() http.Header {

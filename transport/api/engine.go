@@ -10,6 +10,8 @@ import (
 	"github.com/creatormusic/platform/chain/intent"
 	"github.com/creatormusic/platform/chain/wallet"
 	"github.com/creatormusic/platform/creator"
+	"github.com/creatormusic/platform/creatorgraph"
+	"github.com/creatormusic/platform/discover"
 	"github.com/creatormusic/platform/generation/credential"
 	"github.com/creatormusic/platform/generation/operation"
 	"github.com/creatormusic/platform/ledger"
@@ -62,6 +64,8 @@ type Tx interface {
 	billing.CancelStore
 	billing.WebhookStore
 	creator.Store
+	creatorgraph.Store
+	discover.Store
 	credential.Store
 	credential.ObservationReader
 	intent.Store

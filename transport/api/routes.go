@@ -16,6 +16,8 @@ import (
 	"github.com/creatormusic/platform/chain/intent"
 	"github.com/creatormusic/platform/chain/wallet"
 	"github.com/creatormusic/platform/creator"
+	"github.com/creatormusic/platform/creatorgraph"
+	"github.com/creatormusic/platform/discover"
 	"github.com/creatormusic/platform/generation/credential"
 	genop "github.com/creatormusic/platform/generation/operation"
 	"github.com/creatormusic/platform/ledger"
@@ -76,6 +78,12 @@ type Services struct {
 	// Creators reads creator profiles by wallet; nil leaves their routes
 	// out.
 	Creators *creator.Service
+	// Discover lists public projects, tracks and creators; nil leaves its
+	// route out.
+	Discover *discover.Service
+	// CreatorGraph reads creator graphs and takes declared relations; nil
+	// leaves its routes out.
+	CreatorGraph *creatorgraph.Service
 	// ZK verifies zero-knowledge proofs bound to transaction intents; nil
 	// leaves its route out and zk_verification not available.
 	ZK *zk.Service
@@ -173,5 +181,8 @@ func Routes(s Services) []Route {
 	rs = append(rs, rewardsRoutes(s.Rewards)...)
 	rs = append(rs, architectureRoutes(s.Architecture)...)
 	rs = append(rs, policyRoutes(s.Policies)...)
+	rs = append(rs, networkRoutes(s.Token)...)
+	rs = append(rs, discoverRoutes(s.Discover)...)
+	rs = append(rs, creatorGraphRoutes(s.CreatorGraph)...)
 	return rs
 }
