@@ -148,8 +148,9 @@ func TestReadmeScript(t *testing.T) {
 // and checks the outcomes the README promises: the download is the upload,
 // two different MP3 takes, a verified mint, an activated subscription,
 // both chain payments settled and matched, the guest's accepted
-// submission shown as a contribution on its profile, and a license sold,
-// fulfilled and downloaded by its buyer.
+// submission shown as a contribution on its profile, a license sold,
+// fulfilled and downloaded by its buyer, and an AI chat streamed, served
+// by the route's fallback, and a tool's draft applied on confirmation.
 func TestReadme(t *testing.T) {
 	// The commands the walk-through needs, as the README's set-up section
 	// lists them.
@@ -208,7 +209,7 @@ func TestReadme(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if kept < 10 || skipped != 2 {
+	if kept < 10 || skipped != 3 {
 		t.Fatalf("the README has %d runnable blocks and %d set-up blocks; the walk-through lost its sections", kept, skipped)
 	}
 	path := filepath.Join(work, "readme.sh")
@@ -239,6 +240,9 @@ func TestReadme(t *testing.T) {
 		"FULFILLED",                  // the guest's marketplace order
 		"Entitlement ent_",           // its license, issued once
 		"Downloaded asset",           // the licensed track, downloaded by the buyer
+		"event: delta",               // a streamed chat
+		`"reason":"fallback:outage"`, // the AI route's fallback
+		`{"status":"applied","result":{"type":"project"`, // a tool's draft, confirmed
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the walk-through's output lacks %q", want)
