@@ -16,6 +16,7 @@ import (
 	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/account"
 	"github.com/creatormusic/platform/ai"
+	"github.com/creatormusic/platform/ai/task"
 	"github.com/creatormusic/platform/ai/tool"
 	"github.com/creatormusic/platform/apikey"
 	"github.com/creatormusic/platform/asset"
@@ -267,9 +268,10 @@ type Platform struct {
 	// submissions runs projects' community submissions.
 	submissions *project.Submissions
 	// ai runs the AI control plane's model registry and routing; aiOps
-	// its chat and task completions.
+	// its chat and task completions; aiTasks the structured tasks on them.
 	ai      *ai.Service
 	aiOps   *ai.Completions
+	aiTasks *task.Service
 	pool    *jobs.Pool
 	limiter *transport.Limiter
 	handler http.Handler

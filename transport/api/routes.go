@@ -7,6 +7,7 @@ import (
 
 	"github.com/creatormusic/platform/account"
 	"github.com/creatormusic/platform/ai"
+	"github.com/creatormusic/platform/ai/task"
 	"github.com/creatormusic/platform/ai/tool"
 	"github.com/creatormusic/platform/apikey"
 	"github.com/creatormusic/platform/asset"
@@ -93,6 +94,10 @@ type Services struct {
 	// AICompletions runs AI chat and task completions with credits; nil
 	// leaves those routes out.
 	AICompletions *ai.Completions
+	// AITasks runs the structured tasks (music brief, lyrics, prompt
+	// enhance, project analyze, project blueprint) on AICompletions; nil
+	// leaves their routes out.
+	AITasks *task.Service
 	// Tools runs the AI tools and their artifacts; nil leaves the tool
 	// catalog and artifact routes out.
 	Tools *tool.Runner
@@ -154,6 +159,7 @@ func Routes(s Services) []Route {
 	rs = append(rs, marketplaceRoutes(s.Marketplace)...)
 	rs = append(rs, aiRoutes(s.AI)...)
 	rs = append(rs, aiOperationRoutes(s.AICompletions, s.Projects)...)
+	rs = append(rs, aiTaskRoutes(s.AICompletions, s.AITasks, s.Projects)...)
 	rs = append(rs, aiToolRoutes(s.Tools, s.WakeFunc)...)
 	rs = append(rs, x402Routes(s.X402)...)
 	rs = append(rs, marketplaceOrderRoutes(s.Marketplace)...)
