@@ -150,9 +150,10 @@ func TestReadmeScript(t *testing.T) {
 // both chain payments settled and matched, the guest's accepted
 // submission shown as a contribution on its profile, a license sold,
 // fulfilled and downloaded by its buyer, a challenge's reward paid to the
-// guest's wallet from the reward treasury, whose key never leaks, and an
-// AI chat streamed, served by the route's fallback, and a tool's draft
-// applied on confirmation.
+// guest's wallet from the reward treasury, whose key never leaks, and on
+// the AI control plane a chat streamed, a chat served by the route's
+// fallback, lyrics, a blueprint asked again once, a tool's draft applied
+// on confirmation and a project analyzed by the no-retention model.
 func TestReadme(t *testing.T) {
 	// The commands the walk-through needs, as the README's set-up section
 	// lists them.
@@ -245,7 +246,10 @@ func TestReadme(t *testing.T) {
 		"Downloaded asset",           // the licensed track, downloaded by the buyer
 		"event: delta",               // a streamed chat
 		`"reason":"fallback:outage"`, // the AI route's fallback
-		`{"status":"applied","result":{"type":"project"`, // a tool's draft, confirmed
+		`{"status":"applied","result":{"type":"project"`,  // a tool's draft, confirmed
+		`"title":"Neon Rain"`,                             // lyrics drafted
+		`"estimatedProductionDays":21},"attempts":2`,      // a blueprint, asked again once
+		`"routing":{"reason":"primary","model":"private"`, // a project analyzed by the no-retention model
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the walk-through's output lacks %q", want)
