@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/creatormusic/platform/ai"
+	"github.com/creatormusic/platform/ai/openai/openaitest"
 	"github.com/creatormusic/platform/platformtest"
 	"github.com/creatormusic/platform/store"
 )
@@ -23,7 +24,9 @@ import (
 // both AI simulators, seeds a registry of a model each (tools and JSON
 // output among their capabilities, two privacy classes, prices) and a
 // routing policy under which every task resolves, hands the simulators'
-// keys to the platform alone, and a chat completes, streamed or not; the
+// keys to the platform alone, and a chat completes, streamed or not,
+// lyrics and a blueprint are drafted and a tool's draft applies on
+// confirmation; the
 // map shows each simulator's control key, never its API key, and neither
 // key reaches the log or the database in plaintext.
 func TestAISimulatorsServeTheTestEnvironment(t *testing.T) {
@@ -104,6 +107,46 @@ func TestAISimulatorsServeTheTestEnvironment(t *testing.T) {
 			!bytes.Contains(r.Body, []byte("event: operation")) || !bytes.Contains(r.Body, []byte("event: delta")) ||
 			!bytes.Contains(r.Body, []byte("event: done")) {
 			t.Fatalf("streamed chat: %d %s", r.Status, r.Body)
+		}
+		// Lyrics and a blueprint on the task routes, from scripted answers.
+		s.ai.openai.Reply("sim-gpt", openaitest.Reply{JSON: `{"title":"Neon Rain","language":"en","sections":[` +
+			`{"kind":"verse","lines":["City lights are bleeding through the glass"]},{"kind":"chorus","lines":["Neon rain"]}]}`}, 1)
+		r = sys.Do(platformtest.Request{Method: http.MethodPost, Path: "/api/v1/ai/lyrics", Key: sys.Boot.TestKey,
+			Body: map[string]any{"prompt": "Rain on city streets at night.", "language": "en", "structure": []string{"verse", "chorus"}}})
+		if r.Status != http.StatusOK || !bytes.Contains(r.Body, []byte(`"title":"Neon Rain"`)) {
+			t.Fatalf("lyrics: %d %s", r.Status, r.Body)
+		}
+		s.ai.openai.Reply("sim-gpt", openaitest.Reply{JSON: `{"title":"City Lights","genre":"synthwave","mood":"nostalgic",` +
+			`"visualStyle":"neon","scenes":[{"number":1,"title":"Highway","description":"Lights stream by.","durationSeconds":90}],` +
+			`"creativeTasks":[{"type":"music_video","title":"Shoot","description":"Film the drive."}],"estimatedProductionDays":21}`}, 1)
+		r = sys.Do(platformtest.Request{Method: http.MethodPost, Path: "/api/v1/projects/ai-blueprint", Key: sys.Boot.TestKey,
+			Body: map[string]any{"brief": "A music video: a lone driver crossing a neon city.", "scenes": 1}})
+		if r.Status != http.StatusOK || !bytes.Contains(r.Body, []byte(`"estimatedProductionDays":21`)) {
+			t.Fatalf("blueprint: %d %s", r.Status, r.Body)
+		}
+		// A tool's draft, applied on confirmation.
+		s.ai.openai.Reply("sim-gpt", openaitest.Reply{ToolCalls: []openaitest.ToolCall{
+			{Name: "project_create_draft", Arguments: `{"title":"City Lights EP","type":"album"}`}}}, 1)
+		r = sys.Do(platformtest.Request{Method: http.MethodPost, Path: "/api/v1/ai/chat", Key: sys.Boot.TestKey,
+			Body: map[string]any{"messages": []map[string]any{{"role": "user", "content": "Set up my EP."}}, "platformTools": true}})
+		var tc struct {
+			Data struct {
+				Message struct {
+					ToolCalls []struct {
+						Result struct {
+							ArtifactID string `json:"artifactId"`
+						} `json:"result"`
+					} `json:"toolCalls"`
+				} `json:"message"`
+			} `json:"data"`
+		}
+		if err := json.Unmarshal(r.Body, &tc); err != nil || r.Status != http.StatusOK || len(tc.Data.Message.ToolCalls) != 1 {
+			t.Fatalf("chat with tools: %d %s", r.Status, r.Body)
+		}
+		r = sys.Do(platformtest.Request{Method: http.MethodPost, Path: "/api/v1/ai/artifacts/" + tc.Data.Message.ToolCalls[0].Result.ArtifactID +
+			"/confirm", Key: sys.Boot.TestKey, Header: map[string]string{"Idempotency-Key": "confirm-1"}})
+		if r.Status != http.StatusOK || !bytes.Contains(r.Body, []byte(`"status":"applied"`)) {
+			t.Fatalf("confirm: %d %s", r.Status, r.Body)
 		}
 		noPlaintext(t, sys, apiKeys...)
 	})
