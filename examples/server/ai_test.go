@@ -26,9 +26,8 @@ import (
 // routing policy under which every task resolves, hands the simulators'
 // keys to the platform alone, and a chat completes, streamed or not,
 // lyrics and a blueprint are drafted and a tool's draft applies on
-// confirmation; the
-// map shows each simulator's control key, never its API key, and neither
-// key reaches the log or the database in plaintext.
+// confirmation; the map shows each simulator's control key, never its API
+// key, and neither key reaches the log or the database in plaintext.
 func TestAISimulatorsServeTheTestEnvironment(t *testing.T) {
 	data := t.TempDir()
 	s, cfg := startWired(t, simOptions{ai: aiOptions{sim: true}}, data)
