@@ -36,11 +36,12 @@
 // simulators, so that every part of the API can be tried on one host
 // started once: Stripe (billing/stripetest), music providers A and B
 // (generation/providera/provideratest in the sunoapi dialect,
-// generation/providerb/providerbtest), a Solana cluster (chain/chaintest)
-// and a Jupiter aggregator routing through a pool on it
-// (swap/jupiter/jupitertest). -stripe-sim=false, -provider-sim=false and
-// -chain-sim=false turn each off (the last, the cluster and the
-// aggregator). Simulators serve the test environment
+// generation/providerb/providerbtest), a Solana cluster (chain/chaintest),
+// a Jupiter aggregator routing through a pool on it
+// (swap/jupiter/jupitertest), and two AI providers
+// (ai/openai/openaitest, ai/anthropic/anthropictest). -stripe-sim=false,
+// -provider-sim=false, -ai-sim=false and -chain-sim=false turn each off
+// (the last, the cluster and the aggregator). Simulators serve the test environment
 // only: the live environment never uses one. Once it listens, the host
 // prints a map of what it started (the API's docs, OpenAPI document and
 // client collection; each simulator's URL and control key) and writes it
@@ -106,6 +107,38 @@
 // pool is FUNDED by funding reconciliation and a claim is paid by the
 // treasury's signer (examples/rewards runs a challenge to a paid reward).
 // The map shows the treasury's address and its key file.
+//
+// AI control plane. -ai-sim (on by default) starts two loopback AI
+// provider simulators for the test environment: an OpenAI-compatible
+// Chat Completions server (ai/openai/openaitest, provider openai) and an
+// Anthropic Messages server (ai/anthropic/anthropictest, provider
+// anthropic). The test registry holds a model of each, both with the
+// chat, json_output, tools and streaming capabilities and an 8192-unit
+// context window: general (openai's sim-gpt, privacy class standard,
+// US$0.00000015 an input and US$0.0000006 an output unit) and private
+// (anthropic's sim-claude, no_retention, US$0.000003 and US$0.000015).
+// The routing policy published on first start (where the environment has
+// none; later changes go through PUT /api/v1/ai/routing) sends every task
+// to general, then private, except project_analyze, which takes only
+// no_retention or local models: private. The simulators' API keys are
+// random, handed to the platform as AIConfig.TestKeys, sealed into the
+// store at start and printed nowhere; the map shows each simulator's
+// control key instead, for its /_sim/ routes (scripting replies, tool
+// calls and faults; its request log shows the API key redacted).
+//
+// -ai-openai-url points provider openai at a real OpenAI-compatible
+// server instead of its simulator: OpenAI (https://api.openai.com/v1),
+// OpenRouter (https://openrouter.ai/api/v1), or a server on this machine
+// such as Ollama (http://127.0.0.1:11434/v1), vLLM, llama.cpp or a
+// LiteLLM proxy. The URL must be https, or plain http to a loopback
+// address with its port (not the name localhost), which the AI URL guard
+// then lets through; any other private address stays refused.
+// -ai-openai-key is its key (sealed like the simulators'; empty for a
+// server that takes none), and -ai-openai-model the upstream model the
+// model general names (default gpt-4o-mini). A server on loopback makes
+// general of the local privacy class. With -ai-sim=false and no URL the
+// test environment has no AI provider: its chats answer 503
+// PROVIDER_UNAVAILABLE.
 //
 // Cross-chain transfers. -cctp-sim (off by default; needs -chain-sim)
 // starts a loopback EVM node (web3/cctp/evmtest: Base Sepolia's chain id,
@@ -194,6 +227,10 @@ func run() error {
 	chainSim := flag.Bool("chain-sim", true, "start the loopback Solana cluster (a deployed mint, sale and swap pool) and its Jupiter aggregator for the test environment")
 	chainSlot := flag.Duration("chain-sim-slot", 400*time.Millisecond, "the simulated cluster's slot time")
 	cctpSim := flag.Bool("cctp-sim", false, "start the loopback EVM node and CCTP attestation service for the test environment's cross-chain transfers (needs -chain-sim)")
+	aiSim := flag.Bool("ai-sim", true, "start the loopback OpenAI-compatible and Anthropic simulators as the test-mode AI providers")
+	aiURL := flag.String("ai-openai-url", "", "base `URL` of a real OpenAI-compatible server (https, or http to a loopback address) for the test-mode AI provider openai, instead of its simulator")
+	aiKey := flag.String("ai-openai-key", "", "API `key` of the -ai-openai-url server; empty for a server that takes none")
+	aiModel := flag.String("ai-openai-model", "", "upstream `model` of the -ai-openai-url server that the registry's model general names (default "+defaultAIModel+")")
 	flag.Parse()
 
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -230,7 +267,8 @@ func run() error {
 		return err
 	}
 	sims, err := startSimulators(ctx, simOptions{stripe: *stripeSim, providers: *providerSim, advance: *providerAdvance,
-		chain: *chainSim, slot: *chainSlot, cctp: *cctpSim, secret: key}, *data, log)
+		chain: *chainSim, slot: *chainSlot, cctp: *cctpSim, secret: key,
+		ai: aiOptions{sim: *aiSim, url: *aiURL, key: *aiKey, model: *aiModel}}, *data, log)
 	if err != nil {
 		return err
 	}
@@ -245,6 +283,7 @@ func run() error {
 		return err
 	}
 	p, err := platform.New(ctx, cfg)
+	cfg.AI.TestKeys = nil // sealed into the store by New
 	if err != nil {
 		return err
 	}

@@ -149,8 +149,11 @@ func TestReadmeScript(t *testing.T) {
 // two different MP3 takes, a verified mint, an activated subscription,
 // both chain payments settled and matched, the guest's accepted
 // submission shown as a contribution on its profile, a license sold,
-// fulfilled and downloaded by its buyer, and a challenge's reward paid to
-// the guest's wallet from the reward treasury, whose key never leaks.
+// fulfilled and downloaded by its buyer, a challenge's reward paid to the
+// guest's wallet from the reward treasury, whose key never leaks, and on
+// the AI control plane a chat streamed, a chat served by the route's
+// fallback, lyrics, a blueprint asked again once, a tool's draft applied
+// on confirmation and a project analyzed by the no-retention model.
 func TestReadme(t *testing.T) {
 	// The commands the walk-through needs, as the README's set-up section
 	// lists them.
@@ -210,7 +213,7 @@ func TestReadme(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if kept < 10 || skipped != 2 {
+	if kept < 10 || skipped != 3 {
 		t.Fatalf("the README has %d runnable blocks and %d set-up blocks; the walk-through lost its sections", kept, skipped)
 	}
 	path := filepath.Join(work, "readme.sh")
@@ -241,6 +244,12 @@ func TestReadme(t *testing.T) {
 		"FULFILLED",                  // the guest's marketplace order
 		"Entitlement ent_",           // its license, issued once
 		"Downloaded asset",           // the licensed track, downloaded by the buyer
+		"event: delta",               // a streamed chat
+		`"reason":"fallback:outage"`, // the AI route's fallback
+		`{"status":"applied","result":{"type":"project"`,  // a tool's draft, confirmed
+		`"title":"Neon Rain"`,                             // lyrics drafted
+		`"estimatedProductionDays":21},"attempts":2`,      // a blueprint, asked again once
+		`"routing":{"reason":"primary","model":"private"`, // a project analyzed by the no-retention model
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the walk-through's output lacks %q", want)

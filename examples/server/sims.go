@@ -50,6 +50,9 @@ type simOptions struct {
 	// secret is the host's master secret, which seals the
 	// payment-required protocol's fee payer at rest.
 	secret []byte
+	// ai says how the test environment's AI providers are set up: the
+	// simulators, or a real OpenAI-compatible server.
+	ai aiOptions
 }
 
 // simulators are the loopback simulators the host started. They serve the
@@ -69,6 +72,8 @@ type simulators struct {
 	chainEnv platform.ChainEnvironment
 	// cctp is the cross-chain transfer set-up.
 	cctp *cctpSim
+	// ai is the AI providers' set-up.
+	ai *aiSetup
 }
 
 // startSimulators starts the simulators o asks for; data is the host's
@@ -100,6 +105,9 @@ func startSimulators(ctx context.Context, o simOptions, data string, log *slog.L
 		if err := s.startProviders(); err != nil {
 			return s, err
 		}
+	}
+	if s.ai, err = startAI(o.ai); err != nil {
+		return s, err
 	}
 	if o.cctp && !o.chain {
 		return s, errors.New("-cctp-sim needs -chain-sim: the mint is verified on the simulated cluster")
@@ -157,8 +165,10 @@ func (s *simulators) startProviders() error {
 
 // wire points the test environment of cfg at the simulators that run: the
 // payment provider, the music providers with their platform-managed keys
-// (A's callback key verifies its callbacks), the chain, and the loopback
-// addresses the platform may fetch provider media from. The live side of
+// (A's callback key verifies its callbacks), the chain, the AI providers
+// with their keys (which the platform seals at start), and the loopback
+// addresses the platform may fetch provider media from and reach AI
+// providers at. The live side of
 // cfg is never touched: the live environment never uses a simulator.
 func (s *simulators) wire(cfg *platform.Config) error {
 	if s.payments != nil {
@@ -181,6 +191,7 @@ func (s *simulators) wire(cfg *platform.Config) error {
 	if s.chain != nil {
 		cfg.Chain.Test = s.chainEnv
 	}
+	s.ai.wire(cfg)
 	return nil
 }
 
@@ -208,6 +219,8 @@ func (s *simulators) close() {
 	if s.stripe != nil {
 		s.stripe.Close()
 	}
+	s.ai.close()
+	s.ai = nil
 	s.cctp.close()
 	s.cctp = nil
 	s.chain.close()
@@ -226,17 +239,29 @@ type serviceMap struct {
 	Collection string `json:"collection"`
 	// Simulators serve the test environment only.
 	Simulators []simService `json:"simulators"`
+	// AIServer is the real OpenAI-compatible server -ai-openai-url points
+	// the test environment's provider openai at, when it does.
+	AIServer *aiServer `json:"aiServer,omitempty"`
+}
+
+// aiServer is a real OpenAI-compatible server the test environment uses.
+type aiServer struct {
+	// Host is its base URL's host (never the key).
+	Host string `json:"host"`
+	// Model is the upstream model the registry's model general names.
+	Model string `json:"model"`
 }
 
 // simService is one simulator the host started.
 type simService struct {
-	// Name is stripe, provider-a, provider-b, solana, jupiter, evm or
-	// attestations.
+	// Name is stripe, provider-a, provider-b, openai, anthropic, solana,
+	// jupiter, evm or attestations.
 	Name string `json:"name"`
 	// URL is where it listens on loopback.
 	URL string `json:"url"`
 	// Key is the Bearer key of its /_sim/ control routes (for the music
-	// providers, also the simulator-only API key).
+	// providers, also the simulator-only API key; the AI simulators' API
+	// keys are the platform's alone, sealed at start, and shown nowhere).
 	Key string `json:"key,omitempty"`
 	// About says what it stands for, in one line.
 	About string `json:"about"`
@@ -300,6 +325,10 @@ func (s *simulators) services(base string) serviceMap {
 	if s.cctp != nil {
 		m.Simulators = append(m.Simulators, s.cctp.services()...)
 	}
+	m.Simulators = append(m.Simulators, s.ai.services()...)
+	if s.ai != nil && s.ai.upstream != "" {
+		m.AIServer = &aiServer{Host: s.ai.upstream, Model: s.ai.model}
+	}
 	return m
 }
 
@@ -307,8 +336,11 @@ func (s *simulators) services(base string) serviceMap {
 // simulator with its URL, key and what it stands for.
 func (m serviceMap) print(w io.Writer) {
 	fmt.Fprintf(w, "API         %s\n  docs        %s\n  openapi     %s\n  collection  %s\n", m.API, m.Docs, m.OpenAPI, m.Collection)
+	if m.AIServer != nil {
+		fmt.Fprintf(w, "AI provider openai (test environment): the OpenAI-compatible server at %s, model %s\n", m.AIServer.Host, m.AIServer.Model)
+	}
 	if len(m.Simulators) == 0 {
-		fmt.Fprintln(w, "No simulators: the test environment has no payment provider, music provider or cluster.")
+		fmt.Fprintln(w, "No simulators: the test environment has no payment provider, music provider, AI provider simulator or cluster.")
 		return
 	}
 	fmt.Fprintln(w, "Simulators (test environment only; the live environment never uses one):")

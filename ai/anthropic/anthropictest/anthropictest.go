@@ -73,7 +73,9 @@
 //
 // Every API request is logged with its header and body (Requests, and
 // GET /_sim/events). Control routes need "Authorization: Bearer
-// <APIKey>" and are those of openaitest: POST /_sim/reset, POST
+// <ControlKey>" (the APIKey unless Config.ControlKey names another; with
+// another, the log shows the x-api-key and Authorization headers
+// redacted) and are those of openaitest: POST /_sim/reset, POST
 // /_sim/faults, POST /_sim/replies, GET /_sim/completions, GET
 // /_sim/events, POST /_sim/events/reset.
 package anthropictest
@@ -172,6 +174,11 @@ func DefaultModels() []Model {
 type Config struct {
 	// APIKey is the key clients present. Empty means a random one.
 	APIKey string
+	// ControlKey is the Bearer key of the control routes. Empty means
+	// APIKey. Another key lets a host keep the API key to itself while
+	// people script the simulator: the request log then shows the API
+	// key's header redacted.
+	ControlKey string
 	// Clock is the simulator's time. Nil means the wall clock.
 	Clock Clock
 	// Addr is the loopback listen address. Empty means 127.0.0.1:0.
@@ -227,6 +234,10 @@ func New(cfg Config) (*Server, error) {
 	if cfg.APIKey == "" {
 		cfg.APIKey = simctl.RandomHex(16)
 	}
+	redact := cfg.ControlKey != "" && cfg.ControlKey != cfg.APIKey
+	if cfg.ControlKey == "" {
+		cfg.ControlKey = cfg.APIKey
+	}
 	if cfg.Clock == nil {
 		cfg.Clock = simctl.WallClock{}
 	}
@@ -256,13 +267,16 @@ func New(cfg Config) (*Server, error) {
 		cfg.Models[i] = m
 		s.models[m.ID] = m
 	}
-	h, err := simmodel.NewHost("anthropictest", cfg.Addr, cfg.Clock, cfg.APIKey, func(w http.ResponseWriter, _ *http.Request, _ error) {
-		writeError(w, http.StatusUnauthorized, nil, "authentication_error", "Control routes need the API key.")
+	h, err := simmodel.NewHost("anthropictest", cfg.Addr, cfg.Clock, cfg.ControlKey, func(w http.ResponseWriter, _ *http.Request, _ error) {
+		writeError(w, http.StatusUnauthorized, nil, "authentication_error", "Control routes need the control key.")
 	})
 	if err != nil {
 		return nil, err
 	}
 	s.host = h
+	if redact {
+		h.Redact = []string{"X-Api-Key", "Authorization"}
+	}
 	h.Mux.HandleFunc("POST /v1/messages", s.handleMessages)
 	h.Mux.HandleFunc("GET /v1/models", s.handleModels)
 	h.Mux.HandleFunc("GET /v1/models/{id...}", s.handleModel)
@@ -279,6 +293,9 @@ func (s *Server) URL() string { return s.host.URL }
 
 // APIKey is the key clients must present.
 func (s *Server) APIKey() string { return s.cfg.APIKey }
+
+// ControlKey is the Bearer key of the control routes.
+func (s *Server) ControlKey() string { return s.cfg.ControlKey }
 
 // Close stops the server and interrupts its waits.
 func (s *Server) Close() error { return s.host.Close() }

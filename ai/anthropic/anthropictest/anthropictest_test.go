@@ -169,3 +169,26 @@ func TestFaultsAndControl(t *testing.T) {
 		t.Fatalf("reset: %d %v", status, v)
 	}
 }
+
+// TestAControlKeyOfItsOwnKeepsTheAPIKey: with a control key other than
+// the API key, the control routes take the control key alone, and the
+// request log shows the API key's header redacted.
+func TestAControlKeyOfItsOwnKeepsTheAPIKey(t *testing.T) {
+	s, err := anthropictest.New(anthropictest.Config{APIKey: "sk-ant-test", ControlKey: "ctl-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if status, _ := simctl.Call(t, s.URL(), http.MethodGet, "/_sim/events", "sk-ant-test", nil); status != http.StatusUnauthorized {
+		t.Fatalf("the API key opened a control route: %d", status)
+	}
+	ok := `{"model":"sim-claude","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}`
+	if status, _, body := post(t, s, ok, nil); status != 200 {
+		t.Fatalf("messages: %d %s", status, body)
+	}
+	status, v := simctl.Call(t, s.URL(), http.MethodGet, "/_sim/events", s.ControlKey(), nil)
+	b, _ := json.Marshal(v)
+	if status != 200 || strings.Contains(string(b), "sk-ant-test") || !strings.Contains(string(b), "[redacted]") {
+		t.Fatalf("events: %d %s", status, b)
+	}
+}

@@ -25,6 +25,11 @@ type Host struct {
 	Control *simctl.Control
 	// Events is the request log.
 	Events *simctl.Events
+	// Redact names the request headers whose values the request log
+	// replaces with "[redacted]": the API key's header, when the control
+	// key is another key, so that holding the control key does not reveal
+	// the API key. Set it before Serve.
+	Redact []string
 
 	ln  net.Listener
 	srv *http.Server
@@ -161,9 +166,15 @@ func (h *Host) logRequests(next http.Handler) http.Handler {
 				body = body[:maxLoggedBody]
 			}
 		}
+		header := r.Header.Clone()
+		for _, k := range h.Redact {
+			if header.Get(k) != "" {
+				header.Set(k, "[redacted]")
+			}
+		}
 		lw := &logWriter{ResponseWriter: w, log: func(status int) {
 			h.Events.Record(simctl.Event{Kind: simctl.KindRequest, Name: r.Method + " " + r.URL.RequestURI(), Status: status,
-				Header: r.Header.Clone(), Body: body})
+				Header: header, Body: body})
 		}}
 		defer lw.record(0)
 		next.ServeHTTP(lw, r)

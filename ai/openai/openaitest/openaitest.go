@@ -77,7 +77,8 @@
 // Every API request is logged with its header and body (Requests, and
 // GET /_sim/events): tests assert that the simulator never saw anything
 // but the configured key. Control routes need "Authorization: Bearer
-// <APIKey>":
+// <ControlKey>" (the APIKey unless Config.ControlKey names another; with
+// another, the log shows the Authorization header redacted):
 //
 //	POST /_sim/reset          forget scripts, logs and id sequences
 //	POST /_sim/faults         {"model","times","fault":{"kind","status","retryAfterMs","hint","noRetry","delayMs","after","abort"}}
@@ -187,6 +188,11 @@ func DefaultModels() []Model {
 type Config struct {
 	// APIKey is the key clients present. Empty means a random one.
 	APIKey string
+	// ControlKey is the Bearer key of the control routes. Empty means
+	// APIKey. Another key lets a host keep the API key to itself while
+	// people script the simulator: the request log then shows the API
+	// key's header redacted.
+	ControlKey string
 	// Clock is the simulator's time. Nil means the wall clock.
 	Clock Clock
 	// Addr is the loopback listen address. Empty means 127.0.0.1:0.
@@ -242,6 +248,10 @@ func New(cfg Config) (*Server, error) {
 	if cfg.APIKey == "" {
 		cfg.APIKey = simctl.RandomHex(16)
 	}
+	redact := cfg.ControlKey != "" && cfg.ControlKey != cfg.APIKey
+	if cfg.ControlKey == "" {
+		cfg.ControlKey = cfg.APIKey
+	}
 	if cfg.Clock == nil {
 		cfg.Clock = simctl.WallClock{}
 	}
@@ -267,14 +277,17 @@ func New(cfg Config) (*Server, error) {
 		}
 		s.models[m.ID] = m
 	}
-	h, err := simmodel.NewHost("openaitest", cfg.Addr, cfg.Clock, cfg.APIKey, func(w http.ResponseWriter, _ *http.Request, _ error) {
-		writeError(w, http.StatusUnauthorized, nil, map[string]any{"message": "Control routes need the API key.",
+	h, err := simmodel.NewHost("openaitest", cfg.Addr, cfg.Clock, cfg.ControlKey, func(w http.ResponseWriter, _ *http.Request, _ error) {
+		writeError(w, http.StatusUnauthorized, nil, map[string]any{"message": "Control routes need the control key.",
 			"type": "invalid_request_error", "param": nil, "code": "invalid_api_key"})
 	})
 	if err != nil {
 		return nil, err
 	}
 	s.host = h
+	if redact {
+		h.Redact = []string{"Authorization"}
+	}
 	h.Mux.HandleFunc("POST /v1/chat/completions", s.handleChat)
 	h.Mux.HandleFunc("GET /v1/models", s.handleModels)
 	h.Mux.HandleFunc("GET /v1/models/{id...}", s.handleModel)
@@ -295,6 +308,9 @@ func (s *Server) BaseURL() string { return s.host.URL + "/v1" }
 
 // APIKey is the key clients must present.
 func (s *Server) APIKey() string { return s.cfg.APIKey }
+
+// ControlKey is the Bearer key of the control routes.
+func (s *Server) ControlKey() string { return s.cfg.ControlKey }
 
 // Close stops the server and interrupts its waits.
 func (s *Server) Close() error { return s.host.Close() }

@@ -244,3 +244,29 @@ func TestCloseInterruptsAStall(t *testing.T) {
 		t.Fatal("a non-loopback address was accepted")
 	}
 }
+
+// TestAControlKeyOfItsOwnKeepsTheAPIKey: with a control key other than
+// the API key, the control routes take the control key alone, and the
+// request log shows the API key's header redacted.
+func TestAControlKeyOfItsOwnKeepsTheAPIKey(t *testing.T) {
+	s, err := openaitest.New(openaitest.Config{APIKey: "sk-test", ControlKey: "ctl-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.ControlKey() != "ctl-test" {
+		t.Fatalf("control key %q", s.ControlKey())
+	}
+	if status, _ := simctl.Call(t, s.URL(), http.MethodGet, "/_sim/events", "sk-test", nil); status != http.StatusUnauthorized {
+		t.Fatalf("the API key opened a control route: %d", status)
+	}
+	msg := `{"model":"sim-gpt","messages":[{"role":"user","content":"hi"}]}`
+	if status, _, body := post(t, s, "/v1/chat/completions", "sk-test", msg); status != 200 {
+		t.Fatalf("chat: %d %s", status, body)
+	}
+	status, v := simctl.Call(t, s.URL(), http.MethodGet, "/_sim/events", "ctl-test", nil)
+	b, _ := json.Marshal(v)
+	if status != 200 || strings.Contains(string(b), "sk-test") || !strings.Contains(string(b), "[redacted]") {
+		t.Fatalf("events: %d %s", status, b)
+	}
+}
