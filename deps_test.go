@@ -17,7 +17,7 @@ const module = "github.com/creatormusic/platform"
 func domains() []string {
 	return []string{"access", "account", "ai", "ai/task", "ai/tool", "apikey", "asset", "billing", "chain/intent", "chain/relay", "chain/wallet", "creator", "fault", "fsm",
 		"generation", "generation/credential", "generation/operation", "idempotency", "jobs", "ledger", "marketplace", "money", "outbox",
-		"plan", "policy", "project", "sound", "swap", "token", "token/sale", "web3/cctp", "web3/x402", "web3/zk"}
+		"plan", "policy", "project", "release", "sound", "swap", "token", "token/sale", "web3/cctp", "web3/x402", "web3/zk"}
 }
 
 // forbidden reports why a domain may not import path, or "".

@@ -37,6 +37,7 @@ import (
 	"github.com/creatormusic/platform/marketplace"
 	"github.com/creatormusic/platform/plan"
 	"github.com/creatormusic/platform/project"
+	"github.com/creatormusic/platform/release"
 	"github.com/creatormusic/platform/rewards"
 	"github.com/creatormusic/platform/sound"
 	"github.com/creatormusic/platform/sound/builtin"
@@ -124,7 +125,7 @@ func (p *Platform) services(units routeStore) api.Services {
 		Ledger: ledger.New(), Accounts: p.account, Billing: p.billing, Store: units, Log: p.log, Providers: p.providers,
 		Generation: p.generation, Sound: p.sound, Token: p.token, Sale: p.sale, Wallet: p.wallet, Intents: p.intents,
 		Swap: p.swap, Projects: project.New(), Submissions: p.submissions, Creators: creator.New(), ZK: p.zk, CCTP: p.cctp, Marketplace: p.market,
-		Rewards: p.rewards, X402: p.x402, AI: p.ai, AICompletions: p.aiOps, Tools: p.tools, WakeFunc: p.wake}
+		Releases: release.New(), Rewards: p.rewards, X402: p.x402, AI: p.ai, AICompletions: p.aiOps, Tools: p.tools, WakeFunc: p.wake}
 }
 
 // startAI builds the AI control plane's registry and routing and seeds
@@ -871,6 +872,10 @@ func EventCatalogue() []openapi.EventType {
 		out = append(out, row(marketplace.OrderEventType(st), "marketplace order", marketplace.OrderPrefix,
 			"A marketplace order was written in state "+string(st)+"."))
 	}
+	// release's event: created, and each status move.
+	out = append(out,
+		row(release.EventCreated, "release", release.IDPrefix, "A release was created (in DRAFT); payload.targetType and payload.targetId name the asset or project."),
+		row(release.EventStatusChanged, "release", release.IDPrefix, "A release's status moved along its table; payload.from and payload.status say from where to where."))
 	// rewards: a challenge created, its status moved, its pool's funding
 	// moved; one type per state a reward is written in.
 	out = append(out,

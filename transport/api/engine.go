@@ -18,6 +18,7 @@ import (
 	"github.com/creatormusic/platform/plan"
 	"github.com/creatormusic/platform/policy"
 	"github.com/creatormusic/platform/project"
+	"github.com/creatormusic/platform/release"
 	"github.com/creatormusic/platform/rewards"
 	"github.com/creatormusic/platform/sound"
 	"github.com/creatormusic/platform/swap"
@@ -80,6 +81,7 @@ type Tx interface {
 	project.Store
 	project.SubmitStore
 	project.MemberStore
+	release.Store
 	rewards.Store
 	sale.Store
 	sound.Store

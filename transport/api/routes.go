@@ -20,6 +20,7 @@ import (
 	"github.com/creatormusic/platform/marketplace"
 	"github.com/creatormusic/platform/plan"
 	"github.com/creatormusic/platform/project"
+	"github.com/creatormusic/platform/release"
 	"github.com/creatormusic/platform/rewards"
 	"github.com/creatormusic/platform/sound"
 	"github.com/creatormusic/platform/swap"
@@ -84,6 +85,9 @@ type Services struct {
 	// reads of provenance, orders and entitlements; nil leaves their
 	// routes out, and asset content to licensees.
 	Marketplace *marketplace.Service
+	// Releases runs releases to external distribution; nil leaves their
+	// routes out.
+	Releases *release.Service
 	// Rewards runs challenges, reward funding, allocation and claims;
 	// nil leaves their routes out.
 	Rewards *rewards.Service
@@ -158,5 +162,6 @@ func Routes(s Services) []Route {
 	rs = append(rs, x402Routes(s.X402)...)
 	rs = append(rs, marketplaceOrderRoutes(s.Marketplace)...)
 	rs = append(rs, rewardsRoutes(s.Rewards)...)
+	rs = append(rs, releaseRoutes(s.Releases)...)
 	return rs
 }

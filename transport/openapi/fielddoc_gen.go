@@ -955,6 +955,13 @@ func fieldDocs() map[string]map[string]string {
 			"Type":        "type is what the project makes.",
 			"Visibility":  "visibility is workspace (the default) or public.",
 		},
+		"github.com/creatormusic/platform/transport/api.CreateReleaseRequest": {
+			"Distributor": "distributor is the name of the distributor the release goes through: one line of 1 to 100 characters after trimming. The platform makes no call to it.",
+			"ReleaseDate": "releaseDate is the calendar day (YYYY-MM-DD) the release is to come out: from today (UTC) to 730 days after.",
+			"Target":      "target is the asset or project released, of the caller's workspace and environment.",
+			"Territories": "territories are 1 to 250 distinct ISO 3166-1 alpha-2 codes in capitals, or WW (worldwide) alone.",
+			"Title":       "title is the title the release is distributed under: one line of 1 to 200 characters after trimming.",
+		},
 		"github.com/creatormusic/platform/transport/api.CreateSubmissionRequest": {
 			"AssetID":     "assetId names the work as a platform asset of the caller's workspace and environment; give it or assetUrls, not both.",
 			"AssetURLs":   "assetUrls name the work as 1 to 5 public HTTPS URLs (no credentials, no loopback, private or metadata address); give them or assetId, not both.",
@@ -1578,6 +1585,43 @@ func fieldDocs() map[string]map[string]string {
 		},
 		"github.com/creatormusic/platform/transport/api.Ref": {
 			"ID": "id is the referenced record's id.",
+		},
+		"github.com/creatormusic/platform/transport/api.ReleaseMoveView": {
+			"Event":      "event is the event of the move: the status asked for, as the status route's body names it.",
+			"From":       "from is the status the release is in.",
+			"Permission": "permission is the permission the move needs, reaching the release.",
+			"To":         "to is the status the release moves to.",
+		},
+		"github.com/creatormusic/platform/transport/api.ReleasePage": {
+			"HasMore":     "hasMore is true when another page follows.",
+			"Items":       "items are the page's releases, newest first.",
+			"NextCursor":  "nextCursor is passed as cursor, with the same filters, to read the next page; null on the last.",
+			"Transitions": "transitions is the release transition table the status route enforces, every row with the permission its move needs: the same rows the platform checks, served from them.",
+		},
+		"github.com/creatormusic/platform/transport/api.ReleaseStatusRequest": {
+			"Status": "status is the status asked for: a move of the transition table from the release's status.",
+		},
+		"github.com/creatormusic/platform/transport/api.ReleaseTargetView": {
+			"ID":   "id is the asset's or the project's id, of the release's workspace and environment.",
+			"Type": "type is asset (a track) or project.",
+		},
+		"github.com/creatormusic/platform/transport/api.ReleaseView": {
+			"CreatedAt":       "createdAt is when the release was created.",
+			"CreatedByUserID": "createdByUserId is the user who created the release (from the session or the key's creator, never from a body).",
+			"Distributor":     "distributor is the name of the distributor the release goes through; the platform does not call it.",
+			"Environment":     "environment is the environment (test or live) the release belongs to.",
+			"ID":              "id is the release's id.",
+			"NextMoves":       "nextMoves are the rows of the transition table from the release's status: where it may go next and what each move needs; empty once TAKEN_DOWN.",
+			"Object":          "object is always \"release\".",
+			"ProjectID":       "projectId is the project the target belongs to: the target itself when it is a project; null for an asset.",
+			"ReleaseDate":     "releaseDate is the calendar day (YYYY-MM-DD) the release is to come out.",
+			"Status":          "status is where the release stands in its transition table.",
+			"Target":          "target is what the release puts out.",
+			"Territories":     "territories are the ISO 3166-1 alpha-2 codes the release is distributed in, sorted, or WW (worldwide) alone.",
+			"Title":           "title is the title the release is distributed under, 1 to 200 characters.",
+			"UpdatedAt":       "updatedAt is when the release last changed.",
+			"Version":         "version counts the release's writes, from 1.",
+			"WorkspaceID":     "workspaceId is the release's workspace.",
 		},
 		"github.com/creatormusic/platform/transport/api.RequirementView": {
 			"Field": "field names what the payment must carry: recipient, mint, amount, reference or memo.",
