@@ -15,7 +15,7 @@ const module = "github.com/creatormusic/platform"
 // outside world only through their own ports, so an embedder can build on
 // them without the HTTP layer, the store or any provider's SDK.
 func domains() []string {
-	return []string{"access", "account", "ai", "ai/task", "ai/tool", "apikey", "asset", "billing", "chain/intent", "chain/relay", "chain/wallet", "creator", "fault", "fsm",
+	return []string{"access", "account", "action", "ai", "ai/task", "ai/tool", "apikey", "asset", "billing", "chain/intent", "chain/relay", "chain/wallet", "creator", "fault", "fsm",
 		"generation", "generation/credential", "generation/operation", "idempotency", "jobs", "ledger", "marketplace", "money", "outbox",
 		"plan", "policy", "project", "release", "sound", "swap", "token", "token/sale", "web3/cctp", "web3/x402", "web3/zk"}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/account"
+	"github.com/creatormusic/platform/action"
 	"github.com/creatormusic/platform/ai"
 	"github.com/creatormusic/platform/ai/anthropic"
 	"github.com/creatormusic/platform/ai/openai"
@@ -125,7 +126,42 @@ func (p *Platform) services(units routeStore) api.Services {
 		Ledger: ledger.New(), Accounts: p.account, Billing: p.billing, Store: units, Log: p.log, Providers: p.providers,
 		Generation: p.generation, Sound: p.sound, Token: p.token, Sale: p.sale, Wallet: p.wallet, Intents: p.intents,
 		Swap: p.swap, Projects: project.New(), Submissions: p.submissions, Creators: creator.New(), ZK: p.zk, CCTP: p.cctp, Marketplace: p.market,
-		Releases: release.New(), Rewards: p.rewards, X402: p.x402, AI: p.ai, AICompletions: p.aiOps, Tools: p.tools, WakeFunc: p.wake}
+		Releases: release.New(), Actions: p.actions(), Rewards: p.rewards, X402: p.x402, AI: p.ai, AICompletions: p.aiOps, Tools: p.tools, WakeFunc: p.wake}
+}
+
+// actions builds the action catalog over the chain payment path, the
+// credit packs it prices, wallet verification, the rewards' claims and
+// the swap registry; nil when the payment path is not built.
+func (p *Platform) actions() *action.Service {
+	if p.intents == nil {
+		return nil
+	}
+	cfg := action.Config{Intents: p.intents, Packs: intent.PolicyPacks(store.Reader[intent.Store](p.db)),
+		Wallets: wallet.Links{ReadFunc: store.Reader[wallet.LinkReader](p.db)}}
+	if p.rewards != nil {
+		cfg.Claims = p.rewards
+	}
+	if p.swap != nil {
+		read := store.Reader[swap.Store](p.db)
+		cfg.Swap = func(ctx context.Context, env access.Environment) (string, []string, error) {
+			v, err := p.swap.Tokens(ctx, read(), env)
+			if err != nil {
+				return "", nil, err
+			}
+			var mints []string
+			for _, t := range v.Tokens {
+				if t.Executable {
+					mints = append(mints, t.Mint)
+				}
+			}
+			return v.Network, mints, nil
+		}
+	}
+	svc, err := action.New(cfg)
+	if err != nil {
+		return nil
+	}
+	return svc
 }
 
 // startAI builds the AI control plane's registry and routing and seeds

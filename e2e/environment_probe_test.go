@@ -557,6 +557,7 @@ func TestEnvironmentProbe(t *testing.T) {
 			"listProjectRewards":      {call: key, path: func(env access.Environment) string { return "/api/v1/projects/" + projects[env] + "/rewards" }},
 			"listCreatorRewards":      {call: key, path: func(access.Environment) string { return "/api/v1/creators/" + ownerWallet.addr + "/rewards" }},
 			"listReleases":            {call: key}, // scope read
+			"listActionDefinitions":   {call: key, unscoped: "the catalog, read from the caller's environment's configuration"},
 		}
 		// The owner's contributions (scope read): its accepted live
 		// submission to its public project.

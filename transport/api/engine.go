@@ -2,6 +2,7 @@ package api
 
 import (
 	"github.com/creatormusic/platform/account"
+	"github.com/creatormusic/platform/action"
 	"github.com/creatormusic/platform/ai"
 	"github.com/creatormusic/platform/ai/tool"
 	"github.com/creatormusic/platform/apikey"
@@ -82,6 +83,7 @@ type Tx interface {
 	project.SubmitStore
 	project.MemberStore
 	release.Store
+	action.Store
 	rewards.Store
 	sale.Store
 	sound.Store

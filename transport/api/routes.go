@@ -6,6 +6,7 @@ import (
 	"github.com/creatormusic/platform/transport"
 
 	"github.com/creatormusic/platform/account"
+	"github.com/creatormusic/platform/action"
 	"github.com/creatormusic/platform/ai"
 	"github.com/creatormusic/platform/ai/tool"
 	"github.com/creatormusic/platform/apikey"
@@ -85,6 +86,9 @@ type Services struct {
 	// reads of provenance, orders and entitlements; nil leaves their
 	// routes out, and asset content to licensees.
 	Marketplace *marketplace.Service
+	// Actions runs the action catalog, preflight and hand-off; nil
+	// leaves their routes out.
+	Actions *action.Service
 	// Releases runs releases to external distribution; nil leaves their
 	// routes out.
 	Releases *release.Service
@@ -163,5 +167,6 @@ func Routes(s Services) []Route {
 	rs = append(rs, marketplaceOrderRoutes(s.Marketplace)...)
 	rs = append(rs, rewardsRoutes(s.Rewards)...)
 	rs = append(rs, releaseRoutes(s.Releases)...)
+	rs = append(rs, actionRoutes(s.Actions, s.Store)...)
 	return rs
 }
