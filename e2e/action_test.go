@@ -332,3 +332,52 @@ func TestActionAuthorization(t *testing.T) {
 		}
 	})
 }
+
+// TestActionRewardClaim: POST /api/v1/actions hands a reward claim to the
+// rewards domain's claim: one payout intent, the same one the claim route
+// answers afterwards; a duplicate key replays it; another user's claim,
+// and a claim to another wallet, are refused at their checks.
+func TestActionRewardClaim(t *testing.T) {
+	t.Parallel()
+	platformtest.Dialects(t, platformtest.Options{Chain: true, Jobs: platform.JobsConfig{Disabled: true}}, func(t *testing.T, s *platformtest.System) {
+		a := newArena(t, s)
+		rw := a.funded(t)
+		network := s.Cluster.Network().CAIP2()
+		body := map[string]any{"kind": "reward_claim", "subjectId": rw.ID, "wallet": a.creator.wallet.addr, "amountAtomic": rw.AmountAtomic,
+			"network": network, "currency": rw.Mint}
+		if v := preflight(t, s, a.creator.person, body); !v.Allowed {
+			t.Fatalf("preflight of the claim: %+v", v.Checks)
+		}
+		other := fundedBuyer(t, s, "other@example.test", 0)
+		otherBody := map[string]any{"kind": "reward_claim", "subjectId": rw.ID, "wallet": other.wallet.addr, "network": network, "currency": rw.Mint}
+		refused(t, "another user claims", actionAs(s, other.person, "/api/v1/actions", "x1", otherBody), http.StatusNotFound, "NOT_FOUND",
+			"check", "subject")
+		refused(t, "a claim to an unverified wallet", actionAs(s, a.creator.person, "/api/v1/actions", "x2",
+			map[string]any{"kind": "reward_claim", "subjectId": rw.ID, "wallet": newWalletKey(t).addr, "network": network, "currency": rw.Mint}),
+			http.StatusUnprocessableEntity, "WALLET_REQUIRED", "check", "destination")
+		if n := count(t, s, `SELECT COUNT(*) FROM transaction_intents WHERE purpose = 'reward_claim'`); n != 0 {
+			t.Fatalf("refused claims made %d payouts", n)
+		}
+		r := actionAs(s, a.creator.person, "/api/v1/actions", "claim-1", body)
+		var res api.ActionResultView
+		r.Data(t, &res)
+		if r.Status != http.StatusCreated || res.Reward == nil || res.Reward.ID != rw.ID || res.TransactionIntent.Purpose != "reward_claim" {
+			t.Fatalf("claim: %d %s", r.Status, r.Body)
+		}
+		r = actionAs(s, a.creator.person, "/api/v1/actions", "claim-1", body)
+		var again api.ActionResultView
+		r.Data(t, &again)
+		if again.TransactionIntent.ID != res.TransactionIntent.ID || r.Header.Get("Idempotent-Replayed") != "true" {
+			t.Fatalf("duplicate: %d %s", r.Status, r.Body)
+		}
+		r = claim(s, a.creator.person, rw.ID)
+		var direct api.RewardClaimView
+		r.Data(t, &direct)
+		if r.Status != http.StatusOK || direct.TransactionIntent.ID != res.TransactionIntent.ID {
+			t.Fatalf("the claim route after the action: %d %s", r.Status, r.Body)
+		}
+		if n := count(t, s, `SELECT COUNT(*) FROM transaction_intents WHERE purpose = 'reward_claim'`); n != 1 {
+			t.Fatalf("%d payout intents, want 1", n)
+		}
+	})
+}
