@@ -7,17 +7,22 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/creatormusic/platform"
 )
 
 const module = "github.com/creatormusic/platform"
 
-// domains are the packages that hold the platform's rules. They reach the
-// outside world only through their own ports, so an embedder can build on
-// them without the HTTP layer, the store or any provider's SDK.
+// domains are the packages that hold the platform's rules: the root's one
+// list (platform.Domains), which the architecture route serves too. They
+// reach the outside world only through their own ports, so an embedder can
+// build on them without the HTTP layer, the store or any provider's SDK.
 func domains() []string {
-	return []string{"access", "account", "action", "ai", "ai/task", "ai/tool", "apikey", "asset", "billing", "chain/intent", "chain/relay", "chain/wallet", "creator", "fault", "fsm",
-		"generation", "generation/credential", "generation/operation", "idempotency", "jobs", "ledger", "marketplace", "money", "outbox",
-		"plan", "policy", "project", "release", "sound", "swap", "token", "token/sale", "web3/cctp", "web3/x402", "web3/zk"}
+	var out []string
+	for _, c := range platform.Domains() {
+		out = append(out, c.Package)
+	}
+	return out
 }
 
 // forbidden reports why a domain may not import path, or "".

@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"github.com/creatormusic/platform/architecture"
 	"log/slog"
 	"net/http"
 	"net/netip"
@@ -16,6 +17,7 @@ import (
 	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/account"
 	"github.com/creatormusic/platform/ai"
+	"github.com/creatormusic/platform/ai/task"
 	"github.com/creatormusic/platform/ai/tool"
 	"github.com/creatormusic/platform/apikey"
 	"github.com/creatormusic/platform/asset"
@@ -267,14 +269,19 @@ type Platform struct {
 	// submissions runs projects' community submissions.
 	submissions *project.Submissions
 	// ai runs the AI control plane's model registry and routing; aiOps
-	// its chat and task completions.
+	// its chat and task completions; aiTasks the structured tasks on them.
 	ai      *ai.Service
 	aiOps   *ai.Completions
-	pool    *jobs.Pool
-	limiter *transport.Limiter
-	handler http.Handler
-	routes  []api.Route
-	log     *slog.Logger
+	aiTasks *task.Service
+	// arch is the architecture model the architecture route serves.
+	arch *architecture.Model
+	// policies is the catalogue of the policies the platform knows.
+	policies *architecture.Policies
+	pool     *jobs.Pool
+	limiter  *transport.Limiter
+	handler  http.Handler
+	routes   []api.Route
+	log      *slog.Logger
 
 	// tools runs the AI tools' calls and artifacts; toolAuthz authorizes
 	// them over the route table, bound once it is built.

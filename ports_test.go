@@ -16,6 +16,15 @@ import (
 // any port stays small.
 const maxPortMethods = 20
 
+// widePorts are the ports known to exceed maxPortMethods, each with the
+// size it has now: rewards was missing from the dependency tests' hand-kept
+// list of domains, so its ports grew unchecked until the list became the
+// root's one (platform.Domains). They may shrink, never grow; a split
+// removes them from here.
+func widePorts() map[string]int {
+	return map[string]int{"rewards.Store": 25, "rewards.ClaimStore": 40}
+}
+
 // ifaceDecl is an interface type declared in a package of the module.
 type ifaceDecl struct {
 	typ     *ast.InterfaceType
@@ -113,6 +122,13 @@ func TestPortsAreNarrow(t *testing.T) {
 			}
 			set := map[string]bool{}
 			methodSet(all, key, set)
+			name := strings.TrimPrefix(key, module+"/")
+			if limit, ok := widePorts()[name]; ok {
+				if len(set) > limit {
+					t.Errorf("port %s has %d methods; it is known wide at %d and may not grow", name, len(set), limit)
+				}
+				continue
+			}
 			if len(set) > maxPortMethods {
 				t.Errorf("port %s has %d methods (at most %d)", strings.TrimPrefix(key, module+"/"), len(set), maxPortMethods)
 			}

@@ -18,6 +18,7 @@ import (
 	"github.com/creatormusic/platform/ai"
 	"github.com/creatormusic/platform/ai/anthropic"
 	"github.com/creatormusic/platform/ai/openai"
+	"github.com/creatormusic/platform/ai/task"
 	"github.com/creatormusic/platform/ai/tool"
 	"github.com/creatormusic/platform/apikey"
 	"github.com/creatormusic/platform/asset"
@@ -86,6 +87,8 @@ func (p *Platform) build(ctx context.Context, cfg Config) error {
 		func() error { return p.startX402(cfg.Chain) },
 		func() error { return p.startTools() },
 		func() error { return p.startAI(ctx, cfg) },
+		func() (err error) { p.arch, err = architectureModel(); return err },
+		func() (err error) { p.policies, err = policyCatalogue(); return err },
 	} {
 		if err := step(); err != nil {
 			return err
@@ -126,7 +129,8 @@ func (p *Platform) services(units routeStore) api.Services {
 		Ledger: ledger.New(), Accounts: p.account, Billing: p.billing, Store: units, Log: p.log, Providers: p.providers,
 		Generation: p.generation, Sound: p.sound, Token: p.token, Sale: p.sale, Wallet: p.wallet, Intents: p.intents,
 		Swap: p.swap, Projects: project.New(), Submissions: p.submissions, Creators: creator.New(), ZK: p.zk, CCTP: p.cctp, Marketplace: p.market,
-		Releases: release.New(), Actions: p.actions(), Rewards: p.rewards, X402: p.x402, AI: p.ai, AICompletions: p.aiOps, Tools: p.tools, WakeFunc: p.wake}
+		Rewards: p.rewards, X402: p.x402, AI: p.ai, AICompletions: p.aiOps, AITasks: p.aiTasks, Tools: p.tools, Architecture: p.arch,
+		Policies: p.policies, Releases: release.New(), Actions: p.actions(), WakeFunc: p.wake}
 }
 
 // actions builds the action catalog over the chain payment path, the
@@ -222,7 +226,11 @@ func (p *Platform) startAI(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("platform: Config.AI: %w", err)
 	}
-	p.ai, p.aiOps = svc, ops
+	tasks, err := task.New()
+	if err != nil {
+		return fmt.Errorf("platform: the AI tasks: %w", err)
+	}
+	p.ai, p.aiOps, p.aiTasks = svc, ops, tasks
 	return nil
 }
 

@@ -361,9 +361,9 @@ func (s *Service) Preflight(ctx context.Context, st Store, p *access.Principal, 
 	case !configured:
 		add(CheckFeature, Failed, fault.ServiceUnavailable, "not_configured")
 	case in.Kind == KindMarketplaceOrder && !a.FlagEnabled(marketplace.FeatureMarketplace):
-		add(CheckFeature, Failed, fault.FeatureDisabled, "flag_off")
+		add(CheckFeature, Failed, fault.FeatureDisabled, "disabled_by_flag")
 	case in.Kind == KindSwap && !a.FlagEnabled(swapFlag):
-		add(CheckFeature, Failed, fault.FeatureDisabled, "flag_off")
+		add(CheckFeature, Failed, fault.FeatureDisabled, "disabled_by_flag")
 	default:
 		pass(CheckFeature)
 	}

@@ -29,7 +29,7 @@
 //  1. feature: the environment takes chain payments (a cluster and a
 //     treasury; SERVICE_UNAVAILABLE, reason not_configured), has a reward
 //     treasury for claims, and the workspace's flag is on for listings
-//     (marketplace) and swaps (swap) (FEATURE_DISABLED, reason flag_off);
+//     (marketplace) and swaps (swap) (FEATURE_DISABLED, reason disabled_by_flag);
 //  2. subject: the pack is offered by the credits.packs policy, the
 //     listing exists in the environment, the reward is the caller's and
 //     claimable (NOT_FOUND, CONFLICT reason not_claimable); a swap has no

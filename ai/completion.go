@@ -590,36 +590,15 @@ func (c *Completions) Run(ctx context.Context, p *access.Principal, t Task, req 
 	if !t.Valid() {
 		return Response{}, fault.Invalid(op, "task", "Unknown task.")
 	}
-	lim := c.cfg.Limits
-	if len(req.Messages) == 0 || len(req.Messages) > lim.MaxMessages {
-		return Response{}, fault.Invalid(op, "messages", fmt.Sprintf("A request holds 1 to %d messages.", lim.MaxMessages))
-	}
-	maxOut, err := c.checkCommon(op, req.MaxOutputTokens, req.Temperature)
+	tc := &TaskCall{c: c, p: p, task: t}
+	resp, err := tc.Complete(ctx, t, req)
 	if err != nil {
 		return Response{}, err
 	}
-	req.MaxOutputTokens, req.Model = maxOut, ""
-	pl := plan{endpoint: EndpointTask, task: t, mode: ModeText, request: req, tools: map[string]bool{}}
-	if req.JSON {
-		pl.mode, pl.needs = ModeJSON, []Capability{CapJSONOutput}
-	}
-	if len(req.Tools) > 0 && req.ToolChoice != ToolChoiceNone {
-		pl.needs = append(pl.needs, CapTools)
-	}
-	x, err := c.begin(ctx, p, pl, Identity{})
-	if err != nil {
-		return Response{}, err
-	}
-	if _, err := x.Execute(ctx, nil); err != nil {
-		return Response{}, err
-	}
-	if err := c.cfg.EndRunFunc(context.WithoutCancel(ctx), func(st EndStore) error {
-		_, err := x.Complete(context.WithoutCancel(ctx), st)
-		return err
-	}); err != nil {
+	if err := tc.Close(ctx); err != nil {
 		return Response{}, fault.Wrap(op, err)
 	}
-	return x.resp, nil
+	return resp, nil
 }
 
 // errExisting stops a begin whose key names an existing operation.

@@ -127,6 +127,17 @@
 // the whole reservation: the platform's failure is never the creator's
 // cost.
 //
+// A structured task's route runs its attempts through a TaskCall
+// (BeginTask): each attempt is Run's operation, but the last one stays
+// open until the task has judged its answer, so that an accepted answer
+// ends its operation in the route's unit of work with the route's
+// idempotency record (Commit), and a refused one ends in a unit of its
+// own (Close) before the next attempt. With an Idempotency-Key, attempt n
+// holds TaskKey(task, n, key): a duplicate of a running request is
+// IDEMPOTENCY_IN_PROGRESS before it spends anything, one of a failed
+// request answers the failure again, and one of a request whose every
+// answer was refused is told so (Refused) without a provider call.
+//
 // # Credits
 //
 // Credits move through the ledger exactly as a music generation's do:

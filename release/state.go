@@ -89,11 +89,9 @@ func MovePermission(to Status) access.Permission {
 	return access.ProjectPublish
 }
 
-// Table returns the release table as an fsm.Table, the value Transition
-// enforces.
-func Table() fsm.Table[Status, Event] { return fsm.New("release.Transition", "A release", Moves()) }
-
 // Transition returns the status e moves from to, or
 // INVALID_STATE_TRANSITION (details from and event) when the table has no
 // such move.
-func Transition(from Status, e Event) (Status, error) { return Table().Transition(from, e) }
+func Transition(from Status, e Event) (Status, error) {
+	return fsm.New("release.Transition", "A release", Moves()).Transition(from, e)
+}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/fault"
+	"github.com/creatormusic/platform/fsm"
 	"github.com/creatormusic/platform/release"
 )
 
@@ -12,7 +13,7 @@ import (
 // Transition answers exactly its rows: every other pair of statuses is
 // INVALID_STATE_TRANSITION.
 func TestTableIsEnforced(t *testing.T) {
-	tab := release.Table()
+	tab := fsm.New("release.Transition", "A release", release.Moves())
 	if err := tab.Check(); err != nil {
 		t.Fatal(err)
 	}

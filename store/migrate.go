@@ -60,11 +60,21 @@ func LoadMigrations(fsys fs.FS, dir string) ([]Migration, error) {
 // not empty, is a statement run first in each transaction to serialize
 // concurrent migrators (several hosts starting on one Postgres).
 func Migrate(ctx context.Context, db *bun.DB, ms []Migration, lock string, now time.Time) error {
-	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+	// Under the lock too: two servers' concurrent CREATE TABLE IF NOT
+	// EXISTS of one table can both try to create it.
+	if err := db.RunInTx(ctx, &sql.TxOptions{}, func(ctx context.Context, tx bun.Tx) error {
+		if lock != "" {
+			if _, err := tx.ExecContext(ctx, lock); err != nil {
+				return fmt.Errorf("lock: %w", err)
+			}
+		}
+		_, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
 		version INTEGER PRIMARY KEY,
 		name TEXT NOT NULL,
 		applied_at TIMESTAMP NOT NULL
-	)`); err != nil {
+	)`)
+		return err
+	}); err != nil {
 		return fmt.Errorf("create schema_migrations: %w", err)
 	}
 	for _, m := range ms {

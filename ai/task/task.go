@@ -104,10 +104,18 @@ func run[T any](ctx context.Context, c Completer, sp spec, input string, rules f
 		last = problems
 		msgs = append(base[:len(base):len(base)], correction(resp, problems)...)
 	}
-	return Result[T]{}, &fault.Error{Op: sp.op, Code: fault.GenerationFailed,
-		Message: "The model did not produce a valid answer.",
-		Details: map[string]any{"task": string(sp.task), "attempts": len(res.Attempts), "reason": ReasonInvalidAnswer},
-		Err:     fmt.Errorf("last answer refused: %s", strings.Join(last, "; "))}
+	e := Refused(sp.task, len(res.Attempts))
+	e.Op, e.Err = sp.op, fmt.Errorf("last answer refused: %s", strings.Join(last, "; "))
+	return Result[T]{}, e
+}
+
+// Refused is the GENERATION_FAILED a task answers when every one of its
+// attempts' answers was refused (details: task, attempts, reason
+// ReasonInvalidAnswer). A route answers it again, without asking, to a
+// retry of such a request.
+func Refused(t ai.Task, attempts int) *fault.Error {
+	return &fault.Error{Op: "task.Refused", Code: fault.GenerationFailed, Message: "The model did not produce a valid answer.",
+		Details: map[string]any{"task": string(t), "attempts": attempts, "reason": ReasonInvalidAnswer}}
 }
 
 // judge returns what is wrong with resp as sp's answer, decoding it into

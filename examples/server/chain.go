@@ -78,6 +78,8 @@ type chainSim struct {
 	swap *swapSim
 	// x402 is the payment-required protocol's set-up.
 	x402 *x402Deployment
+	// reward is the test environment's reward treasury.
+	reward *rewardDeployment
 }
 
 // close stops the cluster's clock, the aggregator that reads the cluster,
@@ -95,11 +97,13 @@ func (c *chainSim) close() {
 // token policy and an open token sale with its accounts (contract, funded
 // inventory, a pool), sets up swaps (startSwapSim: a test dollar, a pool
 // of the two tokens and the loopback aggregator), funds the demo wallet
-// (its keypair in data, created on first use), advances a slot every slot
+// (its keypair in data, created on first use) and the reward treasury
+// (startRewardTreasury: its key sealed in data), advances a slot every slot
 // interval, and returns the test environment's chain configuration: the
 // cluster reached over HTTP through the solana-go adapter, as a real
 // cluster would be, with the deployment's treasury (which holds the
-// supply) as the wallet chain payments pay, and the swap configuration.
+// supply) as the wallet chain payments pay, the swap configuration and
+// the reward treasury's signer.
 func startChainSim(ctx context.Context, slot time.Duration, data string, master []byte) (*chainSim, platform.ChainEnvironment, error) {
 	if slot <= 0 {
 		return nil, platform.ChainEnvironment{}, fmt.Errorf("-chain-sim-slot must be positive")
@@ -156,6 +160,12 @@ func startChainSim(ctx context.Context, slot time.Duration, data string, master 
 		c.Close()
 		return nil, platform.ChainEnvironment{}, fmt.Errorf("chain simulator: x402: %w", err)
 	}
+	payer, rewardDep, err := startRewardTreasury(c, d.Mint, filepath.Join(data, rewardTreasuryFile), master)
+	if err != nil {
+		ss.close()
+		c.Close()
+		return nil, platform.ChainEnvironment{}, fmt.Errorf("chain simulator: reward treasury: %w", err)
+	}
 	c.AdvanceSlots(40) // the deployment and the funding are finalized before the first run
 	hc, err := simClient(c.URL())
 	if err != nil {
@@ -175,9 +185,10 @@ func startChainSim(ctx context.Context, slot time.Duration, data string, master 
 	env := platform.ChainEnvironment{Client: client, Token: d.Config, Treasury: d.Treasury.String(), CreditPacks: &packs, Sale: sale.EnvConfig{
 		Sales: []sale.Sale{sd.Sale}, Current: sd.Sale.ID,
 		Jurisdictions: sale.JurisdictionPolicy{Allowed: []string{"DE", "FR", "GB", "NL", "ES", "IT"}, Blocked: []string{"KP", "IR"}},
-		Disclosure:    sale.Disclosure{Version: "demo-1"}}, Swap: swapEnv, X402: x402Env}
+		Disclosure:    sale.Disclosure{Version: "demo-1"}}, Swap: swapEnv, X402: x402Env, RewardSigner: payer}
 	return &chainSim{cluster: c, stop: c.Run(slot), mint: d.Mint.String(), treasury: d.Treasury.String(),
-		wallet: walletAddr.String(), walletPath: walletPath, guest: guestAddr.String(), guestPath: guestPath, swap: ss, x402: x402Dep}, env, nil
+		wallet: walletAddr.String(), walletPath: walletPath, guest: guestAddr.String(), guestPath: guestPath, swap: ss, x402: x402Dep,
+		reward: rewardDep}, env, nil
 }
 
 // demoWallet reads the demo wallet's keypair from path, or generates one

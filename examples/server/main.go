@@ -95,6 +95,18 @@
 // The cluster lives in memory: each start deploys new mints and a new
 // pool.
 //
+// Rewards. The test environment's reward treasury pays challenge rewards
+// from the cluster: its key is generated on first start and kept in
+// DATA/reward-treasury.sealed (mode 0600), sealed with the master secret
+// as package rewards seals it (rewards.SealKey), and opened with
+// rewards.NewLocalSigner, which holds it in memory and shows its address
+// alone; the host never prints or logs the key. Every start funds the
+// treasury with 1 SOL for fees and 10,000 TOKEN of the deployed mint in its
+// Token-2022 account, finalized before the first request, so a challenge's
+// pool is FUNDED by funding reconciliation and a claim is paid by the
+// treasury's signer (examples/rewards runs a challenge to a paid reward).
+// The map shows the treasury's address and its key file.
+//
 // Cross-chain transfers. -cctp-sim (off by default; needs -chain-sim)
 // starts a loopback EVM node (web3/cctp/evmtest: Base Sepolia's chain id,
 // CCTP domain 6 and testnet CCTP V2 contracts) and a loopback attestation

@@ -148,8 +148,9 @@ func TestReadmeScript(t *testing.T) {
 // and checks the outcomes the README promises: the download is the upload,
 // two different MP3 takes, a verified mint, an activated subscription,
 // both chain payments settled and matched, the guest's accepted
-// submission shown as a contribution on its profile, and a license sold,
-// fulfilled and downloaded by its buyer.
+// submission shown as a contribution on its profile, a license sold,
+// fulfilled and downloaded by its buyer, and a challenge's reward paid to
+// the guest's wallet from the reward treasury, whose key never leaks.
 func TestReadme(t *testing.T) {
 	// The commands the walk-through needs, as the README's set-up section
 	// lists them.
@@ -165,12 +166,13 @@ func TestReadme(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	// The walk-through waits on the cluster for several finalized payments.
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 
 	bin, work := t.TempDir(), t.TempDir()
 	build := exec.CommandContext(ctx, "go", "build", "-o", bin+string(os.PathSeparator),
-		"./examples/server", "./examples/soundmeter", "./examples/chainpay", "./examples/x402buy")
+		"./examples/server", "./examples/soundmeter", "./examples/chainpay", "./examples/x402buy", "./examples/rewards")
 	build.Dir = "../.."
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build the examples: %v\n%s", err, out)
@@ -254,6 +256,48 @@ func TestReadme(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("the walk-through's output lacks the guest's contribution: %q", want)
 		}
+	}
+	// The rewards section: a pool funded only by reconciliation, a reward
+	// paid to the guest's wallet exactly, the pool distributed, and the
+	// same again all at once.
+	for _, want := range []string{`"reason":"pool_not_funded"`, `{"fundingStatus":"FUNDED","funded":true,"evidence":{`,
+		`{"status":"REWARDS_ALLOCATED","fundingStatus":"DISTRIBUTED"}`, `"reason":"not_claimable"`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the walk-through's output lacks the reward's outcome: %q", want)
+		}
+	}
+	if n := strings.Count(got, "+25, exactly the reward of 25."); n != 2 {
+		t.Errorf("%d rewards paid to the guest's wallet, want the claim and the run all at once", n)
+	}
+	// The reward treasury's key: sealed in the data folder, and in no
+	// clear form in any other file there, the host's log or the
+	// walk-through's output (every response).
+	data := filepath.Join(work, "data")
+	master, err := os.ReadFile(filepath.Join(data, "secret.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := treasuryKey(t, data, master)
+	hostOut, _ := os.ReadFile(filepath.Join(work, "host.log"))
+	for name, b := range map[string][]byte{"the host's log": hostOut, "the walk-through's output": out.Bytes()} {
+		if l := leaks(b, key); len(l) > 0 {
+			t.Errorf("%s holds the reward treasury's key: %v", name, l)
+		}
+	}
+	if err := filepath.WalkDir(data, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || filepath.Base(path) == rewardTreasuryFile {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if l := leaks(b, key); len(l) > 0 {
+			t.Errorf("%s holds the reward treasury's key: %v", path, l)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 	if t.Failed() {
 		t.Logf("--- output (tail) ---\n%s", lastLines(got, 80))

@@ -266,6 +266,9 @@ type chainDeployment struct {
 	GuestKeypair string `json:"guestKeypair"`
 	// X402 is the payment-required protocol's set-up.
 	X402 *x402Deployment `json:"x402,omitempty"`
+	// Rewards is the reward treasury that backs the test environment's
+	// challenge pools and pays their claims.
+	Rewards *rewardDeployment `json:"rewards,omitempty"`
 }
 
 // services is the map of what runs, for an API listening at base.
@@ -289,7 +292,7 @@ func (s *simulators) services(base string) serviceMap {
 			About: fmt.Sprintf("Solana JSON-RPC cluster (localnet), a slot every %s", s.opts.slot),
 			Chain: &chainDeployment{Network: s.chain.cluster.Network().CAIP2(), Mint: s.chain.mint, Treasury: s.chain.treasury,
 				Wallet: s.chain.wallet, Keypair: s.chain.walletPath, GuestWallet: s.chain.guest, GuestKeypair: s.chain.guestPath,
-				X402: s.chain.x402}})
+				X402: s.chain.x402, Rewards: s.chain.reward}})
 		m.Simulators = append(m.Simulators, simService{Name: "jupiter", URL: s.chain.swap.aggregator.URL(),
 			About: "Jupiter swap API (quotes, swap instructions) over the cluster's pool: the test environment's route provider",
 			Swap:  s.chain.swap.deployment()})
@@ -320,6 +323,9 @@ func (m serviceMap) print(w io.Writer) {
 			fmt.Fprintf(w, "              guest wallet %s (%s), keypair %s\n", c.GuestWallet, guestFunding(), c.GuestKeypair)
 			if c.X402 != nil {
 				c.X402.print(w)
+			}
+			if c.Rewards != nil {
+				c.Rewards.print(w)
 			}
 		}
 		if s.Swap != nil {

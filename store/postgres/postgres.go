@@ -28,8 +28,12 @@ var migrationFS embed.FS
 // Migrations returns the embedded PostgreSQL migrations, in order.
 func Migrations() ([]store.Migration, error) { return store.LoadMigrations(migrationFS, "migrations") }
 
-// migrationLock serializes migrators across hosts for one transaction.
-const migrationLock = "SELECT pg_advisory_xact_lock(727274001)"
+// migrationLock serializes the migrators of one schema (several hosts
+// starting on one database) for one transaction. The key pairs the
+// platform's lock class with the schema's name, so migrators of other
+// schemas on the same server (other deployments, or tests with a schema
+// each) never wait for each other.
+const migrationLock = "SELECT pg_advisory_xact_lock(727274001, hashtext(current_schema()))"
 
 // Config configures Open.
 type Config struct {

@@ -184,7 +184,7 @@ func actionRoutes(svc *action.Service, units transport.Store[Tx]) []Route {
 			Summary: "Preflight an action",
 			Description: "Validates an action as POST /api/v1/actions would run it, in this order: feature (the environment takes chain " +
 				"payments, SERVICE_UNAVAILABLE reason not_configured; a reward treasury for claims; the workspace's marketplace or swap " +
-				"flag, FEATURE_DISABLED reason flag_off), subject (the pack is offered, the listing exists, the reward is the caller's and " +
+				"flag, FEATURE_DISABLED reason disabled_by_flag), subject (the pack is offered, the listing exists, the reward is the caller's and " +
 				"claimable: NOT_FOUND, CONFLICT reason not_claimable; swap: CAPABILITY_UNSUPPORTED reason quote_required), actor (a " +
 				"signed-in user holding the action's permission, not the listing's seller: ACCESS_DENIED, INVALID_INPUT reason " +
 				"own_listing), destination (a verified wallet of the caller, the reward's own for a claim: WALLET_REQUIRED, " +

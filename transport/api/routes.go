@@ -8,8 +8,10 @@ import (
 	"github.com/creatormusic/platform/account"
 	"github.com/creatormusic/platform/action"
 	"github.com/creatormusic/platform/ai"
+	"github.com/creatormusic/platform/ai/task"
 	"github.com/creatormusic/platform/ai/tool"
 	"github.com/creatormusic/platform/apikey"
+	"github.com/creatormusic/platform/architecture"
 	"github.com/creatormusic/platform/asset"
 	"github.com/creatormusic/platform/billing"
 	"github.com/creatormusic/platform/chain/intent"
@@ -101,12 +103,21 @@ type Services struct {
 	// AICompletions runs AI chat and task completions with credits; nil
 	// leaves those routes out.
 	AICompletions *ai.Completions
+	// AITasks runs the structured tasks (music brief, lyrics, prompt
+	// enhance, project analyze, project blueprint) on AICompletions; nil
+	// leaves their routes out.
+	AITasks *task.Service
 	// Tools runs the AI tools and their artifacts; nil leaves the tool
 	// catalog and artifact routes out.
 	Tools *tool.Runner
 	// X402 runs the payment-required protocol; nil leaves its routes
 	// out, and a sound analysis then takes no payment grant.
 	X402 *x402.Service
+	// Architecture is the architecture model; nil leaves its route out.
+	Architecture *architecture.Model
+	// Policies is the catalogue of the policies the platform knows; nil
+	// leaves the policy routes out.
+	Policies *architecture.Policies
 	// WakeFunc, when set, wakes the job workers after a commit that enqueued
 	// work (a generation accepted, a callback merged).
 	WakeFunc func()
@@ -149,6 +160,7 @@ func Routes(s Services) []Route {
 	}
 	cf.paymentRequired = s.X402
 	rs = append(rs, web3Routes(s.Token, cf, s.Store)...)
+	rs = append(rs, featureRoutes(s, cf)...)
 	rs = append(rs, walletRoutes(s.Wallet)...)
 	rs = append(rs, intentRoutes(s.Intents)...)
 	rs = append(rs, saleRoutes(s.Sale)...)
@@ -162,10 +174,13 @@ func Routes(s Services) []Route {
 	rs = append(rs, marketplaceRoutes(s.Marketplace)...)
 	rs = append(rs, aiRoutes(s.AI)...)
 	rs = append(rs, aiOperationRoutes(s.AICompletions, s.Projects)...)
+	rs = append(rs, aiTaskRoutes(s.AICompletions, s.AITasks, s.Projects)...)
 	rs = append(rs, aiToolRoutes(s.Tools, s.WakeFunc)...)
 	rs = append(rs, x402Routes(s.X402)...)
 	rs = append(rs, marketplaceOrderRoutes(s.Marketplace)...)
 	rs = append(rs, rewardsRoutes(s.Rewards)...)
+	rs = append(rs, architectureRoutes(s.Architecture)...)
+	rs = append(rs, policyRoutes(s.Policies)...)
 	rs = append(rs, releaseRoutes(s.Releases)...)
 	rs = append(rs, actionRoutes(s.Actions, s.Store)...)
 	return rs
