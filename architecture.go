@@ -18,6 +18,7 @@ import (
 	genop "github.com/creatormusic/platform/generation/operation"
 	"github.com/creatormusic/platform/marketplace"
 	"github.com/creatormusic/platform/project"
+	"github.com/creatormusic/platform/release"
 	"github.com/creatormusic/platform/rewards"
 	"github.com/creatormusic/platform/sound"
 	"github.com/creatormusic/platform/swap"
@@ -43,6 +44,7 @@ func Domains() []architecture.Context {
 	return []architecture.Context{
 		ctx("access", "principals, environments, roles, permissions, entitlements, feature flags and the access evaluator"),
 		ctx("account", "people and sign-in: signup, sessions, onboarding, invitations, administration and the audit log"),
+		ctx("action", "the action catalog, its preflight and the hand-off of an action to its owning flow"),
 		ctx("ai", "the AI control plane: model registry, health, routing policy and completion operations with credits"),
 		ctx("ai/task", "the AI control plane's structured tasks"),
 		ctx("ai/tool", "the platform actions a model may propose, and their artifacts"),
@@ -64,6 +66,7 @@ func Domains() []architecture.Context {
 		ctx("network", "the creative-network topology record, its token node read from the token registry"),
 		ctx("plan", "the plan catalog, price versions and monthly credit grants"),
 		ctx("project", "projects and their community submissions"),
+		ctx("release", "releases of tracks and projects to external distribution"),
 		ctx("rewards", "challenges, reward funding, allocation and claims"),
 		ctx("sound", "sound engine operations"),
 		ctx("swap", "token swaps from quote to reconciliation"),
@@ -105,6 +108,7 @@ func StateMachines() []architecture.Machine {
 		architecture.NewMachine("billing.subscription", "billing", "subscription", "billing.Table", billing.Table(billing.MachineSubscription).Rows()),
 		architecture.NewMachine("project.project", "project", "project", "project.Moves", project.Moves()),
 		architecture.NewMachine("project.submission", "project", "submission", "project.SubmissionMoves", project.SubmissionMoves()),
+		architecture.NewMachine("release.release", "release", "release", "release.Moves", release.Moves()),
 		architecture.NewMachine("rewards.challenge", "rewards", "challenge", "rewards.Moves", rewards.Moves()),
 		architecture.NewMachine("rewards.funding", "rewards", "reward pool funding", "rewards.FundingMoves", rewards.FundingMoves()),
 		architecture.NewMachine("rewards.reward", "rewards", "reward", "rewards.RewardMoves", rewards.RewardMoves()),

@@ -35,6 +35,7 @@ func TestEventCatalogueNamesEveryEmitter(t *testing.T) {
 		"project/project.go event":                         {"project."},
 		"project/submission.go submissionEvent":            {"submission."},
 		"rewards/challenge.go challengeEvent":              {"challenge."},
+		"release/release.go event":                         {"release."},
 		"rewards/reward.go rewardEvent":                    {"reward."},
 		"marketplace/service.go event":                     {"license."},
 		"marketplace/service.go emit":                      {"listing.", "marketplace_order.", "entitlement."},

@@ -14,6 +14,7 @@ import (
 
 	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/account"
+	"github.com/creatormusic/platform/action"
 	"github.com/creatormusic/platform/ai"
 	"github.com/creatormusic/platform/ai/anthropic"
 	"github.com/creatormusic/platform/ai/openai"
@@ -40,6 +41,7 @@ import (
 	"github.com/creatormusic/platform/marketplace"
 	"github.com/creatormusic/platform/plan"
 	"github.com/creatormusic/platform/project"
+	"github.com/creatormusic/platform/release"
 	"github.com/creatormusic/platform/rewards"
 	"github.com/creatormusic/platform/sound"
 	"github.com/creatormusic/platform/sound/builtin"
@@ -131,7 +133,42 @@ func (p *Platform) services(units routeStore) api.Services {
 		Swap: p.swap, Projects: project.New(), Submissions: p.submissions, Creators: creator.New(), Discover: discover.New(),
 		CreatorGraph: creatorgraph.New(), ZK: p.zk, CCTP: p.cctp, Marketplace: p.market,
 		Rewards: p.rewards, X402: p.x402, AI: p.ai, AICompletions: p.aiOps, AITasks: p.aiTasks, Tools: p.tools, Architecture: p.arch,
-		Policies: p.policies, WakeFunc: p.wake}
+		Policies: p.policies, Releases: release.New(), Actions: p.actions(), WakeFunc: p.wake}
+}
+
+// actions builds the action catalog over the chain payment path, the
+// credit packs it prices, wallet verification, the rewards' claims and
+// the swap registry; nil when the payment path is not built.
+func (p *Platform) actions() *action.Service {
+	if p.intents == nil {
+		return nil
+	}
+	cfg := action.Config{Intents: p.intents, Packs: intent.PolicyPacks(store.Reader[intent.Store](p.db)),
+		Wallets: wallet.Links{ReadFunc: store.Reader[wallet.LinkReader](p.db)}}
+	if p.rewards != nil {
+		cfg.Claims = p.rewards
+	}
+	if p.swap != nil {
+		read := store.Reader[swap.Store](p.db)
+		cfg.Swap = func(ctx context.Context, env access.Environment) (string, []string, error) {
+			v, err := p.swap.Tokens(ctx, read(), env)
+			if err != nil {
+				return "", nil, err
+			}
+			var mints []string
+			for _, t := range v.Tokens {
+				if t.Executable {
+					mints = append(mints, t.Mint)
+				}
+			}
+			return v.Network, mints, nil
+		}
+	}
+	svc, err := action.New(cfg)
+	if err != nil {
+		return nil
+	}
+	return svc
 }
 
 // startAI builds the AI control plane's registry and routing and seeds
@@ -882,6 +919,10 @@ func EventCatalogue() []openapi.EventType {
 		out = append(out, row(marketplace.OrderEventType(st), "marketplace order", marketplace.OrderPrefix,
 			"A marketplace order was written in state "+string(st)+"."))
 	}
+	// release's event: created, and each status move.
+	out = append(out,
+		row(release.EventCreated, "release", release.IDPrefix, "A release was created (in DRAFT); payload.targetType and payload.targetId name the asset or project."),
+		row(release.EventStatusChanged, "release", release.IDPrefix, "A release's status moved along its table; payload.from and payload.status say from where to where."))
 	// rewards: a challenge created, its status moved, its pool's funding
 	// moved; one type per state a reward is written in.
 	out = append(out,

@@ -25,6 +25,7 @@ import (
 	"github.com/creatormusic/platform/marketplace"
 	"github.com/creatormusic/platform/platformtest"
 	"github.com/creatormusic/platform/project"
+	"github.com/creatormusic/platform/release"
 	"github.com/creatormusic/platform/rewards"
 	"github.com/creatormusic/platform/sound"
 	"github.com/creatormusic/platform/swap"
@@ -50,6 +51,7 @@ func domainTables() map[string][]architecture.Transition {
 		"billing.subscription":      architecture.Rows(billing.Table(billing.MachineSubscription).Rows()),
 		"project.project":           architecture.Rows(project.Moves()),
 		"project.submission":        architecture.Rows(project.SubmissionMoves()),
+		"release.release":           architecture.Rows(release.Moves()),
 		"rewards.challenge":         architecture.Rows(rewards.Moves()),
 		"rewards.funding":           architecture.Rows(rewards.FundingMoves()),
 		"rewards.reward":            architecture.Rows(rewards.RewardMoves()),
@@ -231,6 +233,19 @@ func TestArchitectureForbiddenJumpsAreRefused(t *testing.T) {
 		}
 		if n := count(t, s, `SELECT COUNT(*) FROM challenges WHERE id = ? AND status = 'DRAFT'`, ch.ID); n != 1 {
 			t.Error("the challenge changed on refused moves")
+		}
+
+		// A release in DRAFT: every status its map has no row to.
+		rel := createRelease(t, s, lead, "jumps-release", releaseBody(s, "asset", releaseAsset(t, s, lead)))
+		jumps = forbiddenEvents(machine("release.release"), "DRAFT")
+		if len(jumps) == 0 {
+			t.Fatal("the release map forbids nothing from DRAFT")
+		}
+		for _, to := range jumps {
+			refused(t, "release DRAFT -> "+to, moveRelease(s, lead, rel.ID, release.Status(to)), http.StatusConflict, "INVALID_STATE_TRANSITION")
+		}
+		if n := count(t, s, `SELECT COUNT(*) FROM releases WHERE id = ? AND status = 'DRAFT' AND version = 1`, rel.ID); n != 1 {
+			t.Error("the release changed on refused moves")
 		}
 
 		// A revoked API key: rotate and update have no row from revoked.

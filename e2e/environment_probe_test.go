@@ -468,6 +468,15 @@ func TestEnvironmentProbe(t *testing.T) {
 		if r.Status != http.StatusCreated {
 			t.Fatalf("live submission: %d %s", r.Status, r.Body)
 		}
+		// A live release of the live asset.
+		relReq := o.session(access.Live, http.MethodPost, "/api/v1/releases", map[string]any{
+			"target": map[string]string{"type": "asset", "id": liveAsset.ID}, "title": "Live release",
+			"releaseDate": s.Clock.Now().UTC().AddDate(0, 0, 7).Format("2006-01-02"), "territories": []string{"WW"},
+			"distributor": "Live Distribution"})
+		relReq.Header = map[string]string{"Idempotency-Key": "live-release"}
+		if r := s.Do(relReq); r.Status != http.StatusCreated {
+			t.Fatalf("live release: %d %s", r.Status, r.Body)
+		}
 		// The owner's live submission to its public project, accepted: a
 		// contribution of the owner's wallet.
 		if r := s.Do(o.session(access.Live, http.MethodPost, "/api/v1/projects/"+livePublic.ID+"/status", map[string]string{"status": "OPEN"})); r.Status != http.StatusOK {
@@ -547,6 +556,8 @@ func TestEnvironmentProbe(t *testing.T) {
 			"listRewards":             {call: session},
 			"listProjectRewards":      {call: key, path: func(env access.Environment) string { return "/api/v1/projects/" + projects[env] + "/rewards" }},
 			"listCreatorRewards":      {call: key, path: func(access.Environment) string { return "/api/v1/creators/" + ownerWallet.addr + "/rewards" }},
+			"listReleases":            {call: key}, // scope read
+			"listActionDefinitions":   {call: key, unscoped: "the catalog, read from the caller's environment's configuration"},
 		}
 		// Discovery (scope read): the live public project and the
 		// accepted live audio submission to it, a track. Creators are

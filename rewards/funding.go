@@ -437,3 +437,10 @@ func (s *Service) maybeDistributed(ctx context.Context, st Store, c *Challenge) 
 	}
 	return challengeEvent(ctx, st, *c, EventFundingChanged, map[string]any{"from": from})
 }
+
+// Configured reports whether env has a reward treasury, so that claims
+// can be paid out there.
+func (s *Service) Configured(env access.Environment) bool {
+	_, err := s.env("rewards.Configured", env)
+	return err == nil
+}

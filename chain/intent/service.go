@@ -722,3 +722,15 @@ func CheckSignatureFree(ctx context.Context, st Store, signature, intentID strin
 	}
 	return nil
 }
+
+// Network returns env's CAIP-2 id, read from its cluster's genesis hash.
+// SERVICE_UNAVAILABLE when env takes no intents; PROVIDER_UNAVAILABLE
+// when the cluster cannot be read.
+func (s *Service) Network(ctx context.Context, env access.Environment) (string, error) {
+	const op = "intent.Network"
+	c, err := s.env(op, env)
+	if err != nil {
+		return "", err
+	}
+	return network(ctx, op, c.Client)
+}

@@ -101,7 +101,7 @@ type AuditActor struct {
 // domain writes (TestAuditTargetsDocumented keeps them equal).
 type AuditTarget struct {
 	// Type is the kind of resource acted on.
-	Type string `json:"type" example:"user" enum:"user,workspace,invitation,feature_flag,subscription,policy,project,submission,ai_model,rights_policy,license,listing,cctp_transfer,zk_verification,ai_artifact,challenge,reward"`
+	Type string `json:"type" example:"user" enum:"user,workspace,invitation,feature_flag,subscription,policy,project,submission,ai_model,rights_policy,license,listing,cctp_transfer,zk_verification,ai_artifact,challenge,reward,release"`
 	// ID is the id of the resource acted on.
 	ID string `json:"id" example:"usr_01jd0000000000000000000001"`
 }

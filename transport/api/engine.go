@@ -2,6 +2,7 @@ package api
 
 import (
 	"github.com/creatormusic/platform/account"
+	"github.com/creatormusic/platform/action"
 	"github.com/creatormusic/platform/ai"
 	"github.com/creatormusic/platform/ai/tool"
 	"github.com/creatormusic/platform/apikey"
@@ -20,6 +21,7 @@ import (
 	"github.com/creatormusic/platform/plan"
 	"github.com/creatormusic/platform/policy"
 	"github.com/creatormusic/platform/project"
+	"github.com/creatormusic/platform/release"
 	"github.com/creatormusic/platform/rewards"
 	"github.com/creatormusic/platform/sound"
 	"github.com/creatormusic/platform/swap"
@@ -84,6 +86,8 @@ type Tx interface {
 	project.Store
 	project.SubmitStore
 	project.MemberStore
+	release.Store
+	action.Store
 	rewards.Store
 	sale.Store
 	sound.Store

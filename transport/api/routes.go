@@ -6,6 +6,7 @@ import (
 	"github.com/creatormusic/platform/transport"
 
 	"github.com/creatormusic/platform/account"
+	"github.com/creatormusic/platform/action"
 	"github.com/creatormusic/platform/ai"
 	"github.com/creatormusic/platform/ai/task"
 	"github.com/creatormusic/platform/ai/tool"
@@ -24,6 +25,7 @@ import (
 	"github.com/creatormusic/platform/marketplace"
 	"github.com/creatormusic/platform/plan"
 	"github.com/creatormusic/platform/project"
+	"github.com/creatormusic/platform/release"
 	"github.com/creatormusic/platform/rewards"
 	"github.com/creatormusic/platform/sound"
 	"github.com/creatormusic/platform/swap"
@@ -94,6 +96,12 @@ type Services struct {
 	// reads of provenance, orders and entitlements; nil leaves their
 	// routes out, and asset content to licensees.
 	Marketplace *marketplace.Service
+	// Actions runs the action catalog, preflight and hand-off; nil
+	// leaves their routes out.
+	Actions *action.Service
+	// Releases runs releases to external distribution; nil leaves their
+	// routes out.
+	Releases *release.Service
 	// Rewards runs challenges, reward funding, allocation and claims;
 	// nil leaves their routes out.
 	Rewards *rewards.Service
@@ -184,5 +192,7 @@ func Routes(s Services) []Route {
 	rs = append(rs, networkRoutes(s.Token)...)
 	rs = append(rs, discoverRoutes(s.Discover)...)
 	rs = append(rs, creatorGraphRoutes(s.CreatorGraph)...)
+	rs = append(rs, releaseRoutes(s.Releases)...)
+	rs = append(rs, actionRoutes(s.Actions, s.Store)...)
 	return rs
 }
