@@ -61,17 +61,13 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/ed25519"
-	"crypto/rand"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"math/big"
 	"net/http"
 	"net/url"
@@ -83,8 +79,7 @@ import (
 
 	"github.com/gagliardetto/solana-go"
 
-	"github.com/creatormusic/platform/account"
-	"github.com/creatormusic/platform/transport"
+	"github.com/creatormusic/platform/examples/internal/democlient"
 	"github.com/creatormusic/platform/transport/api"
 )
 
@@ -173,18 +168,18 @@ func run() error {
 		return fmt.Errorf("%s holds no %s email and password", credPath, *acct)
 	}
 	walletPath := walletFile(*data, *acct)
-	key, err := readKeypair(walletPath)
+	key, err := democlient.ReadKeypair(walletPath)
 	if err != nil {
 		return fmt.Errorf("read the demo wallet (start the host first): %w", err)
 	}
 	wallet := solana.PublicKeyFromBytes(key.Public().(ed25519.PublicKey)).String()
 
-	c := &client{base: strings.TrimRight(*addr, "/"), http: &http.Client{Timeout: 15 * time.Second}}
-	fmt.Printf("Host %s, test mode. Demo wallet %s (keypair %s).\n", c.base, wallet, walletPath)
+	c := &client{&democlient.Client{Base: strings.TrimRight(*addr, "/"), HTTP: &http.Client{Timeout: 15 * time.Second}}}
+	fmt.Printf("Host %s, test mode. Demo wallet %s (keypair %s).\n", c.Base, wallet, walletPath)
 
 	if *mint == "" && *listing == "" {
 		var dep api.TokenDeploymentView
-		if _, err := c.call(ctx, http.MethodGet, "/api/v1/token/deployment", nil, auth{apiKey: cred.APIKey}, &dep); err != nil {
+		if _, err := c.Call(ctx, http.MethodGet, "/api/v1/token/deployment", nil, auth{APIKey: cred.APIKey}, &dep); err != nil {
 			return fmt.Errorf("read the test environment's token deployment: %w", err)
 		}
 		if dep.Mint == nil {
@@ -216,8 +211,8 @@ func run() error {
 
 	// 4. Create the intent; the server derives every economic item.
 	var it api.TransactionIntentView
-	idem := auth{cookie: session.cookie, idempotencyKey: "chainpay-" + randomHex(12)}
-	if _, err := c.call(ctx, http.MethodPost, "/api/v1/transactions/intent",
+	idem := auth{Cookie: session.Cookie, IdempotencyKey: "chainpay-" + democlient.RandomHex(12)}
+	if _, err := c.Call(ctx, http.MethodPost, "/api/v1/transactions/intent",
 		map[string]string{"purpose": "credit_purchase", "credits": *credits, "mint": *mint, "wallet": wallet}, idem, &it); err != nil {
 		return fmt.Errorf("create the credit_purchase intent: %w", err)
 	}
@@ -269,7 +264,7 @@ func run() error {
 
 // wallet runs one wallet mode with the demo keypair in data.
 func wallet(ctx context.Context, data, account string, address bool, message, prepared, payURI string) error {
-	key, err := readKeypair(walletFile(data, account))
+	key, err := democlient.ReadKeypair(walletFile(data, account))
 	if err != nil {
 		return fmt.Errorf("read the demo wallet (start the host first): %w", err)
 	}
@@ -292,20 +287,9 @@ func wallet(ctx context.Context, data, account string, address bool, message, pr
 
 // signIn signs cred's account in and returns the session.
 func (c *client) signIn(ctx context.Context, cred credentials) (auth, error) {
-	var signedIn api.SignedIn
-	res, err := c.call(ctx, http.MethodPost, "/api/v1/auth/login",
-		map[string]string{"email": cred.OwnerEmail, "password": cred.OwnerPassword}, auth{}, &signedIn)
+	session, err := c.SignIn(ctx, cred.OwnerEmail, cred.OwnerPassword)
 	if err != nil {
-		return auth{}, fmt.Errorf("sign in as %s: %w", cred.OwnerEmail, err)
-	}
-	session := auth{}
-	for _, ck := range res.Cookies() {
-		if ck.Name == account.CookieName && ck.Value != "" {
-			session.cookie = ck
-		}
-	}
-	if session.cookie == nil {
-		return auth{}, fmt.Errorf("sign in as %s: the response set no %s cookie", cred.OwnerEmail, account.CookieName)
+		return auth{}, err
 	}
 	fmt.Printf("Signed in as %s.\n", cred.OwnerEmail)
 	return session, nil
@@ -315,17 +299,9 @@ func (c *client) signIn(ctx context.Context, cred credentials) (auth, error) {
 // link_wallet challenge and posts the signature of its message's bytes (a
 // wallet linked already returns its existing link).
 func (c *client) linkWallet(ctx context.Context, session auth, key ed25519.PrivateKey) error {
-	wallet := solana.PublicKeyFromBytes(key.Public().(ed25519.PublicKey)).String()
-	var ch api.WalletChallengeView
-	if _, err := c.call(ctx, http.MethodPost, "/api/v1/wallet/challenge",
-		map[string]string{"address": wallet, "purpose": "link_wallet"}, session, &ch); err != nil {
-		return fmt.Errorf("ask for a wallet challenge: %w", err)
-	}
-	msgSig := ed25519.Sign(key, []byte(ch.Message))
-	var link api.WalletLinkView
-	if _, err := c.call(ctx, http.MethodPost, "/api/v1/wallet/verify",
-		map[string]string{"challengeId": ch.ID, "signature": solana.SignatureFromBytes(msgSig).String()}, session, &link); err != nil {
-		return fmt.Errorf("verify the wallet: %w", err)
+	ch, link, err := c.LinkWallet(ctx, session, key)
+	if err != nil {
+		return err
 	}
 	if link.LinkedAt.Before(link.VerifiedAt) {
 		fmt.Printf("Wallet verified again (challenge %s, chain id %s); linked since %s (%s).\n",
@@ -352,7 +328,7 @@ func (c *client) signAndSubmit(ctx context.Context, session auth, key ed25519.Pr
 	wire := make([]byte, 0, 1+len(sig)+len(msg))
 	wire = append(append(append(wire, 1), sig...), msg...)
 	signature := solana.SignatureFromBytes(sig).String()
-	if _, err := c.call(ctx, http.MethodPost, "/api/v1/transactions/"+url.PathEscape(it.ID)+"/submit",
+	if _, err := c.Call(ctx, http.MethodPost, "/api/v1/transactions/"+url.PathEscape(it.ID)+"/submit",
 		map[string]string{"signature": signature, "signedTransactionBase64": base64.StdEncoding.EncodeToString(wire)}, session, &it); err != nil {
 		return it, fmt.Errorf("submit the signed transaction: %w", err)
 	}
@@ -375,7 +351,7 @@ func (c *client) awaitSettled(ctx context.Context, session auth, it api.Transact
 			return it, ctx.Err()
 		case <-time.After(100 * time.Millisecond):
 		}
-		if _, err := c.call(ctx, http.MethodGet, "/api/v1/transactions/"+url.PathEscape(it.ID), nil, session, &it); err != nil {
+		if _, err := c.Call(ctx, http.MethodGet, "/api/v1/transactions/"+url.PathEscape(it.ID), nil, session, &it); err != nil {
 			return it, fmt.Errorf("read intent %s: %w", it.ID, err)
 		}
 		if now := it.State + "/" + it.NetworkState; now != last {
@@ -422,100 +398,16 @@ func difference(before, after string) (string, error) {
 	return d.String(), nil
 }
 
-// auth is how one request authenticates: a session cookie, an API key or
-// nothing, and an optional Idempotency-Key.
-type auth struct {
-	cookie         *http.Cookie
-	apiKey         string
-	idempotencyKey string
-}
+// auth is how one request authenticates (democlient.Auth).
+type auth = democlient.Auth
 
 // client calls the platform's API in test mode.
-type client struct {
-	base string
-	http *http.Client
-}
-
-// apiError is the error envelope's error.
-type apiError struct {
-	Status  int             `json:"-"`
-	Code    string          `json:"code"`
-	Message string          `json:"message"`
-	Details json.RawMessage `json:"details,omitempty"`
-}
-
-func (e *apiError) Error() string {
-	s := fmt.Sprintf("%d %s: %s", e.Status, e.Code, e.Message)
-	if len(e.Details) > 0 && string(e.Details) != "null" && string(e.Details) != "{}" {
-		s += " " + string(e.Details)
-	}
-	return s
-}
-
-// call sends one request with Platform-Environment: test and decodes the
-// envelope's data into out; an error envelope is an *apiError.
-func (c *client) call(ctx context.Context, method, path string, body any, a auth, out any) (*http.Response, error) {
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return nil, fmt.Errorf("%s %s: encode the body: %w", method, path, err)
-		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
-	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", method, path, err)
-	}
-	req.Header.Set(transport.EnvironmentHeader, "test")
-	req.Header.Set("Accept", "application/json")
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if a.cookie != nil {
-		req.AddCookie(a.cookie)
-	}
-	if a.apiKey != "" {
-		req.Header.Set("Authorization", "Bearer "+a.apiKey)
-	}
-	if a.idempotencyKey != "" {
-		req.Header.Set("Idempotency-Key", a.idempotencyKey)
-	}
-	res, err := c.http.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", method, path, err)
-	}
-	defer res.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(res.Body, 8<<20))
-	if err != nil {
-		return res, fmt.Errorf("%s %s: read the response: %w", method, path, err)
-	}
-	var env struct {
-		Data  json.RawMessage `json:"data"`
-		Error *apiError       `json:"error"`
-	}
-	if err := json.Unmarshal(raw, &env); err != nil {
-		return res, fmt.Errorf("%s %s: %d, not an API envelope: %.200q", method, path, res.StatusCode, raw)
-	}
-	if env.Error != nil {
-		env.Error.Status = res.StatusCode
-		return res, fmt.Errorf("%s %s: %w", method, path, env.Error)
-	}
-	if res.StatusCode >= 300 {
-		return res, fmt.Errorf("%s %s: status %d without an error", method, path, res.StatusCode)
-	}
-	if out != nil {
-		if err := json.Unmarshal(env.Data, out); err != nil {
-			return res, fmt.Errorf("%s %s: decode the data: %w", method, path, err)
-		}
-	}
-	return res, nil
-}
+type client struct{ *democlient.Client }
 
 // creditBalance is the workspace's credit balance in test mode.
 func (c *client) creditBalance(ctx context.Context, a auth) (string, error) {
 	var me api.SaasMe
-	if _, err := c.call(ctx, http.MethodGet, "/api/v1/saas/me", nil, a, &me); err != nil {
+	if _, err := c.Call(ctx, http.MethodGet, "/api/v1/saas/me", nil, a, &me); err != nil {
 		return "", fmt.Errorf("read the workspace's credits: %w", err)
 	}
 	return me.Credits, nil
@@ -526,7 +418,7 @@ func (c *client) creditBalance(ctx context.Context, a auth) (string, error) {
 // it is not among them.
 func (c *client) grantOf(ctx context.Context, a auth, ref string) (string, error) {
 	var page api.LedgerPage
-	if _, err := c.call(ctx, http.MethodGet, "/api/v1/ledgers/activity?limit=20", nil, a, &page); err != nil {
+	if _, err := c.Call(ctx, http.MethodGet, "/api/v1/ledgers/activity?limit=20", nil, a, &page); err != nil {
 		return "", fmt.Errorf("read the credit activity: %w", err)
 	}
 	for _, m := range page.Items {
@@ -541,41 +433,4 @@ func (c *client) grantOf(ctx context.Context, a auth, ref string) (string, error
 		return fmt.Sprintf("Ledger: %s %s (reference %s).", m.Ledger, m.Type, m.Reference), nil
 	}
 	return "", nil
-}
-
-// readKeypair reads a Solana CLI keypair file: a JSON array of the 64
-// bytes of an ed25519 secret key (seed, then public key).
-func readKeypair(path string) (ed25519.PrivateKey, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var nums []int
-	if err := json.Unmarshal(b, &nums); err != nil {
-		return nil, fmt.Errorf("%s is not a keypair file (a JSON array of 64 bytes): %w", path, err)
-	}
-	if len(nums) != ed25519.PrivateKeySize {
-		return nil, fmt.Errorf("%s holds %d bytes, want %d", path, len(nums), ed25519.PrivateKeySize)
-	}
-	raw := make([]byte, len(nums))
-	for i, n := range nums {
-		if n < 0 || n > 255 {
-			return nil, fmt.Errorf("%s: %d is not a byte", path, n)
-		}
-		raw[i] = byte(n)
-	}
-	key := ed25519.NewKeyFromSeed(raw[:ed25519.SeedSize])
-	if !key.Equal(ed25519.PrivateKey(raw)) {
-		return nil, errors.New(path + ": the public key does not match the secret key")
-	}
-	return key, nil
-}
-
-// randomHex is n random bytes in hex.
-func randomHex(n int) string {
-	b := make([]byte, n)
-	if _, err := rand.Read(b); err != nil {
-		panic("chainpay: random: " + err.Error())
-	}
-	return hex.EncodeToString(b)
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gagliardetto/solana-go"
 
+	"github.com/creatormusic/platform/examples/internal/democlient"
 	"github.com/creatormusic/platform/transport"
 	"github.com/creatormusic/platform/transport/api"
 )
@@ -35,8 +36,8 @@ import (
 func buyListing(ctx context.Context, c *client, session auth, key ed25519.PrivateKey, listing, out string, timeout time.Duration) error {
 	wallet := solana.PublicKeyFromBytes(key.Public().(ed25519.PublicKey)).String()
 	var it api.TransactionIntentView
-	idem := auth{cookie: session.cookie, idempotencyKey: "marketbuy-" + randomHex(12)}
-	if _, err := c.call(ctx, http.MethodPost, "/api/v1/transactions/intent",
+	idem := auth{Cookie: session.Cookie, IdempotencyKey: "marketbuy-" + democlient.RandomHex(12)}
+	if _, err := c.Call(ctx, http.MethodPost, "/api/v1/transactions/intent",
 		map[string]string{"purpose": "marketplace_order", "listingId": listing, "wallet": wallet}, idem, &it); err != nil {
 		return fmt.Errorf("create the marketplace_order intent: %w", err)
 	}
@@ -57,7 +58,7 @@ func buyListing(ctx context.Context, c *client, session auth, key ed25519.Privat
 	fmt.Printf("Settled (network %s).\n", it.NetworkState)
 
 	var orders api.OrderPage
-	if _, err := c.call(ctx, http.MethodGet, "/api/v1/marketplace/orders?role=buyer&limit=20", nil, session, &orders); err != nil {
+	if _, err := c.Call(ctx, http.MethodGet, "/api/v1/marketplace/orders?role=buyer&limit=20", nil, session, &orders); err != nil {
 		return fmt.Errorf("read the orders: %w", err)
 	}
 	var order *api.OrderView
@@ -77,7 +78,7 @@ func buyListing(ctx context.Context, c *client, session auth, key ed25519.Privat
 		order.Split.SellerNetAtomic, order.Split.FeeRecipient, order.Split.PlatformFeeAtomic, order.FeePolicy.Version, order.FeePolicy.FeeBps)
 
 	var ents api.EntitlementPage
-	if _, err := c.call(ctx, http.MethodGet, "/api/v1/entitlements?limit=20", nil, session, &ents); err != nil {
+	if _, err := c.Call(ctx, http.MethodGet, "/api/v1/entitlements?limit=20", nil, session, &ents); err != nil {
 		return fmt.Errorf("read the entitlements: %w", err)
 	}
 	for _, e := range ents.Items {
@@ -87,7 +88,7 @@ func buyListing(ctx context.Context, c *client, session auth, key ed25519.Privat
 	}
 
 	var ledger api.LedgerPage
-	if _, err := c.call(ctx, http.MethodGet, "/api/v1/ledgers/financial?limit=20", nil, session, &ledger); err != nil {
+	if _, err := c.Call(ctx, http.MethodGet, "/api/v1/ledgers/financial?limit=20", nil, session, &ledger); err != nil {
 		return fmt.Errorf("read the financial ledger: %w", err)
 	}
 	for _, m := range ledger.Items {
@@ -105,13 +106,13 @@ func buyListing(ctx context.Context, c *client, session auth, key ed25519.Privat
 // download reads the licensed asset's content with the session, prints
 // its size and SHA-256, and writes it to out when set.
 func download(ctx context.Context, c *client, session auth, assetID, out string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+"/api/v1/assets/"+url.PathEscape(assetID)+"/content", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.Base+"/api/v1/assets/"+url.PathEscape(assetID)+"/content", nil)
 	if err != nil {
 		return err
 	}
 	req.Header.Set(transport.EnvironmentHeader, "test")
-	req.AddCookie(session.cookie)
-	res, err := c.http.Do(req)
+	req.AddCookie(session.Cookie)
+	res, err := c.HTTP.Do(req)
 	if err != nil {
 		return fmt.Errorf("download the asset: %w", err)
 	}

@@ -62,6 +62,7 @@ import (
 
 	"github.com/creatormusic/platform/chain/intent"
 	"github.com/creatormusic/platform/chain/token2022"
+	"github.com/creatormusic/platform/examples/internal/democlient"
 	"github.com/creatormusic/platform/transport/api"
 )
 
@@ -98,14 +99,14 @@ func run() error {
 		return err
 	}
 	guestPath := filepath.Join(*data, "demo-wallet-guest.json")
-	guestKey, err := readKeypair(guestPath)
+	guestKey, err := democlient.ReadKeypair(guestPath)
 	if err != nil {
 		return fmt.Errorf("read the guest wallet (start the host first): %w", err)
 	}
-	c := &client{base: strings.TrimRight(*addr, "/"), http: &http.Client{Timeout: 15 * time.Second}}
-	fmt.Printf("Host %s, test mode. Reward treasury %s.\n", c.base, cm.Treasury)
+	c := &client{&democlient.Client{Base: strings.TrimRight(*addr, "/"), HTTP: &http.Client{Timeout: 15 * time.Second}}}
+	fmt.Printf("Host %s, test mode. Reward treasury %s.\n", c.Base, cm.Treasury)
 
-	guest, err := c.signIn(ctx, cred.Guest.Email, cred.Guest.Password)
+	guest, err := c.SignIn(ctx, cred.Guest.Email, cred.Guest.Password)
 	if err != nil {
 		return err
 	}
@@ -117,7 +118,7 @@ func run() error {
 		if *reward == 0 || *reward > *pool {
 			return fmt.Errorf("-reward %d must be positive and at most -pool %d", *reward, *pool)
 		}
-		owner, err := c.signIn(ctx, cred.OwnerEmail, cred.OwnerPassword)
+		owner, err := c.SignIn(ctx, cred.OwnerEmail, cred.OwnerPassword)
 		if err != nil {
 			return err
 		}
@@ -140,7 +141,7 @@ func whole(n uint64) string {
 // reward's id.
 func runChallenge(ctx context.Context, c *client, owner auth, key, project, wallet string, pool, reward uint64) (string, error) {
 	var dep api.TokenDeploymentView
-	if _, err := c.call(ctx, http.MethodGet, "/api/v1/token/deployment", nil, auth{apiKey: key}, &dep); err != nil {
+	if _, err := c.Call(ctx, http.MethodGet, "/api/v1/token/deployment", nil, auth{APIKey: key}, &dep); err != nil {
 		return "", fmt.Errorf("read the test environment's token deployment: %w", err)
 	}
 	if dep.Mint == nil {
@@ -149,11 +150,11 @@ func runChallenge(ctx context.Context, c *client, owner auth, key, project, wall
 	mint := *dep.Mint
 	if project == "" {
 		var p api.ProjectView
-		if _, err := c.call(ctx, http.MethodPost, "/api/v1/projects", map[string]string{"title": "Rewards demo", "type": "remix",
-			"visibility": "workspace"}, owner.with("rewards-project"), &p); err != nil {
+		if _, err := c.Call(ctx, http.MethodPost, "/api/v1/projects", map[string]string{"title": "Rewards demo", "type": "remix",
+			"visibility": "workspace"}, owner.WithKey("rewards-project"), &p); err != nil {
 			return "", fmt.Errorf("create the project: %w", err)
 		}
-		if _, err := c.call(ctx, http.MethodPost, "/api/v1/projects/"+url.PathEscape(p.ID)+"/status", map[string]string{"status": "OPEN"},
+		if _, err := c.Call(ctx, http.MethodPost, "/api/v1/projects/"+url.PathEscape(p.ID)+"/status", map[string]string{"status": "OPEN"},
 			owner, &p); err != nil {
 			return "", fmt.Errorf("open the project: %w", err)
 		}
@@ -163,23 +164,23 @@ func runChallenge(ctx context.Context, c *client, owner auth, key, project, wall
 
 	now := time.Now().UTC().Truncate(time.Second)
 	var ch api.ChallengeView
-	if _, err := c.call(ctx, http.MethodPost, "/api/v1/challenges", map[string]any{"projectId": project, "title": "Remix the rewards demo",
+	if _, err := c.Call(ctx, http.MethodPost, "/api/v1/challenges", map[string]any{"projectId": project, "title": "Remix the rewards demo",
 		"rules":      "One entry per creator; the best remix takes the reward.",
 		"window":     map[string]time.Time{"opensAt": now, "closesAt": now.Add(7 * 24 * time.Hour)},
-		"poolAtomic": whole(pool), "mint": mint}, owner.with("rewards-challenge"), &ch); err != nil {
+		"poolAtomic": whole(pool), "mint": mint}, owner.WithKey("rewards-challenge"), &ch); err != nil {
 		return "", fmt.Errorf("create the challenge: %w", err)
 	}
 	fmt.Printf("Challenge %s %q %s: pool %s of %s (%s, funded %t).\n", ch.ID, ch.Title, ch.Status, ch.Pool.Amount, ch.Pool.Mint,
 		ch.Pool.FundingStatus, ch.Pool.Funded)
 	path := "/api/v1/challenges/" + url.PathEscape(ch.ID)
 	for _, st := range []string{"SCHEDULED", "OPEN", "SUBMISSIONS_CLOSED", "REVIEW", "VOTING", "WINNERS_SELECTED"} {
-		if _, err := c.call(ctx, http.MethodPost, path+"/status", map[string]string{"status": st}, owner, &ch); err != nil {
+		if _, err := c.Call(ctx, http.MethodPost, path+"/status", map[string]string{"status": st}, owner, &ch); err != nil {
 			return "", fmt.Errorf("move the challenge to %s: %w", st, err)
 		}
 		fmt.Printf("  %s (version %d)\n", ch.Status, ch.Version)
 	}
 
-	if _, err := c.call(ctx, http.MethodPost, path+"/funding/reconcile", nil, owner, &ch); err != nil {
+	if _, err := c.Call(ctx, http.MethodPost, path+"/funding/reconcile", nil, owner, &ch); err != nil {
 		return "", fmt.Errorf("reconcile the pool's funding: %w", err)
 	}
 	ev := ch.Pool.Evidence
@@ -190,9 +191,9 @@ func runChallenge(ctx context.Context, c *client, owner auth, key, project, wall
 		intent.FormatAtomic(atoi(ev.BalanceAtomic), decimals), ev.Slot, ev.Commitment, intent.FormatAtomic(atoi(ev.RequiredAtomic), decimals))
 
 	var alloc api.AllocationView
-	if _, err := c.call(ctx, http.MethodPost, "/api/v1/projects/"+url.PathEscape(project)+"/rewards/allocate", map[string]any{
+	if _, err := c.Call(ctx, http.MethodPost, "/api/v1/projects/"+url.PathEscape(project)+"/rewards/allocate", map[string]any{
 		"challengeId": ch.ID, "items": []map[string]string{{"wallet": wallet, "amountAtomic": whole(reward), "reference": "first-place"}}},
-		owner.with("rewards-allocate"), &alloc); err != nil {
+		owner.WithKey("rewards-allocate"), &alloc); err != nil {
 		return "", fmt.Errorf("allocate the reward: %w", err)
 	}
 	if len(alloc.Items) != 1 {
@@ -200,7 +201,7 @@ func runChallenge(ctx context.Context, c *client, owner auth, key, project, wall
 	}
 	r := alloc.Items[0]
 	fmt.Printf("Reward %s %s: %s to %s (creator %s, reference %s).\n", r.ID, r.State, r.Amount, r.Wallet, r.RecipientUserID, r.Reference)
-	if _, err := c.call(ctx, http.MethodPost, path+"/status", map[string]string{"status": "REWARDS_ALLOCATED"}, owner, &ch); err != nil {
+	if _, err := c.Call(ctx, http.MethodPost, path+"/status", map[string]string{"status": "REWARDS_ALLOCATED"}, owner, &ch); err != nil {
 		return "", fmt.Errorf("mark the rewards allocated: %w", err)
 	}
 	fmt.Printf("Challenge %s, pool %s.\n", ch.Status, ch.Pool.FundingStatus)
@@ -230,7 +231,7 @@ func claim(ctx context.Context, c *client, guest auth, key ed25519.PrivateKey, r
 	fmt.Printf("Guest wallet %s holds %s of %s before (finalized).\n", wallet, intent.FormatAtomic(before, uint8(r.Decimals)), r.Mint)
 
 	var cv api.RewardClaimView
-	if _, err := c.call(ctx, http.MethodPost, "/api/v1/rewards/"+url.PathEscape(id)+"/claim", nil, guest, &cv); err != nil {
+	if _, err := c.Call(ctx, http.MethodPost, "/api/v1/rewards/"+url.PathEscape(id)+"/claim", nil, guest, &cv); err != nil {
 		return fmt.Errorf("claim reward %s: %w", id, err)
 	}
 	it := cv.TransactionIntent
@@ -276,7 +277,7 @@ func claim(ctx context.Context, c *client, guest auth, key ed25519.PrivateKey, r
 		return fmt.Errorf("the wallet received %s atomic units, want %s", diff, r.AmountAtomic)
 	}
 	var page api.LedgerPage
-	if _, err := c.call(ctx, http.MethodGet, "/api/v1/ledgers/rewards?limit=20", nil, guest, &page); err != nil {
+	if _, err := c.Call(ctx, http.MethodGet, "/api/v1/ledgers/rewards?limit=20", nil, guest, &page); err != nil {
 		return fmt.Errorf("read the guest's rewards ledger: %w", err)
 	}
 	for _, m := range page.Items {
@@ -294,7 +295,7 @@ func claim(ctx context.Context, c *client, guest auth, key ed25519.PrivateKey, r
 // myReward reads reward id among the guest's rewards.
 func myReward(ctx context.Context, c *client, guest auth, id string) (api.RewardView, error) {
 	var page api.RewardPage
-	if _, err := c.call(ctx, http.MethodGet, "/api/v1/rewards?limit=100", nil, guest, &page); err != nil {
+	if _, err := c.Call(ctx, http.MethodGet, "/api/v1/rewards?limit=100", nil, guest, &page); err != nil {
 		return api.RewardView{}, fmt.Errorf("read the guest's rewards: %w", err)
 	}
 	for _, r := range page.Items {

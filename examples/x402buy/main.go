@@ -39,8 +39,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/ed25519"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -57,6 +55,7 @@ import (
 	"github.com/gagliardetto/solana-go/rpc"
 
 	"github.com/creatormusic/platform/chain"
+	"github.com/creatormusic/platform/examples/internal/democlient"
 	"github.com/creatormusic/platform/money"
 	"github.com/creatormusic/platform/transport/api"
 	"github.com/creatormusic/platform/web3/x402"
@@ -94,7 +93,7 @@ func run() error {
 		return fmt.Errorf("read %s: no test API key", credPath)
 	}
 	walletPath := filepath.Join(*data, "demo-wallet.json")
-	key, err := readKeypair(walletPath)
+	key, err := democlient.ReadKeypair(walletPath)
 	if err != nil {
 		return fmt.Errorf("read the demo wallet (start the host first): %w", err)
 	}
@@ -196,7 +195,7 @@ func run() error {
 	// success and on failure.
 	var settled api.X402SettleView
 	sres, err := c.call(ctx, http.MethodPost, "/api/v1/x402/settle",
-		map[string]string{x402.HeaderSignature: sig, "Idempotency-Key": "x402buy-" + randomHex(12)}, nil, &settled)
+		map[string]string{x402.HeaderSignature: sig, "Idempotency-Key": "x402buy-" + democlient.RandomHex(12)}, nil, &settled)
 	if err != nil {
 		return fmt.Errorf("settle the payment: %w", err)
 	}
@@ -221,7 +220,7 @@ func run() error {
 	}
 	var op api.SoundOperationView
 	body := map[string]any{"input": map[string]string{"assetId": *analyze}, "x402GrantId": settled.Grant.ID}
-	if _, err := c.call(ctx, http.MethodPost, "/api/v1/sound/analyze", map[string]string{"Idempotency-Key": "x402buy-" + randomHex(12)},
+	if _, err := c.call(ctx, http.MethodPost, "/api/v1/sound/analyze", map[string]string{"Idempotency-Key": "x402buy-" + democlient.RandomHex(12)},
 		body, &op); err != nil {
 		return fmt.Errorf("spend the grant on an analysis: %w", err)
 	}
@@ -324,34 +323,6 @@ func (c *client) call(ctx context.Context, method, path string, headers map[stri
 	return res, nil
 }
 
-// readKeypair reads a Solana CLI keypair file: a JSON array of the 64
-// bytes of an ed25519 secret key (seed, then public key).
-func readKeypair(path string) (ed25519.PrivateKey, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var nums []int
-	if err := json.Unmarshal(b, &nums); err != nil {
-		return nil, fmt.Errorf("%s is not a keypair file (a JSON array of 64 bytes): %w", path, err)
-	}
-	if len(nums) != ed25519.PrivateKeySize {
-		return nil, fmt.Errorf("%s holds %d bytes, want %d", path, len(nums), ed25519.PrivateKeySize)
-	}
-	raw := make([]byte, len(nums))
-	for i, n := range nums {
-		if n < 0 || n > 255 {
-			return nil, fmt.Errorf("%s: %d is not a byte", path, n)
-		}
-		raw[i] = byte(n)
-	}
-	key := ed25519.NewKeyFromSeed(raw[:ed25519.SeedSize])
-	if !key.Equal(ed25519.PrivateKey(raw)) {
-		return nil, errors.New(path + ": the public key does not match the secret key")
-	}
-	return key, nil
-}
-
 // clusterURL reads the simulated cluster's URL from the map the example
 // host saves in its data folder.
 func clusterURL(data string) (string, error) {
@@ -375,13 +346,4 @@ func clusterURL(data string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("%s: the host runs no Solana cluster (it was started with -chain-sim=false)", path)
-}
-
-// randomHex is n random bytes in hex.
-func randomHex(n int) string {
-	b := make([]byte, n)
-	if _, err := rand.Read(b); err != nil {
-		panic("x402buy: random: " + err.Error())
-	}
-	return hex.EncodeToString(b)
 }
