@@ -16,6 +16,7 @@ import (
 	"github.com/creatormusic/platform/chain/wallet"
 	"github.com/creatormusic/platform/generation"
 	genop "github.com/creatormusic/platform/generation/operation"
+	"github.com/creatormusic/platform/leaderboard"
 	"github.com/creatormusic/platform/marketplace"
 	"github.com/creatormusic/platform/project"
 	"github.com/creatormusic/platform/release"
@@ -61,6 +62,7 @@ func Domains() []architecture.Context {
 		ctx("generation", "music generation operations, provider routing and cost"),
 		ctx("generation/credential", "provider connections and customer provider keys"),
 		ctx("generation/operation", "music generation operations end to end: accept, reserve, dispatch, merge, settle"),
+		ctx("leaderboard", "per-workspace leaderboards: snapshots of counted signals under a versioned scoring policy, and a caller's position"),
 		ctx("ledger", "double-entry ledgers: credits, financial, rewards and provider cost"),
 		ctx("marketplace", "rights policies, license offers, listings, orders and license entitlements"),
 		ctx("network", "the creative-network topology record, its token node read from the token registry"),
@@ -176,6 +178,7 @@ func Policies() []architecture.PolicyKind {
 			p.CreditsPerUSD, _ = ai.ParsePrice(string(p.CreditsPerUSD))
 			return p, nil
 		}),
+		api(leaderboard.PolicyID, "leaderboard", ActionPolicyPublished, "", architecture.Strict(leaderboard.Scoring.Validate)),
 		{ID: ai.PolicyRouting, Owner: "ai", Publisher: architecture.PublishedByOwnerRoute, Route: "PUT /api/v1/ai/routing"},
 		configured(intent.CreditPacksPolicyID, "chain/intent"),
 		configured(swap.PolicyTokens, "swap"),

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/account"
@@ -191,6 +192,24 @@ func (p *Platform) VerifyToken(ctx context.Context, env access.Environment) (tok
 		return token.Run{}, fmt.Errorf("platform: VerifyToken: %w", err)
 	}
 	return r, nil
+}
+
+// EnqueueLeaderboardSnapshot enqueues a snapshot of env's leaderboards as
+// of now and returns that time; the job workers compute it (package
+// leaderboard, Snapshots) under env's current scoring policy, as the
+// daily run does. Asked again at the same time, it enqueues nothing more.
+// An unknown environment is an error.
+func (p *Platform) EnqueueLeaderboardSnapshot(ctx context.Context, env access.Environment) (time.Time, error) {
+	var asOf time.Time
+	err := p.db.InTx(ctx, func(tx *store.Tx) (err error) {
+		asOf, err = p.leaderboard.Enqueue(ctx, tx, env)
+		tx.AfterCommit(p.wake)
+		return err
+	})
+	if err != nil {
+		return time.Time{}, fmt.Errorf("platform: EnqueueLeaderboardSnapshot: %w", err)
+	}
+	return asOf, nil
 }
 
 // VerifySwapRegistry reads env's swap registry from env's cluster now and

@@ -30,6 +30,7 @@ import (
 	"github.com/creatormusic/platform/idempotency"
 	"github.com/creatormusic/platform/internal/secret"
 	"github.com/creatormusic/platform/jobs"
+	"github.com/creatormusic/platform/leaderboard"
 	"github.com/creatormusic/platform/marketplace"
 	"github.com/creatormusic/platform/plan"
 	"github.com/creatormusic/platform/project"
@@ -287,6 +288,9 @@ type Platform struct {
 	// them over the route table, bound once it is built.
 	tools     *tool.Runner
 	toolAuthz *api.ToolAuthorizer
+
+	// leaderboard computes leaderboard snapshots and explains positions.
+	leaderboard *leaderboard.Service
 
 	stop      context.CancelFunc
 	wg        sync.WaitGroup

@@ -37,6 +37,7 @@ import (
 	genop "github.com/creatormusic/platform/generation/operation"
 	"github.com/creatormusic/platform/idempotency"
 	"github.com/creatormusic/platform/jobs"
+	"github.com/creatormusic/platform/leaderboard"
 	"github.com/creatormusic/platform/ledger"
 	"github.com/creatormusic/platform/marketplace"
 	"github.com/creatormusic/platform/plan"
@@ -91,6 +92,7 @@ func (p *Platform) build(ctx context.Context, cfg Config) error {
 		func() error { return p.startAI(ctx, cfg) },
 		func() (err error) { p.arch, err = architectureModel(); return err },
 		func() (err error) { p.policies, err = policyCatalogue(); return err },
+		func() error { return p.startLeaderboard(ctx) },
 	} {
 		if err := step(); err != nil {
 			return err
@@ -133,7 +135,7 @@ func (p *Platform) services(units routeStore) api.Services {
 		Swap: p.swap, Projects: project.New(), Submissions: p.submissions, Creators: creator.New(), Discover: discover.New(),
 		CreatorGraph: creatorgraph.New(), ZK: p.zk, CCTP: p.cctp, Marketplace: p.market,
 		Rewards: p.rewards, X402: p.x402, AI: p.ai, AICompletions: p.aiOps, AITasks: p.aiTasks, Tools: p.tools, Architecture: p.arch,
-		Policies: p.policies, Releases: release.New(), Actions: p.actions(), WakeFunc: p.wake}
+		Policies: p.policies, Releases: release.New(), Actions: p.actions(), Leaderboard: p.leaderboard, WakeFunc: p.wake}
 }
 
 // actions builds the action catalog over the chain payment path, the
@@ -320,6 +322,26 @@ func (p *Platform) Principal(ctx context.Context, credential string, env access.
 	}
 	pr.AuthzVersion = sa.AuthzVersion
 	return pr, nil
+}
+
+// startLeaderboard builds the leaderboards over the read pool (the
+// signals' counts) and a unit of work per snapshot, and publishes the
+// default scoring policy where an environment has none (every host does
+// it on start; publishing the same content again changes nothing). The
+// periodic snapshot job is its kind (jobKinds), scheduled with the rest.
+func (p *Platform) startLeaderboard(ctx context.Context) error {
+	svc, err := leaderboard.New(leaderboard.Config{RunFunc: leaderboard.RunFunc(store.Runner[leaderboard.Store](p.db)),
+		ReadFunc: store.Reader[leaderboard.SourceStore](p.db), Logger: p.log})
+	if err != nil {
+		return fmt.Errorf("platform: leaderboard: %w", err)
+	}
+	for _, env := range []access.Environment{access.Test, access.Live} {
+		if err := svc.Seed(ctx, env); err != nil {
+			return fmt.Errorf("platform: leaderboard scoring (%s): %w", env, err)
+		}
+	}
+	p.leaderboard = svc
+	return nil
 }
 
 // startSubmissions builds projects' community submissions over the asset
@@ -814,6 +836,7 @@ func (p *Platform) jobKinds() []jobs.Kind {
 		p.assets.Jobs(),
 		p.submissions.Jobs(),
 		p.aiOps.Jobs(),
+		p.leaderboard.Jobs(),
 	)
 }
 

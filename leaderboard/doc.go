@@ -69,7 +69,7 @@
 //
 // The job JobSnapshot computes a snapshot of each environment as of the
 // start of every Config.Every (a day by default) and, enqueued on demand
-// (Service.Enqueue, the host operator's Platform.SnapshotLeaderboard), of
+// (Service.Enqueue; the host operator's Platform.EnqueueLeaderboardSnapshot), of
 // one environment as of the moment it was asked. The counts are read on
 // the read pool; the snapshot and its entries are written in one unit of
 // work. A snapshot is unique per environment and window end, so a job run

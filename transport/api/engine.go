@@ -15,6 +15,7 @@ import (
 	"github.com/creatormusic/platform/discover"
 	"github.com/creatormusic/platform/generation/credential"
 	"github.com/creatormusic/platform/generation/operation"
+	"github.com/creatormusic/platform/leaderboard"
 	"github.com/creatormusic/platform/ledger"
 	"github.com/creatormusic/platform/marketplace"
 	"github.com/creatormusic/platform/outbox"
@@ -71,6 +72,7 @@ type Tx interface {
 	credential.Store
 	credential.ObservationReader
 	intent.Store
+	leaderboard.ReadStore
 	ledger.Store
 	marketplace.Store
 	marketplace.ListingStore

@@ -36,7 +36,8 @@ type PolicyVersionView struct {
 // PublishPolicyRequest publishes a version of a policy the platform knows.
 type PublishPolicyRequest struct {
 	// PolicyID is the policy to publish: fees.marketplace,
-	// pricing.generation or ai.pricing. ai.routing is published through
+	// pricing.generation, ai.pricing or leaderboard.scoring (windowDays
+	// and an integer weight per signal). ai.routing is published through
 	// PUT /api/v1/ai/routing; credits.packs, swap.tokens, swap.settings
 	// and fees.swap by the host's configuration.
 	PolicyID string `json:"policyId" example:"fees.marketplace"`
@@ -100,7 +101,7 @@ func policyRoutes(ps *architecture.Policies) []Route {
 			Summary: "Read a policy's current version",
 			Description: "The current version of a policy the platform knows in the caller's environment: id, integer version, content " +
 				"hash and content. fees.marketplace needs fee_policy.read (403 ACCESS_DENIED, details.permission, otherwise); the " +
-				"pricing policies are readable by any member or key. An unknown id, or one with no version published in the " +
+				"pricing and leaderboard scoring policies are readable by any member or key. An unknown id, or one with no version published in the " +
 				"environment (details.reason not_published), is 404 NOT_FOUND.",
 			Response: ex, Errors: []string{string(fault.NotFound)},
 			Handle: func(ctx context.Context, c *Call) (any, error) {

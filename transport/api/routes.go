@@ -21,6 +21,7 @@ import (
 	"github.com/creatormusic/platform/discover"
 	"github.com/creatormusic/platform/generation/credential"
 	genop "github.com/creatormusic/platform/generation/operation"
+	"github.com/creatormusic/platform/leaderboard"
 	"github.com/creatormusic/platform/ledger"
 	"github.com/creatormusic/platform/marketplace"
 	"github.com/creatormusic/platform/plan"
@@ -126,6 +127,9 @@ type Services struct {
 	// Policies is the catalogue of the policies the platform knows; nil
 	// leaves the policy routes out.
 	Policies *architecture.Policies
+	// Leaderboard explains a caller's leaderboard position; nil leaves
+	// its route out.
+	Leaderboard *leaderboard.Service
 	// WakeFunc, when set, wakes the job workers after a commit that enqueued
 	// work (a generation accepted, a callback merged).
 	WakeFunc func()
@@ -194,5 +198,6 @@ func Routes(s Services) []Route {
 	rs = append(rs, creatorGraphRoutes(s.CreatorGraph)...)
 	rs = append(rs, releaseRoutes(s.Releases)...)
 	rs = append(rs, actionRoutes(s.Actions, s.Store)...)
+	rs = append(rs, leaderboardRoutes(s.Leaderboard)...)
 	return rs
 }

@@ -178,6 +178,10 @@ func fieldDocs() map[string]map[string]string {
 		"github.com/creatormusic/platform/generation/operation.jobRef": {
 			"Confirm": "confirm, on a JobPoll, is the stage a notification callback claimed: the poll is that callback's one confirmation query.",
 		},
+		"github.com/creatormusic/platform/leaderboard.Scoring": {
+			"Weights":    "weights gives each counted signal its integer weight (1 to MaxWeight); a signal not listed does not count.",
+			"WindowDays": "windowDays is the window's length in days (1 to MaxWindowDays): a snapshot as of t counts the rows whose event time is after t minus windowDays days and at most t.",
+		},
 		"github.com/creatormusic/platform/marketplace.Rules": {
 			"Attribution":     "attribution: must uses credit the creator.",
 			"AttributionText": "attributionText is the credit line uses must show, one line of at most MaxAttributionText characters; \"\" for the creator's name as the platform shows it. Set only with AttributionRequired.",
@@ -1516,6 +1520,39 @@ func fieldDocs() map[string]map[string]string {
 			"Status":      "status is active, revoked or deleted.",
 			"UpdatedAt":   "updatedAt is when the key last changed.",
 		},
+		"github.com/creatormusic/platform/transport/api.LeaderboardExplanation": {
+			"Environment": "environment is the caller's environment, the one the snapshot ranks.",
+			"Object":      "object is always \"leaderboard_explanation\".",
+			"Rank":        "rank is the caller's competition rank in the workspace (equal scores share a rank; the next skips as many places); null unless ranked.",
+			"Score":       "score is the sum of the signals' points; null unless ranked, never 0 for a caller without a counted row.",
+			"Signals":     "signals is each of the snapshot's policy signals with the caller's count, its weight and its points (count times weight); null unless ranked.",
+			"Snapshot":    "snapshot is the snapshot read, with its policy and window; null with status no_snapshot.",
+			"Status":      "status is ranked (the caller has an entry), not_ranked (the newest snapshot holds no counted row of the caller in this workspace) or no_snapshot (none was computed in this environment yet).",
+			"TiedWith":    "tiedWith is how many other subjects share the caller's rank; null unless ranked.",
+			"UserID":      "userId is the subject explained: the session's user, or the user who created the API key.",
+			"WorkspaceID": "workspaceId is the workspace whose leaderboard is read: the caller's.",
+		},
+		"github.com/creatormusic/platform/transport/api.LeaderboardSignalView": {
+			"Count":  "count is the number of the caller's rows counted.",
+			"Points": "points is count times weight.",
+			"Signal": "signal is the counted kind of record: submissions_accepted (submissions ACCEPTED in the window, for their submitter's workspace), releases_live (releases that went LIVE in the window and are LIVE still), generations_completed or sound_operations_completed (operations completed in the window).",
+			"Weight": "weight is the policy's integer weight of the signal.",
+		},
+		"github.com/creatormusic/platform/transport/api.LeaderboardSnapshotView": {
+			"ComputedAt":     "computedAt is when the snapshot was computed.",
+			"ID":             "id is the snapshot's id: one computation of the environment's leaderboards.",
+			"Policy":         "policy is the leaderboard.scoring policy version the snapshot applied (id, version, hash); later versions never change it.",
+			"RankedSubjects": "rankedSubjects is how many users the caller's workspace has ranked in the snapshot (0 when nobody had a counted row).",
+			"Ranking":        "ranking states the formula and the tie rule.",
+			"Weights":        "weights are the signals the policy counts, with their weights; no other signal counts.",
+			"WindowDays":     "windowDays is the window's length in days, as the policy states it.",
+			"WindowEnd":      "windowEnd is the window's end, the time the snapshot is as of: rows whose event time is at most it count.",
+			"WindowStart":    "windowStart is the window's start: rows whose event time is after it count.",
+		},
+		"github.com/creatormusic/platform/transport/api.LeaderboardWeightView": {
+			"Signal": "signal is the counted kind of record.",
+			"Weight": "weight is its integer weight.",
+		},
 		"github.com/creatormusic/platform/transport/api.LedgerActor": {
 			"KeyID":  "keyId is the API key that acted, or \"\" for a session or the platform.",
 			"UserID": "userId is the user who caused the movement; empty for the platform itself.",
@@ -1966,7 +2003,7 @@ func fieldDocs() map[string]map[string]string {
 		},
 		"github.com/creatormusic/platform/transport/api.PublishPolicyRequest": {
 			"Content":  "content is the policy document, a JSON object in the owning domain's shape (for fees.marketplace: feeBps, minimumFeeAtomic and an optional currency); unknown fields are refused.",
-			"PolicyID": "policyId is the policy to publish: fees.marketplace, pricing.generation or ai.pricing. ai.routing is published through PUT /api/v1/ai/routing; credits.packs, swap.tokens, swap.settings and fees.swap by the host's configuration.",
+			"PolicyID": "policyId is the policy to publish: fees.marketplace, pricing.generation, ai.pricing or leaderboard.scoring (windowDays and an integer weight per signal). ai.routing is published through PUT /api/v1/ai/routing; credits.packs, swap.tokens, swap.settings and fees.swap by the host's configuration.",
 		},
 		"github.com/creatormusic/platform/transport/api.ReconciliationView": {
 			"Object":     "object is always \"reconciliation\".",
