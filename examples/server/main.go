@@ -150,6 +150,13 @@
 // the readiness job proves them at start, so GET /api/v1/web3/capabilities
 // with the demo test key shows cross_chain_transfers configured, verified
 // and enabled. Without the flag it shows not_configured.
+//
+// Leaderboards. Every start enqueues a snapshot of both environments'
+// leaderboards as of that moment, beside the platform's daily run (00:00
+// UTC), so GET /api/v1/leaderboard/me/explain answers from a computed
+// snapshot within seconds: not_ranked for the demo owner until the demo
+// workspace has accepted submissions, live releases or completed
+// generations in the window, then ranked from the next snapshot.
 package main
 
 import (
@@ -308,6 +315,12 @@ func run() error {
 		}
 		fmt.Println(pt)
 		return nil
+	}
+
+	for _, env := range []access.Environment{access.Test, access.Live} {
+		if _, err := p.EnqueueLeaderboardSnapshot(ctx, env); err != nil {
+			return err
+		}
 	}
 
 	srv := newServer(*addr, p.Handler(), defaultTimeouts())
