@@ -369,6 +369,14 @@ func TestLeaderboardExplain(t *testing.T) {
 			`{"windowDays":7,"weights":{"releases_live":0}}`), http.StatusBadRequest, "INVALID_INPUT", "field", "weights.releases_live")
 		refused(t, "an unknown signal", publishPolicy(s, live(owner), "lb-plays", leaderboard.PolicyID,
 			`{"windowDays":7,"weights":{"plays":1}}`), http.StatusBadRequest, "INVALID_INPUT", "field", "weights.plays")
+		refused(t, "a creator without super_admin publishing", publishPolicy(s, live(maya), "lb-maya", leaderboard.PolicyID, v2),
+			http.StatusForbidden, "ACCESS_DENIED")
+		var cur api.PolicyVersionView
+		if r := currentPolicy(s, live(val), leaderboard.PolicyID); r.Status != http.StatusOK {
+			t.Errorf("a MEMBER reads the scoring policy: %d %s", r.Status, r.Body)
+		} else if r.Data(t, &cur); cur.Version != 2 || cur.Hash != pv.Hash {
+			t.Errorf("the current scoring policy: %+v", cur)
+		}
 		if v := check("the owner before the next snapshot", live(owner), owner, ws, want, 1); v.Snapshot.ID != ranked.Snapshot.ID {
 			t.Errorf("a policy publication changed the snapshot read: %+v", v.Snapshot)
 		}

@@ -74,7 +74,10 @@
 // the read pool; the snapshot and its entries are written in one unit of
 // work. A snapshot is unique per environment and window end, so a job run
 // twice (delivery is at least once) writes it once. Snapshots are kept:
-// each is the record of what was ranked under which policy version.
+// each is the record of what was ranked under which policy version. A
+// snapshot is a read model of rows other domains wrote: it moves no value
+// and no state, so it writes no outbox event, ledger entry or audit
+// record.
 //
 // # Reading a position
 //
