@@ -32,7 +32,10 @@
 // after to, and the window holds at most MaxBuckets buckets; each
 // refusal is INVALID_INPUT naming the parameter (details.reason future,
 // after_to, too_many_buckets with details.limit). The bucket holding the
-// report's asOf time is not complete: its counts are those so far.
+// report's asOf time is not complete: its counts are those so far. A
+// query may narrow the report to some metrics, in the order it names
+// them (an unknown one is INVALID_INPUT, details.reason unknown_metric);
+// each metric is answered with the window and the buckets' bounds.
 //
 // # Metrics
 //
