@@ -20,9 +20,11 @@ import (
 	"github.com/creatormusic/platform/ai/openai"
 	"github.com/creatormusic/platform/ai/task"
 	"github.com/creatormusic/platform/ai/tool"
+	"github.com/creatormusic/platform/analytics"
 	"github.com/creatormusic/platform/apikey"
 	"github.com/creatormusic/platform/asset"
 	"github.com/creatormusic/platform/asset/fsblob"
+	"github.com/creatormusic/platform/attribution"
 	"github.com/creatormusic/platform/billing"
 	"github.com/creatormusic/platform/chain"
 	"github.com/creatormusic/platform/chain/intent"
@@ -135,7 +137,8 @@ func (p *Platform) services(units routeStore) api.Services {
 		Swap: p.swap, Projects: project.New(), Submissions: p.submissions, Creators: creator.New(), Discover: discover.New(),
 		CreatorGraph: creatorgraph.New(), ZK: p.zk, CCTP: p.cctp, Marketplace: p.market,
 		Rewards: p.rewards, X402: p.x402, AI: p.ai, AICompletions: p.aiOps, AITasks: p.aiTasks, Tools: p.tools, Architecture: p.arch,
-		Policies: p.policies, Releases: release.New(), Actions: p.actions(), Leaderboard: p.leaderboard, WakeFunc: p.wake}
+		Policies: p.policies, Releases: release.New(), Actions: p.actions(), Attribution: attribution.New(), Analytics: analytics.New(),
+		Leaderboard: p.leaderboard, WakeFunc: p.wake}
 }
 
 // actions builds the action catalog over the chain payment path, the
@@ -960,6 +963,10 @@ func EventCatalogue() []openapi.EventType {
 		"A creator declared a relation about themselves (follows), or made a withdrawn one active again."),
 		row(creatorgraph.EventType(creatorgraph.StateRemoved), "creator relation", creatorgraph.IDPrefix,
 			"A creator withdrew a relation they had declared."))
+	// attribution's event: a touch recorded.
+	out = append(out, row(attribution.EventRecorded, "attribution", attribution.IDPrefix,
+		"A signed-in user's attribution touch was recorded; payload.first says whether it created the record (the first touch), "+
+			"payload.touchCount, source, medium and campaign describe it (never the referrer or the landing path)."))
 	// zk's Record: one type, when a statement is first verified.
 	out = append(out, row(zk.EventVerified, "zk verification", zk.IDPrefix,
 		"A zero-knowledge proof bound to a transaction intent verified and its statement was recorded; it settles nothing."))

@@ -23,7 +23,7 @@ var (
 // leaderboardSignals are the queries of each signal's counts: the table,
 // the columns naming the tenant, workspace and user the rows count for,
 // the counted state and the event time (leaderboard package doc,
-// Signals). Each is served by a partial index of migration 0046.
+// Signals). Each is served by a partial index of migration 0047.
 var leaderboardSignals = map[leaderboard.Signal]string{
 	leaderboard.SignalSubmissionsAccepted: `SELECT submitter_tenant_id AS tenant_id, submitter_workspace_id AS workspace_id,
 		submitter_user_id AS user_id, COUNT(*) AS n FROM submissions

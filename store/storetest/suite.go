@@ -49,6 +49,8 @@ func Exercise(t *testing.T, open Opener) {
 	t.Run("X402", func(t *testing.T) { exerciseX402(t, open) })
 	t.Run("MarketplaceOrders", func(t *testing.T) { exerciseMarketplaceOrders(t, open) })
 	t.Run("Release", func(t *testing.T) { exerciseRelease(t, open) })
+	t.Run("Attribution", func(t *testing.T) { exerciseAttribution(t, open) })
+	t.Run("Analytics", func(t *testing.T) { exerciseAnalytics(t, open) })
 	t.Run("Leaderboard", func(t *testing.T) { exerciseLeaderboard(t, open) })
 	t.Run("Outbox", func(t *testing.T) { exerciseOutbox(t, open) })
 }

@@ -5,8 +5,10 @@ import (
 	"github.com/creatormusic/platform/action"
 	"github.com/creatormusic/platform/ai"
 	"github.com/creatormusic/platform/ai/tool"
+	"github.com/creatormusic/platform/analytics"
 	"github.com/creatormusic/platform/apikey"
 	"github.com/creatormusic/platform/asset"
+	"github.com/creatormusic/platform/attribution"
 	"github.com/creatormusic/platform/billing"
 	"github.com/creatormusic/platform/chain/intent"
 	"github.com/creatormusic/platform/chain/wallet"
@@ -57,6 +59,8 @@ type Tx interface {
 	tool.ApplyStore
 	apikey.Store
 	asset.Store
+	attribution.Store
+	analytics.ReadStore
 	billing.CheckoutPreparer
 	billing.CheckoutWriter
 	billing.CheckoutReader

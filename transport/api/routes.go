@@ -10,9 +10,11 @@ import (
 	"github.com/creatormusic/platform/ai"
 	"github.com/creatormusic/platform/ai/task"
 	"github.com/creatormusic/platform/ai/tool"
+	"github.com/creatormusic/platform/analytics"
 	"github.com/creatormusic/platform/apikey"
 	"github.com/creatormusic/platform/architecture"
 	"github.com/creatormusic/platform/asset"
+	"github.com/creatormusic/platform/attribution"
 	"github.com/creatormusic/platform/billing"
 	"github.com/creatormusic/platform/chain/intent"
 	"github.com/creatormusic/platform/chain/wallet"
@@ -103,6 +105,11 @@ type Services struct {
 	// Releases runs releases to external distribution; nil leaves their
 	// routes out.
 	Releases *release.Service
+	// Attribution records where signed-in users came from; nil leaves
+	// its route out.
+	Attribution *attribution.Service
+	// Analytics answers product analytics; nil leaves its route out.
+	Analytics *analytics.Service
 	// Rewards runs challenges, reward funding, allocation and claims;
 	// nil leaves their routes out.
 	Rewards *rewards.Service
@@ -198,6 +205,8 @@ func Routes(s Services) []Route {
 	rs = append(rs, creatorGraphRoutes(s.CreatorGraph)...)
 	rs = append(rs, releaseRoutes(s.Releases)...)
 	rs = append(rs, actionRoutes(s.Actions, s.Store)...)
+	rs = append(rs, attributionRoutes(s.Attribution)...)
+	rs = append(rs, analyticsRoutes(s.Analytics)...)
 	rs = append(rs, leaderboardRoutes(s.Leaderboard)...)
 	return rs
 }
