@@ -156,6 +156,8 @@
 // and reward.<state> for every reward state written (allocated, claimable,
 // submitted, confirmed, distributed, reconciled, requires_review).
 //
-// The package imports no transport, store or SDK; package store
-// implements Store.
+// The package imports no transport, store or SDK. Its store ports are
+// small, each declared beside the code that calls it (the challenge
+// lifecycle, funding reconciliation, allocation, the reward reads, claims
+// and the payout's intent hooks); package store implements every one.
 package rewards
