@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/chain"
@@ -473,6 +474,71 @@ func (s *Service) maybeDistributed(ctx context.Context, st poolRewards, c *Chall
 		return err
 	}
 	return challengeEvent(ctx, st, *c, EventFundingChanged, map[string]any{"from": from})
+}
+
+// TreasuryReader reads what funding reconciliations observed of an
+// environment's treasury (Service.Payouts).
+type TreasuryReader interface {
+	// ChallengeNewestEvidence returns the challenge of env whose funding
+	// evidence is the newest (by its CheckedAt); NOT_FOUND when no
+	// reconciliation has read the treasury in env.
+	ChallengeNewestEvidence(ctx context.Context, env access.Environment) (Challenge, error)
+}
+
+// Reasons of Payouts.Reason.
+const (
+	// ReasonNotConfigured: the environment has no reward treasury (its
+	// cluster or its signer is missing).
+	ReasonNotConfigured = "not_configured"
+	// ReasonNotChecked: no funding reconciliation has read the current
+	// treasury's token account on the cluster yet.
+	ReasonNotChecked = "not_checked"
+)
+
+// Payouts is the reward payouts' state in an environment, as the feature
+// view reports it: configured is not verified, and a configured signer
+// alone is no observation of the treasury.
+type Payouts struct {
+	// Configured reports a reward treasury: a cluster and a signer.
+	Configured bool
+	// Verified reports that a funding reconciliation read the current
+	// treasury's Token-2022 account on the environment's cluster at
+	// finalized (the newest evidence of the environment is of the
+	// signer's account): its state is readable there.
+	Verified bool
+	// Enabled reports that payouts are served: configured and verified.
+	// No reward is claimable before a reconciliation funded its pool, so
+	// nothing is payable before the treasury was read.
+	Enabled bool
+	// Reason says why not: not_configured, or not_checked when the
+	// current treasury was never read; "" when enabled.
+	Reason string
+	// CheckedAt is when that reading was taken; zero when none.
+	CheckedAt time.Time
+}
+
+// Payouts returns env's reward payouts' state: its treasury's
+// configuration and the newest reading of it that funding reconciliation
+// recorded, read through st. The cluster is not called. A store that
+// cannot be read is an error.
+func (s *Service) Payouts(ctx context.Context, st TreasuryReader, env access.Environment) (Payouts, error) {
+	const op = "rewards.Payouts"
+	e, err := s.env(op, env)
+	if err != nil {
+		return Payouts{Reason: ReasonNotConfigured}, nil
+	}
+	out := Payouts{Configured: true, Reason: ReasonNotChecked}
+	c, err := st.ChallengeNewestEvidence(ctx, env)
+	switch {
+	case fault.Is(err, fault.NotFound):
+	case err != nil:
+		return Payouts{}, fault.Wrap(op, err)
+	case !c.Pool.Evidence.CheckedAt.IsZero() && c.Pool.Evidence.TreasuryAccount == token2022.AssociatedTokenAddress(e.Signer.Address(), c.Pool.Mint):
+		// A reading of another signer's account (before a key rotation)
+		// proves nothing of this one.
+		out = Payouts{Configured: true, Verified: true, Enabled: true, CheckedAt: c.Pool.Evidence.CheckedAt}
+	}
+	return out, nil
 }
 
 // Configured reports whether env has a reward treasury, so that claims

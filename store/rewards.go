@@ -15,8 +15,9 @@ import (
 )
 
 // Tx implements the rewards' ports: the challenge lifecycle's, funding
-// reconciliation's, allocation's, the reward reads', and the claim's and
-// the payout's units of work (with the intent domain's).
+// reconciliation's, allocation's, the reward reads', the claim's and the
+// payout's units of work (with the intent domain's), and the treasury's
+// newest reading.
 var (
 	_ rewards.ChallengeReader = (*Tx)(nil)
 	_ rewards.ChallengeLister = (*Tx)(nil)
@@ -29,6 +30,7 @@ var (
 	_ rewards.ClaimReader     = (*Tx)(nil)
 	_ rewards.ClaimStore      = (*Tx)(nil)
 	_ rewards.PayoutStore     = (*Tx)(nil)
+	_ rewards.TreasuryReader  = (*Tx)(nil)
 )
 
 type challengeRow struct {
@@ -224,6 +226,13 @@ func (tx *Tx) ChallengeList(ctx context.Context, sc access.Scope, before string,
 		args = append(args, before)
 	}
 	return tx.scanChallenges(ctx, "store.ChallengeList", q+` ORDER BY id DESC LIMIT ?`, append(args, limit)...)
+}
+
+// ChallengeNewestEvidence implements rewards.TreasuryReader: the newest
+// funding evidence of env, by its reading's time (then id).
+func (tx *Tx) ChallengeNewestEvidence(ctx context.Context, env access.Environment) (rewards.Challenge, error) {
+	return tx.scanChallenge(ctx, "store.ChallengeNewestEvidence", `SELECT `+challengeColumns+` FROM challenges
+		WHERE environment = ? AND funding_checked_at IS NOT NULL ORDER BY funding_checked_at DESC, id DESC LIMIT 1`, string(env))
 }
 
 // ChallengesBacked implements rewards.FundingStore.

@@ -49,6 +49,7 @@ func Exercise(t *testing.T, open Opener) {
 	t.Run("X402", func(t *testing.T) { exerciseX402(t, open) })
 	t.Run("MarketplaceOrders", func(t *testing.T) { exerciseMarketplaceOrders(t, open) })
 	t.Run("Release", func(t *testing.T) { exerciseRelease(t, open) })
+	t.Run("Rewards", func(t *testing.T) { exerciseRewards(t, open) })
 	t.Run("Outbox", func(t *testing.T) { exerciseOutbox(t, open) })
 }
 

@@ -96,6 +96,7 @@ type Tx interface {
 	rewards.AllocationStore
 	rewards.ClaimReader
 	rewards.ClaimStore
+	rewards.TreasuryReader
 	sale.Store
 	sound.Store
 	swap.Store
