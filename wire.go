@@ -592,19 +592,19 @@ func (p *Platform) startIntents(ctx context.Context, cfg ChainConfig) error {
 		}
 	}
 	p.rewards = rewards.New(rewards.Config{Mints: svc, Environments: treasuries, Intents: svc,
-		Wallets: wallet.Links{ReadFunc: store.Reader[wallet.LinkReader](p.db)}, ReadFunc: store.Reader[rewards.Store](p.db),
-		Run: rewards.RunFunc(store.Runner[rewards.Store](p.db))})
+		Wallets: wallet.Links{ReadFunc: store.Reader[wallet.LinkReader](p.db)}, ReadFunc: store.Reader[rewards.RewardReader](p.db),
+		Run: rewards.RunFunc(store.Runner[rewards.FundingStore](p.db))})
 	if err := reg.Register(p.rewards.Purpose(rewardsUnit)); err != nil {
 		return fmt.Errorf("platform: intents: %w", err)
 	}
 	return nil
 }
 
-// rewardsUnit is the rewards' ports of an intent's unit of work: the
+// rewardsUnit is the payout's port of an intent's unit of work: the
 // store's transaction implements both, so a payout's writes commit with
 // its intent's.
-func rewardsUnit(st intent.Store) (rewards.Store, error) {
-	rs, ok := st.(rewards.Store)
+func rewardsUnit(st intent.Store) (rewards.PayoutStore, error) {
+	rs, ok := st.(rewards.PayoutStore)
 	if !ok {
 		return nil, fmt.Errorf("platform: the intent unit of work %T holds no rewards store", st)
 	}

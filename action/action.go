@@ -214,7 +214,7 @@ type Claims interface {
 	// Configured reports whether env has a reward treasury.
 	Configured(env access.Environment) bool
 	// Claim claims reward id for p.
-	Claim(ctx context.Context, rd rewards.ClaimStore, run rewards.ClaimRunFunc, p *access.Principal, id string) (rewards.Reward, intent.Intent, error)
+	Claim(ctx context.Context, rd rewards.ClaimReader, run rewards.ClaimRunFunc, p *access.Principal, id string) (rewards.Reward, intent.Intent, error)
 }
 
 // Wallets answers wallet verification.
@@ -626,7 +626,7 @@ func (s *Service) Record(ctx context.Context, st intent.Store, d intent.Draft) e
 
 // Claim runs a reward claim after its preflight passed, through the
 // rewards domain's claim service.
-func (s *Service) Claim(ctx context.Context, st Store, rd rewards.ClaimStore, run rewards.ClaimRunFunc, p *access.Principal, a *access.Authority, in Request) (rewards.Reward, intent.Intent, error) {
+func (s *Service) Claim(ctx context.Context, st Store, rd rewards.ClaimReader, run rewards.ClaimRunFunc, p *access.Principal, a *access.Authority, in Request) (rewards.Reward, intent.Intent, error) {
 	if in.Kind != KindRewardClaim || s.cfg.Claims == nil {
 		return rewards.Reward{}, intent.Intent{}, fault.Invalid("action.Claim", "kind", "the action is not a reward claim")
 	}

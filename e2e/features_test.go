@@ -6,11 +6,15 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/creatormusic/platform"
 	"github.com/creatormusic/platform/access"
+	"github.com/creatormusic/platform/chain/chaintest"
+	"github.com/creatormusic/platform/chain/token2022"
 	genop "github.com/creatormusic/platform/generation/operation"
 	"github.com/creatormusic/platform/platformtest"
+	"github.com/creatormusic/platform/swap"
 	"github.com/creatormusic/platform/transport/api"
 )
 
@@ -137,5 +141,170 @@ func TestFeaturesFromConfiguration(t *testing.T) {
 		readFeatures(t, s, platformtest.Request{Cookie: members["viewer"].cookie})
 		readFeatures(t, s, platformtest.Request{Key: narrow})
 		refused(t, "no credential", s.Do(platformtest.Request{Method: http.MethodGet, Path: "/api/v1/features"}), http.StatusUnauthorized, "UNAUTHENTICATED")
+	})
+}
+
+// swapCapability returns the swap line of GET /api/v1/web3/capabilities
+// as key reads it.
+func swapCapability(t *testing.T, s *platformtest.System, key string) api.Web3FeatureView {
+	t.Helper()
+	caps, _ := tokenGet[api.Web3CapabilitiesView](t, s, "/api/v1/web3/capabilities", key)
+	for _, f := range caps.Features {
+		if f.Feature == "swap" {
+			return f
+		}
+	}
+	t.Fatalf("the capabilities have no swap line: %+v", caps)
+	return api.Web3FeatureView{}
+}
+
+// TestFeaturesSwapFromTheSwapDomain: the swap line of GET /api/v1/features
+// and of GET /api/v1/web3/capabilities is the swap domain's state. With a
+// cluster, the aggregator, the published policies and a registry run that
+// matched two mints, swaps are configured, verified and enabled, as the
+// settings (ACTIVE) and the tokens (two executable) say; live, without a
+// cluster, gives the live settings' reason. A workspace whose flag is off
+// reads disabled_by_flag, the deployment unchanged. When a mint changes
+// and the next run matches only one, no swap has an executable pair:
+// configured, not verified (deployment_not_verified), not enabled, in
+// both routes, though the settings still say ACTIVE.
+func TestFeaturesSwapFromTheSwapDomain(t *testing.T) {
+	t.Parallel()
+	platformtest.Dialects(t, platformtest.Options{Chain: true, SwapFunc: swapEnv, Jobs: platform.JobsConfig{PollInterval: 20 * time.Millisecond}},
+		func(t *testing.T, s *platformtest.System) {
+			key := s.Boot.TestKey
+			executable := func() int {
+				t.Helper()
+				v, _ := tokenGet[api.SwapTokensView](t, s, "/api/v1/swap/tokens", key)
+				n := 0
+				for _, tk := range v.Tokens {
+					if tk.Executable {
+						n++
+					}
+				}
+				return n
+			}
+			settings := func(k string) api.SwapSettingsView {
+				t.Helper()
+				v, _ := tokenGet[api.SwapSettingsView](t, s, "/api/v1/swap/settings", k)
+				return v
+			}
+			waitFor(t, "the registry's start-up verification", func() bool {
+				v, _ := tokenGet[api.SwapTokensView](t, s, "/api/v1/swap/tokens", key)
+				return v.VerifiedAt != nil
+			})
+			if set, n := settings(key), executable(); set.Status != swap.StatusActive || n != 2 {
+				t.Fatalf("the swap domain: status %s, %d executable tokens", set.Status, n)
+			}
+			fs, _ := readFeatures(t, s, platformtest.Request{Key: key})
+			if f := fs["swap"]; f.Flag == nil || *f.Flag != swap.FeatureSwap || f.FlagEnabled == nil || !*f.FlagEnabled {
+				t.Errorf("swap's flag = %+v", f)
+			}
+			want := api.FeatureEnvironmentView{Environment: "test", Enabled: true, Configured: true, Verified: true, Reason: "enabled"}
+			if got := line(t, fs["swap"], "test"); got != want {
+				t.Errorf("swap test = %+v, want %+v", got, want)
+			}
+			if c := swapCapability(t, s, key); !c.Enabled || !c.Configured || !c.Verified || c.Reason != nil {
+				t.Errorf("swap capability = %+v", c)
+			}
+			live := settings(s.Boot.LiveKey)
+			if live.Status != swap.StatusNotConfigured || live.StatusReason == nil {
+				t.Fatalf("live settings = %+v", live)
+			}
+			if got := line(t, fs["swap"], "live"); got.Enabled || got.Configured || got.Verified || got.Reason != *live.StatusReason {
+				t.Errorf("swap live = %+v, want the live settings' %s", got, *live.StatusReason)
+			}
+			if c := swapCapability(t, s, s.Boot.LiveKey); c.Enabled || c.Configured || c.Verified || c.Reason == nil || *c.Reason != *live.StatusReason {
+				t.Errorf("live swap capability = %+v", c)
+			}
+
+			other := bootstrapOwner(t, s, "Swapless")
+			if err := s.P.SetFeatureFlag(context.Background(), other.boot.TenantID, other.boot.WorkspaceID, swap.FeatureSwap, false); err != nil {
+				t.Fatal(err)
+			}
+			ofs, _ := readFeatures(t, s, platformtest.Request{Key: other.key(access.Test)})
+			if got := line(t, ofs["swap"], "test"); got.Enabled || !got.Configured || !got.Verified || got.Reason != "disabled_by_flag" {
+				t.Errorf("swap for the flagless workspace = %+v", got)
+			}
+			if c := swapCapability(t, s, other.key(access.Test)); !c.Enabled || !c.Verified {
+				t.Errorf("a workspace's flag changed the deployment's swap capability: %+v", c)
+			}
+
+			// TUSD's decimals change: the next run matches CMT alone.
+			if err := s.Cluster.SetMint(swapKey(61), token2022.Mint{Decimals: 9, IsInitialized: true, Supply: 1}); err != nil {
+				t.Fatal(err)
+			}
+			s.Cluster.AdvanceSlots(40)
+			if err := s.P.VerifySwapRegistry(context.Background(), "test"); err != nil {
+				t.Fatal(err)
+			}
+			if set, n := settings(key), executable(); set.Status != swap.StatusActive || n != 1 {
+				t.Fatalf("the swap domain after the change: status %s, %d executable tokens", set.Status, n)
+			}
+			fs, _ = readFeatures(t, s, platformtest.Request{Key: key})
+			want = api.FeatureEnvironmentView{Environment: "test", Configured: true, Reason: swap.ReasonDeploymentNotVerified}
+			if got := line(t, fs["swap"], "test"); got != want {
+				t.Errorf("swap test after the change = %+v, want %+v", got, want)
+			}
+			if c := swapCapability(t, s, key); c.Enabled || !c.Configured || c.Verified || c.Reason == nil || *c.Reason != swap.ReasonDeploymentNotVerified {
+				t.Errorf("swap capability after the change = %+v", c)
+			}
+		})
+}
+
+// TestFeaturesRewardPayoutsFromTheTreasury: reward_payouts is listed with
+// no flag. The test environment's treasury signer is configured, but
+// configuration is no observation: not verified, not enabled
+// (not_checked) until a funding reconciliation reads the treasury's
+// token account; a reading that fails (BALANCE_UNAVAILABLE) observes
+// nothing. Once a reconciliation read it (the challenge's evidence names
+// the treasury's account of the mint), payouts are verified and enabled.
+// Live has no treasury: not_configured throughout. Nothing of the key is
+// in the answer.
+func TestFeaturesRewardPayoutsFromTheTreasury(t *testing.T) {
+	t.Parallel()
+	platformtest.Dialects(t, rewardOptions(), func(t *testing.T, s *platformtest.System) {
+		payouts := func() (api.FeatureEnvironmentView, api.FeatureEnvironmentView) {
+			t.Helper()
+			fs, body := readFeatures(t, s, platformtest.Request{Key: s.Boot.TestKey})
+			f, ok := fs["reward_payouts"]
+			if !ok || f.Flag != nil || f.FlagEnabled != nil {
+				t.Fatalf("reward_payouts = %+v (listed %v)", f, ok)
+			}
+			if strings.Contains(body, hex.EncodeToString(s.RewardTreasuryKey)) {
+				t.Fatal("the features answer holds the treasury key")
+			}
+			return line(t, f, "test"), line(t, f, "live")
+		}
+		liveWant := api.FeatureEnvironmentView{Environment: "live", Reason: "not_configured"}
+		unread := api.FeatureEnvironmentView{Environment: "test", Configured: true, Reason: "not_checked"}
+		if test, live := payouts(); test != unread || live != liveWant {
+			t.Fatalf("before any reading: test %+v, live %+v", test, live)
+		}
+
+		a := newArena(t, s)
+		s.Cluster.Inject(chaintest.Fault{Method: "getTokenAccountBalance", HTTPStatus: http.StatusBadGateway})
+		if r := a.reconcile(a.lead.person); r.Code() != "BALANCE_UNAVAILABLE" {
+			t.Fatalf("cluster down: %d %s", r.Status, r.Body)
+		}
+		s.Cluster.ClearFaults()
+		if test, _ := payouts(); test != unread {
+			t.Fatalf("after a failed reading: %+v", test)
+		}
+
+		r := a.reconcile(a.lead.person)
+		if r.Status != http.StatusOK {
+			t.Fatalf("reconcile: %d %s", r.Status, r.Body)
+		}
+		var c api.ChallengeView
+		r.Data(t, &c)
+		acct := token2022.AssociatedTokenAddress(s.RewardTreasury, s.Token.Mint).String()
+		if e := c.Pool.Evidence; e == nil || e.TreasuryAccount != acct || c.Pool.FundingStatus != "ANNOUNCED" {
+			t.Fatalf("the reading = %+v, want the treasury's account %s read (nothing funded)", c.Pool, acct)
+		}
+		want := api.FeatureEnvironmentView{Environment: "test", Enabled: true, Configured: true, Verified: true, Reason: "enabled"}
+		if test, live := payouts(); test != want || live != liveWant {
+			t.Fatalf("after a reading: test %+v, live %+v", test, live)
+		}
 	})
 }

@@ -137,8 +137,16 @@ func TestTokenRegistryVerifiesTheSimulatorMint(t *testing.T) {
 				verified := want && f.Feature != "wallet_verification"
 				// Built features this system does not configure.
 				reason := "not_available"
-				if f.Feature == "cross_chain_transfers" || f.Feature == "payment_required_protocol" {
+				switch f.Feature {
+				case "cross_chain_transfers", "payment_required_protocol":
 					reason = "not_configured"
+				case "swap":
+					// No aggregator: the swap domain's settings say why.
+					set, _ := tokenGet[api.SwapSettingsView](t, s, "/api/v1/swap/settings", key)
+					if set.StatusReason == nil || *set.StatusReason != "route_provider_not_configured" {
+						t.Fatalf("swap settings = %+v", set)
+					}
+					reason = *set.StatusReason
 				}
 				if f.Enabled != want || f.Verified != verified || (!want && (f.Reason == nil || *f.Reason != reason)) {
 					t.Errorf("feature %+v", f)

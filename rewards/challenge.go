@@ -154,9 +154,47 @@ type Config struct {
 	// Wallets answers claimants' verified wallets.
 	Wallets Wallets
 	// ReadFunc returns the read pool, for the purpose's pricing.
-	ReadFunc func() Store
+	ReadFunc func() RewardReader
 	// Run runs a unit of work, for the reconciliation job.
 	Run RunFunc
+}
+
+// ChallengeReader reads one challenge (Service.Get, and a funding
+// reconciliation's read of its challenge).
+type ChallengeReader interface {
+	// ChallengeGet reads a challenge by id in env, of any tenant;
+	// NOT_FOUND when none. The service decides who reads it.
+	ChallengeGet(ctx context.Context, env access.Environment, id string) (Challenge, error)
+}
+
+// ChallengeLister pages a workspace's challenges (Service.List).
+type ChallengeLister interface {
+	// ChallengeList returns up to limit challenges of sc, newest first,
+	// with ids below before ("" for the newest).
+	ChallengeList(ctx context.Context, sc access.Scope, before string, limit int) ([]Challenge, error)
+}
+
+// ChallengeStore is the challenge lifecycle's unit of work (Service.Create
+// and Service.Move): the project, the challenge written by
+// compare-and-set, the count of its rewards before REWARDS_ALLOCATED, and
+// the outbox event and audit record of each write.
+type ChallengeStore interface {
+	outbox.Writer
+	account.AuditWriter
+	projectGetter
+	ChallengeReader
+	// ChallengeInsert stores a new challenge. CONFLICT if its id exists.
+	ChallengeInsert(ctx context.Context, c Challenge) error
+	// ChallengeLock is ChallengeGet locked for update until the unit of
+	// work ends.
+	ChallengeLock(ctx context.Context, env access.Environment, id string) (Challenge, error)
+	// ChallengeUpdate writes c's status, funding and its evidence,
+	// version and update time when the stored version is prev. CONFLICT
+	// otherwise.
+	ChallengeUpdate(ctx context.Context, c Challenge, prev int64) error
+	// RewardsOfChallenge returns every reward of a challenge, oldest
+	// first.
+	RewardsOfChallenge(ctx context.Context, challengeID string) ([]Reward, error)
 }
 
 // Service runs challenges, reward funding, allocation and claims. It
@@ -178,7 +216,7 @@ func actor(op string, p *access.Principal) error {
 
 // ownProject reads project id of p's workspace; NOT_FOUND for one of any
 // other workspace (public or not) or environment.
-func ownProject(ctx context.Context, op string, st Store, p *access.Principal, id string) (project.Project, error) {
+func ownProject(ctx context.Context, op string, st projectGetter, p *access.Principal, id string) (project.Project, error) {
 	pr, err := st.ProjectGet(ctx, p.Environment, id)
 	if fault.Is(err, fault.NotFound) || err == nil && (pr.Scope.TenantID != p.TenantID || pr.Scope.WorkspaceID != p.WorkspaceID) {
 		return project.Project{}, fault.E(op, fault.NotFound, "No such project.").With("field", "projectId")
@@ -216,7 +254,7 @@ func parseAtomic(op, field, s string) (uint64, error) {
 // NOT_FOUND (field projectId); ACCESS_DENIED (details.permission);
 // SERVICE_UNAVAILABLE without a cluster; PROVIDER_UNAVAILABLE when the
 // mint cannot be read.
-func (s *Service) Create(ctx context.Context, st Store, p *access.Principal, a *access.Authority, in CreateRequest) (Challenge, error) {
+func (s *Service) Create(ctx context.Context, st ChallengeStore, p *access.Principal, a *access.Authority, in CreateRequest) (Challenge, error) {
 	const op = "rewards.Create"
 	if err := actor(op, p); err != nil {
 		return Challenge{}, err
@@ -288,7 +326,7 @@ func challengeEvent(ctx context.Context, st outbox.Writer, c Challenge, typ stri
 }
 
 // Get returns challenge id of p's workspace; NOT_FOUND for any other.
-func (s *Service) Get(ctx context.Context, st Store, p *access.Principal, id string) (Challenge, error) {
+func (s *Service) Get(ctx context.Context, st ChallengeReader, p *access.Principal, id string) (Challenge, error) {
 	const op = "rewards.Get"
 	if err := actor(op, p); err != nil {
 		return Challenge{}, err
@@ -305,7 +343,7 @@ func (s *Service) Get(ctx context.Context, st Store, p *access.Principal, id str
 
 // List returns up to limit challenges of p's workspace and environment,
 // newest first, with ids below before.
-func (s *Service) List(ctx context.Context, st Store, p *access.Principal, before string, limit int) ([]Challenge, error) {
+func (s *Service) List(ctx context.Context, st ChallengeLister, p *access.Principal, before string, limit int) ([]Challenge, error) {
 	const op = "rewards.List"
 	if err := actor(op, p); err != nil {
 		return nil, err
@@ -335,7 +373,7 @@ type MoveRequest struct {
 //
 // Errors: INVALID_INPUT (field status); NOT_FOUND; INVALID_STATE_TRANSITION;
 // ACCESS_DENIED; CONFLICT.
-func (s *Service) Move(ctx context.Context, st Store, p *access.Principal, a *access.Authority, id string, in MoveRequest) (Challenge, error) {
+func (s *Service) Move(ctx context.Context, st ChallengeStore, p *access.Principal, a *access.Authority, id string, in MoveRequest) (Challenge, error) {
 	const op = "rewards.Move"
 	if !in.Status.Valid() {
 		return Challenge{}, fault.Invalid(op, "status", "status is not a challenge status.")

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/chain"
@@ -14,6 +15,7 @@ import (
 	"github.com/creatormusic/platform/fault"
 	"github.com/creatormusic/platform/ledger"
 	"github.com/creatormusic/platform/money"
+	"github.com/creatormusic/platform/outbox"
 )
 
 // PurposeClaim is the transaction intent purpose of a reward's payout:
@@ -24,16 +26,67 @@ const PurposeClaim = "reward_claim"
 // RoleRecipient is the payout's one leg.
 const RoleRecipient = "recipient"
 
-// ClaimStore is a claim's unit of work: the rewards' ports and the intent
-// domain's, bound to one transaction (the platform's store implements
-// both).
-type ClaimStore interface {
-	Store
-	intent.Store
+// ClaimReader is what a claim reads before its unit of work: the reward,
+// and the intent of a reward already SUBMITTED.
+type ClaimReader interface {
+	RewardReader
+	// Intent returns the intent id. NOT_FOUND when none.
+	Intent(ctx context.Context, id string) (intent.Intent, error)
 }
 
-// ClaimRunFunc runs fn as one unit of work over a ClaimStore.
-type ClaimRunFunc func(ctx context.Context, fn func(st ClaimStore) error) error
+// ClaimStore is the rewards' part of a claim's unit of work: the reward
+// locked and written by compare-and-set, with its outbox event. The
+// payout's intent is recorded in the same unit of work through the intent
+// domain's port, which ClaimRunFunc hands beside it.
+type ClaimStore interface {
+	outbox.Writer
+	RewardReader
+	// Now is the unit of work's single timestamp.
+	Now() time.Time
+	// RewardLock is RewardGet locked for update until the unit of work
+	// ends.
+	RewardLock(ctx context.Context, env access.Environment, id string) (Reward, error)
+	// RewardUpdate writes r's state, funding, intent, signature, claim
+	// attempts, timestamps, version and update time when the stored
+	// version is prev. CONFLICT otherwise.
+	RewardUpdate(ctx context.Context, r Reward, prev int64) error
+}
+
+// PayoutStore is the reward_claim purpose's port in the intent's unit of
+// work (Claims: Track, Settle and Settlement): the reward its intent pays,
+// locked and written by compare-and-set, its challenge's pool, and the
+// payout's movements in the rewards ledger, posted and read back.
+type PayoutStore interface {
+	ledger.Mover
+	// LedgerMovementsByReference returns every movement of tenantID whose
+	// reference is reference, with its postings; none is an empty list.
+	LedgerMovementsByReference(ctx context.Context, tenantID, reference string) ([]ledger.Posted, error)
+	// RewardLockByIntent reads the reward intentID pays, locked for update
+	// until the unit of work ends; NOT_FOUND when none.
+	RewardLockByIntent(ctx context.Context, intentID string) (Reward, error)
+	// RewardUpdate writes r's state, funding, intent, signature, claim
+	// attempts, timestamps, version and update time when the stored
+	// version is prev. CONFLICT otherwise.
+	RewardUpdate(ctx context.Context, r Reward, prev int64) error
+	// RewardsOfChallenge returns every reward of a challenge, oldest
+	// first.
+	RewardsOfChallenge(ctx context.Context, challengeID string) ([]Reward, error)
+	// ChallengeLock reads a challenge by id in env, of any tenant, locked
+	// for update until the unit of work ends; NOT_FOUND when none.
+	ChallengeLock(ctx context.Context, env access.Environment, id string) (Challenge, error)
+	// ChallengeUpdate writes c's status, funding and its evidence,
+	// version and update time when the stored version is prev. CONFLICT
+	// otherwise.
+	ChallengeUpdate(ctx context.Context, c Challenge, prev int64) error
+}
+
+// ClaimRunFunc runs fn as one unit of work (one transaction) that claims a
+// reward, handing it the same transaction as two ports: the rewards'
+// ClaimStore and the intent domain's intent.Store, in which the payout's
+// intent is read and recorded. Together they are wider than one port may
+// be, so they are passed separately rather than as one port that is both
+// (as billing's SettleRunFunc); the platform's store implements both.
+type ClaimRunFunc func(ctx context.Context, fn func(st ClaimStore, intents intent.Store) error) error
 
 // Claim claims reward id for p: p's user is its recipient, the reward's
 // wallet is verified on p's account, and the reward is CLAIMABLE. It
@@ -53,7 +106,7 @@ type ClaimRunFunc func(ctx context.Context, fn func(st ClaimStore) error) error
 // WALLET_MISMATCH when not this one; CONFLICT (reason not_claimable,
 // details state) in any other state; SERVICE_UNAVAILABLE without a
 // treasury; PROVIDER_UNAVAILABLE when the cluster cannot be read.
-func (s *Service) Claim(ctx context.Context, rd ClaimStore, run ClaimRunFunc, p *access.Principal, id string) (Reward, intent.Intent, error) {
+func (s *Service) Claim(ctx context.Context, rd ClaimReader, run ClaimRunFunc, p *access.Principal, id string) (Reward, intent.Intent, error) {
 	const op = "rewards.Claim"
 	if p == nil || p.UserID == "" {
 		return Reward{}, intent.Intent{}, fault.E(op, fault.Unauthenticated, "")
@@ -91,7 +144,7 @@ func (s *Service) Claim(ctx context.Context, rd ClaimStore, run ClaimRunFunc, p 
 	signed := message.Unsigned(d.Transaction.Message)
 	copy(signed[1:], sig)
 	var out intent.Intent
-	err = run(ctx, func(st ClaimStore) error {
+	err = run(ctx, func(st ClaimStore, intents intent.Store) error {
 		cur, err := st.RewardLock(ctx, r.Scope.Environment, r.ID)
 		if err != nil {
 			return err
@@ -99,7 +152,7 @@ func (s *Service) Claim(ctx context.Context, rd ClaimStore, run ClaimRunFunc, p 
 		if cur.State == StateSubmitted && cur.IntentID != "" {
 			// Another claim won: converge on its intent.
 			r = cur
-			out, err = st.Intent(ctx, cur.IntentID)
+			out, err = intents.Intent(ctx, cur.IntentID)
 			return err
 		}
 		if cur.State != StateClaimable {
@@ -114,7 +167,7 @@ func (s *Service) Claim(ctx context.Context, rd ClaimStore, run ClaimRunFunc, p 
 		if err := st.RewardUpdate(ctx, r, r.Version-1); err != nil {
 			return err
 		}
-		if out, err = s.cfg.Intents.RecordSigned(ctx, st, d, signed); err != nil {
+		if out, err = s.cfg.Intents.RecordSigned(ctx, intents, d, signed); err != nil {
 			return err
 		}
 		// The intent's Track hook recorded its state and signature.
@@ -128,7 +181,7 @@ func (s *Service) Claim(ctx context.Context, rd ClaimStore, run ClaimRunFunc, p 
 }
 
 // claimable reads reward id and checks p may claim it now.
-func (s *Service) claimable(ctx context.Context, op string, st Store, p *access.Principal, id string) (Reward, error) {
+func (s *Service) claimable(ctx context.Context, op string, st RewardReader, p *access.Principal, id string) (Reward, error) {
 	r, err := st.RewardGet(ctx, p.Environment, id)
 	if fault.Is(err, fault.NotFound) || err == nil && r.RecipientUserID != p.UserID {
 		return Reward{}, fault.E(op, fault.NotFound, "No such reward of yours.")
@@ -166,24 +219,24 @@ func notClaimable(op string, r Reward) error {
 		With("state", string(r.State)).With("fundingStatus", string(r.Funding))
 }
 
-// Claims is the reward_claim purpose. StoreFunc returns the rewards'
-// ports of an intent's unit of work.
+// Claims is the reward_claim purpose. storeFunc returns the payout's
+// port of an intent's unit of work.
 type Claims struct {
 	svc       *Service
-	storeFunc func(st intent.Store) (Store, error)
+	storeFunc func(st intent.Store) (PayoutStore, error)
 }
 
 // Purpose returns the reward_claim purpose, to register with the intent
 // registry: the treasury pays (TreasuryPays), settled at finalized.
-// storeFunc returns the rewards' ports bound to an intent's unit of work.
-func (s *Service) Purpose(storeFunc func(st intent.Store) (Store, error)) intent.Purpose {
+// storeFunc returns the payout's port bound to an intent's unit of work.
+func (s *Service) Purpose(storeFunc func(st intent.Store) (PayoutStore, error)) intent.Purpose {
 	c := &Claims{svc: s, storeFunc: storeFunc}
 	return intent.Purpose{Name: PurposeClaim, Threshold: chain.Finalized, TreasuryPays: true, Price: c.price, Track: c.track,
 		Settle: c.settle, Settlement: c.settlement}
 }
 
-// store returns the rewards' ports of st's unit of work.
-func (c *Claims) store(op string, st intent.Store) (Store, error) {
+// store returns the payout's port of st's unit of work.
+func (c *Claims) store(op string, st intent.Store) (PayoutStore, error) {
 	rs, err := c.storeFunc(st)
 	if err != nil {
 		return nil, &fault.Error{Op: op, Code: fault.Internal, Message: "the unit of work holds no rewards store", Err: err}

@@ -149,6 +149,16 @@
 // returned, or stored in plaintext: the database holds the signed
 // transaction only.
 //
+// Decision, the payouts' state (Payouts, which GET /api/v1/features
+// reports as reward_payouts): an environment's payouts are configured
+// when it has a treasury (a cluster and a signer), and verified only once
+// a funding reconciliation has read the current signer's token account on
+// the cluster: a configured signer is no observation, and the route never
+// calls the cluster. The newest funding evidence of the environment is
+// that reading (a reading of another signer's account, before a key
+// rotation, proves nothing). Enabled is both: no reward is claimable
+// before a reconciliation funded its pool.
+//
 // # Events
 //
 // Each write records an outbox event in the unit of work: challenge.created,
@@ -156,6 +166,8 @@
 // and reward.<state> for every reward state written (allocated, claimable,
 // submitted, confirmed, distributed, reconciled, requires_review).
 //
-// The package imports no transport, store or SDK; package store
-// implements Store.
+// The package imports no transport, store or SDK. Its store ports are
+// small, each declared beside the code that calls it (the challenge
+// lifecycle, funding reconciliation, allocation, the reward reads, claims
+// and the payout's intent hooks); package store implements every one.
 package rewards

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/chain"
@@ -47,6 +48,43 @@ func FundingReference(challengeID string) string { return "reward-funding:" + ch
 
 // AllocationReference is the reference of a reward's allocation movement.
 func AllocationReference(rewardID string) string { return "reward-allocation:" + rewardID }
+
+// FundingReader is what a funding reconciliation reads before its unit of
+// work (Service.ReconcileFunding, Service.ReconcileReward): the
+// challenge, or the reward and its challenge.
+type FundingReader interface {
+	ChallengeReader
+	RewardReader
+}
+
+// FundingStore is a funding reconciliation's unit of work (RunFunc): the
+// challenge locked and written by compare-and-set, the pools the
+// treasury backs and their rewards (coverage), the rewards it suspends or
+// opens, the funding movement in the rewards ledger and the outbox.
+type FundingStore interface {
+	ledger.Mover
+	// ChallengeLock reads a challenge by id in env, of any tenant, locked
+	// for update until the unit of work ends; NOT_FOUND when none.
+	ChallengeLock(ctx context.Context, env access.Environment, id string) (Challenge, error)
+	// ChallengeUpdate writes c's status, funding and its evidence,
+	// version and update time when the stored version is prev. CONFLICT
+	// otherwise.
+	ChallengeUpdate(ctx context.Context, c Challenge, prev int64) error
+	// ChallengesBacked returns every challenge of env whose pool is in
+	// mint and whose funding is RESERVED, FUNDED or CLAIMABLE: the pools
+	// the environment's treasury backs.
+	ChallengesBacked(ctx context.Context, env access.Environment, mint chain.Address) ([]Challenge, error)
+	// RewardsOfChallenge returns every reward of a challenge, oldest
+	// first.
+	RewardsOfChallenge(ctx context.Context, challengeID string) ([]Reward, error)
+	// RewardGet reads a reward by id in env, of any tenant; NOT_FOUND
+	// when none.
+	RewardGet(ctx context.Context, env access.Environment, id string) (Reward, error)
+	// RewardUpdate writes r's state, funding, intent, signature, claim
+	// attempts, timestamps, version and update time when the stored
+	// version is prev. CONFLICT otherwise.
+	RewardUpdate(ctx context.Context, r Reward, prev int64) error
+}
 
 // env returns environment e's treasury. SERVICE_UNAVAILABLE without one.
 func (s *Service) env(op string, e access.Environment) (Environment, error) {
@@ -156,7 +194,7 @@ func owed(c Challenge, rs []Reward, fee token2022.TransferFee) (uint64, error) {
 // pool ahead of it in the coverage order still owe. The order is the
 // order of first funding (oldest first, then id); a pool never funded
 // comes after every funded one. A pool already DISTRIBUTED owes nothing.
-func required(ctx context.Context, st Store, c Challenge, fee token2022.TransferFee) (uint64, error) {
+func required(ctx context.Context, st FundingStore, c Challenge, fee token2022.TransferFee) (uint64, error) {
 	backed, err := st.ChallengesBacked(ctx, c.Scope.Environment, c.Pool.Mint)
 	if err != nil {
 		return 0, err
@@ -222,7 +260,7 @@ func required(ctx context.Context, st Store, c Challenge, fee token2022.Transfer
 // Errors: NOT_FOUND; BALANCE_UNAVAILABLE when the cluster cannot be read
 // (nothing changes); SERVICE_UNAVAILABLE without a treasury; CONFLICT
 // when the challenge changed meanwhile.
-func (s *Service) ReconcileFunding(ctx context.Context, rd Store, run RunFunc, p *access.Principal, internal bool, id string) (Challenge, error) {
+func (s *Service) ReconcileFunding(ctx context.Context, rd FundingReader, run RunFunc, p *access.Principal, internal bool, id string) (Challenge, error) {
 	const op = "rewards.ReconcileFunding"
 	c, err := s.readChallenge(ctx, op, rd, p, internal, id)
 	if err != nil {
@@ -234,7 +272,7 @@ func (s *Service) ReconcileFunding(ctx context.Context, rd Store, run RunFunc, p
 // ReconcileReward reconciles the funding of reward id's pool
 // (ReconcileFunding) and returns the reward as it stands after. The
 // reward must be of p's workspace, unless internal.
-func (s *Service) ReconcileReward(ctx context.Context, rd Store, run RunFunc, p *access.Principal, internal bool, id string) (Reward, error) {
+func (s *Service) ReconcileReward(ctx context.Context, rd FundingReader, run RunFunc, p *access.Principal, internal bool, id string) (Reward, error) {
 	const op = "rewards.ReconcileReward"
 	r, err := rd.RewardGet(ctx, p.Environment, id)
 	if fault.Is(err, fault.NotFound) || err == nil && !internal && (r.Scope.TenantID != p.TenantID || r.Scope.WorkspaceID != p.WorkspaceID) {
@@ -255,7 +293,7 @@ func (s *Service) ReconcileReward(ctx context.Context, rd Store, run RunFunc, p 
 	if err != nil {
 		return Reward{}, err
 	}
-	err = run(ctx, func(st Store) error {
+	err = run(ctx, func(st FundingStore) error {
 		cur, err := st.ChallengeLock(ctx, c.Scope.Environment, c.ID)
 		if err != nil {
 			return err
@@ -274,7 +312,7 @@ func (s *Service) ReconcileReward(ctx context.Context, rd Store, run RunFunc, p 
 
 // readChallenge reads challenge id for p: of its workspace, or of its
 // environment when internal.
-func (s *Service) readChallenge(ctx context.Context, op string, rd Store, p *access.Principal, internal bool, id string) (Challenge, error) {
+func (s *Service) readChallenge(ctx context.Context, op string, rd FundingReader, p *access.Principal, internal bool, id string) (Challenge, error) {
 	if !internal {
 		return s.Get(ctx, rd, p, id)
 	}
@@ -298,7 +336,7 @@ func (s *Service) reconcile(ctx context.Context, run RunFunc, c Challenge) (Chal
 		return Challenge{}, err
 	}
 	var out Challenge
-	err = run(ctx, func(st Store) error {
+	err = run(ctx, func(st FundingStore) error {
 		cur, err := st.ChallengeLock(ctx, c.Scope.Environment, c.ID)
 		if err != nil {
 			return err
@@ -324,7 +362,7 @@ func (s *Service) reconcile(ctx context.Context, run RunFunc, c Challenge) (Chal
 //   - DISTRIBUTED never moves.
 //
 // The evidence is written whatever moved.
-func (s *Service) applyReading(ctx context.Context, st Store, c Challenge, rd reading) (Challenge, error) {
+func (s *Service) applyReading(ctx context.Context, st FundingStore, c Challenge, rd reading) (Challenge, error) {
 	const op = "rewards.applyReading"
 	need, err := required(ctx, st, c, rd.fee)
 	if err != nil {
@@ -408,7 +446,7 @@ func evidenceBody(e Evidence) map[string]any {
 // postFunding posts pool c's funding movement in the rewards ledger,
 // once: its reference is the pool's, so funding it again after a
 // shortfall posts nothing.
-func postFunding(ctx context.Context, st Store, c Challenge) error {
+func postFunding(ctx context.Context, st ledger.Mover, c Challenge) error {
 	_, _, err := ledger.New().Post(ctx, st, ledger.Movement{Scope: c.Scope, Ledger: ledger.Rewards, Type: ledger.TypeGrant,
 		Reference: FundingReference(c.ID), Decimals: int(c.Pool.Decimals), Postings: []ledger.Posting{
 			{Account: TreasuryAccount(c.Pool.Mint), Direction: ledger.Debit, Amount: money.Atomic(c.Pool.AmountAtomic)},
@@ -419,7 +457,7 @@ func postFunding(ctx context.Context, st Store, c Challenge) error {
 // maybeDistributed moves c's pool CLAIMABLE -> DISTRIBUTED when its
 // allocation is over (REWARDS_ALLOCATED or COMPLETED) and every reward of
 // it is paid. c is written by the caller.
-func (s *Service) maybeDistributed(ctx context.Context, st Store, c *Challenge) error {
+func (s *Service) maybeDistributed(ctx context.Context, st poolRewards, c *Challenge) error {
 	const op = "rewards.maybeDistributed"
 	if c.Pool.Funding != FundingClaimable || (c.Status != StatusRewardsAllocated && c.Status != StatusCompleted) {
 		return nil
@@ -436,6 +474,71 @@ func (s *Service) maybeDistributed(ctx context.Context, st Store, c *Challenge) 
 		return err
 	}
 	return challengeEvent(ctx, st, *c, EventFundingChanged, map[string]any{"from": from})
+}
+
+// TreasuryReader reads what funding reconciliations observed of an
+// environment's treasury (Service.Payouts).
+type TreasuryReader interface {
+	// ChallengeNewestEvidence returns the challenge of env whose funding
+	// evidence is the newest (by its CheckedAt); NOT_FOUND when no
+	// reconciliation has read the treasury in env.
+	ChallengeNewestEvidence(ctx context.Context, env access.Environment) (Challenge, error)
+}
+
+// Reasons of Payouts.Reason.
+const (
+	// ReasonNotConfigured: the environment has no reward treasury (its
+	// cluster or its signer is missing).
+	ReasonNotConfigured = "not_configured"
+	// ReasonNotChecked: no funding reconciliation has read the current
+	// treasury's token account on the cluster yet.
+	ReasonNotChecked = "not_checked"
+)
+
+// Payouts is the reward payouts' state in an environment, as the feature
+// view reports it: configured is not verified, and a configured signer
+// alone is no observation of the treasury.
+type Payouts struct {
+	// Configured reports a reward treasury: a cluster and a signer.
+	Configured bool
+	// Verified reports that a funding reconciliation read the current
+	// treasury's Token-2022 account on the environment's cluster at
+	// finalized (the newest evidence of the environment is of the
+	// signer's account): its state is readable there.
+	Verified bool
+	// Enabled reports that payouts are served: configured and verified.
+	// No reward is claimable before a reconciliation funded its pool, so
+	// nothing is payable before the treasury was read.
+	Enabled bool
+	// Reason says why not: not_configured, or not_checked when the
+	// current treasury was never read; "" when enabled.
+	Reason string
+	// CheckedAt is when that reading was taken; zero when none.
+	CheckedAt time.Time
+}
+
+// Payouts returns env's reward payouts' state: its treasury's
+// configuration and the newest reading of it that funding reconciliation
+// recorded, read through st. The cluster is not called. A store that
+// cannot be read is an error.
+func (s *Service) Payouts(ctx context.Context, st TreasuryReader, env access.Environment) (Payouts, error) {
+	const op = "rewards.Payouts"
+	e, err := s.env(op, env)
+	if err != nil {
+		return Payouts{Reason: ReasonNotConfigured}, nil
+	}
+	out := Payouts{Configured: true, Reason: ReasonNotChecked}
+	c, err := st.ChallengeNewestEvidence(ctx, env)
+	switch {
+	case fault.Is(err, fault.NotFound):
+	case err != nil:
+		return Payouts{}, fault.Wrap(op, err)
+	case !c.Pool.Evidence.CheckedAt.IsZero() && c.Pool.Evidence.TreasuryAccount == token2022.AssociatedTokenAddress(e.Signer.Address(), c.Pool.Mint):
+		// A reading of another signer's account (before a key rotation)
+		// proves nothing of this one.
+		out = Payouts{Configured: true, Verified: true, Enabled: true, CheckedAt: c.Pool.Evidence.CheckedAt}
+	}
+	return out, nil
 }
 
 // Configured reports whether env has a reward treasury, so that claims

@@ -5,85 +5,37 @@ import (
 	"time"
 
 	"github.com/creatormusic/platform/access"
-	"github.com/creatormusic/platform/account"
 	"github.com/creatormusic/platform/chain"
 	"github.com/creatormusic/platform/chain/intent"
-	"github.com/creatormusic/platform/creator"
-	"github.com/creatormusic/platform/ledger"
 	"github.com/creatormusic/platform/outbox"
 	"github.com/creatormusic/platform/project"
 )
 
-// Store is what the package reads and writes, bound to one unit of work
-// (or the read pool for reads). Errors are *fault.Error: NOT_FOUND for a
-// missing row, CONFLICT for a lost compare-and-set or a taken key. It is
-// the seam between this package and SQL, not a stable API.
-type Store interface {
-	outbox.Writer
-	account.AuditWriter
-	ledger.Mover
-	// LedgerMovementsByReference returns every movement of tenantID whose
-	// reference is reference, with its postings; none is an empty list.
-	LedgerMovementsByReference(ctx context.Context, tenantID, reference string) ([]ledger.Posted, error)
+// The store ports are declared beside their consumers, each with the
+// methods its consumer calls: ChallengeReader, ChallengeLister and
+// ChallengeStore (challenge.go: the lifecycle); FundingReader and
+// FundingStore (funding.go: reconciliation); AllocationStore, RewardReader
+// and RewardLister (reward.go: allocation and the reward reads);
+// ClaimReader, ClaimStore and PayoutStore (claim.go: claims and the
+// payout's intent hooks). Package store implements them all. Errors are
+// *fault.Error: NOT_FOUND for a missing row, CONFLICT for a lost
+// compare-and-set or a taken key. They are the seam between this package
+// and SQL, not a stable API.
+
+// projectGetter reads the project a challenge or a reward belongs to.
+type projectGetter interface {
 	// ProjectGet reads a project by id in env, of any tenant; NOT_FOUND
 	// when none.
 	ProjectGet(ctx context.Context, env access.Environment, id string) (project.Project, error)
-	// CreatorByWallet returns the creator behind the wallet link that
-	// stands for q (package creator); NOT_FOUND when none holds it.
-	CreatorByWallet(ctx context.Context, q creator.Lookup) (creator.Creator, error)
+}
 
-	// ChallengeInsert stores a new challenge. CONFLICT if its id exists.
-	ChallengeInsert(ctx context.Context, c Challenge) error
-	// ChallengeGet reads a challenge by id in env, of any tenant;
-	// NOT_FOUND when none. The service decides who reads it.
-	ChallengeGet(ctx context.Context, env access.Environment, id string) (Challenge, error)
-	// ChallengeLock is ChallengeGet locked for update until the unit of
-	// work ends.
-	ChallengeLock(ctx context.Context, env access.Environment, id string) (Challenge, error)
-	// ChallengeUpdate writes c's status, funding and its evidence,
-	// version and update time when the stored version is prev. CONFLICT
-	// otherwise.
-	ChallengeUpdate(ctx context.Context, c Challenge, prev int64) error
-	// ChallengeList returns up to limit challenges of sc, newest first,
-	// with ids below before ("" for the newest).
-	ChallengeList(ctx context.Context, sc access.Scope, before string, limit int) ([]Challenge, error)
-	// ChallengesBacked returns every challenge of env whose pool is in
-	// mint and whose funding is RESERVED, FUNDED or CLAIMABLE: the pools
-	// the environment's treasury backs.
-	ChallengesBacked(ctx context.Context, env access.Environment, mint chain.Address) ([]Challenge, error)
-
-	// RewardInsert stores a new reward. CONFLICT when its id or its
-	// allocation key is taken.
-	RewardInsert(ctx context.Context, r Reward) error
-	// RewardGet reads a reward by id in env, of any tenant.
-	RewardGet(ctx context.Context, env access.Environment, id string) (Reward, error)
-	// RewardLock is RewardGet locked for update.
-	RewardLock(ctx context.Context, env access.Environment, id string) (Reward, error)
-	// RewardByAllocation reads the reward of an allocation key.
-	RewardByAllocation(ctx context.Context, key string) (Reward, error)
-	// RewardLockByIntent reads the reward intentID pays, locked.
-	RewardLockByIntent(ctx context.Context, intentID string) (Reward, error)
-	// RewardUpdate writes r's state, funding, intent, signature, claim
-	// attempts, timestamps, version and update time when the stored
-	// version is prev. CONFLICT otherwise.
-	RewardUpdate(ctx context.Context, r Reward, prev int64) error
-	// RewardList returns up to limit rewards of env matching f, newest
-	// first, with ids below before.
-	RewardList(ctx context.Context, env access.Environment, f RewardFilter, before string, limit int) ([]Reward, error)
+// poolRewards is what closing a pool reads and writes (maybeDistributed):
+// its rewards, and the outbox for its funding event.
+type poolRewards interface {
+	outbox.Writer
 	// RewardsOfChallenge returns every reward of a challenge, oldest
 	// first.
 	RewardsOfChallenge(ctx context.Context, challengeID string) ([]Reward, error)
-}
-
-// RewardFilter narrows a reward list; exactly one of its keys is set.
-type RewardFilter struct {
-	// Scope and ProjectID keep one project's rewards.
-	Scope     access.Scope
-	ProjectID string
-	// RecipientUserID keeps one recipient's rewards, in every tenant.
-	RecipientUserID string
-	// Wallet keeps the rewards paid to one wallet, in every tenant.
-	Wallet string
 }
 
 // ChainClient is what funding reconciliation reads from a cluster;
@@ -155,6 +107,6 @@ type Clock interface {
 	Now() time.Time
 }
 
-// RunFunc runs fn as one unit of work (a transaction) and commits when it
-// returns nil.
-type RunFunc func(ctx context.Context, fn func(st Store) error) error
+// RunFunc runs fn as one unit of work (a transaction) of a funding
+// reconciliation and commits when it returns nil.
+type RunFunc func(ctx context.Context, fn func(st FundingStore) error) error

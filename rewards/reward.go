@@ -74,6 +74,70 @@ type Reward struct {
 	UpdatedAt     time.Time
 }
 
+// RewardReader reads one reward (Service.GetReward, a claim's and a
+// funding reconciliation's read, and the payout's pricing).
+type RewardReader interface {
+	// RewardGet reads a reward by id in env, of any tenant; NOT_FOUND
+	// when none. The service decides who reads it.
+	RewardGet(ctx context.Context, env access.Environment, id string) (Reward, error)
+}
+
+// RewardFilter narrows a reward list; exactly one of its keys is set.
+type RewardFilter struct {
+	// Scope and ProjectID keep one project's rewards.
+	Scope     access.Scope
+	ProjectID string
+	// RecipientUserID keeps one recipient's rewards, in every tenant.
+	RecipientUserID string
+	// Wallet keeps the rewards paid to one wallet, in every tenant.
+	Wallet string
+}
+
+// RewardLister lists rewards to their readers (Service.Mine, OfProject,
+// OfCreator): the project or the creator asked for, and the page.
+type RewardLister interface {
+	projectGetter
+	// CreatorByWallet returns the creator behind the wallet link that
+	// stands for q (package creator); NOT_FOUND when none holds it.
+	CreatorByWallet(ctx context.Context, q creator.Lookup) (creator.Creator, error)
+	// RewardList returns up to limit rewards of env matching f, newest
+	// first, with ids below before.
+	RewardList(ctx context.Context, env access.Environment, f RewardFilter, before string, limit int) ([]Reward, error)
+}
+
+// AllocationStore is an allocation's unit of work (Service.Allocate): the
+// project and the recipient creator, the challenge locked and written by
+// compare-and-set, its rewards by allocation key, the allocation
+// movements in the rewards ledger, the outbox and the audit log.
+type AllocationStore interface {
+	ledger.Mover
+	account.AuditWriter
+	projectGetter
+	// CreatorByWallet returns the creator behind the wallet link that
+	// stands for q (package creator); NOT_FOUND when none holds it.
+	CreatorByWallet(ctx context.Context, q creator.Lookup) (creator.Creator, error)
+	// ChallengeLock reads a challenge by id in env, of any tenant, locked
+	// for update until the unit of work ends; NOT_FOUND when none.
+	ChallengeLock(ctx context.Context, env access.Environment, id string) (Challenge, error)
+	// ChallengeUpdate writes c's status, funding and its evidence,
+	// version and update time when the stored version is prev. CONFLICT
+	// otherwise.
+	ChallengeUpdate(ctx context.Context, c Challenge, prev int64) error
+	// RewardsOfChallenge returns every reward of a challenge, oldest
+	// first.
+	RewardsOfChallenge(ctx context.Context, challengeID string) ([]Reward, error)
+	// RewardByAllocation reads the reward of an allocation key; NOT_FOUND
+	// when none.
+	RewardByAllocation(ctx context.Context, key string) (Reward, error)
+	// RewardInsert stores a new reward. CONFLICT when its id or its
+	// allocation key is taken.
+	RewardInsert(ctx context.Context, r Reward) error
+	// RewardUpdate writes r's state, funding, intent, signature, claim
+	// attempts, timestamps, version and update time when the stored
+	// version is prev. CONFLICT otherwise.
+	RewardUpdate(ctx context.Context, r Reward, prev int64) error
+}
+
 // rewardEvent writes the outbox event of r as written.
 func rewardEvent(ctx context.Context, st outbox.Writer, r Reward) error {
 	payload, err := json.Marshal(map[string]any{"id": r.ID, "challengeId": r.ChallengeID, "projectId": r.ProjectID, "state": r.State,
@@ -143,7 +207,7 @@ type AllocateRequest struct {
 // allocation_exists) for a reference already allocated otherwise;
 // INVALID_AMOUNT (reason exceeds_pool) past the funded pool;
 // WALLET_REQUIRED (field items[i].wallet) for a wallet no creator verified.
-func (s *Service) Allocate(ctx context.Context, st Store, p *access.Principal, a *access.Authority, projectID string, in AllocateRequest) ([]Reward, error) {
+func (s *Service) Allocate(ctx context.Context, st AllocationStore, p *access.Principal, a *access.Authority, projectID string, in AllocateRequest) ([]Reward, error) {
 	const op = "rewards.Allocate"
 	if err := actor(op, p); err != nil {
 		return nil, err
@@ -292,7 +356,7 @@ func (s *Service) Allocate(ctx context.Context, st Store, p *access.Principal, a
 
 // Mine returns up to limit of the rewards allocated to p's user, in p's
 // environment and every tenant, newest first, with ids below before.
-func (s *Service) Mine(ctx context.Context, st Store, p *access.Principal, before string, limit int) ([]Reward, error) {
+func (s *Service) Mine(ctx context.Context, st RewardLister, p *access.Principal, before string, limit int) ([]Reward, error) {
 	const op = "rewards.Mine"
 	if p == nil || p.UserID == "" {
 		return nil, fault.E(op, fault.Unauthenticated, "")
@@ -304,7 +368,7 @@ func (s *Service) Mine(ctx context.Context, st Store, p *access.Principal, befor
 // OfProject returns up to limit rewards of project projectID of p's
 // workspace, newest first: members whose project.read reaches the project.
 // NOT_FOUND for a project of another workspace; ACCESS_DENIED otherwise.
-func (s *Service) OfProject(ctx context.Context, st Store, p *access.Principal, a *access.Authority, projectID, before string, limit int) ([]Reward, error) {
+func (s *Service) OfProject(ctx context.Context, st RewardLister, p *access.Principal, a *access.Authority, projectID, before string, limit int) ([]Reward, error) {
 	const op = "rewards.OfProject"
 	if err := actor(op, p); err != nil {
 		return nil, err
@@ -325,7 +389,7 @@ func (s *Service) OfProject(ctx context.Context, st Store, p *access.Principal, 
 // public fields only the route shows. INVALID_INPUT (field wallet) for a
 // wallet that is not a public key, before any store call; NOT_FOUND when
 // no creator verified the wallet.
-func (s *Service) OfCreator(ctx context.Context, st Store, p *access.Principal, walletText, before string, limit int) ([]Reward, error) {
+func (s *Service) OfCreator(ctx context.Context, st RewardLister, p *access.Principal, walletText, before string, limit int) ([]Reward, error) {
 	const op = "rewards.OfCreator"
 	addr, err := creator.ParseWallet(walletText)
 	if err != nil {
@@ -346,7 +410,7 @@ func (s *Service) OfCreator(ctx context.Context, st Store, p *access.Principal, 
 
 // GetReward returns reward id as p reads it: its recipient, or a member
 // of its project's workspace. NOT_FOUND otherwise.
-func (s *Service) GetReward(ctx context.Context, st Store, p *access.Principal, id string) (Reward, error) {
+func (s *Service) GetReward(ctx context.Context, st RewardReader, p *access.Principal, id string) (Reward, error) {
 	const op = "rewards.GetReward"
 	if p == nil || p.UserID == "" && p.WorkspaceID == "" {
 		return Reward{}, fault.E(op, fault.Unauthenticated, "")

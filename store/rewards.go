@@ -14,11 +14,23 @@ import (
 	"github.com/creatormusic/platform/rewards"
 )
 
-// Tx implements the rewards' port, and the claim's unit of work (with
-// the intent domain's).
+// Tx implements the rewards' ports: the challenge lifecycle's, funding
+// reconciliation's, allocation's, the reward reads', the claim's and the
+// payout's units of work (with the intent domain's), and the treasury's
+// newest reading.
 var (
-	_ rewards.Store      = (*Tx)(nil)
-	_ rewards.ClaimStore = (*Tx)(nil)
+	_ rewards.ChallengeReader = (*Tx)(nil)
+	_ rewards.ChallengeLister = (*Tx)(nil)
+	_ rewards.ChallengeStore  = (*Tx)(nil)
+	_ rewards.FundingReader   = (*Tx)(nil)
+	_ rewards.FundingStore    = (*Tx)(nil)
+	_ rewards.RewardReader    = (*Tx)(nil)
+	_ rewards.RewardLister    = (*Tx)(nil)
+	_ rewards.AllocationStore = (*Tx)(nil)
+	_ rewards.ClaimReader     = (*Tx)(nil)
+	_ rewards.ClaimStore      = (*Tx)(nil)
+	_ rewards.PayoutStore     = (*Tx)(nil)
+	_ rewards.TreasuryReader  = (*Tx)(nil)
 )
 
 type challengeRow struct {
@@ -125,7 +137,7 @@ func evidenceColumns(c rewards.Challenge) (account string, slot uint64, balance,
 	return e.TreasuryAccount.String(), e.Slot, optUintText(e.BalanceAtomic, true), optUintText(e.RequiredAtomic, true), optTime(e.CheckedAt)
 }
 
-// ChallengeInsert implements rewards.Store.
+// ChallengeInsert implements rewards.ChallengeStore.
 func (tx *Tx) ChallengeInsert(ctx context.Context, c rewards.Challenge) error {
 	const op = "store.ChallengeInsert"
 	acct, slot, bal, req, checked := evidenceColumns(c)
@@ -156,20 +168,22 @@ func (tx *Tx) scanChallenge(ctx context.Context, op, query string, args ...any) 
 	return r.challenge(op)
 }
 
-// ChallengeGet implements rewards.Store.
+// ChallengeGet implements rewards.ChallengeReader.
 func (tx *Tx) ChallengeGet(ctx context.Context, env access.Environment, id string) (rewards.Challenge, error) {
 	return tx.scanChallenge(ctx, "store.ChallengeGet", `SELECT `+challengeColumns+` FROM challenges WHERE id = ? AND environment = ?`,
 		id, string(env))
 }
 
-// ChallengeLock implements rewards.Store: FOR UPDATE on PostgreSQL;
+// ChallengeLock implements the rewards' units of work (ChallengeStore, FundingStore,
+// AllocationStore, PayoutStore): FOR UPDATE on PostgreSQL;
 // SQLite's single writer.
 func (tx *Tx) ChallengeLock(ctx context.Context, env access.Environment, id string) (rewards.Challenge, error) {
 	return tx.scanChallenge(ctx, "store.ChallengeLock", `SELECT `+challengeColumns+` FROM challenges WHERE id = ? AND environment = ?`+
 		tx.rowLock(), id, string(env))
 }
 
-// ChallengeUpdate implements rewards.Store.
+// ChallengeUpdate implements the rewards' units of work (ChallengeStore, FundingStore,
+// AllocationStore, PayoutStore).
 func (tx *Tx) ChallengeUpdate(ctx context.Context, c rewards.Challenge, prev int64) error {
 	const op = "store.ChallengeUpdate"
 	acct, slot, bal, req, checked := evidenceColumns(c)
@@ -203,7 +217,7 @@ func (tx *Tx) scanChallenges(ctx context.Context, op, query string, args ...any)
 	return out, nil
 }
 
-// ChallengeList implements rewards.Store.
+// ChallengeList implements rewards.ChallengeLister.
 func (tx *Tx) ChallengeList(ctx context.Context, sc access.Scope, before string, limit int) ([]rewards.Challenge, error) {
 	q := `SELECT ` + challengeColumns + ` FROM challenges WHERE tenant_id = ? AND workspace_id = ? AND environment = ?`
 	args := []any{sc.TenantID, sc.WorkspaceID, string(sc.Environment)}
@@ -214,7 +228,14 @@ func (tx *Tx) ChallengeList(ctx context.Context, sc access.Scope, before string,
 	return tx.scanChallenges(ctx, "store.ChallengeList", q+` ORDER BY id DESC LIMIT ?`, append(args, limit)...)
 }
 
-// ChallengesBacked implements rewards.Store.
+// ChallengeNewestEvidence implements rewards.TreasuryReader: the newest
+// funding evidence of env, by its reading's time (then id).
+func (tx *Tx) ChallengeNewestEvidence(ctx context.Context, env access.Environment) (rewards.Challenge, error) {
+	return tx.scanChallenge(ctx, "store.ChallengeNewestEvidence", `SELECT `+challengeColumns+` FROM challenges
+		WHERE environment = ? AND funding_checked_at IS NOT NULL ORDER BY funding_checked_at DESC, id DESC LIMIT 1`, string(env))
+}
+
+// ChallengesBacked implements rewards.FundingStore.
 func (tx *Tx) ChallengesBacked(ctx context.Context, env access.Environment, mint chain.Address) ([]rewards.Challenge, error) {
 	return tx.scanChallenges(ctx, "store.ChallengesBacked", `SELECT `+challengeColumns+` FROM challenges
 		WHERE environment = ? AND mint = ? AND funding_status IN ('RESERVED', 'FUNDED', 'CLAIMABLE') ORDER BY id`, string(env), mint.String())
@@ -275,7 +296,7 @@ func (r rewardRow) reward(op string) (rewards.Reward, error) {
 	return out, nil
 }
 
-// RewardInsert implements rewards.Store.
+// RewardInsert implements rewards.AllocationStore.
 func (tx *Tx) RewardInsert(ctx context.Context, r rewards.Reward) error {
 	const op = "store.RewardInsert"
 	res, err := tx.idb.ExecContext(ctx, `INSERT INTO rewards (id, tenant_id, workspace_id, environment, project_id, challenge_id,
@@ -305,23 +326,23 @@ func (tx *Tx) scanReward(ctx context.Context, op, query string, args ...any) (re
 	return r.reward(op)
 }
 
-// RewardGet implements rewards.Store.
+// RewardGet implements rewards.RewardReader.
 func (tx *Tx) RewardGet(ctx context.Context, env access.Environment, id string) (rewards.Reward, error) {
 	return tx.scanReward(ctx, "store.RewardGet", `SELECT `+rewardColumns+` FROM rewards WHERE id = ? AND environment = ?`, id, string(env))
 }
 
-// RewardLock implements rewards.Store.
+// RewardLock implements rewards.ClaimStore.
 func (tx *Tx) RewardLock(ctx context.Context, env access.Environment, id string) (rewards.Reward, error) {
 	return tx.scanReward(ctx, "store.RewardLock", `SELECT `+rewardColumns+` FROM rewards WHERE id = ? AND environment = ?`+tx.rowLock(),
 		id, string(env))
 }
 
-// RewardByAllocation implements rewards.Store.
+// RewardByAllocation implements rewards.AllocationStore.
 func (tx *Tx) RewardByAllocation(ctx context.Context, key string) (rewards.Reward, error) {
 	return tx.scanReward(ctx, "store.RewardByAllocation", `SELECT `+rewardColumns+` FROM rewards WHERE allocation_key = ?`, key)
 }
 
-// RewardLockByIntent implements rewards.Store.
+// RewardLockByIntent implements rewards.PayoutStore.
 func (tx *Tx) RewardLockByIntent(ctx context.Context, intentID string) (rewards.Reward, error) {
 	if intentID == "" {
 		return rewards.Reward{}, fault.E("store.RewardLockByIntent", fault.NotFound, "")
@@ -329,7 +350,8 @@ func (tx *Tx) RewardLockByIntent(ctx context.Context, intentID string) (rewards.
 	return tx.scanReward(ctx, "store.RewardLockByIntent", `SELECT `+rewardColumns+` FROM rewards WHERE intent_id = ?`+tx.rowLock(), intentID)
 }
 
-// RewardUpdate implements rewards.Store.
+// RewardUpdate implements the rewards' units of work (FundingStore,
+// AllocationStore, ClaimStore, PayoutStore).
 func (tx *Tx) RewardUpdate(ctx context.Context, r rewards.Reward, prev int64) error {
 	const op = "store.RewardUpdate"
 	res, err := tx.idb.ExecContext(ctx, `UPDATE rewards SET state = ?, funding_status = ?, intent_id = ?, intent_state = ?, signature = ?,
@@ -362,7 +384,7 @@ func (tx *Tx) scanRewards(ctx context.Context, op, query string, args ...any) ([
 	return out, nil
 }
 
-// RewardList implements rewards.Store.
+// RewardList implements rewards.RewardLister.
 func (tx *Tx) RewardList(ctx context.Context, env access.Environment, f rewards.RewardFilter, before string, limit int) ([]rewards.Reward, error) {
 	const op = "store.RewardList"
 	q := `SELECT ` + rewardColumns + ` FROM rewards WHERE environment = ?`
@@ -387,7 +409,8 @@ func (tx *Tx) RewardList(ctx context.Context, env access.Environment, f rewards.
 	return tx.scanRewards(ctx, op, q+` ORDER BY id DESC LIMIT ?`, append(args, limit)...)
 }
 
-// RewardsOfChallenge implements rewards.Store.
+// RewardsOfChallenge implements the rewards' units of work (ChallengeStore,
+// FundingStore, AllocationStore, PayoutStore).
 func (tx *Tx) RewardsOfChallenge(ctx context.Context, challengeID string) ([]rewards.Reward, error) {
 	return tx.scanRewards(ctx, "store.RewardsOfChallenge", `SELECT `+rewardColumns+` FROM rewards WHERE challenge_id = ? ORDER BY id`,
 		challengeID)

@@ -22,6 +22,11 @@
 //     reading matched. Settings (swap.settings) and the fee policy
 //     (fees.swap, 200 bps and the fee recipient) are policies too, and the
 //     route provider sits behind a circuit breaker (breaker.go).
+//     Capability (views.go) is the environment's swap state as the chain
+//     capability and feature views report it: configured (the settings
+//     are not NOT_CONFIGURED), verified (the newest readable run of the
+//     current registry matched at least two mints: a swap's input and
+//     output), enabled when both and not paused.
 //   - Quote (quoting.go): the spec's checks in order, each its own code,
 //     with balances and mints read from the chain at that moment, then the
 //     route for the executable input; nothing is written unless every

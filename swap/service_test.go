@@ -333,6 +333,79 @@ func TestSettingsStatus(t *testing.T) {
 	}
 }
 
+// TestCapabilityFollowsTheRegistryRuns: configured is not verified before
+// a run read the cluster (not_checked); a run that matched two mints
+// verifies and enables swaps, agreeing with the tokens view; a mint that
+// changes under the registry leaves one executable entry, so swaps are
+// no longer verified (deployment_not_verified); a pause keeps verified
+// and disables; no cluster or no route provider is the settings' reason.
+func TestCapabilityFollowsTheRegistryRuns(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, "jupiter")
+	capOf := func(env access.Environment) Capability {
+		t.Helper()
+		c, err := f.svc.Capability(ctx, f.store, env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	if c := capOf(access.Test); c != (Capability{Configured: true, Reason: ReasonNotChecked}) {
+		t.Fatalf("before any run: %+v", c)
+	}
+	if _, _, err := f.svc.VerifyRegistry(ctx, access.Test); err != nil {
+		t.Fatal(err)
+	}
+	if c := capOf(access.Test); c != (Capability{Configured: true, Verified: true, Enabled: true}) {
+		t.Fatalf("after a matching run: %+v", c)
+	}
+	v, err := f.svc.Tokens(ctx, f.store, access.Test)
+	if err != nil {
+		t.Fatal(err)
+	}
+	executable := 0
+	for _, tv := range v.Tokens {
+		if tv.Executable {
+			executable++
+		}
+	}
+	if executable != 2 {
+		t.Fatalf("the tokens view has %d executable entries where the capability saw two", executable)
+	}
+
+	// A pause keeps what the run proved.
+	b := f.svc.Breaker(access.Test)
+	b.Failure(f.clock.t)
+	b.Failure(f.clock.t)
+	if c := capOf(access.Test); c != (Capability{Configured: true, Verified: true, Reason: "route_provider_circuit_open"}) {
+		t.Fatalf("breaker open: %+v", c)
+	}
+	b.Success()
+
+	if err := f.cluster.SetMint(testKey(42), token2022.Mint{Decimals: 9, IsInitialized: true, Supply: 1, Extensions: []token2022.Extension{}}); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.t = f.clock.t.Add(time.Minute)
+	if _, _, err := f.svc.VerifyRegistry(ctx, access.Test); err != nil {
+		t.Fatal(err)
+	}
+	if c := capOf(access.Test); c != (Capability{Configured: true, Reason: ReasonDeploymentNotVerified}) {
+		t.Fatalf("one mint left matching: %+v", c)
+	}
+
+	if c := capOf(access.Live); c != (Capability{Reason: "cluster_not_configured"}) {
+		t.Fatalf("live: %+v", c)
+	}
+	g := newFixture(t, "")
+	if _, _, err := g.svc.VerifyRegistry(ctx, access.Test); err != nil {
+		t.Fatal(err)
+	}
+	c, err := g.svc.Capability(ctx, g.store, access.Test)
+	if err != nil || c != (Capability{Verified: true, Reason: "route_provider_not_configured"}) {
+		t.Fatalf("no route provider: %+v, %v", c, err)
+	}
+}
+
 func TestPublishKeepsAnOperatorsSettings(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t, "jupiter")

@@ -212,3 +212,71 @@ func (s *Service) policies(ctx context.Context, st RegistryStore, env access.Env
 	}
 	return ps, nil
 }
+
+// Reasons of Capability.Reason besides the settings' StatusReason.
+const (
+	// ReasonNotChecked: no run of the current registry version has read
+	// the environment's cluster yet.
+	ReasonNotChecked = "not_checked"
+	// ReasonDeploymentNotVerified: the newest readable run of the current
+	// registry matched fewer than two entries' mints on the cluster, so no
+	// swap has an executable input and output.
+	ReasonDeploymentNotVerified = "deployment_not_verified"
+)
+
+// Capability is swaps' state in an environment, as the chain capability
+// and feature views report it: configured is not verified, and verified
+// is not enabled. It is derived from the same reading as the settings
+// view and the quote's checks, never from configuration alone.
+type Capability struct {
+	// Configured reports a cluster, a route provider (the aggregator
+	// adapter), a published registry, fee policy and settings: a settings
+	// Status other than NOT_CONFIGURED.
+	Configured bool
+	// Verified reports that the newest run of the current registry
+	// version read the environment's cluster and matched at least two
+	// entries' mints there (a swap's input and output): the trusted
+	// tokens' deployment is proven on the cluster.
+	Verified bool
+	// Enabled reports that quotes are served: configured, verified and
+	// ACTIVE (not paused by policy or by the route provider's breaker).
+	Enabled bool
+	// Reason says why it is not enabled, in that order: the settings'
+	// StatusReason when not configured (cluster_not_configured,
+	// route_provider_not_configured, ...), not_checked or
+	// deployment_not_verified when not verified, the pause's reason
+	// (disabled_by_policy, route_provider_circuit_open); "" when enabled.
+	Reason string
+}
+
+// Capability returns env's swap capability, read through st as Settings
+// reads it. A store that cannot be read is an error.
+func (s *Service) Capability(ctx context.Context, st RegistryStore, env access.Environment) (Capability, error) {
+	ps, err := s.policies(ctx, st, env)
+	if err != nil {
+		return Capability{}, err
+	}
+	matched := 0
+	for _, t := range ps.registry.Tokens {
+		if c, ok := ps.run.Check(t.Mint); ok && c.Status == MintMatched {
+			matched++
+		}
+	}
+	// A run is evidence of the cluster it read: without a cluster now,
+	// nothing is verified.
+	read := ps.run.ID != "" && s.cfg.Environments[env].Chain != nil
+	c := Capability{Configured: ps.view.Status != StatusNotConfigured, Verified: read && matched >= 2}
+	switch {
+	case !c.Configured:
+		c.Reason = ps.view.StatusReason
+	case !read:
+		c.Reason = ReasonNotChecked
+	case !c.Verified:
+		c.Reason = ReasonDeploymentNotVerified
+	case ps.view.Status != StatusActive:
+		c.Reason = ps.view.StatusReason
+	default:
+		c.Enabled = true
+	}
+	return c, nil
+}

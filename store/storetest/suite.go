@@ -52,6 +52,7 @@ func Exercise(t *testing.T, open Opener) {
 	t.Run("Attribution", func(t *testing.T) { exerciseAttribution(t, open) })
 	t.Run("Analytics", func(t *testing.T) { exerciseAnalytics(t, open) })
 	t.Run("Leaderboard", func(t *testing.T) { exerciseLeaderboard(t, open) })
+	t.Run("Rewards", func(t *testing.T) { exerciseRewards(t, open) })
 	t.Run("Outbox", func(t *testing.T) { exerciseOutbox(t, open) })
 }
 

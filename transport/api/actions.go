@@ -6,6 +6,7 @@ import (
 
 	"github.com/creatormusic/platform/access"
 	"github.com/creatormusic/platform/action"
+	"github.com/creatormusic/platform/chain/intent"
 	"github.com/creatormusic/platform/fault"
 	"github.com/creatormusic/platform/rewards"
 	"github.com/creatormusic/platform/transport"
@@ -159,8 +160,8 @@ func actionRoutes(svc *action.Service, units transport.Store[Tx]) []Route {
 		}
 		exPre.Checks = append(exPre.Checks, v)
 	}
-	claimRun := func(ctx context.Context, fn func(st rewards.ClaimStore) error) error {
-		return units.InTx(ctx, func(tx Tx) error { return fn(tx) })
+	claimRun := func(ctx context.Context, fn func(st rewards.ClaimStore, intents intent.Store) error) error {
+		return units.InTx(ctx, func(tx Tx) error { return fn(tx, tx) })
 	}
 	return []Route{
 		tag(Route{Method: http.MethodGet, Pattern: "/api/v1/actions/definitions", OperationID: "listActionDefinitions",

@@ -94,7 +94,15 @@ type Tx interface {
 	project.MemberStore
 	release.Store
 	action.Store
-	rewards.Store
+	rewards.ChallengeLister
+	rewards.ChallengeStore
+	rewards.FundingReader
+	rewards.FundingStore
+	rewards.RewardLister
+	rewards.AllocationStore
+	rewards.ClaimReader
+	rewards.ClaimStore
+	rewards.TreasuryReader
 	sale.Store
 	sound.Store
 	swap.Store

@@ -122,19 +122,18 @@ func featureSources(s Services) []featureSource {
 		{"marketplace", marketplace.FeatureMarketplace, func(context.Context, *Call, access.Environment, map[string]Web3FeatureView, *token.View) (architecture.Availability, error) {
 			return built(s.Marketplace != nil), nil
 		}},
-		{"swap", swap.FeatureSwap, func(ctx context.Context, c *Call, env access.Environment, _ map[string]Web3FeatureView, _ *token.View) (architecture.Availability, error) {
-			if s.Swap == nil {
+		// Swap's line is the web3 capabilities route's: the swap domain's
+		// capability (package swap, Capability).
+		{"swap", swap.FeatureSwap, chainLine("swap")},
+		{"reward_payouts", "", func(ctx context.Context, c *Call, env access.Environment, _ map[string]Web3FeatureView, _ *token.View) (architecture.Availability, error) {
+			if s.Rewards == nil {
 				return built(false), nil
 			}
-			v, err := s.Swap.Settings(ctx, c.Tx, env)
+			p, err := s.Rewards.Payouts(ctx, c.Tx, env)
 			if err != nil {
 				return architecture.Availability{}, err
 			}
-			a := architecture.Availability{Enabled: v.Status == swap.StatusActive, Configured: v.Status != swap.StatusNotConfigured, Reason: v.StatusReason}
-			if v.Status == swap.StatusPaused && a.Reason == "" {
-				a.Reason = "paused"
-			}
-			return a, nil
+			return architecture.Availability{Enabled: p.Enabled, Configured: p.Configured, Verified: p.Verified, Reason: p.Reason}, nil
 		}},
 		{"cross_chain_transfers", cctp.FeatureCCTP, chainLine("cross_chain_transfers")},
 		{"payment_required_protocol", x402.FeaturePayments, chainLine("payment_required_protocol")},
@@ -159,20 +158,9 @@ func chainLinesOf(ctx context.Context, c *Call, s Services, cf chainFeatures, en
 	if err != nil {
 		return nil, nil, err
 	}
-	rcf := cf
-	if cf.crossChainFunc != nil {
-		x, err := cf.crossChainFunc(ctx, c.Tx, env)
-		if err != nil {
-			return nil, nil, err
-		}
-		rcf.crossChain = &x
-	}
-	if cf.paymentRequired != nil {
-		pr, err := cf.paymentRequired.Capability(ctx, c.Tx, env)
-		if err != nil {
-			return nil, nil, err
-		}
-		rcf.paymentRequiredState = &pr
+	rcf, err := cf.read(ctx, c.Tx, env)
+	if err != nil {
+		return nil, nil, err
 	}
 	for _, f := range web3Features(s.Token, rcf, v) {
 		lines[f.Feature] = f
@@ -199,7 +187,11 @@ func featureRoutes(s Services, cf chainFeatures) []Route {
 			Description: "Each feature of the platform with its enablement in test and in live, for the caller's workspace: enabled only " +
 				"when its flag (if one gates it) is on for the workspace and its owning domain reports it enabled from its configuration " +
 				"and verification state; configured is not verified, and verified is not enabled. reason is enabled, or why not " +
-				"(disabled_by_flag, not_configured, not_available, deployment_not_verified, methodology_not_verified, ...). Sanitized: " +
+				"(disabled_by_flag, not_configured, not_available, deployment_not_verified, methodology_not_verified, ...). swap is " +
+				"the swap line of GET /api/v1/web3/capabilities (the swap domain's settings and registry runs). reward_payouts is " +
+				"configured when the environment has a reward treasury (a cluster and its signer), verified once a funding " +
+				"reconciliation read that treasury's token account on the cluster (reason not_checked before), and enabled when " +
+				"both; the cluster is not called to answer. Sanitized: " +
 				"no URL, key, address of an internal service or secret is part of it. Any member or key of a workspace reads it.",
 			Response: ex,
 			Handle: func(ctx context.Context, c *Call) (any, error) {

@@ -333,13 +333,13 @@ func rewardsRoutes(svc *rewards.Service) []Route {
 		return r
 	}
 	runOf := func(c *Call) rewards.RunFunc {
-		return func(ctx context.Context, fn func(st rewards.Store) error) error {
+		return func(ctx context.Context, fn func(st rewards.FundingStore) error) error {
 			return c.Commit(ctx, func(tx Tx) error { return fn(tx) })
 		}
 	}
 	claimRunOf := func(c *Call) rewards.ClaimRunFunc {
-		return func(ctx context.Context, fn func(st rewards.ClaimStore) error) error {
-			return c.Commit(ctx, func(tx Tx) error { return fn(tx) })
+		return func(ctx context.Context, fn func(st rewards.ClaimStore, intents intent.Store) error) error {
+			return c.Commit(ctx, func(tx Tx) error { return fn(tx, tx) })
 		}
 	}
 	internal := func(c *Call) bool {

@@ -178,6 +178,9 @@ func Routes(s Services) []Route {
 		cf.crossChainFunc = cctpFeature(s.CCTP)
 	}
 	cf.paymentRequired = s.X402
+	if s.Swap != nil {
+		cf.swapFunc = swapFeature(s.Swap)
+	}
 	rs = append(rs, web3Routes(s.Token, cf, s.Store)...)
 	rs = append(rs, featureRoutes(s, cf)...)
 	rs = append(rs, walletRoutes(s.Wallet)...)

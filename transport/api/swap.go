@@ -800,3 +800,18 @@ func swapSubmitRoute(svc *swap.Service) Route {
 			return out, err
 		}}
 }
+
+// swapFeature reports the swap feature of an environment from the swap
+// domain's capability: enabled only when configured (cluster, route
+// provider, registry, fee policy, settings), verified (the newest
+// registry run matched its mints on the cluster) and not paused.
+func swapFeature(svc *swap.Service) func(ctx context.Context, tx Tx, env access.Environment) (Web3FeatureView, error) {
+	return func(ctx context.Context, tx Tx, env access.Environment) (Web3FeatureView, error) {
+		c, err := svc.Capability(ctx, tx, env)
+		if err != nil {
+			return Web3FeatureView{}, err
+		}
+		return Web3FeatureView{Feature: "swap", Enabled: c.Enabled, Configured: c.Configured, Verified: c.Verified,
+			Reason: optional(c.Reason)}, nil
+	}
+}

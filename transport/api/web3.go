@@ -140,7 +140,8 @@ type ChainIntegrationView struct {
 // serves it: wallet verification when the wallet service is configured,
 // transaction intents and chain payments when the payment path is,
 // cross-chain transfers when their service is built (with the state its
-// readiness runs give).
+// readiness runs give), swap when the swap domain is built (with the
+// state its settings and registry runs give).
 var notBuilt = []string{"wallet_verification", "transaction_intents", "chain_payments", "swap", "cross_chain_transfers",
 	"payment_required_protocol", "zk_verification"}
 
@@ -163,6 +164,39 @@ type chainFeatures struct {
 	// environment, read per request (nil for the document's example).
 	paymentRequired      *x402.Service
 	paymentRequiredState *x402.Capability
+	// swapFunc reads the swap line of an environment (the swap domain's
+	// capability: its settings and the newest run of its registry); nil
+	// when swap is not built. swap is its answer for the request at hand.
+	swapFunc func(ctx context.Context, tx Tx, env access.Environment) (Web3FeatureView, error)
+	swap     *Web3FeatureView
+}
+
+// read returns cf with the states of env that are read per request from
+// their owners' stores: cross-chain transfers, the payment-required
+// protocol and swap.
+func (cf chainFeatures) read(ctx context.Context, tx Tx, env access.Environment) (chainFeatures, error) {
+	if cf.crossChainFunc != nil {
+		x, err := cf.crossChainFunc(ctx, tx, env)
+		if err != nil {
+			return chainFeatures{}, err
+		}
+		cf.crossChain = &x
+	}
+	if cf.paymentRequired != nil {
+		pr, err := cf.paymentRequired.Capability(ctx, tx, env)
+		if err != nil {
+			return chainFeatures{}, err
+		}
+		cf.paymentRequiredState = &pr
+	}
+	if cf.swapFunc != nil {
+		sw, err := cf.swapFunc(ctx, tx, env)
+		if err != nil {
+			return chainFeatures{}, err
+		}
+		cf.swap = &sw
+	}
+	return cf, nil
 }
 
 func web3Features(svc *token.Service, cf chainFeatures, v token.View) []Web3FeatureView {
@@ -217,6 +251,10 @@ func web3Features(svc *token.Service, cf chainFeatures, v token.View) []Web3Feat
 			Verified: pr.Verified, Reason: optional(pr.Reason)}
 		out = append(out, fv)
 	}
+	if cf.swap != nil {
+		built["swap"] = true
+		out = append(out, *cf.swap)
+	}
 	for _, f := range notBuilt {
 		if built[f] {
 			continue
@@ -269,20 +307,9 @@ func web3Routes(svc *token.Service, cf chainFeatures, clock transport.Clock) []R
 			if err != nil {
 				return nil, err
 			}
-			rcf := cf
-			if cf.crossChainFunc != nil {
-				x, err := cf.crossChainFunc(ctx, c.Tx, v.Environment)
-				if err != nil {
-					return nil, err
-				}
-				rcf.crossChain = &x
-			}
-			if cf.paymentRequired != nil {
-				pr, err := cf.paymentRequired.Capability(ctx, c.Tx, v.Environment)
-				if err != nil {
-					return nil, err
-				}
-				rcf.paymentRequiredState = &pr
+			rcf, err := cf.read(ctx, c.Tx, v.Environment)
+			if err != nil {
+				return nil, err
 			}
 			return build(v, rcf), nil
 		}
@@ -310,7 +337,12 @@ func web3Routes(svc *token.Service, cf chainFeatures, clock transport.Clock) []R
 				"separate from deployment. Features this release does not serve are disabled with reason not_available. " +
 				"payment_required_protocol is configured when the environment has a facilitator, a cluster and resources, " +
 				"verified when the newest check of that configuration passed, and enabled when both; its reason is " +
-				"not_configured, not_checked or the failed check's reason." + tokenEnvNote,
+				"not_configured, not_checked or the failed check's reason. swap is configured when the environment has a cluster, " +
+				"a route provider (the swap aggregator), a published trusted-token registry, fee policy and settings; verified " +
+				"when the newest run of the current registry read the cluster and matched at least two of its mints; enabled " +
+				"when both and swaps are not paused; its reason is the settings' reason (cluster_not_configured, " +
+				"route_provider_not_configured, ...), not_checked, deployment_not_verified, disabled_by_policy or " +
+				"route_provider_circuit_open." + tokenEnvNote,
 			Auth: transport.AuthPublic, OptionalAuth: true, Response: caps(empty, cf).(Web3CapabilitiesView), Handle: read(caps)},
 		{Method: http.MethodGet, Pattern: "/api/v1/web3/deployment", OperationID: "getWeb3Deployment", Tag: transport.TagWeb3,
 			Summary: "Get the chain deployment",
