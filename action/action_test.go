@@ -461,6 +461,25 @@ func TestPreflightSwap(t *testing.T) {
 	}
 }
 
+// TestPreflightSwapNotConfigured: without the swap configuration (Config
+// doc: a nil Swap reports that action's feature not configured) the
+// feature check fails not_configured and the network, which only the swap
+// registry states, is unknown.
+func TestPreflightSwapNotConfigured(t *testing.T) {
+	f := newFixture()
+	f.swapOn = false
+	pf, err := f.service(t).Preflight(context.Background(), f.store, f.p, f.a, valid(KindSwap))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := expect(map[Check]string{CheckFeature: "failed:SERVICE_UNAVAILABLE:not_configured",
+		CheckSubject: "failed:CAPABILITY_UNSUPPORTED:quote_required", CheckAmount: "skipped:NOT_FOUND:subject_unknown",
+		CheckNetwork: "skipped:SERVICE_UNAVAILABLE:network_unknown", CheckCurrency: "skipped:NOT_FOUND:subject_unknown"})
+	if got := outcomes(pf); !slices.Equal(got, want) {
+		t.Errorf("swap without its configuration\n got %v\nwant %v", got, want)
+	}
+}
+
 // TestPreflightErrors: an unknown kind is INVALID_INPUT (details.field
 // kind) before anything is read; a store or wallet failure is an error,
 // never a check's outcome; a cluster failure other than the provider
