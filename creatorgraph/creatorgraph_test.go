@@ -137,6 +137,16 @@ func (f *fakeStore) RelationUpdate(_ context.Context, d Declared) error {
 
 var _ Store = (*fakeStore)(nil)
 
+// authority is an active membership of user in ten_user/ws_user with
+// roles.
+func authority(user string, roles ...access.Role) *access.Authority {
+	return &access.Authority{TenantID: "ten_" + user, WorkspaceID: "ws_" + user, UserID: user, MembershipStatus: access.MembershipActive,
+		Roles: roles}
+}
+
+// viewerOf is a VIEWER's authority: project.read across the workspace.
+func viewerOf(user string) *access.Authority { return authority(user, access.RoleViewer) }
+
 // session is a signed-in user of ten_X/ws_X in env.
 func session(user string, env access.Environment) *access.Principal {
 	return &access.Principal{Kind: access.CredentialSession, TenantID: "ten_" + user, WorkspaceID: "ws_" + user, Environment: env,
@@ -173,7 +183,7 @@ func TestGetAssemblesTheGraph(t *testing.T) {
 		FromUserID: "usr_c", ToUserID: "usr_e", Kind: KindFollows, State: StateActive, Version: 1, DeclaredAt: t0, UpdatedAt: t0}
 
 	p := session("usr_r", access.Live)
-	g, err := New().Get(ctx, st, p, "usr_c")
+	g, err := New().Get(ctx, st, p, viewerOf("usr_r"), "usr_c")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,25 +219,64 @@ func TestGetAssemblesTheGraph(t *testing.T) {
 	}
 }
 
+// TestGetViewerIsWhatTheCallerReads: the viewer is the caller's tenant
+// and workspace; a caller whose project.read is narrower than the
+// workspace (a MEMBER: assigned projects; a DEVELOPER: its own; a
+// suspended member or none: nothing) is a reader of its own and assigned
+// projects only, as the project list reads it; an explicit deny of
+// project.read narrows alike.
+func TestGetViewerIsWhatTheCallerReads(t *testing.T) {
+	ctx := context.Background()
+	denied := authority("usr_r", access.RoleViewer)
+	denied.Denies = []access.Permission{access.ProjectRead}
+	suspended := authority("usr_r", access.RoleOwner)
+	suspended.MembershipStatus = access.MembershipSuspended
+	for name, c := range map[string]struct {
+		a      *access.Authority
+		reader string
+	}{
+		"an owner":          {authority("usr_r", access.RoleOwner), ""},
+		"a viewer":          {viewerOf("usr_r"), ""},
+		"a creator":         {authority("usr_r", access.RoleCreator), ""},
+		"a member":          {authority("usr_r", access.RoleMember), "usr_r"},
+		"a developer":       {authority("usr_r", access.RoleDeveloper), "usr_r"},
+		"a denied viewer":   {denied, "usr_r"},
+		"a suspended owner": {suspended, "usr_r"},
+		"no authority":      {nil, "usr_r"},
+	} {
+		st := newFake()
+		st.creators["usr_c"] = true
+		if _, err := New().Get(ctx, st, session("usr_r", access.Live), c.a, "usr_c"); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		want := Viewer{TenantID: "ten_usr_r", WorkspaceID: "ws_usr_r", ReaderUserID: c.reader}
+		for _, call := range st.calls {
+			if call.kind != "declared" && call.viewer != want {
+				t.Errorf("%s: %s read as %+v, want %+v", name, call.kind, call.viewer, want)
+			}
+		}
+	}
+}
+
 // TestGetWhoIsACreator: a user without a wallet link is NOT_FOUND to
 // others, but its own graph reads (empty); an anonymous principal or a
 // principal without a user is UNAUTHENTICATED, before any read.
 func TestGetWhoIsACreator(t *testing.T) {
 	ctx := context.Background()
 	st := newFake()
-	if _, err := New().Get(ctx, st, session("usr_r", access.Live), "usr_nobody"); !fault.Is(err, fault.NotFound) {
+	if _, err := New().Get(ctx, st, session("usr_r", access.Live), viewerOf("usr_r"), "usr_nobody"); !fault.Is(err, fault.NotFound) {
 		t.Errorf("a user with no wallet: %v", err)
 	}
 	if len(st.calls) != 0 {
 		t.Errorf("a refused read listed relations: %+v", st.calls)
 	}
-	g, err := New().Get(ctx, st, session("usr_nobody", access.Test), "usr_nobody")
+	g, err := New().Get(ctx, st, session("usr_nobody", access.Test), nil, "usr_nobody")
 	if err != nil || g.Relations == nil || len(g.Relations) != 0 || g.Environment != access.Test {
 		t.Errorf("one's own graph without a wallet: %+v, %v", g, err)
 	}
 	st.calls = nil
 	for _, p := range []*access.Principal{nil, {Kind: access.CredentialAPIKey, TenantID: "ten_k", KeyID: "key_k", Environment: access.Live}} {
-		if _, err := New().Get(ctx, st, p, "usr_c"); !fault.Is(err, fault.Unauthenticated) {
+		if _, err := New().Get(ctx, st, p, nil, "usr_c"); !fault.Is(err, fault.Unauthenticated) {
 			t.Errorf("principal %+v: %v", p, err)
 		}
 	}
@@ -235,7 +284,7 @@ func TestGetWhoIsACreator(t *testing.T) {
 		t.Errorf("an unauthenticated read listed relations: %+v", st.calls)
 	}
 	st.err = errors.New("replica gone")
-	if _, err := New().Get(ctx, st, session("usr_r", access.Live), "usr_r"); !fault.Is(err, fault.Internal) {
+	if _, err := New().Get(ctx, st, session("usr_r", access.Live), viewerOf("usr_r"), "usr_r"); !fault.Is(err, fault.Internal) {
 		t.Errorf("a store failure: %v", err)
 	}
 }
@@ -266,7 +315,7 @@ func TestGetBoundsEachKind(t *testing.T) {
 		st.creators["usr_c"] = true
 		st.collabs = many(c.collabs, func(i int) Relation { return collab(fmt.Sprintf("usr_%03d", i), "prj_1", true) })
 		st.remixes = many(c.remixes, func(i int) Relation { return remix(Outgoing, "usr_a", fmt.Sprintf("ast_%03d", i), true) })
-		g, err := New().Get(ctx, st, session("usr_r", access.Live), "usr_c")
+		g, err := New().Get(ctx, st, session("usr_r", access.Live), viewerOf("usr_r"), "usr_c")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -293,7 +342,7 @@ func TestGetBoundsEachKind(t *testing.T) {
 			Scope: access.Scope{Environment: access.Live}, FromUserID: from, ToUserID: "usr_c", Kind: KindFollows, State: StateActive,
 			Version: 1, DeclaredAt: st.now, UpdatedAt: st.now.Add(time.Duration(i) * time.Second)}
 	}
-	g, err := New().Get(ctx, st, session("usr_r", access.Live), "usr_c")
+	g, err := New().Get(ctx, st, session("usr_r", access.Live), viewerOf("usr_r"), "usr_c")
 	if err != nil || len(g.Relations) != MaxPerKind || !g.Truncated || g.Relations[0].OtherUserID != fmt.Sprintf("usr_f%03d", MaxPerKind+1) {
 		t.Errorf("declared past the bound: %d relations, truncated %v, %v", len(g.Relations), g.Truncated, err)
 	}
