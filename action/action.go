@@ -356,7 +356,8 @@ func (s *Service) Preflight(ctx context.Context, st Store, p *access.Principal, 
 	// 1. Feature.
 	configured := s.cfg.Intents.Configured(env)
 	switch {
-	case in.Kind == KindRewardClaim && (s.cfg.Claims == nil || !s.cfg.Claims.Configured(env)):
+	case in.Kind == KindRewardClaim && (s.cfg.Claims == nil || !s.cfg.Claims.Configured(env)),
+		in.Kind == KindSwap && s.cfg.Swap == nil:
 		add(CheckFeature, Failed, fault.ServiceUnavailable, "not_configured")
 	case !configured:
 		add(CheckFeature, Failed, fault.ServiceUnavailable, "not_configured")
@@ -466,10 +467,13 @@ func (s *Service) Preflight(ctx context.Context, st Store, p *access.Principal, 
 		out.AmountAtomic = strconv.FormatUint(amount, 10)
 	}
 
-	// 6. Network: the environment's cluster.
+	// 6. Network: the environment's cluster; for a swap, the network the
+	// swap registry observed (unknown without one), as Definitions lists.
 	network := ""
-	if in.Kind == KindSwap && s.cfg.Swap != nil {
-		network, _, _ = s.cfg.Swap(ctx, env)
+	if in.Kind == KindSwap {
+		if s.cfg.Swap != nil {
+			network, _, _ = s.cfg.Swap(ctx, env)
+		}
 	} else if configured {
 		n, err := s.cfg.Intents.Network(ctx, env)
 		if err != nil && !fault.Is(err, fault.ProviderUnavailable) {

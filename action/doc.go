@@ -28,8 +28,9 @@
 //
 //  1. feature: the environment takes chain payments (a cluster and a
 //     treasury; SERVICE_UNAVAILABLE, reason not_configured), has a reward
-//     treasury for claims, and the workspace's flag is on for listings
-//     (marketplace) and swaps (swap) (FEATURE_DISABLED, reason disabled_by_flag);
+//     treasury for claims and a swap registry for swaps (the same), and
+//     the workspace's flag is on for listings (marketplace) and swaps
+//     (swap) (FEATURE_DISABLED, reason disabled_by_flag);
 //  2. subject: the pack is offered by the credits.packs policy, the
 //     listing exists in the environment, the reward is the caller's and
 //     claimable (NOT_FOUND, CONFLICT reason not_claimable); a swap has no
@@ -42,8 +43,8 @@
 //  5. amount: what the subject moves (the pack's price in the requested
 //     currency, the listing's price, the reward); a stated amountAtomic
 //     must equal it (INVALID_AMOUNT);
-//  6. network: the stated CAIP-2 id is the environment's
-//     (NETWORK_MISMATCH);
+//  6. network: the stated CAIP-2 id is the environment's, for a swap
+//     the one its registry observed (NETWORK_MISMATCH);
 //  7. currency: the stated mint is one the subject takes
 //     (TOKEN_NOT_TRUSTED).
 //

@@ -132,6 +132,23 @@ type Graph struct {
 // records' relations it sees although they are not public.
 type Viewer struct {
 	TenantID, WorkspaceID string
+	// ReaderUserID, when set, is the caller's user, whose project read is
+	// narrower than the workspace: of the workspace's projects that are
+	// not public it reads only those it owns or is assigned to, so only
+	// their collaborations are its to see (as the project list keeps
+	// them).
+	ReaderUserID string
+}
+
+// ViewerOf returns the viewer p is, holding a: p's tenant and workspace,
+// with ReaderUserID set unless a holds project.read across the
+// workspace.
+func ViewerOf(p *access.Principal, a *access.Authority) Viewer {
+	v := Viewer{TenantID: p.TenantID, WorkspaceID: p.WorkspaceID}
+	if sc, ok := a.Has(access.ProjectRead); !ok || !sc.Covers(access.GrantWorkspace) {
+		v.ReaderUserID = p.UserID
+	}
+	return v
 }
 
 // ReadStore is what a graph read needs; store.Tx implements it. Each
@@ -176,9 +193,10 @@ type Service struct{}
 // New returns a Service.
 func New() *Service { return &Service{} }
 
-// Get returns creatorID's graph as p sees it. NOT_FOUND when creatorID is
-// no creator and not p's own user.
-func (s *Service) Get(ctx context.Context, st ReadStore, p *access.Principal, creatorID string) (Graph, error) {
+// Get returns creatorID's graph as p, holding a, sees it (package doc,
+// What a reader sees). NOT_FOUND when creatorID is no creator and not p's
+// own user.
+func (s *Service) Get(ctx context.Context, st ReadStore, p *access.Principal, a *access.Authority, creatorID string) (Graph, error) {
 	const op = "creatorgraph.Get"
 	if p == nil || p.UserID == "" {
 		return Graph{}, fault.E(op, fault.Unauthenticated, "")
@@ -193,7 +211,7 @@ func (s *Service) Get(ctx context.Context, st ReadStore, p *access.Principal, cr
 		}
 	}
 	g := Graph{CreatorID: creatorID, Environment: p.Environment, Relations: []Relation{}}
-	v := Viewer{TenantID: p.TenantID, WorkspaceID: p.WorkspaceID}
+	v := ViewerOf(p, a)
 	for _, list := range []func() ([]Relation, error){
 		func() ([]Relation, error) {
 			return st.GraphCollaborations(ctx, p.Environment, creatorID, v, MaxPerKind+1)

@@ -40,8 +40,13 @@
 // public: a collaboration when the project is public; a remix when both
 // the asset and its parent are the work of submissions ACCEPTED into
 // public projects. A caller in the workspace that holds the records (the
-// project's, or both assets') sees it too, marked not public. Every read
-// is of the caller's environment. Each kind is bounded to MaxPerKind
+// project's, or both assets') sees it too, marked not public, when it
+// reads those records: a collaboration of a project that is not public
+// only when the caller reads that project (project.read across the
+// workspace, or the project is its own or assigned to it: a MEMBER
+// never assigned to it, to whom the project is NOT_FOUND, is not shown
+// what it derives); a remix when the caller reads the workspace's assets.
+// Every read is of the caller's environment. Each kind is bounded to MaxPerKind
 // relations (newest records first); Truncated says when more exist.
 //
 // # Who is a creator

@@ -30,7 +30,8 @@ func publicAsset(col string) string {
 
 // GraphCollaborations implements creatorgraph.ReadStore: per project and
 // other submitter, the earliest ACCEPTED submission of each, through
-// submissions_accepted_submitter, newest project first.
+// submissions_accepted_submitter, newest project first; a project that is
+// not public only when the viewer reads it.
 func (tx *Tx) GraphCollaborations(ctx context.Context, env access.Environment, userID string, v creatorgraph.Viewer,
 	limit int) ([]creatorgraph.Relation, error) {
 	const op = "store.GraphCollaborations"
@@ -41,16 +42,26 @@ func (tx *Tx) GraphCollaborations(ctx context.Context, env access.Environment, u
 		OtherSub  string `bun:"other_sub"`
 		Public    int    `bun:"is_public"`
 	}
+	// The viewer's workspace's projects it reads: all of them, or, for a
+	// reader narrower than the workspace, those it owns or is assigned
+	// to (as ProjectList keeps them).
+	held := `p.tenant_id = ? AND p.workspace_id = ?`
+	args := []any{userID, string(env), v.TenantID, v.WorkspaceID}
+	if v.ReaderUserID != "" {
+		held += ` AND (p.owner_user_id = ? OR p.id IN
+			(SELECT project_id FROM role_assignments WHERE workspace_id = ? AND user_id = ? AND project_id <> ''))`
+		args = append(args, v.ReaderUserID, v.WorkspaceID, v.ReaderUserID)
+	}
 	err := tx.idb.NewRaw(`SELECT p.id AS project_id, b.submitter_user_id AS other, MIN(a.id) AS own, MIN(b.id) AS other_sub,
 		CASE WHEN p.visibility = 'public' THEN 1 ELSE 0 END AS is_public
 		FROM submissions a
 		JOIN submissions b ON b.project_id = a.project_id AND b.status = 'ACCEPTED' AND b.submitter_user_id <> a.submitter_user_id
 		JOIN projects p ON p.id = a.project_id
 		WHERE a.submitter_user_id = ? AND a.environment = ? AND a.status = 'ACCEPTED'
-			AND (p.visibility = 'public' OR (p.tenant_id = ? AND p.workspace_id = ?))
+			AND (p.visibility = 'public' OR (`+held+`))
 		GROUP BY p.id, b.submitter_user_id, p.visibility
 		ORDER BY p.id DESC, b.submitter_user_id LIMIT ?`,
-		userID, string(env), v.TenantID, v.WorkspaceID, limit).Scan(ctx, &rows)
+		append(args, limit)...).Scan(ctx, &rows)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, errf(op, err)
 	}

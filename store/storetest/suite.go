@@ -39,6 +39,8 @@ func Exercise(t *testing.T, open Opener) {
 	t.Run("Submission", func(t *testing.T) { exerciseSubmission(t, open) })
 	t.Run("Creator", func(t *testing.T) { exerciseCreator(t, open) })
 	t.Run("CreatorGraph", func(t *testing.T) { exerciseCreatorGraph(t, open) })
+	t.Run("CreatorGraphCollaborations", func(t *testing.T) { exerciseCreatorGraphCollaborations(t, open) })
+	t.Run("Discover", func(t *testing.T) { exerciseDiscover(t, open) })
 	t.Run("ZK", func(t *testing.T) { exerciseZK(t, open) })
 	t.Run("ProjectMembers", func(t *testing.T) { exerciseProjectMembers(t, open) })
 	t.Run("CCTP", func(t *testing.T) { exerciseCCTP(t, open) })

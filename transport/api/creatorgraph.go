@@ -148,13 +148,14 @@ func creatorGraphRoutes(svc *creatorgraph.Service) []Route {
 				"the follower (outgoing or incoming; source: the declaration and when it was made active). Declarations are public; " +
 				"a derived relation is shown outside the workspace holding its records only when its facts are public (the project is " +
 				"public; both assets are the work of submissions accepted into public projects), and to a caller of that workspace " +
-				"with public false. Each kind answers at most limitPerKind relations, newest record first; truncated says when more " +
+				"who reads those records with public false (a collaboration of a project that is not public only to a caller who " +
+				"reads that project: a MEMBER never assigned to it is not shown it). Each kind answers at most limitPerKind relations, newest record first; truncated says when more " +
 				"exist. creatorId is a user id: a user with a verified wallet, or the caller; any other is 404 NOT_FOUND. Any signed-in " +
 				"caller reads it (a session of an active member, or an API key with scope read).",
 			Auth: transport.AuthSessionOrKey, AnyMember: true, Private: true, Scope: access.ScopeRead, Idempotency: transport.IdempotencyNone,
 			Response: ex, Errors: []string{string(fault.NotFound)},
 			Handle: func(ctx context.Context, c *Call) (any, error) {
-				g, err := svc.Get(ctx, c.Tx, c.Principal, c.PathValue("creatorId"))
+				g, err := svc.Get(ctx, c.Tx, c.Principal, c.Authority, c.PathValue("creatorId"))
 				if err != nil {
 					return nil, err
 				}
