@@ -75,7 +75,7 @@ type fakeClaims struct {
 
 func (f *fakeClaims) Configured(access.Environment) bool { return f.configured }
 
-func (f *fakeClaims) Claim(_ context.Context, _ rewards.ClaimStore, _ rewards.ClaimRunFunc, _ *access.Principal, id string) (rewards.Reward, intent.Intent, error) {
+func (f *fakeClaims) Claim(_ context.Context, _ rewards.ClaimReader, _ rewards.ClaimRunFunc, _ *access.Principal, id string) (rewards.Reward, intent.Intent, error) {
 	f.claimed = append(f.claimed, id)
 	return rewards.Reward{ID: id}, intent.Intent{ID: "txi_claim"}, nil
 }
