@@ -213,6 +213,9 @@ type Intents interface {
 type Claims interface {
 	// Configured reports whether env has a reward treasury.
 	Configured(env access.Environment) bool
+	// Payouts reports env's reward payouts as GET /api/v1/features does:
+	// configured, and verified by a reading of the treasury.
+	Payouts(ctx context.Context, st rewards.TreasuryReader, env access.Environment) (rewards.Payouts, error)
 	// Claim claims reward id for p.
 	Claim(ctx context.Context, rd rewards.ClaimReader, run rewards.ClaimRunFunc, p *access.Principal, id string) (rewards.Reward, intent.Intent, error)
 }
@@ -236,6 +239,8 @@ type Store interface {
 	// RewardGet reads a reward by id in env, of any tenant; NOT_FOUND
 	// when none.
 	RewardGet(ctx context.Context, env access.Environment, id string) (rewards.Reward, error)
+	// The newest reading of the reward treasury, for the feature check.
+	rewards.TreasuryReader
 }
 
 // Config configures a Service. Intents, Packs and Wallets are required;
@@ -353,14 +358,25 @@ func (s *Service) Preflight(ctx context.Context, st Store, p *access.Principal, 
 	}
 	pass := func(c Check) { add(c, Passed, "", "") }
 
-	// 1. Feature.
+	// 1. Feature. A claim's feature is reward payouts exactly as
+	// GET /api/v1/features reports it: a treasury that is configured and
+	// was read.
 	configured := s.cfg.Intents.Configured(env)
+	var payouts rewards.Payouts
+	if in.Kind == KindRewardClaim && s.cfg.Claims != nil {
+		var err error
+		if payouts, err = s.cfg.Claims.Payouts(ctx, st, env); err != nil {
+			return Preflight{}, fault.Wrap(op, err)
+		}
+	}
 	switch {
-	case in.Kind == KindRewardClaim && (s.cfg.Claims == nil || !s.cfg.Claims.Configured(env)),
+	case in.Kind == KindRewardClaim && !payouts.Configured,
 		in.Kind == KindSwap && s.cfg.Swap == nil:
 		add(CheckFeature, Failed, fault.ServiceUnavailable, "not_configured")
 	case !configured:
 		add(CheckFeature, Failed, fault.ServiceUnavailable, "not_configured")
+	case in.Kind == KindRewardClaim && !payouts.Verified:
+		add(CheckFeature, Failed, fault.ServiceUnavailable, payouts.Reason)
 	case in.Kind == KindMarketplaceOrder && !a.FlagEnabled(marketplace.FeatureMarketplace):
 		add(CheckFeature, Failed, fault.FeatureDisabled, "disabled_by_flag")
 	case in.Kind == KindSwap && !a.FlagEnabled(swapFlag):

@@ -70,10 +70,22 @@ func (f *fakeIntents) Record(context.Context, intent.Store, intent.Draft) error 
 // fakeClaims is the rewards domain's claim service.
 type fakeClaims struct {
 	configured bool
-	claimed    []string
+	// unread: the treasury was never read by a funding reconciliation.
+	unread  bool
+	claimed []string
 }
 
 func (f *fakeClaims) Configured(access.Environment) bool { return f.configured }
+
+func (f *fakeClaims) Payouts(context.Context, rewards.TreasuryReader, access.Environment) (rewards.Payouts, error) {
+	switch {
+	case !f.configured:
+		return rewards.Payouts{Reason: rewards.ReasonNotConfigured}, nil
+	case f.unread:
+		return rewards.Payouts{Configured: true, Reason: rewards.ReasonNotChecked}, nil
+	}
+	return rewards.Payouts{Configured: true, Verified: true, Enabled: true}, nil
+}
 
 func (f *fakeClaims) Claim(_ context.Context, _ rewards.ClaimReader, _ rewards.ClaimRunFunc, _ *access.Principal, id string) (rewards.Reward, intent.Intent, error) {
 	f.claimed = append(f.claimed, id)
@@ -107,6 +119,10 @@ func (f *fakeStore) ListingGet(_ context.Context, env access.Environment, id str
 		return marketplace.Listing{}, fault.E("fake.ListingGet", fault.NotFound, "")
 	}
 	return l, nil
+}
+
+func (f *fakeStore) ChallengeNewestEvidence(context.Context, access.Environment) (rewards.Challenge, error) {
+	return rewards.Challenge{}, fault.E("fakeStore", fault.NotFound, "no reading")
 }
 
 func (f *fakeStore) RewardGet(_ context.Context, env access.Environment, id string) (rewards.Reward, error) {
@@ -477,6 +493,22 @@ func TestPreflightSwapNotConfigured(t *testing.T) {
 		CheckNetwork: "skipped:SERVICE_UNAVAILABLE:network_unknown", CheckCurrency: "skipped:NOT_FOUND:subject_unknown"})
 	if got := outcomes(pf); !slices.Equal(got, want) {
 		t.Errorf("swap without its configuration\n got %v\nwant %v", got, want)
+	}
+}
+
+// TestPreflightClaimBeforeTheTreasuryWasRead: a configured treasury no
+// funding reconciliation has read fails the feature check alone, with
+// the reason GET /api/v1/features gives (not_checked).
+func TestPreflightClaimBeforeTheTreasuryWasRead(t *testing.T) {
+	f := newFixture()
+	f.claims.unread = true
+	pf, err := f.service(t).Preflight(context.Background(), f.store, f.p, f.a, valid(KindRewardClaim))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := expect(map[Check]string{CheckFeature: "failed:SERVICE_UNAVAILABLE:not_checked"})
+	if got := outcomes(pf); !slices.Equal(got, want) {
+		t.Errorf("claim before the treasury was read\n got %v\nwant %v", got, want)
 	}
 }
 

@@ -28,7 +28,10 @@
 //
 //  1. feature: the environment takes chain payments (a cluster and a
 //     treasury; SERVICE_UNAVAILABLE, reason not_configured), has a reward
-//     treasury for claims and a swap registry for swaps (the same), and
+//     treasury for claims and a swap registry for swaps (the same), a
+//     claim's treasury was read by a funding reconciliation (reward
+//     payouts as GET /api/v1/features reports them; SERVICE_UNAVAILABLE,
+//     reason not_checked), and
 //     the workspace's flag is on for listings (marketplace) and swaps
 //     (swap) (FEATURE_DISABLED, reason disabled_by_flag);
 //  2. subject: the pack is offered by the credits.packs policy, the

@@ -322,8 +322,11 @@ func TestActionAuthorization(t *testing.T) {
 			http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE", "check", "feature")
 		claim := map[string]any{"kind": "reward_claim", "subjectId": "rwd_01jd0000000000000000000000", "wallet": b.wallet.addr, "network": network,
 			"currency": mint}
-		refused(t, "a claim of a reward nobody allocated", actionAs(s, b.person, "/api/v1/actions", "c1", claim), http.StatusNotFound,
-			"NOT_FOUND", "check", "subject")
+		// No funding reconciliation has read the reward treasury yet, so
+		// reward payouts are not checked (as GET /features says) and the
+		// feature check, the first, refuses the claim.
+		refused(t, "a claim before the treasury was read", actionAs(s, b.person, "/api/v1/actions", "c1", claim), http.StatusServiceUnavailable,
+			"SERVICE_UNAVAILABLE", "check", "feature", "reason", "not_checked")
 		if n := count(t, s, `SELECT COUNT(*) FROM transaction_intents`); n != 0 {
 			t.Fatalf("refused actions wrote %d intents", n)
 		}
