@@ -49,6 +49,7 @@ func TestEventCatalogueNamesEveryEmitter(t *testing.T) {
 		"web3/x402/grant.go (*Service).changed":            {"x402_settlement."},
 		"web3/x402/grant.go (*Service).Consume":            {"x402_grant.consumed"},
 		"creatorgraph/creatorgraph.go relationEvent":       {"creator_relation."},
+		"webhook/endpoint.go emitEvent":                    {"webhook_endpoint.", "webhook.test"},
 	}
 	fset := token.NewFileSet()
 	var found []string

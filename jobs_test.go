@@ -57,6 +57,7 @@ func TestJobClassesRefuseUnclassedKind(t *testing.T) {
 		"generation.dispatch": "provider", "generation.poll": "provider", "generation.ingest": "provider",
 		"generation.reconcile": "provider", "generation.expire": "provider", "generation.ambiguous": "provider", "submission.probe": "outbound",
 		"sound.run": "audio", "sound.expire": "maintenance", "idempotency.prune": "maintenance", "assets.clean_staging": "maintenance",
+		"webhook.deliver": "outbound", "webhook.fanout": "maintenance",
 	}
 	got := map[string]string{}
 	for _, k := range kinds {

@@ -34,6 +34,7 @@ import (
 	"github.com/creatormusic/platform/web3/cctp"
 	"github.com/creatormusic/platform/web3/x402"
 	"github.com/creatormusic/platform/web3/zk"
+	"github.com/creatormusic/platform/webhook"
 )
 
 // Services are the domain services the route table serves.
@@ -126,6 +127,9 @@ type Services struct {
 	// Policies is the catalogue of the policies the platform knows; nil
 	// leaves the policy routes out.
 	Policies *architecture.Policies
+	// Webhooks runs developer webhook endpoints and their deliveries; nil
+	// leaves their routes out.
+	Webhooks *webhook.Service
 	// WakeFunc, when set, wakes the job workers after a commit that enqueued
 	// work (a generation accepted, a callback merged).
 	WakeFunc func()
@@ -194,5 +198,6 @@ func Routes(s Services) []Route {
 	rs = append(rs, creatorGraphRoutes(s.CreatorGraph)...)
 	rs = append(rs, releaseRoutes(s.Releases)...)
 	rs = append(rs, actionRoutes(s.Actions, s.Store)...)
+	rs = append(rs, webhookRoutes(s.Webhooks, s.WakeFunc)...)
 	return rs
 }
