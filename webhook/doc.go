@@ -117,8 +117,9 @@
 // than the window (less the clock skew between hosts); the platform's
 // units of work last milliseconds. Passes on several hosts at once are
 // harmless: each pair's delivery exists once, and its job's key is unique.
-// An endpoint receives the events that commit after its creation did and
-// that occurred no earlier than it was created.
+// An endpoint receives the events that occur from its creation on (by the
+// platform's clock: OccurredAt no earlier than its CreatedAt); an event of
+// a unit of work that overlaps the creation may or may not reach it.
 //
 // # The URL guard
 //

@@ -28,8 +28,8 @@ type WebhookEndpointView struct {
 	Description string `json:"description" example:"Order fulfilment"`
 	// EnabledEvents are the event types the endpoint receives (types of the event catalogue), sorted, or * alone for every type.
 	EnabledEvents []string `json:"enabledEvents" example:"[\"generation.operation.completed\"]"`
-	// Status is enabled or disabled.
-	Status string `json:"status" example:"enabled" enum:"enabled,disabled"`
+	// Status is enabled or disabled; deleted only in the delete route's answer.
+	Status string `json:"status" example:"enabled" enum:"enabled,disabled,deleted"`
 	// DisabledReason says why a disabled endpoint is: manual (its owner), failing (a delivery failed for the whole retry window of about three days, with no delivery succeeding meanwhile) or gone (the receiver answered 410 Gone); null while enabled.
 	DisabledReason *string `json:"disabledReason" example:"failing" enum:"manual,failing,gone"`
 	// PreviousSecretExpiresAt is when the secret the last rotation replaced stops signing beside the current one; null when only the current one signs.

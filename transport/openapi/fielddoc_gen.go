@@ -2907,7 +2907,7 @@ func fieldDocs() map[string]map[string]string {
 			"LastSuccessAt":           "lastSuccessAt is when a delivery to the endpoint last succeeded; null before the first.",
 			"Object":                  "object is always \"webhook_endpoint\".",
 			"PreviousSecretExpiresAt": "previousSecretExpiresAt is when the secret the last rotation replaced stops signing beside the current one; null when only the current one signs.",
-			"Status":                  "status is enabled or disabled.",
+			"Status":                  "status is enabled or disabled; deleted only in the delete route's answer.",
 			"URL":                     "url is where deliveries are POSTed: https to a public host (in the test environment, on a host that allows it, http or https to a loopback address with its port).",
 			"UpdatedAt":               "updatedAt is when the endpoint last changed.",
 			"Version":                 "version counts the endpoint's writes, from 1.",

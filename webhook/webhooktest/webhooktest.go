@@ -37,6 +37,8 @@ type Delivery struct {
 	ID        string
 	Timestamp string
 	Signature string
+	// Path is the request's path.
+	Path string
 	// Body is the raw body.
 	Body []byte
 	// Header is every request header.
@@ -155,7 +157,7 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	d := Delivery{ID: req.Header.Get("webhook-id"), Timestamp: req.Header.Get("webhook-timestamp"),
-		Signature: req.Header.Get("webhook-signature"), Body: body, Header: req.Header.Clone()}
+		Signature: req.Header.Get("webhook-signature"), Path: req.URL.Path, Body: body, Header: req.Header.Clone()}
 	r.mu.Lock()
 	d.SignedBy, d.Err = Check(r.secrets, d, r.now(), Tolerance)
 	status, answer := http.StatusBadRequest, "signature"
