@@ -53,7 +53,9 @@ type Delivery struct {
 	Status int
 }
 
-// Event is the body's fields a test reads.
+// Event is a delivery's body as a test reads it: the fields of package
+// webhook's Message (the event's id, type, schema version, aggregate and
+// its version, occurrence time, environment, workspace and payload).
 type Event struct {
 	ID               string          `json:"id"`
 	Type             string          `json:"type"`
