@@ -349,7 +349,7 @@ func (s *Service) loopbackGuard(ap netip.AddrPort) (*urlguard.Guard, error) {
 		}
 	}
 	gc := s.cfg.Guard
-	gc.AllowHTTP, gc.AllowLoopback, gc.Timeout = true, []netip.AddrPort{ap}, s.t.Timeout
+	gc.AllowHTTP, gc.AllowLoopback, gc.Timeout, gc.ResponseHeaderTimeout = true, []netip.AddrPort{ap}, s.t.Timeout, s.t.Timeout
 	g, err := urlguard.New(gc)
 	if err != nil {
 		return nil, err

@@ -481,7 +481,7 @@ func New(cfg Config) (*Service, error) {
 	}
 	t := cfg.Tuning.withDefaults()
 	gc := cfg.Guard
-	gc.Timeout = t.Timeout
+	gc.Timeout, gc.ResponseHeaderTimeout = t.Timeout, t.Timeout
 	g, err := urlguard.New(gc)
 	if err != nil {
 		return nil, fmt.Errorf("webhook: the URL guard: %w", err)

@@ -302,6 +302,42 @@ func TestAttemptsNeverSentTwice(t *testing.T) {
 	}
 }
 
+// TestGoneDisablesTheEndpoint: a 410 Gone answer fails the delivery
+// without a retry and disables the endpoint (reason gone), with the event
+// that tells its owner.
+func TestGoneDisablesTheEndpoint(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusGone)
+		w.Write([]byte("unsubscribed"))
+	}))
+	defer srv.Close()
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	sc := access.Scope{TenantID: "ten_1", WorkspaceID: "ws_1", Environment: access.Test}
+	f := &fakeStore{now: t0, attempts: map[[2]any]Attempt{}, jobs: map[string]jobs.InsertParams{},
+		endpoints: map[string]Endpoint{"whe_1": {ID: "whe_1", Scope: sc, URL: srv.URL + "/hook", Status: StatusEnabled,
+			SecretSealed: []byte(newSecret()), SecretVersion: 1, Version: 1, CreatedAt: t0}},
+		deliveries: map[string]Delivery{"whd_1": {ID: "whd_1", EndpointID: "whe_1", EventID: "evt_1", Scope: sc,
+			Status: DeliveryPending, Version: 1, CreatedAt: t0}},
+		events: map[string]outbox.Event{"evt_1": {ID: "evt_1", Environment: "test", Type: "project.created", Payload: json.RawMessage(`{}`)}}}
+	s, err := New(Config{Sealer: fakeSealer{}, EventTypes: []string{"project.created"}, Clock: clockFunc(func() time.Time { return f.now }),
+		DeliveryRunFunc: f.run, FanoutRunFunc: func(context.Context, func(FanoutStore) error) error { return nil },
+		Tuning: Tuning{AllowTestLoopback: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	b, _ := json.Marshal(deliverPayload{DeliveryID: "whd_1", Environment: access.Test, Version: 1})
+	if err := s.deliverJob(context.Background(), jobs.Job{Kind: JobDeliver, Payload: b}); err != nil {
+		t.Fatal(err)
+	}
+	d, e, a := f.deliveries["whd_1"], f.endpoints["whe_1"], f.attempts[[2]any{"whd_1", 1}]
+	if d.Status != DeliveryFailed || d.FailureReason != FailedGone || len(f.jobs) != 0 || a.StatusCode != http.StatusGone ||
+		a.ResponseExcerpt != "unsubscribed" || e.Status != StatusDisabled || e.DisabledReason != DisabledGone ||
+		len(f.outbox) != 1 || f.outbox[0].Type != EventTypeDisabled {
+		t.Fatalf("delivery %+v, endpoint %+v, attempt %+v, %d jobs, events %+v", d, e, a, len(f.jobs), f.outbox)
+	}
+}
+
 // clockFunc adapts a function to Clock.
 type clockFunc func() time.Time
 
