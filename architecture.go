@@ -27,6 +27,7 @@ import (
 	"github.com/creatormusic/platform/token/sale"
 	"github.com/creatormusic/platform/web3/cctp"
 	"github.com/creatormusic/platform/web3/x402"
+	"github.com/creatormusic/platform/webhook"
 )
 
 // Domains is the one list of the module's domain packages: the packages
@@ -79,6 +80,7 @@ func Domains() []architecture.Context {
 		ctx("web3/cctp", "cross-chain transfers"),
 		ctx("web3/x402", "the payment-required protocol"),
 		ctx("web3/zk", "zero-knowledge proof verification bound to transaction intents"),
+		ctx("webhook", "developer webhook endpoints, signed deliveries of the outbox's events, retries and the delivery log"),
 		shared("fault", "the one error type and its codes"),
 		shared("fsm", "the one shape of state machines: tables of from, event, to"),
 		shared("idempotency", "idempotency records and canonical request hashes"),
@@ -127,6 +129,8 @@ func StateMachines() []architecture.Machine {
 		architecture.NewMachine("token/sale.sale", "token/sale", "token sale", "token/sale.Moves", sale.Moves()),
 		architecture.NewMachine("web3/cctp.transfer", "web3/cctp", "cross-chain transfer", "web3/cctp.Moves", cctp.Moves()),
 		architecture.NewMachine("web3/x402.settlement", "web3/x402", "payment settlement", "web3/x402.Moves", x402.Moves()),
+		architecture.NewMachine("webhook.endpoint", "webhook", "webhook endpoint", "webhook.Moves", webhook.Moves()),
+		architecture.NewMachine("webhook.delivery", "webhook", "webhook delivery", "webhook.DeliveryMoves", webhook.DeliveryMoves()),
 	}
 	for _, c := range tokenClusters() {
 		ms = append(ms, architecture.NewMachine("token.deployment."+string(c), "token", "token registry deployment on "+string(c),

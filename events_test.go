@@ -50,6 +50,7 @@ func TestEventCatalogueNamesEveryEmitter(t *testing.T) {
 		"web3/x402/grant.go (*Service).Consume":            {"x402_grant.consumed"},
 		"creatorgraph/creatorgraph.go relationEvent":       {"creator_relation."},
 		"attribution/attribution.go event":                 {"attribution."},
+		"webhook/endpoint.go emitEvent":                    {"webhook_endpoint.", "webhook.test"},
 	}
 	fset := token.NewFileSet()
 	var found []string

@@ -58,6 +58,7 @@ func TestJobClassesRefuseUnclassedKind(t *testing.T) {
 		"generation.reconcile": "provider", "generation.expire": "provider", "generation.ambiguous": "provider", "submission.probe": "outbound",
 		"sound.run": "audio", "sound.expire": "maintenance", "idempotency.prune": "maintenance", "assets.clean_staging": "maintenance",
 		"leaderboard.snapshot": "maintenance",
+		"webhook.deliver":      "outbound", "webhook.fanout": "maintenance",
 	}
 	got := map[string]string{}
 	for _, k := range kinds {

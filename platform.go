@@ -47,6 +47,7 @@ import (
 	"github.com/creatormusic/platform/web3/cctp"
 	"github.com/creatormusic/platform/web3/x402"
 	"github.com/creatormusic/platform/web3/zk"
+	"github.com/creatormusic/platform/webhook"
 )
 
 // ContractVersion is the version of the public API contract.
@@ -148,6 +149,13 @@ type Config struct {
 	// stays refused (package urlguard), and an entry that is not a loopback
 	// address with a port fails New. Leave it empty in production.
 	AllowLoopback []netip.AddrPort
+	// Webhooks tunes developer webhooks (package webhook): endpoint and
+	// delivery limits, the fan-out's period and window, and
+	// AllowTestLoopback, which lets test-environment endpoints use a
+	// loopback address (the example host's -webhook-allow-loopback; off in
+	// production). Endpoint URLs pass the URL guard of Outbound and
+	// AllowLoopback.
+	Webhooks webhook.Tuning
 	// Outbound tunes the URL guards of the platform's outbound fetches of
 	// URLs someone else named: provider media (named by callbacks and
 	// polls) and submitted asset URLs (package project, Probes). The zero
@@ -274,6 +282,8 @@ type Platform struct {
 	ai      *ai.Service
 	aiOps   *ai.Completions
 	aiTasks *task.Service
+	// webhooks runs developer webhook endpoints and their deliveries.
+	webhooks *webhook.Service
 	// arch is the architecture model the architecture route serves.
 	arch *architecture.Model
 	// policies is the catalogue of the policies the platform knows.
@@ -409,7 +419,8 @@ func Info() openapi.Info {
 		Title:   "Creator Music Platform API",
 		Version: ContractVersion,
 		Description: "The HTTP API of the creator-music platform. Authenticate with Authorization: Bearer <API key> " +
-			"(platform_test_... or platform_live_...). Test keys see only test objects and live keys only live ones.",
+			"(platform_test_... or platform_live_...). Test keys see only test objects and live keys only live ones. " +
+			api.WebhookDescription(),
 		Events: EventCatalogue(),
 	}
 }
@@ -437,6 +448,9 @@ func (p *Platform) Close() error {
 			if g != nil {
 				g.CloseIdleConnections()
 			}
+		}
+		if p.webhooks != nil {
+			p.webhooks.Close()
 		}
 	})
 	return p.closeErr

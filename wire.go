@@ -59,6 +59,7 @@ import (
 	"github.com/creatormusic/platform/web3/cctp/evmrpc"
 	"github.com/creatormusic/platform/web3/x402"
 	"github.com/creatormusic/platform/web3/zk"
+	"github.com/creatormusic/platform/webhook"
 )
 
 // This file is the one list of the platform's domains: how each is built
@@ -92,6 +93,7 @@ func (p *Platform) build(ctx context.Context, cfg Config) error {
 		func() error { return p.startX402(cfg.Chain) },
 		func() error { return p.startTools() },
 		func() error { return p.startAI(ctx, cfg) },
+		func() error { return p.startWebhooks(cfg) },
 		func() (err error) { p.arch, err = architectureModel(); return err },
 		func() (err error) { p.policies, err = policyCatalogue(); return err },
 		func() error { return p.startLeaderboard(ctx) },
@@ -138,7 +140,7 @@ func (p *Platform) services(units routeStore) api.Services {
 		CreatorGraph: creatorgraph.New(), ZK: p.zk, CCTP: p.cctp, Marketplace: p.market,
 		Rewards: p.rewards, X402: p.x402, AI: p.ai, AICompletions: p.aiOps, AITasks: p.aiTasks, Tools: p.tools, Architecture: p.arch,
 		Policies: p.policies, Releases: release.New(), Actions: p.actions(), Attribution: attribution.New(), Analytics: analytics.New(),
-		Leaderboard: p.leaderboard, WakeFunc: p.wake}
+		Leaderboard: p.leaderboard, Webhooks: p.webhooks, WakeFunc: p.wake}
 }
 
 // actions builds the action catalog over the chain payment path, the
@@ -346,6 +348,30 @@ func (p *Platform) startLeaderboard(ctx context.Context) error {
 	p.leaderboard = svc
 	return nil
 }
+
+// startWebhooks builds developer webhooks: endpoint URLs pass the
+// webhook URL guard (https, public addresses; Config.Outbound and
+// Config.AllowLoopback), endpoints subscribe to the event catalogue's
+// types, signing secrets are sealed with the keyring, and the fan-out and
+// delivery jobs run their units of work on the store.
+func (p *Platform) startWebhooks(cfg Config) error {
+	var types []string
+	for _, e := range EventCatalogue() {
+		types = append(types, e.Type)
+	}
+	svc, err := webhook.New(webhook.Config{Sealer: p.keyring, Guard: cfg.Outbound.guardConfig(webhook.GuardConfig(cfg.AllowLoopback)),
+		EventTypes: types, Clock: p.db, DeliveryRunFunc: store.Runner[webhook.DeliveryStore](p.db),
+		FanoutRunFunc: store.Runner[webhook.FanoutStore](p.db), WakeFunc: p.wake, Tuning: cfg.Webhooks, Logger: p.log})
+	if err != nil {
+		return fmt.Errorf("platform: webhooks: %w", err)
+	}
+	p.webhooks = svc
+	return nil
+}
+
+// Webhooks returns the developer webhooks' service: an embedder or a test
+// may run its fan-out (Service.Fanout) beside the periodic job.
+func (p *Platform) Webhooks() *webhook.Service { return p.webhooks }
 
 // startSubmissions builds projects' community submissions over the asset
 // service, with the URL guard of submitted asset URLs (https only, the
@@ -840,6 +866,7 @@ func (p *Platform) jobKinds() []jobs.Kind {
 		p.submissions.Jobs(),
 		p.aiOps.Jobs(),
 		p.leaderboard.Jobs(),
+		p.webhooks.Jobs(),
 	)
 }
 
@@ -1008,6 +1035,21 @@ func EventCatalogue() []openapi.EventType {
 	}
 	out = append(out, row(x402.EventGrantConsumed, "payment grant", x402.GrantPrefix,
 		"A grant bought with a payment was spent; payload.usedBy says on what."))
+	// webhook's emitEvent: an endpoint's changes, the platform disabling
+	// it, and a test event.
+	const whe = "webhook endpoint"
+	out = append(out,
+		row(webhook.EventTypeCreated, whe, webhook.EndpointPrefix, "A webhook endpoint was created; payload.enabledEvents."),
+		row(webhook.EventTypeUpdated, whe, webhook.EndpointPrefix, "A webhook endpoint's URL, enabled events, description or "+
+			"enabled flag changed; payload.changed names the fields."),
+		row(webhook.EventTypeDeleted, whe, webhook.EndpointPrefix, "A webhook endpoint was deleted."),
+		row(webhook.EventTypeSecretRotated, whe, webhook.EndpointPrefix, "A webhook endpoint's signing secret was rotated; "+
+			"payload.previousSecretExpiresAt is when the old one stops signing (null: at once)."),
+		row(webhook.EventTypeDisabled, whe, webhook.EndpointPrefix, "The platform disabled a webhook endpoint: payload.reason "+
+			"failing (a delivery, payload.deliveryId of payload.eventId, failed for its whole retry window with no delivery "+
+			"succeeding meanwhile) or gone (the receiver answered 410 Gone)."),
+		row(webhook.EventTypeTest, whe, webhook.EndpointPrefix, "A test event of a webhook endpoint, delivered to that "+
+			"endpoint alone (POST /api/v1/webhook-endpoints/{endpointId}/test)."))
 	return out
 }
 

@@ -34,6 +34,7 @@ import (
 	"github.com/creatormusic/platform/transport/api"
 	"github.com/creatormusic/platform/web3/cctp"
 	"github.com/creatormusic/platform/web3/x402"
+	"github.com/creatormusic/platform/webhook"
 )
 
 // domainTables are the domains' own tables, read here from each domain's
@@ -65,6 +66,8 @@ func domainTables() map[string][]architecture.Transition {
 		"token/sale.sale":           architecture.Rows(sale.Moves()),
 		"web3/cctp.transfer":        architecture.Rows(cctp.Moves()),
 		"web3/x402.settlement":      architecture.Rows(x402.Moves()),
+		"webhook.endpoint":          architecture.Rows(webhook.Moves()),
+		"webhook.delivery":          architecture.Rows(webhook.DeliveryMoves()),
 	}
 	for _, c := range []chain.Cluster{chain.Mainnet, chain.Devnet, chain.Testnet, chain.Localnet} {
 		out["token.deployment."+string(c)] = architecture.Rows(token.Transitions(c))

@@ -24,6 +24,7 @@ import (
 	"github.com/creatormusic/platform/store"
 	"github.com/creatormusic/platform/transport"
 	"github.com/creatormusic/platform/transport/api"
+	"github.com/creatormusic/platform/urlguard/urlguardtest"
 )
 
 // The spec's environment rule: test and live keys never see each other's
@@ -380,6 +381,8 @@ func TestEnvironmentProbe(t *testing.T) {
 	// from the configuration: each environment has its own, with ids of
 	// its own here, so that a live id in a test answer is a leak.
 	opts.AI = aiConfig()
+	// Webhook endpoints need a public name to be created.
+	opts.Outbound.Resolver = urlguardtest.Resolver{"hooks.example.com": {probeWebhookHost}}
 	platformtest.Dialects(t, opts, func(t *testing.T, s *platformtest.System) {
 		ctx := context.Background()
 		o := bootstrapOwner(t, s, "Probe")
@@ -522,6 +525,9 @@ func TestEnvironmentProbe(t *testing.T) {
 		// writes them.
 		liveReward(t, s, o.boot, projects[access.Live], ownerWallet.addr)
 
+		// A webhook endpoint in each environment, and a live delivery.
+		hooks := probeWebhooks(t, s, o)
+
 		key := func(env access.Environment) platformtest.Request { return platformtest.Request{Key: o.key(env)} }
 		session := func(env access.Environment) platformtest.Request { return o.session(env, "", "", nil) }
 		projectMembers := func(env access.Environment) string { return "/api/v1/projects/" + projects[env] + "/members" }
@@ -558,6 +564,10 @@ func TestEnvironmentProbe(t *testing.T) {
 			"listCreatorRewards":      {call: key, path: func(access.Environment) string { return "/api/v1/creators/" + ownerWallet.addr + "/rewards" }},
 			"listReleases":            {call: key}, // scope read
 			"listActionDefinitions":   {call: key, unscoped: "the catalog, read from the caller's environment's configuration"},
+			"listWebhookEndpoints":    {call: key}, // the bootstrap keys hold webhooks:read
+			"listWebhookDeliveries": {call: key, path: func(env access.Environment) string {
+				return "/api/v1/webhook-endpoints/" + hooks[env] + "/deliveries"
+			}},
 		}
 		// Discovery (scope read): the live public project and the
 		// accepted live audio submission to it, a track. Creators are
@@ -641,6 +651,8 @@ func TestEnvironmentProbe(t *testing.T) {
 			o.session(access.Test, "", "/api/v1/saas/checkout/"+chk.ID+"?environment=test", nil),
 			o.session(access.Test, "", "/api/v1/projects/"+projects[access.Live]+"/members", nil),
 			{Key: o.key(access.Test), Path: "/api/v1/ai/operations/" + liveAI},
+			{Key: o.key(access.Test), Path: "/api/v1/webhook-endpoints/" + hooks[access.Live]},
+			{Key: o.key(access.Test), Path: "/api/v1/webhook-endpoints/" + hooks[access.Live] + "/deliveries"},
 		}
 		credentials := 0
 		for id, from := range live {

@@ -136,6 +136,15 @@ const (
 	TermsMismatch Code = "TERMS_MISMATCH"
 )
 
+// Outbound URL codes.
+const (
+	// URLNotAllowed means a URL the platform would call (a webhook
+	// endpoint) is not one it may call: https to a public address only;
+	// details.field names the field and details.reason the URL guard's
+	// reason (package urlguard), or unresolved_host.
+	URLNotAllowed Code = "URL_NOT_ALLOWED"
+)
+
 // codes lists every code, in declaration order, for Codes.
 var codes = []Code{
 	Internal, InvalidInput, NotFound, RouteNotFound, MethodNotAllowed, PayloadTooLarge,
@@ -153,6 +162,7 @@ var codes = []Code{
 	ReconciliationDrift, RequiresReview, SwapPaused, SwapNotConfigured, PersistenceNotConfigured,
 	StatementMismatch,
 	TermsMismatch,
+	URLNotAllowed,
 }
 
 // Codes returns every code the platform can return, so tables keyed by code

@@ -39,9 +39,12 @@
 // what the one before it leased; SQLite's single writer serializes them
 // anyway. Concurrent claimers on several hosts therefore never overshoot a
 // group's limit. A job whose lease expired no longer counts as running: its
-// group's room is freed and the job itself is claimable again. Classes
-// without a group limit keep claiming with SKIP LOCKED and never wait on
-// each other.
+// group's room is freed and the job itself is claimable again. When a job
+// of a group-limited class ends, the class's dispatcher on that host
+// claims again at once instead of at its next poll, so the queue of one
+// group (a webhook endpoint's attempts) drains as fast as its jobs run,
+// not one job per poll interval. Classes without a group limit keep
+// claiming with SKIP LOCKED and never wait on each other.
 //
 // Deviation from a single shared claim: a job whose kind no class of a
 // pool names is not claimed by that pool at all (it waits for a host whose

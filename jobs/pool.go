@@ -485,6 +485,14 @@ func (p *Pool) dispatch(c *class, claimCtx, workCtx context.Context) {
 				defer func() { <-c.slots }()
 				defer c.inflight.Add(-1)
 				p.run(workCtx, c, j, token)
+				if c.GroupLimit > 0 {
+					// The job's group has room again: a job of it held back
+					// by the limit is claimed now, not at the next poll.
+					select {
+					case c.wake <- struct{}{}:
+					default:
+					}
+				}
 			}()
 		}
 		if err == nil && len(claimed) == n {

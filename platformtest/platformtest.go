@@ -63,6 +63,7 @@ import (
 	"github.com/creatormusic/platform/transport/openapi"
 	"github.com/creatormusic/platform/urlguard/urlguardtest"
 	"github.com/creatormusic/platform/web3/cctp"
+	"github.com/creatormusic/platform/webhook"
 )
 
 // PostgresOnlyEnv names the variable that, set to 1, makes New skip
@@ -155,6 +156,8 @@ type Options struct {
 	// in each environment (platform.Config.AI); the zero value configures
 	// none.
 	AI platform.AIConfig
+	// Webhooks tunes developer webhooks (platform.Config.Webhooks).
+	Webhooks webhook.Tuning
 	// AllowLoopback lists the base URLs of more servers on loopback
 	// (https://127.0.0.1:port, as httptest.Server.URL is) that the
 	// platform's outbound fetches may reach, beside the simulators: their
@@ -226,13 +229,24 @@ type Host struct {
 	// listener, as a host on another machine has; on SQLite the system's
 	// own DB, since one process serves a SQLite database.
 	DB *store.DB
+	// P is its platform.
+	P *platform.Platform
 }
 
 // AnotherHost is SecondHost, also returning the host's store.
 func (s *System) AnotherHost() Host {
 	s.t.Helper()
+	return s.AnotherHostWithJobs(platform.JobsConfig{Disabled: true})
+}
+
+// AnotherHostWithJobs is AnotherHost with a job pool of its own
+// configured by jobs (Disabled leaves it stopped), as a deployment's
+// hosts on one PostgreSQL database each run one. It also returns the
+// host's platform.
+func (s *System) AnotherHostWithJobs(jobs platform.JobsConfig) Host {
+	s.t.Helper()
 	cfg := s.cfg
-	cfg.Jobs = platform.JobsConfig{Disabled: true}
+	cfg.Jobs = jobs
 	if s.pgURL != "" {
 		cfg.Store = storetest.OpenPostgresAt(s.t, s.pgURL, s.Clock)
 	}
@@ -245,7 +259,7 @@ func (s *System) AnotherHost() Host {
 		srv.Close()
 		p.Close()
 	})
-	return Host{URL: srv.URL, DB: cfg.Store}
+	return Host{URL: srv.URL, DB: cfg.Store, P: p}
 }
 
 // SyncBuffer is a bytes.Buffer safe for concurrent writers.
@@ -371,7 +385,7 @@ func New(t testing.TB, opts Options) *System {
 		Store: db, SecretKey: SecretKey, Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Jobs: opts.Jobs, Keys: opts.Keys, SessionLimits: opts.SessionLimits, BlobDir: blobDir, MaxUploadBytes: opts.MaxUploadBytes,
 		Plans: opts.Plans, Mailer: mailer, Passwords: pw, BaseURL: "http://platform.test", InsecureCookies: true, TrustProxy: opts.TrustProxy,
-		AllowLoopback: urlguardtest.Allow(t, simURLs...), Outbound: opts.Outbound, ZK: opts.ZK, AI: opts.AI,
+		AllowLoopback: urlguardtest.Allow(t, simURLs...), Outbound: opts.Outbound, ZK: opts.ZK, AI: opts.AI, Webhooks: opts.Webhooks,
 	}
 	p, err := platform.New(ctx, cfg)
 	if err != nil {

@@ -90,6 +90,7 @@ func statusRows() []codeRow {
 		{fault.SignatureRejected, http.StatusUnprocessableEntity, "the signature does not verify"},
 		{fault.TransactionFailed, http.StatusUnprocessableEntity, "the chain reports the transaction failed"},
 		{fault.VerificationFailed, http.StatusUnprocessableEntity, "the on-chain effects do not match the intent"},
+		{fault.URLNotAllowed, http.StatusUnprocessableEntity, "the URL is not one the platform may call (https to a public address only); details.reason says why"},
 		{fault.StatementMismatch, http.StatusUnprocessableEntity, "the proof's statement is not bound to the caller's tenant, user and intent"},
 
 		{fault.RateLimited, http.StatusTooManyRequests, "a rate, budget or concurrency limit was reached; see Retry-After"},

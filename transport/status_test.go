@@ -65,6 +65,7 @@ func TestStatusOf(t *testing.T) {
 		fault.PayloadTooLarge:          413,
 		fault.UnsupportedMediaType:     415,
 		fault.CapabilityUnsupported:    422,
+		fault.URLNotAllowed:            422,
 		fault.InsufficientCredits:      422,
 		fault.InsufficientBalance:      422,
 		fault.WalletRequired:           422,

@@ -140,6 +140,13 @@
 // test environment has no AI provider: its chats answer 503
 // PROVIDER_UNAVAILABLE.
 //
+// Webhooks. -webhook-allow-loopback (off by default) lets webhook
+// endpoints of the test environment use http or https to a loopback
+// address with its port (http://127.0.0.1:8765/hook), so a person can
+// receive test deliveries on this machine (examples/webhookrecv prints
+// them, signatures checked). Without it an endpoint must be https to a
+// public host, as in production; live endpoints never reach loopback.
+//
 // Cross-chain transfers. -cctp-sim (off by default; needs -chain-sim)
 // starts a loopback EVM node (web3/cctp/evmtest: Base Sepolia's chain id,
 // CCTP domain 6 and testnet CCTP V2 contracts) and a loopback attestation
@@ -238,6 +245,7 @@ func run() error {
 	aiURL := flag.String("ai-openai-url", "", "base `URL` of a real OpenAI-compatible server (https, or http to a loopback address) for the test-mode AI provider openai, instead of its simulator")
 	aiKey := flag.String("ai-openai-key", "", "API `key` of the -ai-openai-url server; empty for a server that takes none")
 	aiModel := flag.String("ai-openai-model", "", "upstream `model` of the -ai-openai-url server that the registry's model general names (default "+defaultAIModel+")")
+	webhookLoopback := flag.Bool("webhook-allow-loopback", false, "let test-environment webhook endpoints use http or https to a loopback address with its port (examples/webhookrecv); live endpoints never")
 	flag.Parse()
 
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -283,6 +291,7 @@ func run() error {
 	cfg := platform.Config{Store: db, SecretKey: key, Logger: log, BlobDir: filepath.Join(*data, "blobs"),
 		Mailer: mailer, BaseURL: "http://" + *addr, InsecureCookies: true,
 		Generation: platform.GenerationConfig{CallbackBaseURL: loopbackURL(*addr)}}
+	cfg.Webhooks.AllowTestLoopback = *webhookLoopback
 	if live != nil {
 		cfg.Payments.Live = live
 	}

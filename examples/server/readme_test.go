@@ -153,7 +153,9 @@ func TestReadmeScript(t *testing.T) {
 // guest's wallet from the reward treasury, whose key never leaks, and on
 // the AI control plane a chat streamed, a chat served by the route's
 // fallback, lyrics, a blueprint asked again once, a tool's draft applied
-// on confirmation and a project analyzed by the no-retention model.
+// on confirmation and a project analyzed by the no-retention model, and a
+// generation's completion delivered to a local webhook endpoint, its
+// signature verified.
 func TestReadme(t *testing.T) {
 	// The commands the walk-through needs, as the README's set-up section
 	// lists them.
@@ -175,7 +177,8 @@ func TestReadme(t *testing.T) {
 
 	bin, work := t.TempDir(), t.TempDir()
 	build := exec.CommandContext(ctx, "go", "build", "-o", bin+string(os.PathSeparator),
-		"./examples/server", "./examples/soundmeter", "./examples/chainpay", "./examples/x402buy", "./examples/rewards")
+		"./examples/server", "./examples/soundmeter", "./examples/chainpay", "./examples/x402buy", "./examples/rewards",
+		"./examples/webhookrecv")
 	build.Dir = "../.."
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build the examples: %v\n%s", err, out)
@@ -191,7 +194,7 @@ func TestReadme(t *testing.T) {
 	// Port 0: the host binds a port the kernel picks and names it in its
 	// services map, so no other process can take it in between.
 	host := exec.CommandContext(ctx, filepath.Join(bin, "server"), "-addr", "127.0.0.1:0", "-data", filepath.Join(work, "data"),
-		"-provider-sim-advance", "300ms")
+		"-provider-sim-advance", "300ms", "-webhook-allow-loopback")
 	host.Dir, host.Stdout, host.Stderr = work, hostLog, hostLog
 	host.Cancel = func() error { return host.Process.Signal(os.Interrupt) }
 	host.WaitDelay = 20 * time.Second
@@ -248,6 +251,7 @@ func TestReadme(t *testing.T) {
 		`"reason":"fallback:outage"`, // the AI route's fallback
 		`{"status":"applied","result":{"type":"project"`,  // a tool's draft, confirmed
 		`"title":"Neon Rain"`,                             // lyrics drafted
+		"generation.operation.completed op_",              // a generation's completion, delivered signed to webhookrecv
 		`"estimatedProductionDays":21},"attempts":2`,      // a blueprint, asked again once
 		`"routing":{"reason":"primary","model":"private"`, // a project analyzed by the no-retention model
 	} {

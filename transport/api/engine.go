@@ -34,6 +34,7 @@ import (
 	"github.com/creatormusic/platform/web3/cctp"
 	"github.com/creatormusic/platform/web3/x402"
 	"github.com/creatormusic/platform/web3/zk"
+	"github.com/creatormusic/platform/webhook"
 )
 
 // Tx is the unit of work a handler runs in: the engine's (transport.Tx)
@@ -112,6 +113,7 @@ type Tx interface {
 	zk.Store
 	cctp.Store
 	x402.Store
+	webhook.Store
 }
 
 // Route, Call, Policy and HandlerFunc are the engine's types instantiated

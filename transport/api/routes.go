@@ -37,6 +37,7 @@ import (
 	"github.com/creatormusic/platform/web3/cctp"
 	"github.com/creatormusic/platform/web3/x402"
 	"github.com/creatormusic/platform/web3/zk"
+	"github.com/creatormusic/platform/webhook"
 )
 
 // Services are the domain services the route table serves.
@@ -137,6 +138,9 @@ type Services struct {
 	// Leaderboard explains a caller's leaderboard position; nil leaves
 	// its route out.
 	Leaderboard *leaderboard.Service
+	// Webhooks runs developer webhook endpoints and their deliveries; nil
+	// leaves their routes out.
+	Webhooks *webhook.Service
 	// WakeFunc, when set, wakes the job workers after a commit that enqueued
 	// work (a generation accepted, a callback merged).
 	WakeFunc func()
@@ -211,5 +215,6 @@ func Routes(s Services) []Route {
 	rs = append(rs, attributionRoutes(s.Attribution)...)
 	rs = append(rs, analyticsRoutes(s.Analytics)...)
 	rs = append(rs, leaderboardRoutes(s.Leaderboard)...)
+	rs = append(rs, webhookRoutes(s.Webhooks, s.WakeFunc)...)
 	return rs
 }

@@ -1259,6 +1259,11 @@ func fieldDocs() map[string]map[string]string {
 			"Title":       "title is the submission's title, 1 to 200 characters after trimming.",
 			"Type":        "type is what the submission is.",
 		},
+		"github.com/creatormusic/platform/transport/api.CreateWebhookEndpointRequest": {
+			"Description":   "description is an optional note, at most 500 characters.",
+			"EnabledEvents": "enabledEvents are 1 to 64 distinct event types of the catalogue (webhook.test aside), or * alone for every type.",
+			"URL":           "url is where deliveries are POSTed: https, no credentials, a public host whose every address is public; at most 2048 bytes.",
+		},
 		"github.com/creatormusic/platform/transport/api.CreatorCountsView": {
 			"Contributions":  "contributions is how many of the creator's submissions were accepted into public projects, in every tenant: the contributions route's items.",
 			"PublicProjects": "publicProjects is how many public projects the creator owns, in every tenant.",
@@ -2234,6 +2239,9 @@ func fieldDocs() map[string]map[string]string {
 		"github.com/creatormusic/platform/transport/api.RolesRequest": {
 			"Roles": "roles are the member's new workspace roles, replacing the current ones; each must be within the caller's authority.",
 		},
+		"github.com/creatormusic/platform/transport/api.RotateWebhookSecretRequest": {
+			"ExpireCurrentAfterSeconds": "expireCurrentAfterSeconds is how long the current secret keeps signing beside the new one (0 = stops at once), at most 604800 (7 days). Absent means 24 hours.",
+		},
 		"github.com/creatormusic/platform/transport/api.SaasMe": {
 			"Credits":      "credits is the workspace's credit balance in the caller's environment (an integer string; \"0\" when never granted).",
 			"Entitlements": "entitlements are the workspace's entitlement identifiers in the caller's environment (its plan there, plus those held in both).",
@@ -2883,6 +2891,12 @@ func fieldDocs() map[string]map[string]string {
 			"UpdatedAt":             "updatedAt is when the intent last changed.",
 			"VerifiedAt":            "verifiedAt is when the chain's effects were verified against the intent; null before.",
 		},
+		"github.com/creatormusic/platform/transport/api.UpdateWebhookEndpointRequest": {
+			"Description":   "description replaces the note.",
+			"Enabled":       "enabled disables (false) or enables (true) the endpoint; enabling clears disabledReason.",
+			"EnabledEvents": "enabledEvents replaces the subscribed event types, as on create.",
+			"URL":           "url replaces the endpoint's URL, checked as on create.",
+		},
 		"github.com/creatormusic/platform/transport/api.UserView": {
 			"Email": "email is the user's sign-in address.",
 			"ID":    "id is the user's id.",
@@ -2940,6 +2954,61 @@ func fieldDocs() map[string]map[string]string {
 			"Feature":    "feature is the chain feature.",
 			"Reason":     "reason says why the feature is not enabled or not verified; null when it is both.",
 			"Verified":   "verified is true when the feature's on-chain prerequisites are proven.",
+		},
+		"github.com/creatormusic/platform/transport/api.WebhookAttemptView": {
+			"ErrorClass":      "errorClass says why the attempt failed; null when it succeeded (2xx). http_status: another status; redirect: a 3xx, never followed; timeout: no answer within 10 seconds; network: the connection failed; unresolved_host; tls: the handshake or certificate failed; url_refused: the URL guard refused the URL or an address its host resolved to at delivery, nothing was sent (errorReason says why); interrupted: the host making the attempt stopped before recording it, the receiver may have it.",
+			"ErrorReason":     "errorReason is the URL guard's reason of a url_refused attempt (private_address, scheme, ...); null otherwise.",
+			"LatencyMs":       "latencyMs is the time from the request's start to the answer's headers, or to the failure, in milliseconds.",
+			"Manual":          "manual is true for the attempt a redelivery asked for.",
+			"Number":          "number counts the delivery's attempts from 1.",
+			"ResponseExcerpt": "responseExcerpt is the first 1024 bytes at most of the answer's body, as UTF-8; null without one. No more of a body is kept.",
+			"StartedAt":       "startedAt is when the attempt started: its webhook-timestamp.",
+			"StatusCode":      "statusCode is the receiver's HTTP status; null when no answer came.",
+		},
+		"github.com/creatormusic/platform/transport/api.WebhookDeliveryPage": {
+			"HasMore":    "hasMore is true when another page follows.",
+			"Items":      "items are the page's deliveries, newest first.",
+			"NextCursor": "nextCursor is passed as cursor to read the next page; null on the last.",
+		},
+		"github.com/creatormusic/platform/transport/api.WebhookDeliveryView": {
+			"AttemptCount":  "attemptCount counts the attempts made.",
+			"Attempts":      "attempts are the delivery's attempts, oldest first.",
+			"CreatedAt":     "createdAt is when the delivery was made.",
+			"EndpointID":    "endpointId is the endpoint delivered to.",
+			"EventID":       "eventId is the event delivered, also the webhook-id header of every attempt.",
+			"EventType":     "eventType is the event's type.",
+			"FailureReason": "failureReason says why a failed delivery failed: exhausted (every attempt of the schedule failed), manual_attempt_failed, gone (410 Gone; the endpoint was disabled), endpoint_disabled or endpoint_deleted (before the next attempt); null otherwise.",
+			"ID":            "id is the delivery's id.",
+			"NextAttemptAt": "nextAttemptAt is when the next attempt is due while pending; null otherwise.",
+			"Object":        "object is always \"webhook_delivery\".",
+			"Status":        "status is pending (an attempt is due or scheduled), succeeded or failed.",
+			"UpdatedAt":     "updatedAt is when it last changed.",
+		},
+		"github.com/creatormusic/platform/transport/api.WebhookEndpointPage": {
+			"HasMore":    "hasMore is true when another page follows.",
+			"Items":      "items are the page's endpoints, newest first.",
+			"NextCursor": "nextCursor is passed as cursor to read the next page; null on the last.",
+		},
+		"github.com/creatormusic/platform/transport/api.WebhookEndpointSecret": {
+			"Endpoint": "endpoint is the endpoint.",
+			"Secret":   "secret is the signing secret: whsec_ and the standard base64 of 32 random bytes, whose decoded bytes are the HMAC-SHA256 key of the webhook-signature header. It is shown only in this response (and its idempotent replay, to the same principal, from a sealed record) and never again.",
+		},
+		"github.com/creatormusic/platform/transport/api.WebhookEndpointView": {
+			"CreatedAt":               "createdAt is when the endpoint was created.",
+			"CreatedBy":               "createdBy is who created the endpoint.",
+			"Description":             "description is the owner's note, at most 500 characters.",
+			"DisabledReason":          "disabledReason says why a disabled endpoint is: manual (its owner), failing (a delivery failed for the whole retry window of about three days, with no delivery succeeding meanwhile) or gone (the receiver answered 410 Gone); null while enabled.",
+			"EnabledEvents":           "enabledEvents are the event types the endpoint receives (types of the event catalogue), sorted, or * alone for every type.",
+			"Environment":             "environment is the endpoint's environment (test or live): it receives that environment's events only, so test events never reach a live endpoint.",
+			"ID":                      "id is the endpoint's id.",
+			"LastSuccessAt":           "lastSuccessAt is when a delivery to the endpoint last succeeded; null before the first.",
+			"Object":                  "object is always \"webhook_endpoint\".",
+			"PreviousSecretExpiresAt": "previousSecretExpiresAt is when the secret the last rotation replaced stops signing beside the current one; null when only the current one signs.",
+			"Status":                  "status is enabled or disabled; deleted only in the delete route's answer.",
+			"URL":                     "url is where deliveries are POSTed: https to a public host (in the test environment, on a host that allows it, http or https to a loopback address with its port).",
+			"UpdatedAt":               "updatedAt is when the endpoint last changed.",
+			"Version":                 "version counts the endpoint's writes, from 1.",
+			"WorkspaceID":             "workspaceId is the endpoint's workspace: it receives that workspace's events only.",
 		},
 		"github.com/creatormusic/platform/transport/api.WorkspaceView": {
 			"ID":       "id is the workspace's id.",
@@ -3130,6 +3199,15 @@ func fieldDocs() map[string]map[string]string {
 			"InvalidReason":  "invalidReason names the first rule that failed.",
 			"IsValid":        "isValid reports that every rule passed.",
 			"Payer":          "payer is the wallet that pays (the transfer's authority).",
+		},
+		"github.com/creatormusic/platform/webhook.Message": {
+			"AggregateID":   "aggregateId is the record that changed; aggregateVersion its version after the change, which orders the events of one record.",
+			"Environment":   "environment and workspaceId are the scope of the change.",
+			"ID":            "id is the event's id, also the webhook-id header.",
+			"OccurredAt":    "occurredAt is when the change committed.",
+			"Payload":       "payload is the event's data; it never carries a secret.",
+			"SchemaVersion": "schemaVersion is the version of the payload's shape for the type.",
+			"Type":          "type is the event's type (the catalogue of the OpenAPI document lists them).",
 		},
 	}
 }
