@@ -50,6 +50,7 @@ func Exercise(t *testing.T, open Opener) {
 	t.Run("MarketplaceOrders", func(t *testing.T) { exerciseMarketplaceOrders(t, open) })
 	t.Run("Release", func(t *testing.T) { exerciseRelease(t, open) })
 	t.Run("Outbox", func(t *testing.T) { exerciseOutbox(t, open) })
+	t.Run("Realtime", func(t *testing.T) { exerciseRealtime(t, open) })
 }
 
 // fresh opens a database on a new fake clock for one case.
