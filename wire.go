@@ -886,6 +886,7 @@ func EventCatalogue() []openapi.EventType {
 		row("api_key.rotated", key, keyID, "A key's secret was rotated; the old secret works until the overlap ends."),
 		row("api_key.revoked", key, keyID, "A key was revoked and no longer authenticates."),
 		row("api_key.deleted", key, keyID, "A key was deleted."),
+		row(genop.EventAccepted, op, genop.IDPrefix, "A generation operation was accepted (queued); payload.billingMode and payload.creditsReserved say how it is paid."),
 		row(genop.EventCompleted, op, genop.IDPrefix, "A generation operation completed; its outputs are assets and its credits are settled."),
 		row(genop.EventFailed, op, genop.IDPrefix, "A generation operation failed; payload.failureCode says why and its credits are released."),
 		row(genop.EventCancelled, op, genop.IDPrefix, "A generation operation was cancelled by its owner."),
