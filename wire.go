@@ -89,6 +89,7 @@ func (p *Platform) build(ctx context.Context, cfg Config) error {
 		func() error { return p.startX402(cfg.Chain) },
 		func() error { return p.startTools() },
 		func() error { return p.startAI(ctx, cfg) },
+		func() error { return p.buildRealtime(cfg) },
 		func() (err error) { p.arch, err = architectureModel(); return err },
 		func() (err error) { p.policies, err = policyCatalogue(); return err },
 	} {
@@ -133,7 +134,7 @@ func (p *Platform) services(units routeStore) api.Services {
 		Swap: p.swap, Projects: project.New(), Submissions: p.submissions, Creators: creator.New(), Discover: discover.New(),
 		CreatorGraph: creatorgraph.New(), ZK: p.zk, CCTP: p.cctp, Marketplace: p.market,
 		Rewards: p.rewards, X402: p.x402, AI: p.ai, AICompletions: p.aiOps, AITasks: p.aiTasks, Tools: p.tools, Architecture: p.arch,
-		Policies: p.policies, Releases: release.New(), Actions: p.actions(), WakeFunc: p.wake}
+		Policies: p.policies, Releases: release.New(), Actions: p.actions(), Realtime: p.realtime, WakeFunc: p.wake}
 }
 
 // actions builds the action catalog over the chain payment path, the

@@ -126,6 +126,9 @@ type Services struct {
 	// Policies is the catalogue of the policies the platform knows; nil
 	// leaves the policy routes out.
 	Policies *architecture.Policies
+	// Realtime serves the realtime endpoint, GET /ws/v1; nil leaves it
+	// out.
+	Realtime *Realtime
 	// WakeFunc, when set, wakes the job workers after a commit that enqueued
 	// work (a generation accepted, a callback merged).
 	WakeFunc func()
@@ -194,5 +197,6 @@ func Routes(s Services) []Route {
 	rs = append(rs, creatorGraphRoutes(s.CreatorGraph)...)
 	rs = append(rs, releaseRoutes(s.Releases)...)
 	rs = append(rs, actionRoutes(s.Actions, s.Store)...)
+	rs = append(rs, realtimeRoutes(s.Realtime)...)
 	return rs
 }
