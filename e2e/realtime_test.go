@@ -515,3 +515,40 @@ func TestRealtimeTwoHosts(t *testing.T) {
 		}
 	})
 }
+
+// TestRealtimeDocumented: the OpenAPI document's description carries the
+// realtime endpoint's protocol with this host's settings (its channels,
+// messages and close codes), and lists no operation for it.
+func TestRealtimeDocumented(t *testing.T) {
+	t.Parallel()
+	opts := rtOptions(platformtest.Options{})
+	opts.Realtime.QueueSize, opts.Realtime.AllowedOrigins = 64, []string{"https://studio.example"}
+	s := platformtest.New(t, opts)
+	r := s.Do(platformtest.Request{Method: "GET", Path: "/api/docs/openapi.json"})
+	var doc struct {
+		Info struct {
+			Description string `json:"description"`
+		} `json:"info"`
+		Paths map[string]any `json:"paths"`
+	}
+	if err := json.Unmarshal(r.Body, &doc); err != nil {
+		t.Fatal(err)
+	}
+	d := doc.Info.Description
+	i, j := strings.Index(d, "## Realtime"), strings.Index(d, "## Events")
+	if i < 0 || j < i {
+		t.Fatalf("no Realtime section before Events in info.description")
+	}
+	sec := d[i:j]
+	for _, want := range []string{"`GET /ws/v1`", "`operation:<id>`", "`intent:<id>`", "`order:<id>`", "`workspace`",
+		`{"type":"subscribe","channel":`, `"after":"evt_…"`, `{"type":"event","channel":"…","id":"evt_…","event":{…}}`,
+		`{"type":"error","channel":"…","error":{"code":"…"`, "| 4001 |", "| 4003 |", "| 4008 |", "| 1001 |",
+		"at most 64 messages", "`https://studio.example`", "every 200ms"} {
+		if !strings.Contains(sec, want) {
+			t.Errorf("the Realtime section lacks %q", want)
+		}
+	}
+	if _, ok := doc.Paths["/ws/v1"]; ok {
+		t.Error("/ws/v1 is listed as an operation")
+	}
+}

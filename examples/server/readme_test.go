@@ -146,7 +146,9 @@ func TestReadmeScript(t *testing.T) {
 
 // TestReadme runs the README's walk-through against a host started once,
 // and checks the outcomes the README promises: the download is the upload,
-// two different MP3 takes, a verified mint, an activated subscription,
+// two different MP3 takes, a generation followed over the realtime
+// endpoint and resumed after its first event, a key's creation seen live,
+// a verified mint, an activated subscription,
 // both chain payments settled and matched, the guest's accepted
 // submission shown as a contribution on its profile, a license sold,
 // fulfilled and downloaded by its buyer, a challenge's reward paid to the
@@ -175,7 +177,8 @@ func TestReadme(t *testing.T) {
 
 	bin, work := t.TempDir(), t.TempDir()
 	build := exec.CommandContext(ctx, "go", "build", "-o", bin+string(os.PathSeparator),
-		"./examples/server", "./examples/soundmeter", "./examples/chainpay", "./examples/x402buy", "./examples/rewards")
+		"./examples/server", "./examples/soundmeter", "./examples/chainpay", "./examples/x402buy", "./examples/rewards",
+		"./examples/wsfollow")
 	build.Dir = "../.."
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build the examples: %v\n%s", err, out)
@@ -234,22 +237,25 @@ func TestReadme(t *testing.T) {
 		"the download is the upload", // assets
 		"layer III",                  // file(1) on the generated tracks
 		"two different takes",        // the simulators' takes differ
-		`"LOCALNET_VERIFIED"`,        // the registry verified the mint
-		`"status":"activated"`,       // the checkout's reconcile
-		"Workspace credits after",    // chainpay settled
-		`"outcome": "MATCH"`,         // the Solana Pay transfer reconciled
-		"PAYMENT-RESPONSE success",   // x402buy settled its payment
-		"grant x4g_",                 // and spent the grant on an analysis
-		`"refundIssued":false`,       // the cancellation
-		"FULFILLED",                  // the guest's marketplace order
-		"Entitlement ent_",           // its license, issued once
-		"Downloaded asset",           // the licensed track, downloaded by the buyer
-		"event: delta",               // a streamed chat
-		`"reason":"fallback:outage"`, // the AI route's fallback
-		`{"status":"applied","result":{"type":"project"`,  // a tool's draft, confirmed
-		`"title":"Neon Rain"`,                             // lyrics drafted
-		`"estimatedProductionDays":21},"attempts":2`,      // a blueprint, asked again once
-		`"routing":{"reason":"primary","model":"private"`, // a project analyzed by the no-retention model
+		"followed: generation.operation.accepted generation.operation.completed", // a generation followed over /ws/v1
+		"resumed: generation.operation.completed",                                // and resumed after its first event
+		"live: api_key.created key_",                                             // a key's creation, live
+		`"LOCALNET_VERIFIED"`,                                                    // the registry verified the mint
+		`"status":"activated"`,                                                   // the checkout's reconcile
+		"Workspace credits after",                                                // chainpay settled
+		`"outcome": "MATCH"`,                                                     // the Solana Pay transfer reconciled
+		"PAYMENT-RESPONSE success",                                               // x402buy settled its payment
+		"grant x4g_",                                                             // and spent the grant on an analysis
+		`"refundIssued":false`,                                                   // the cancellation
+		"FULFILLED",                                                              // the guest's marketplace order
+		"Entitlement ent_",                                                       // its license, issued once
+		"Downloaded asset",                                                       // the licensed track, downloaded by the buyer
+		"event: delta",                                                           // a streamed chat
+		`"reason":"fallback:outage"`,                                             // the AI route's fallback
+		`{"status":"applied","result":{"type":"project"`,                         // a tool's draft, confirmed
+		`"title":"Neon Rain"`,                                                    // lyrics drafted
+		`"estimatedProductionDays":21},"attempts":2`,                             // a blueprint, asked again once
+		`"routing":{"reason":"primary","model":"private"`,                        // a project analyzed by the no-retention model
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the walk-through's output lacks %q", want)
