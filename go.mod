@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	filippo.io/edwards25519 v1.0.0-rc.1
 	github.com/cockroachdb/apd/v3 v3.2.3
+	github.com/coder/websocket v1.8.15
 	github.com/consensys/gnark-crypto v0.22.0
 	github.com/ethereum/go-ethereum v1.17.10
 	github.com/gagliardetto/solana-go v1.14.0
@@ -39,7 +40,6 @@ require (
 	github.com/blendle/zapdriver v1.3.1 // indirect
 	github.com/buger/jsonparser v1.6.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
-	github.com/coder/websocket v1.8.15 // indirect
 	github.com/crate-crypto/go-eth-kzg v1.5.0 // indirect
 	github.com/davecgh/go-spew v1.1.1 // indirect
 	github.com/deckarep/golang-set/v2 v2.6.0 // indirect
