@@ -237,28 +237,34 @@ func TestReadme(t *testing.T) {
 		"the download is the upload", // assets
 		"layer III",                  // file(1) on the generated tracks
 		"two different takes",        // the simulators' takes differ
-		"followed: generation.operation.accepted generation.operation.completed", // a generation followed over /ws/v1
-		"resumed: generation.operation.completed",                                // and resumed after its first event
-		"live: api_key.created key_",                                             // a key's creation, live
-		`"LOCALNET_VERIFIED"`,                                                    // the registry verified the mint
-		`"status":"activated"`,                                                   // the checkout's reconcile
-		"Workspace credits after",                                                // chainpay settled
-		`"outcome": "MATCH"`,                                                     // the Solana Pay transfer reconciled
-		"PAYMENT-RESPONSE success",                                               // x402buy settled its payment
-		"grant x4g_",                                                             // and spent the grant on an analysis
-		`"refundIssued":false`,                                                   // the cancellation
-		"FULFILLED",                                                              // the guest's marketplace order
-		"Entitlement ent_",                                                       // its license, issued once
-		"Downloaded asset",                                                       // the licensed track, downloaded by the buyer
-		"event: delta",                                                           // a streamed chat
-		`"reason":"fallback:outage"`,                                             // the AI route's fallback
-		`{"status":"applied","result":{"type":"project"`,                         // a tool's draft, confirmed
-		`"title":"Neon Rain"`,                                                    // lyrics drafted
-		`"estimatedProductionDays":21},"attempts":2`,                             // a blueprint, asked again once
-		`"routing":{"reason":"primary","model":"private"`,                        // a project analyzed by the no-retention model
+		`"LOCALNET_VERIFIED"`,        // the registry verified the mint
+		`"status":"activated"`,       // the checkout's reconcile
+		"Workspace credits after",    // chainpay settled
+		`"outcome": "MATCH"`,         // the Solana Pay transfer reconciled
+		"PAYMENT-RESPONSE success",   // x402buy settled its payment
+		"grant x4g_",                 // and spent the grant on an analysis
+		`"refundIssued":false`,       // the cancellation
+		"FULFILLED",                  // the guest's marketplace order
+		"Entitlement ent_",           // its license, issued once
+		"Downloaded asset",           // the licensed track, downloaded by the buyer
+		"event: delta",               // a streamed chat
+		`"reason":"fallback:outage"`, // the AI route's fallback
+		`{"status":"applied","result":{"type":"project"`,  // a tool's draft, confirmed
+		`"title":"Neon Rain"`,                             // lyrics drafted
+		`"estimatedProductionDays":21},"attempts":2`,      // a blueprint, asked again once
+		`"routing":{"reason":"primary","model":"private"`, // a project analyzed by the no-retention model
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the walk-through's output lacks %q", want)
+		}
+	}
+	// The realtime section: a generation followed over /ws/v1 (its
+	// history replayed), resumed after its first event, and a key's
+	// creation seen live on the workspace channel.
+	for _, want := range []string{"followed: generation.operation.accepted generation.operation.completed",
+		"resumed: generation.operation.completed", "live: api_key.created key_"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the walk-through's output lacks the realtime follow: %q", want)
 		}
 	}
 	if n := strings.Count(got, "RECONCILED"); n < 2 {
