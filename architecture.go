@@ -71,6 +71,7 @@ func Domains() []architecture.Context {
 		ctx("network", "the creative-network topology record, its token node read from the token registry"),
 		ctx("plan", "the plan catalog, price versions and monthly credit grants"),
 		ctx("project", "projects and their community submissions"),
+		ctx("realtime", "live delivery of outbox events: the feed in commit order, channels, resume and slow-consumer bounds"),
 		ctx("release", "releases of tracks and projects to external distribution"),
 		ctx("rewards", "challenges, reward funding, allocation and claims"),
 		ctx("sound", "sound engine operations"),

@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	filippo.io/edwards25519 v1.0.0-rc.1
 	github.com/cockroachdb/apd/v3 v3.2.3
+	github.com/coder/websocket v1.8.15
 	github.com/consensys/gnark-crypto v0.22.0
 	github.com/ethereum/go-ethereum v1.17.10
 	github.com/gagliardetto/solana-go v1.14.0

@@ -34,6 +34,7 @@ import (
 	"github.com/creatormusic/platform/marketplace"
 	"github.com/creatormusic/platform/plan"
 	"github.com/creatormusic/platform/project"
+	"github.com/creatormusic/platform/realtime"
 	"github.com/creatormusic/platform/rewards"
 	"github.com/creatormusic/platform/sound"
 	"github.com/creatormusic/platform/store"
@@ -156,6 +157,9 @@ type Config struct {
 	// production). Endpoint URLs pass the URL guard of Outbound and
 	// AllowLoopback.
 	Webhooks webhook.Tuning
+	// Realtime configures the realtime endpoint, GET /ws/v1, and the feed
+	// behind it.
+	Realtime RealtimeConfig
 	// Outbound tunes the URL guards of the platform's outbound fetches of
 	// URLs someone else named: provider media (named by callbacks and
 	// polls) and submitted asset URLs (package project, Probes). The zero
@@ -301,6 +305,9 @@ type Platform struct {
 
 	// leaderboard computes leaderboard snapshots and explains positions.
 	leaderboard *leaderboard.Service
+	// hub is the host's realtime feed; realtime its WebSocket endpoint.
+	hub      *realtime.Hub
+	realtime *api.Realtime
 
 	stop      context.CancelFunc
 	wg        sync.WaitGroup
@@ -372,10 +379,14 @@ func New(ctx context.Context, cfg Config) (*Platform, error) {
 	if err := p.toolAuthz.Bind(gw, api, p.tools.Catalog()); err != nil {
 		return nil, fmt.Errorf("platform: AI tools: %w", err)
 	}
+	if err := p.realtime.Bind(gw, api, p.market); err != nil {
+		return nil, fmt.Errorf("platform: realtime: %w", err)
+	}
 	info := Info()
 	info.IdempotencyRetention = cfg.IdempotencyRetention
 	info.Callbacks = callbackWindows(cfg.MusicProviders)
 	info.RateLimits = &openapi.RateLimits{Sessions: p.limiter.SessionLimits(), KeyDefaults: p.keys.DefaultLimits()}
+	info.Realtime = p.realtime.Description()
 	tooling, err := openapi.ToolingRoutes(api, info)
 	if err != nil {
 		return nil, fmt.Errorf("platform: tooling: %w", err)
@@ -402,6 +413,7 @@ func New(ctx context.Context, cfg Config) (*Platform, error) {
 			return nil, fmt.Errorf("platform: start jobs: %w", err)
 		}
 	}
+	p.startRealtime(bg)
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
@@ -433,8 +445,9 @@ func (p *Platform) Handler() http.Handler { return p.handler }
 // included. The OpenAPI document lists exactly its public entries.
 func (p *Platform) Routes() []api.Route { return append([]api.Route(nil), p.routes...) }
 
-// Close stops the job pool (waiting up to 10 seconds for running jobs) and
-// flushes usage counts. It does not close the store.
+// Close stops the job pool (waiting up to 10 seconds for running jobs),
+// ends the realtime connections (1001 going away) and flushes usage
+// counts. It does not close the store.
 func (p *Platform) Close() error {
 	p.closeOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -442,6 +455,7 @@ func (p *Platform) Close() error {
 		if !p.cfg.Jobs.Disabled {
 			p.closeErr = p.pool.Stop(ctx)
 		}
+		_ = p.realtime.Close(ctx) // ends every connection with 1001 going away
 		p.stop()
 		p.wg.Wait()
 		for _, g := range []*urlguard.Guard{p.media, p.probes} {

@@ -94,6 +94,7 @@ func (p *Platform) build(ctx context.Context, cfg Config) error {
 		func() error { return p.startTools() },
 		func() error { return p.startAI(ctx, cfg) },
 		func() error { return p.startWebhooks(cfg) },
+		func() error { return p.buildRealtime(cfg) },
 		func() (err error) { p.arch, err = architectureModel(); return err },
 		func() (err error) { p.policies, err = policyCatalogue(); return err },
 		func() error { return p.startLeaderboard(ctx) },
@@ -140,7 +141,7 @@ func (p *Platform) services(units routeStore) api.Services {
 		CreatorGraph: creatorgraph.New(), ZK: p.zk, CCTP: p.cctp, Marketplace: p.market,
 		Rewards: p.rewards, X402: p.x402, AI: p.ai, AICompletions: p.aiOps, AITasks: p.aiTasks, Tools: p.tools, Architecture: p.arch,
 		Policies: p.policies, Releases: release.New(), Actions: p.actions(), Attribution: attribution.New(), Analytics: analytics.New(),
-		Leaderboard: p.leaderboard, Webhooks: p.webhooks, WakeFunc: p.wake}
+		Leaderboard: p.leaderboard, Webhooks: p.webhooks, Realtime: p.realtime, WakeFunc: p.wake}
 }
 
 // actions builds the action catalog over the chain payment path, the
@@ -939,6 +940,7 @@ func EventCatalogue() []openapi.EventType {
 		row("api_key.rotated", key, keyID, "A key's secret was rotated; the old secret works until the overlap ends."),
 		row("api_key.revoked", key, keyID, "A key was revoked and no longer authenticates."),
 		row("api_key.deleted", key, keyID, "A key was deleted."),
+		row(genop.EventAccepted, op, genop.IDPrefix, "A generation operation was accepted (queued); payload.billingMode and payload.creditsReserved say how it is paid."),
 		row(genop.EventCompleted, op, genop.IDPrefix, "A generation operation completed; its outputs are assets and its credits are settled."),
 		row(genop.EventFailed, op, genop.IDPrefix, "A generation operation failed; payload.failureCode says why and its credits are released."),
 		row(genop.EventCancelled, op, genop.IDPrefix, "A generation operation was cancelled by its owner."),

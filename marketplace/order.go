@@ -207,6 +207,23 @@ type ReadStore interface {
 	FeatureEntitlements(ctx context.Context, holder access.Scope) ([]FeatureEntitlement, error)
 }
 
+// OrderReader reads one order, on the read pool. Errors are the store's.
+type OrderReader interface {
+	// OrderGet returns order id when scope is its buyer or its seller (in
+	// scope's environment); NOT_FOUND otherwise.
+	OrderGet(ctx context.Context, scope access.Scope, id string) (Order, error)
+}
+
+// Order returns an order p's workspace bought or sold in p's environment,
+// as the order list shows it; any other is NOT_FOUND.
+func (s *Service) Order(ctx context.Context, st OrderReader, p *access.Principal, id string) (Order, error) {
+	o, err := st.OrderGet(ctx, p.Scope(), id)
+	if err != nil {
+		return Order{}, fault.Wrap("marketplace.Order", err)
+	}
+	return o, nil
+}
+
 // Orders lists p's workspace's orders, as buyer, seller or both, newest
 // first, and reports whether more follow. Errors: INVALID_INPUT naming
 // role for another side.

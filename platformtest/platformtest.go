@@ -158,6 +158,9 @@ type Options struct {
 	AI platform.AIConfig
 	// Webhooks tunes developer webhooks (platform.Config.Webhooks).
 	Webhooks webhook.Tuning
+	// Realtime configures the realtime endpoint and its feed
+	// (platform.Config.Realtime); zero values take the defaults.
+	Realtime platform.RealtimeConfig
 	// AllowLoopback lists the base URLs of more servers on loopback
 	// (https://127.0.0.1:port, as httptest.Server.URL is) that the
 	// platform's outbound fetches may reach, beside the simulators: their
@@ -385,7 +388,7 @@ func New(t testing.TB, opts Options) *System {
 		Store: db, SecretKey: SecretKey, Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Jobs: opts.Jobs, Keys: opts.Keys, SessionLimits: opts.SessionLimits, BlobDir: blobDir, MaxUploadBytes: opts.MaxUploadBytes,
 		Plans: opts.Plans, Mailer: mailer, Passwords: pw, BaseURL: "http://platform.test", InsecureCookies: true, TrustProxy: opts.TrustProxy,
-		AllowLoopback: urlguardtest.Allow(t, simURLs...), Outbound: opts.Outbound, ZK: opts.ZK, AI: opts.AI, Webhooks: opts.Webhooks,
+		AllowLoopback: urlguardtest.Allow(t, simURLs...), Outbound: opts.Outbound, ZK: opts.ZK, AI: opts.AI, Webhooks: opts.Webhooks, Realtime: opts.Realtime,
 	}
 	p, err := platform.New(ctx, cfg)
 	if err != nil {

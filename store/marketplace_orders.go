@@ -20,6 +20,7 @@ var (
 	_ marketplace.ListingStore = (*Tx)(nil)
 	_ marketplace.OrderStore   = (*Tx)(nil)
 	_ marketplace.ReadStore    = (*Tx)(nil)
+	_ marketplace.OrderReader  = (*Tx)(nil)
 )
 
 type listingRow struct {
@@ -276,6 +277,18 @@ func (tx *Tx) OrderUpdate(ctx context.Context, o marketplace.Order, prev int64) 
 		return fault.E(op, fault.Conflict, "The order changed meanwhile.").With("orderId", o.ID)
 	}
 	return nil
+}
+
+// OrderGet implements marketplace.OrderReader.
+func (tx *Tx) OrderGet(ctx context.Context, sc access.Scope, id string) (marketplace.Order, error) {
+	const op = "store.OrderGet"
+	var r orderRow
+	if err := tx.idb.NewRaw(`SELECT `+orderColumns+` FROM marketplace_orders WHERE id = ? AND environment = ?
+		AND ((tenant_id = ? AND workspace_id = ?) OR (seller_tenant_id = ? AND seller_workspace_id = ?))`,
+		id, string(sc.Environment), sc.TenantID, sc.WorkspaceID, sc.TenantID, sc.WorkspaceID).Scan(ctx, &r); err != nil {
+		return marketplace.Order{}, notFound(op, err)
+	}
+	return r.order(op)
 }
 
 // OrderList implements marketplace.ReadStore.

@@ -192,6 +192,7 @@ func (tx *Tx) OutboxInsert(ctx context.Context, e outbox.Event) (outbox.Event, e
 	if err != nil {
 		return outbox.Event{}, errf("store.OutboxInsert", err)
 	}
+	tx.watchCommit()
 	return e, nil
 }
 

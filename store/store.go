@@ -99,6 +99,9 @@ type DB struct {
 	// creds caches verified credentials and authority versions
 	// (credcache.go).
 	creds *credCache
+	// watchers run after units of work that wrote outbox events commit
+	// (WatchOutbox).
+	watchers outboxWatchers
 }
 
 // Options are the dialect-independent settings of a DB.
@@ -210,6 +213,9 @@ type Tx struct {
 	// from memory without waiting for other hosts' changes.
 	ahead bool
 	seq   id.Sequence
+	// outboxWritten records that the unit of work wrote an outbox event,
+	// whose commit runs the outbox watchers.
+	outboxWritten bool
 }
 
 // NewID returns a new identifier with prefix; identifiers made by one unit

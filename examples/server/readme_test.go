@@ -146,7 +146,9 @@ func TestReadmeScript(t *testing.T) {
 
 // TestReadme runs the README's walk-through against a host started once,
 // and checks the outcomes the README promises: the download is the upload,
-// two different MP3 takes, a verified mint, an activated subscription,
+// two different MP3 takes, a generation followed over the realtime
+// endpoint and resumed after its first event, a key's creation seen live,
+// a verified mint, an activated subscription,
 // both chain payments settled and matched, the guest's accepted
 // submission shown as a contribution on its profile, a license sold,
 // fulfilled and downloaded by its buyer, a challenge's reward paid to the
@@ -178,7 +180,7 @@ func TestReadme(t *testing.T) {
 	bin, work := t.TempDir(), t.TempDir()
 	build := exec.CommandContext(ctx, "go", "build", "-o", bin+string(os.PathSeparator),
 		"./examples/server", "./examples/soundmeter", "./examples/chainpay", "./examples/x402buy", "./examples/rewards",
-		"./examples/webhookrecv")
+		"./examples/webhookrecv", "./examples/wsfollow")
 	build.Dir = "../.."
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build the examples: %v\n%s", err, out)
@@ -257,6 +259,15 @@ func TestReadme(t *testing.T) {
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the walk-through's output lacks %q", want)
+		}
+	}
+	// The realtime section: a generation followed over /ws/v1 (its
+	// history replayed), resumed after its first event, and a key's
+	// creation seen live on the workspace channel.
+	for _, want := range []string{"followed: generation.operation.accepted generation.operation.completed",
+		"resumed: generation.operation.completed", "live: api_key.created key_"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the walk-through's output lacks the realtime follow: %q", want)
 		}
 	}
 	if n := strings.Count(got, "RECONCILED"); n < 2 {

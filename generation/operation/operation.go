@@ -145,6 +145,9 @@ const (
 
 // Outbox event types.
 const (
+	// EventAccepted is written with a newly accepted operation, so that a
+	// follower of the operation sees it from its start.
+	EventAccepted  = "generation.operation.accepted"
 	EventCompleted = "generation.operation.completed"
 	EventFailed    = "generation.operation.failed"
 	EventCancelled = "generation.operation.cancelled"

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -232,7 +233,8 @@ func (s *Service) Prepare(ctx context.Context, st PlanReader, p *access.Principa
 // each of the workspace's credit balances (ledger.Spread), which another
 // accept of the workspace may wait for when every slot is held, so the
 // locks are held only until the commit.
-// INSUFFICIENT_CREDITS then fails the whole unit of work.
+// INSUFFICIENT_CREDITS then fails the whole unit of work. It writes the
+// outbox event generation.operation.accepted.
 func (s *Service) Accept(ctx context.Context, st AcceptStore, p *access.Principal, plan Plan) (Operation, error) {
 	const op = "operation.Accept"
 	now := st.Now()
@@ -244,6 +246,11 @@ func (s *Service) Accept(ctx context.Context, st AcceptStore, p *access.Principa
 	}
 	if err := st.GenerationOperationInsert(ctx, o); err != nil {
 		return Operation{}, fault.Wrap(op, err)
+	}
+	body := map[string]any{"operationId": o.ID, "status": string(o.Status()), "billingMode": string(o.BillingMode),
+		"creditsReserved": strconv.FormatInt(o.CreditsReserved, 10)}
+	if err := s.event(ctx, st, o, EventAccepted, body); err != nil {
+		return Operation{}, err
 	}
 	// The deadline job is written by the first dispatch.
 	if err := s.enqueue(ctx, st, JobDispatch, jobRef{Operation: o.ID}, now, "gen-dispatch:"+o.ID+":0"); err != nil {

@@ -219,6 +219,24 @@ func exerciseMarketplaceOrders(t *testing.T, open Opener) {
 				t.Errorf("OrderList(%s, %q, %q, %d) = %v, want %v", c.scope.WorkspaceID, c.role, c.before, c.limit, got, c.want)
 			}
 		}
+		// One order: its buyer and its seller read it; any other
+		// workspace or environment, or an unknown id, is NOT_FOUND.
+		for _, s := range []access.Scope{buyer, sc} {
+			if got, err := db.Read().OrderGet(ctx, s, "ord_01"); err != nil || got.ID != "ord_01" || got.State != marketplace.OrderPaymentPending {
+				t.Errorf("OrderGet(%s, ord_01) = %+v, %v", s.WorkspaceID, got, err)
+			}
+		}
+		otherEnv := buyer
+		otherEnv.Environment = access.Live
+		for _, c := range []struct {
+			scope access.Scope
+			id    string
+		}{{access.Scope{TenantID: "ten_9", WorkspaceID: buyer.WorkspaceID, Environment: buyer.Environment}, "ord_01"}, {otherEnv, "ord_01"},
+			{buyer, "ord_99"}} {
+			if _, err := db.Read().OrderGet(ctx, c.scope, c.id); !fault.Is(err, fault.NotFound) {
+				t.Errorf("OrderGet(%+v, %s) = %v, want NOT_FOUND", c.scope, c.id, err)
+			}
+		}
 	})
 
 	t.Run("Entitlements", func(t *testing.T) {

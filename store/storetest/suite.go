@@ -57,6 +57,7 @@ func Exercise(t *testing.T, open Opener) {
 	t.Run("Rewards", func(t *testing.T) { exerciseRewards(t, open) })
 	t.Run("Outbox", func(t *testing.T) { exerciseOutbox(t, open) })
 	t.Run("Webhook", func(t *testing.T) { exerciseWebhook(t, open) })
+	t.Run("Realtime", func(t *testing.T) { exerciseRealtime(t, open) })
 }
 
 // fresh opens a database on a new fake clock for one case.

@@ -82,6 +82,7 @@ type Tx interface {
 	marketplace.Store
 	marketplace.ListingStore
 	marketplace.ReadStore
+	marketplace.OrderReader
 	outbox.Store
 	operation.AcceptStore
 	operation.CancelStore

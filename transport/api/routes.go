@@ -141,6 +141,9 @@ type Services struct {
 	// Webhooks runs developer webhook endpoints and their deliveries; nil
 	// leaves their routes out.
 	Webhooks *webhook.Service
+	// Realtime serves the realtime endpoint, GET /ws/v1; nil leaves it
+	// out.
+	Realtime *Realtime
 	// WakeFunc, when set, wakes the job workers after a commit that enqueued
 	// work (a generation accepted, a callback merged).
 	WakeFunc func()
@@ -216,5 +219,6 @@ func Routes(s Services) []Route {
 	rs = append(rs, analyticsRoutes(s.Analytics)...)
 	rs = append(rs, leaderboardRoutes(s.Leaderboard)...)
 	rs = append(rs, webhookRoutes(s.Webhooks, s.WakeFunc)...)
+	rs = append(rs, realtimeRoutes(s.Realtime)...)
 	return rs
 }

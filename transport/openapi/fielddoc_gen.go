@@ -214,6 +214,23 @@ func fieldDocs() map[string]map[string]string {
 			"ID":      "id is the policy id, such as \"fees.marketplace\".",
 			"Version": "version is the integer version applied (1, 2, ...).",
 		},
+		"github.com/creatormusic/platform/realtime.ClientMessage": {
+			"After":   "after, on a subscribe, is the id of the last event the client saw on the channel: the events after it are replayed, then live ones follow, with none missed and none twice.",
+			"Channel": "channel names the channel of a subscribe or unsubscribe.",
+			"Type":    "type is subscribe, unsubscribe or ping.",
+		},
+		"github.com/creatormusic/platform/realtime.ErrorBody": {
+			"Code":    "code is the platform's stable error code.",
+			"Details": "details holds structured context (the field, the limit), or null.",
+			"Message": "message is a client-safe sentence.",
+		},
+		"github.com/creatormusic/platform/realtime.ServerMessage": {
+			"Channel": "channel is the channel the message is about; absent on pong and on an error about a message that named none.",
+			"Error":   "error is an error message's error.",
+			"Event":   "event is an event message's outbox event.",
+			"ID":      "id is an event message's outbox event id: send it as after to resume.",
+			"Type":    "type is subscribed, unsubscribed, event, error or pong.",
+		},
 		"github.com/creatormusic/platform/sound.Analysis": {
 			"BPM":                "bpm is the estimated tempo in beats per minute, with a confidence.",
 			"BitDepth":           "bitDepth is the input's bits per sample; unavailable for lossy encodings.",

@@ -48,6 +48,10 @@ type Info struct {
 	// RateLimits, when set, are the request limits the host enforces
 	// (Limiter), stated in info.description and as x-rate-limits.
 	RateLimits *RateLimits
+	// Realtime, when set, is the Markdown section describing the realtime
+	// WebSocket endpoint (its channels, messages and close codes), which
+	// is not an operation: info.description carries it before Events.
+	Realtime string
 }
 
 // RateLimits are the request limits a host enforces, for the document.
@@ -231,7 +235,8 @@ func scopeObjects() []map[string]any {
 
 // contractSections returns the Markdown sections of info.description that
 // state the contract's rules decided in code: pages, request bodies,
-// idempotency, rate limits, API key scopes, provider callbacks and events.
+// idempotency, rate limits, API key scopes, provider callbacks, the
+// realtime endpoint and events.
 func contractSections[T transport.Tx](info Info, pages []transport.Route[T]) string {
 	var b strings.Builder
 	if len(pages) > 0 {
@@ -290,6 +295,9 @@ func contractSections[T transport.Tx](info Info, pages []transport.Route[T]) str
 			"from that record only; nothing in an A callback's body is merged or fetched. Every media URL, and every " +
 			"redirect it leads to, passes the platform's URL guard (no loopback, private, link-local or metadata " +
 			"address), with bounded size and time.\n")
+	}
+	if rt := strings.TrimSpace(info.Realtime); rt != "" {
+		b.WriteString("\n" + rt + "\n")
 	}
 	if len(info.Events) > 0 {
 		b.WriteString("\n## Events\n\nThe platform writes these outbox events in the transaction of the change they record " +
