@@ -69,7 +69,7 @@ import (
 // PostgresOnlyEnv names the variable that, set to 1, makes New skip
 // every SQLite system: CI's PostgreSQL pass runs the end-to-end suite's
 // PostgreSQL halves alone after the SQLite pass ran everything on SQLite.
-const PostgresOnlyEnv = "PLATFORM_TEST_POSTGRES_ONLY"
+const PostgresOnlyEnv = storetest.PostgresOnlyEnv
 
 // Options tune a System.
 type Options struct {

@@ -27,6 +27,20 @@ import (
 // PostgresEnv names the environment variable holding the test server's URL.
 const PostgresEnv = "PLATFORM_TEST_POSTGRES_URL"
 
+// PostgresOnlyEnv names the variable that, set to 1, makes the suites that
+// run on both dialects skip their SQLite half: CI's PostgreSQL passes run
+// after its SQLite pass ran everything on SQLite.
+const PostgresOnlyEnv = "PLATFORM_TEST_POSTGRES_ONLY"
+
+// SkipSQLiteInPostgresPass skips t, a suite's SQLite half, when
+// PostgresOnlyEnv is 1.
+func SkipSQLiteInPostgresPass(t testing.TB) {
+	t.Helper()
+	if os.Getenv(PostgresOnlyEnv) == "1" {
+		t.Skipf("%s=1: this pass runs the PostgreSQL half alone; the SQLite pass runs this one", PostgresOnlyEnv)
+	}
+}
+
 // OpenSQLite opens a migrated SQLite database in t's temp dir, closed at cleanup.
 func OpenSQLite(t testing.TB, clock store.Clock) *store.DB {
 	t.Helper()
