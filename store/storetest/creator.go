@@ -35,19 +35,7 @@ func exerciseCreator(t *testing.T, open Opener) {
 	seed := func(t *testing.T, db *store.DB) {
 		t.Helper()
 		err := db.InTx(ctx, func(tx *store.Tx) error {
-			for i := 1; i <= 3; i++ {
-				ten, ws, usr := fmt.Sprintf("ten_%d", i), fmt.Sprintf("ws_%d", i), fmt.Sprintf("usr_%d", i)
-				if err := tx.TenantInsert(ctx, ten, "Tenant"); err != nil {
-					return err
-				}
-				if err := tx.WorkspaceInsert(ctx, ws, ten, "Studio"); err != nil {
-					return err
-				}
-				if err := tx.UserInsert(ctx, usr, ten, usr+"@example.com", fmt.Sprintf("User %d", i)); err != nil {
-					return err
-				}
-			}
-			return nil
+			return seedTenants(ctx, tx, 3)
 		})
 		if err != nil {
 			t.Fatalf("seed: %v", err)

@@ -25,17 +25,8 @@ func exerciseCreatorGraph(t *testing.T, open Opener) {
 	ctx := context.Background()
 	db, clock := fresh(t, open)
 	err := db.InTx(ctx, func(tx *store.Tx) error {
-		for i := 1; i <= 3; i++ {
-			ten, ws, usr := fmt.Sprintf("ten_%d", i), fmt.Sprintf("ws_%d", i), fmt.Sprintf("usr_%d", i)
-			if err := tx.TenantInsert(ctx, ten, "Tenant"); err != nil {
-				return err
-			}
-			if err := tx.WorkspaceInsert(ctx, ws, ten, "Studio"); err != nil {
-				return err
-			}
-			if err := tx.UserInsert(ctx, usr, ten, usr+"@example.com", fmt.Sprintf("User %d", i)); err != nil {
-				return err
-			}
+		if err := seedTenants(ctx, tx, 3); err != nil {
+			return err
 		}
 		return tx.WalletLinkInsert(ctx, "wl_2", "ten_2", "usr_2", wallet.Network, "4Nd1mBQtrMJVYVfKf2PJy9NZUZdTAsp7D4xWLs4gDB4T")
 	})

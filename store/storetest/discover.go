@@ -31,19 +31,7 @@ func exerciseDiscover(t *testing.T, open Opener) {
 	// Tenants ten_1..ten_5, each with workspace ws_N and user usr_N; the
 	// users' ids order as their accounts' ages (usr_5 newest).
 	err := db.InTx(ctx, func(tx *store.Tx) error {
-		for i := 1; i <= 5; i++ {
-			ten, ws, usr := fmt.Sprintf("ten_%d", i), fmt.Sprintf("ws_%d", i), fmt.Sprintf("usr_%d", i)
-			if err := tx.TenantInsert(ctx, ten, "Tenant"); err != nil {
-				return err
-			}
-			if err := tx.WorkspaceInsert(ctx, ws, ten, "Studio"); err != nil {
-				return err
-			}
-			if err := tx.UserInsert(ctx, usr, ten, usr+"@example.com", fmt.Sprintf("User %d", i)); err != nil {
-				return err
-			}
-		}
-		return nil
+		return seedTenants(ctx, tx, 5)
 	})
 	if err != nil {
 		t.Fatalf("seed: %v", err)

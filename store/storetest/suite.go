@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -75,6 +76,25 @@ func fresh(t *testing.T, open Opener) (*store.DB, *Clock) {
 	t.Helper()
 	clock := NewClock(Epoch)
 	return open(t, clock), clock
+}
+
+// seedTenants creates tenants ten_1..ten_n, each with workspace ws_N
+// ("Studio") and user usr_N (usr_N@example.com, "User N"), in that order,
+// so the users' ids order as their accounts' ages.
+func seedTenants(ctx context.Context, tx *store.Tx, n int) error {
+	for i := 1; i <= n; i++ {
+		ten, ws, usr := fmt.Sprintf("ten_%d", i), fmt.Sprintf("ws_%d", i), fmt.Sprintf("usr_%d", i)
+		if err := tx.TenantInsert(ctx, ten, "Tenant"); err != nil {
+			return err
+		}
+		if err := tx.WorkspaceInsert(ctx, ws, ten, "Studio"); err != nil {
+			return err
+		}
+		if err := tx.UserInsert(ctx, usr, ten, usr+"@example.com", fmt.Sprintf("User %d", i)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // seedWorkspaces creates tenant ten_1 with workspaces ws_1 and ws_2, the
