@@ -6,7 +6,6 @@ import (
 	"errors"
 	"strconv"
 	"sync"
-	"time"
 
 	"github.com/creatormusic/platform/realtime"
 )
@@ -25,19 +24,9 @@ const settledPG = ` tx_id < pg_snapshot_xmin(pg_current_snapshot())`
 // feedRow is an outbox row with its feed position; Tx is tx_id as text
 // on PostgreSQL ("0" on SQLite).
 type feedRow struct {
-	Tx               string     `bun:"feed_tx"`
-	Seq              int64      `bun:"seq"`
-	ID               string     `bun:"id"`
-	TenantID         string     `bun:"tenant_id"`
-	WorkspaceID      string     `bun:"workspace_id"`
-	Environment      string     `bun:"environment"`
-	Type             string     `bun:"type"`
-	SchemaVersion    int        `bun:"schema_version"`
-	AggregateID      string     `bun:"aggregate_id"`
-	AggregateVersion int64      `bun:"aggregate_version"`
-	OccurredAt       time.Time  `bun:"occurred_at"`
-	Payload          string     `bun:"payload"`
-	PublishedAt      *time.Time `bun:"published_at"`
+	Tx  string `bun:"feed_tx"`
+	Seq int64  `bun:"seq"`
+	outboxRow
 }
 
 // position parses the row's feed position.
@@ -105,9 +94,7 @@ func (tx *Tx) RealtimeRead(ctx context.Context, p realtime.ReadParams) ([]realti
 		if err != nil {
 			return nil, errf(op, err)
 		}
-		out[i] = realtime.Entry{Position: pos, Event: outboxRow{ID: r.ID, TenantID: r.TenantID, WorkspaceID: r.WorkspaceID,
-			Environment: r.Environment, Type: r.Type, SchemaVersion: r.SchemaVersion, AggregateID: r.AggregateID,
-			AggregateVersion: r.AggregateVersion, OccurredAt: r.OccurredAt, Payload: r.Payload, PublishedAt: r.PublishedAt}.event()}
+		out[i] = realtime.Entry{Position: pos, Event: r.event()}
 	}
 	return out, nil
 }
