@@ -91,21 +91,9 @@ func exerciseProject(t *testing.T, open Opener) {
 			}
 			clock.Advance(time.Millisecond) // ids order by their millisecond
 		}
-		var got []string
-		before := ""
-		for {
-			ps, err := db.Read().ProjectList(ctx, scope, project.Filter{Type: "remix"}, before, 4)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, p := range ps {
-				got = append(got, p.ID)
-			}
-			if len(ps) < 4 {
-				break
-			}
-			before = ps[len(ps)-1].ID
-		}
+		got := pageIDs(t, 4, func(before string, n int) ([]project.Project, error) {
+			return db.Read().ProjectList(ctx, scope, project.Filter{Type: "remix"}, before, n)
+		}, func(p project.Project) string { return p.ID })
 		if diff := cmp.Diff(remixes, got); diff != "" {
 			t.Errorf("remix pages, newest first (-want +got):\n%s", diff)
 		}

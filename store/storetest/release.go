@@ -93,21 +93,9 @@ func exerciseRelease(t *testing.T, open Opener) {
 			}
 			clock.Advance(time.Millisecond) // ids order by their millisecond
 		}
-		var got []string
-		before := ""
-		for {
-			rs, err := db.Read().ReleaseList(ctx, scope, release.Filter{ReaderUserID: "usr_1"}, before, 4)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, r := range rs {
-				got = append(got, r.ID)
-			}
-			if len(rs) < 4 {
-				break
-			}
-			before = rs[len(rs)-1].ID
-		}
+		got := pageIDs(t, 4, func(before string, n int) ([]release.Release, error) {
+			return db.Read().ReleaseList(ctx, scope, release.Filter{ReaderUserID: "usr_1"}, before, n)
+		}, func(r release.Release) string { return r.ID })
 		if diff := cmp.Diff(mine, got); diff != "" {
 			t.Errorf("usr_1's pages, newest first (-want +got):\n%s", diff)
 		}

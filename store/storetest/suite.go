@@ -78,6 +78,31 @@ func fresh(t *testing.T, open Opener) (*store.DB, *Clock) {
 	return open(t, clock), clock
 }
 
+// pageIDs walks a keyset-paged listing: list answers up to n items after
+// the id before ("" = the first page), and a page shorter than n is the
+// last. It returns every item's id in listing order, failing t on an
+// error or a listing that does not end.
+func pageIDs[T any](t *testing.T, n int, list func(before string, n int) ([]T, error), id func(T) string) []string {
+	t.Helper()
+	var ids []string
+	before := ""
+	for range 1000 {
+		items, err := list(before, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range items {
+			ids = append(ids, id(it))
+		}
+		if len(items) < n {
+			return ids
+		}
+		before = id(items[len(items)-1])
+	}
+	t.Fatal("the listing does not end")
+	return nil
+}
+
 // seedTenants creates tenants ten_1..ten_n, each with workspace ws_N
 // ("Studio") and user usr_N (usr_N@example.com, "User N"), in that order,
 // so the users' ids order as their accounts' ages.

@@ -138,21 +138,9 @@ func exerciseWebhook(t *testing.T, open Opener) {
 			clock.Advance(time.Millisecond)
 		}
 		insertEndpoint(t, db, others[0])
-		var got []string
-		before := ""
-		for {
-			es, err := db.Read().WebhookEndpointList(ctx, scope, before, 3)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, e := range es {
-				got = append(got, e.ID)
-			}
-			if len(es) < 3 {
-				break
-			}
-			before = es[len(es)-1].ID
-		}
+		got := pageIDs(t, 3, func(before string, n int) ([]webhook.Endpoint, error) {
+			return db.Read().WebhookEndpointList(ctx, scope, before, n)
+		}, func(e webhook.Endpoint) string { return e.ID })
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("pages (-want +got):\n%s", diff)
 		}
